@@ -1,0 +1,15 @@
+// 256-bin histogram of bytes: every thread does a global atomic per element.
+#include <cuda_runtime.h>
+
+__global__ void histogram(const unsigned char *data, unsigned int *bins, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        atomicAdd(&bins[data[i]], 1u);
+    }
+}
+
+void run_histogram(const unsigned char *d_data, unsigned int *d_bins, int n)
+{
+    histogram<<<(n + 255) / 256, 256>>>(d_data, d_bins, n);
+}

@@ -1,0 +1,60 @@
+"""The `regrapht` command: a dispatcher over the subcommands in `regrapht.commands`.
+
+Each subcommand module owns its arguments and its work (`register(subparsers)` adds a parser
+whose `handler(args) -> int` default runs it). The contract for flags, JSON keys and exit codes
+is `shared/docs/cli-contract.md`: 0 success, 1 the work ran but found a problem, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from regrapht import __version__
+from regrapht.errors import InputError
+
+# Imported lazily so that `regrapht analyze` never pays for llama.cpp or pycuda.
+COMMAND_MODULES = (
+    "serve",
+    "analyze",
+    "bench",
+    "check",
+    "spec",
+    "optimize",
+    "graph",
+    "eval",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="regrapht", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"regrapht {__version__}")
+    parser.add_argument(
+        "--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="logging to stderr (default WARNING)",
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(f"regrapht.commands.{name}")
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, args.log_level), stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.handler(args))
+    except InputError as error:
+        print(f"regrapht: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("regrapht: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,1 @@
+"""Subcommands of the `regrapht` CLI, one module each (see regrapht.cli)."""

@@ -1,0 +1,37 @@
+"""The contract for text generation: what search asks of a model, whatever runs it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str  # "stop", "length", "cancelled"
+
+
+class ModelBackend(Protocol):
+    name: str  # model file name or a test double's name
+    device: str  # "cpu" or "gpu (N layers)": reported by optimize
+
+    def complete(
+        self,
+        messages: list[ChatMessage],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        should_stop: Callable[[], bool] | None = None,
+        on_token: Callable[[str], None] | None = None,
+    ) -> Completion: ...

@@ -1,0 +1,68 @@
+"""The contract between search and validation: a candidate, and what validating it found.
+
+A `Candidate` is a whole new file text plus the launch configuration it asks for (expressions
+in the spec's language). The validation engine turns it into an `Evaluation`; search turns an
+`Evaluation` into a reward. Nothing here imports pycuda: `Evaluator` implementations do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+Outcome = Literal[
+    "faster",  # compiled, correct, measured faster than the baseline
+    "slower",  # compiled, correct, not faster
+    "wrong",  # compiled, differential check failed (values, unwritten elements, wrote an input...)
+    "compile_error",
+    "crashed",  # illegal address, launch failure, out of memory: the worker died or reported it
+    "timeout",  # hang: the worker was killed
+    "unverified",  # compiled, but no device to run it on
+    "rejected",  # violates the contract before compiling (renamed kernel, changed parameters)
+]
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    grid: tuple[str, ...]  # 1-3 expressions
+    block: tuple[str, ...]
+    shared_bytes: str = "0"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    source: str  # the whole file text
+    launch: LaunchConfig
+    techniques: tuple[str, ...] = ()  # the technique path that produced it
+
+
+@dataclass(frozen=True)
+class Timing:
+    median_ms: float
+    p10_ms: float
+    p90_ms: float
+    runs: int
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    outcome: Outcome
+    reason: str = ""  # human-readable, e.g. "out[17]: 3.0 != 2.0 (seed 2)"
+    timing: Timing | None = None
+    speedup: float | None = None  # baseline median / candidate median
+    details: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def verified(self) -> bool:
+        return self.outcome in ("faster", "slower")
+
+
+class Evaluator(Protocol):
+    """Validates candidates of one kernel against its original (one spec, one device)."""
+
+    gpu_name: str | None  # None without a device
+    arch: str
+
+    def baseline(self) -> Timing | None: ...
+
+    def evaluate(self, candidate: Candidate) -> Evaluation: ...
