@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every test: lint + types, Python unit and end-to-end tests (real nvcc, real SmolLM2 GGUF,
+# real LSP clients over stdio, headless Neovim), the extension's unit tests, the .vsix build,
+# and the real-VS-Code smoke test. GPU tests run only where a CUDA device and pycuda exist.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh --no-demo
+# shellcheck disable=SC1091
+. .venv/bin/activate
+
+# System tools the end-to-end tests drive (Neovim as a second LSP client). Needs root + apt.
+if ! command -v nvim >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim >/dev/null
+fi
+
+echo "== ruff"
+ruff check server tests bench
+echo "== mypy"
+mypy
+
+echo "== pytest"
+python -m pytest -q -ra
+
+echo "== extension: unit tests, package"
+npm test
+npm run --silent package
+
+echo "== extension: real VS Code (code-server + headless Chromium)"
+bash scripts/vscode-e2e.sh
