@@ -1,0 +1,55 @@
+import * as os from 'node:os';
+import * as vscode from 'vscode';
+import { ClientSettings, normalizeSettings, ServerSettings, toServerSettings } from './core/settings';
+import { log } from './logging';
+
+export const SECTION = 'regrapht';
+
+function folderFor(scope?: vscode.ConfigurationScope | null): vscode.WorkspaceFolder | undefined {
+    if (scope instanceof vscode.Uri) {
+        return vscode.workspace.getWorkspaceFolder(scope);
+    }
+    if (scope && typeof scope === 'object' && 'uri' in scope && scope.uri instanceof vscode.Uri) {
+        return vscode.workspace.getWorkspaceFolder(scope.uri);
+    }
+    return vscode.workspace.workspaceFolders?.[0];
+}
+
+const reported = new Set<string>();
+
+/** Read and normalise the `regrapht` section for a resource (or the first workspace folder). */
+export function readSettings(scope?: vscode.ConfigurationScope | null): ClientSettings {
+    const config = vscode.workspace.getConfiguration(SECTION, scope ?? undefined);
+    const raw: Record<string, unknown> = {};
+    for (const key of ['python', 'enabledRules', 'severityOverrides', 'debounceMs', 'modelPath', 'modelGpuLayers',
+        'modelThreads', 'modelContext', 'arch', 'searchBudget', 'searchStrategy', 'backgroundValidation', 'logLevel']) {
+        raw[key] = config.get(key);
+    }
+    const { settings, problems } = normalizeSettings(raw, {
+        home: os.homedir(),
+        workspaceFolder: folderFor(scope)?.uri.fsPath,
+    }, process.env);
+    for (const problem of problems) {
+        if (!reported.has(problem)) {
+            reported.add(problem);
+            log.warn(`settings: ${problem}`);
+        }
+    }
+    return settings;
+}
+
+export function readServerSettings(scope?: vscode.ConfigurationScope | null): ServerSettings {
+    return toServerSettings(readSettings(scope));
+}
+
+/** Write `regrapht.<key>` where the user keeps it: workspace if set there, else user settings. */
+export async function writeSetting(key: string, value: unknown): Promise<void> {
+    const config = vscode.workspace.getConfiguration(SECTION);
+    const inspected = config.inspect(key);
+    const target = inspected?.workspaceFolderValue !== undefined
+        ? vscode.ConfigurationTarget.WorkspaceFolder
+        : inspected?.workspaceValue !== undefined
+            ? vscode.ConfigurationTarget.Workspace
+            : vscode.ConfigurationTarget.Global;
+    await config.update(key, value, target);
+}
