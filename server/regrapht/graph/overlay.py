@@ -1,0 +1,120 @@
+"""The user-local overlay: search statistics learned on this machine, kept in their own file.
+
+The bundled graph is read-only; verified outcomes (visits, mean reward, best speedup per arch)
+go to a small msgpack file under the user's data dir (the caller passes the path). Saving is
+atomic (temp file in the same directory, then rename), so a crash never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+from regrapht.errors import InputError
+from regrapht.graph.types import EdgeStats
+
+OVERLAY_FORMAT = "regrapht-graph-overlay"
+OVERLAY_VERSION = 1
+
+
+class Overlay:
+    """Edge statistics keyed by (u, v); pairs need not be edges of the graph."""
+
+    def __init__(self, stats: dict[tuple[str, str], EdgeStats] | None = None) -> None:
+        self._stats: dict[tuple[str, str], EdgeStats] = dict(stats or {})
+
+    def get(self, u: str, v: str) -> EdgeStats:
+        return self._stats.get((u, v), EdgeStats())
+
+    def set(self, u: str, v: str, stats: EdgeStats) -> None:
+        self._stats[(u, v)] = stats
+
+    def items(self) -> Iterator[tuple[tuple[str, str], EdgeStats]]:
+        return iter(list(self._stats.items()))
+
+    def copy(self) -> Overlay:
+        return Overlay(self._stats)
+
+    def __len__(self) -> int:
+        return len(self._stats)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Overlay) and other._stats == self._stats
+
+    def to_document(self) -> dict[str, Any]:
+        return {
+            "format": OVERLAY_FORMAT,
+            "version": OVERLAY_VERSION,
+            "edges": [
+                [u, v, s.visits, s.mean_reward, dict(sorted(s.best_speedup.items()))]
+                for (u, v), s in sorted(self._stats.items())
+            ],
+        }
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so that readers see the old file or the new one, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    temp = Path(temp_name)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    finally:
+        if temp.exists():
+            temp.unlink()
+
+
+def save_overlay(overlay: Overlay, path: Path) -> None:
+    atomic_write_bytes(path, msgpack.packb(overlay.to_document(), use_bin_type=True))
+
+
+def load_overlay(path: Path) -> Overlay:
+    """The overlay saved at `path`; an empty one if the file does not exist yet.
+
+    A corrupt file is an InputError naming it (the caller may choose to start afresh)."""
+    if not path.exists():
+        return Overlay()
+    shown = str(path)
+    try:
+        document = msgpack.unpackb(path.read_bytes(), raw=False, strict_map_key=False)
+    except OSError as error:
+        raise InputError(f"cannot read graph overlay: {error.strerror or error}", file=shown) from error
+    except (ValueError, msgpack.UnpackException) as error:
+        raise InputError(f"corrupt graph overlay ({error})", file=shown) from error
+    if not isinstance(document, dict) or document.get("format") != OVERLAY_FORMAT:
+        raise InputError("not a ReGraphT graph overlay file", file=shown)
+    if document.get("version") != OVERLAY_VERSION:
+        raise InputError(
+            f"unsupported graph overlay version {document.get('version')!r} (supported: {OVERLAY_VERSION})",
+            file=shown,
+        )
+    overlay = Overlay()
+    rows = document.get("edges")
+    if not isinstance(rows, list):
+        raise InputError("corrupt graph overlay: 'edges' is not a list", file=shown)
+    for index, row in enumerate(rows):
+        if not _valid_row(row):
+            raise InputError(f"corrupt graph overlay: bad entry {index}", file=shown, key=f"edges[{index}]")
+        u, v, visits, mean, best = row
+        overlay.set(u, v, EdgeStats(int(visits), float(mean), {str(k): float(x) for k, x in best.items()}))
+    return overlay
+
+
+def _valid_row(row: object) -> bool:
+    if not (isinstance(row, list) and len(row) == 5):
+        return False
+    u, v, visits, mean, best = row
+    return (
+        isinstance(u, str) and isinstance(v, str) and isinstance(visits, int) and visits >= 0
+        and isinstance(mean, int | float) and isinstance(best, dict)
+        and all(isinstance(x, int | float) for x in best.values())
+    )

@@ -1,0 +1,96 @@
+"""Plain data of the reasoning graph: trajectories (input), examples (on edges), statistics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+START = "__start__"  # the initial vertex: the unoptimized kernel, before any technique
+UNKNOWN_ARCH = "unknown"  # the arch key for a speedup recorded without one
+
+
+@dataclass(frozen=True)
+class Step:
+    """One technique applied in a trajectory (one line of `steps` in a trajectory file)."""
+
+    technique: str
+    rationale: str
+    description: str
+    code_before: str
+    code_after: str
+    speedup: float | None = None
+    arch: str | None = None
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """A kernel optimized step by step; steps are applied in order from `source`."""
+
+    kernel: str
+    source: str
+    steps: tuple[Step, ...]
+
+
+@dataclass(frozen=True)
+class Example:
+    """One observed application of technique v right after technique u (an edge u->v)."""
+
+    kernel: str
+    rationale: str
+    description: str
+    code_before: str
+    code_after: str
+    speedup: float | None = None
+    arch: str | None = None
+
+
+@dataclass(frozen=True)
+class EdgeStats:
+    """Search statistics: how often a transition was tried, its mean reward, and the best
+    verified speedup per GPU arch (e.g. {"sm_90": 3.1})."""
+
+    visits: int = 0
+    mean_reward: float = 0.0
+    best_speedup: dict[str, float] = field(default_factory=dict)
+
+    def merged(self, other: EdgeStats) -> EdgeStats:
+        """Both sets of observations together (visit-weighted mean, best per arch)."""
+        visits = self.visits + other.visits
+        mean = (
+            (self.mean_reward * self.visits + other.mean_reward * other.visits) / visits if visits else 0.0
+        )
+        best = dict(self.best_speedup)
+        for arch, speedup in other.best_speedup.items():
+            best[arch] = max(speedup, best.get(arch, speedup))
+        return EdgeStats(visits, mean, best)
+
+    def with_outcome(self, reward: float, speedup: float | None, arch: str | None) -> EdgeStats:
+        visits = self.visits + 1
+        mean = self.mean_reward + (reward - self.mean_reward) / visits
+        best = dict(self.best_speedup)
+        if speedup is not None:
+            key = arch or UNKNOWN_ARCH
+            best[key] = max(speedup, best.get(key, speedup))
+        return EdgeStats(visits, mean, best)
+
+
+@dataclass(frozen=True)
+class GraphSummary:
+    """What `regrapht graph stats` prints (keys of the CLI contract)."""
+
+    vertices: int
+    edges: int
+    examples: int
+    trajectories: int
+    techniques: list[str]
+    speedup_median: float | None
+    speedup_max: float | None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "vertices": self.vertices,
+            "edges": self.edges,
+            "examples": self.examples,
+            "trajectories": self.trajectories,
+            "techniques": self.techniques,
+            "speedup": {"median": self.speedup_median, "max": self.speedup_max},
+        }
