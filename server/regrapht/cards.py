@@ -1,0 +1,196 @@
+"""Kernel cards: the markdown shown on hover and by `regrapht.showKernelReport`. Pure formatting.
+
+A card is built from the source model (signature, launch sites), the rules' findings, and an
+optional `KernelFacts` record that other engines fill in later through the server state
+(`ServerState.update_kernel_facts(uri, kernel, ...)`):
+
+- `resources`: ptxas resource usage and occupancy (validation engine),
+- `timing` / `speedup`: measured on the GPU (validation engine),
+- `technique_path`: the techniques an optimize run applied (search),
+- `sections`: any further titled markdown sections, in order.
+
+Nothing here imports pygls or does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from regrapht.rules.types import Finding
+from regrapht.text import Position, Span
+from regrapht.validate.types import Timing
+
+if TYPE_CHECKING:
+    from regrapht.cuda.model import Function, LaunchSite, SourceModel
+
+
+@dataclass(frozen=True)
+class Resources:
+    registers: int | None = None  # per thread
+    shared_bytes: int | None = None  # static shared memory per block
+    spill_bytes: int | None = None  # local memory spills (stores + loads)
+    occupancy: float | None = None  # 0..1, at the launch configuration
+    arch: str = ""
+    limiter: str = ""  # what limits occupancy: "registers", "shared memory", "block size", ...
+
+
+@dataclass(frozen=True)
+class CardSection:
+    title: str
+    body: str  # markdown
+
+
+@dataclass(frozen=True)
+class KernelFacts:
+    """Facts about one kernel beyond the source: keyed by (uri, kernel) in `ServerState`."""
+
+    resources: Resources | None = None
+    timing: Timing | None = None
+    speedup: float | None = None  # baseline median / best candidate median
+    technique_path: tuple[str, ...] = ()
+    sections: tuple[CardSection, ...] = ()
+
+
+def _code(text: str) -> str:
+    text = " ".join(text.split())
+    return f"`{text}`" if "`" not in text else f"``{text}``"
+
+
+def _launch_line(site: LaunchSite) -> str:
+    where = f"line {site.span.start.line + 1}"
+    if site.host_function:
+        where += f" in `{site.host_function}`"
+    config = f"grid {_code(site.grid.text)}, block {_code(site.block.text)}"
+    threads = site.threads_per_block
+    if threads is not None:
+        config += f" ({threads} threads/block)"
+    if site.shared is not None:
+        config += f", shared {_code(site.shared.text)} B"
+    if site.stream is not None:
+        config += f", stream {_code(site.stream.text)}"
+    if site.in_loop:
+        config += ", in a loop"
+    return f"- {where}: {config}"
+
+
+def _finding_line(finding: Finding, long: bool, doc_link: Callable[[str], str] | None) -> str:
+    code = finding.rule
+    if doc_link is not None and finding.doc:
+        code = f"[{code}]({doc_link(finding.doc)})"
+    line = f"- **{code}** ({finding.severity}, line {finding.span.start.line + 1}): {finding.message}"
+    if long:
+        line += f" Technique: `{finding.technique}`."
+        if finding.fixes:
+            line += " Quick fix: " + "; ".join(f.title for f in finding.fixes) + "."
+    return line
+
+
+def techniques_of(findings: Sequence[Finding]) -> list[str]:
+    """Distinct techniques in order of first appearance."""
+    return list(dict.fromkeys(f.technique for f in findings if f.technique))
+
+
+def _resources_section(resources: Resources) -> str:
+    parts = []
+    if resources.registers is not None:
+        parts.append(f"{resources.registers} registers/thread")
+    if resources.shared_bytes is not None:
+        parts.append(f"{resources.shared_bytes} B shared/block")
+    if resources.spill_bytes is not None:
+        parts.append(f"{resources.spill_bytes} B spilled" if resources.spill_bytes else "no spills")
+    if resources.occupancy is not None:
+        occupancy = f"occupancy {resources.occupancy:.0%}"
+        if resources.limiter:
+            occupancy += f" (limited by {resources.limiter})"
+        parts.append(occupancy)
+    arch = f" on {resources.arch}" if resources.arch else ""
+    return f"**Resources**{arch}: " + (", ".join(parts) if parts else "unknown")
+
+
+def _timing_section(timing: Timing, speedup: float | None) -> str:
+    text = (
+        f"**Measured**: median {timing.median_ms:.3f} ms "
+        f"(p10 {timing.p10_ms:.3f}, p90 {timing.p90_ms:.3f}; {timing.runs} runs)"
+    )
+    if speedup is not None:
+        text += f", {speedup:.2f}x the original"
+    return text
+
+
+def kernel_card(
+    kernel: Function,
+    launches: Sequence[LaunchSite],
+    findings: Sequence[Finding],
+    facts: KernelFacts | None = None,
+    *,
+    long: bool = False,
+    doc_link: Callable[[str], str] | None = None,
+) -> str:
+    """Markdown for one kernel. `long` adds parameters, techniques per finding and fixes."""
+    blocks = [f"```cuda\n{kernel.signature}\n```"]
+    if kernel.launch_bounds:
+        blocks.append(f"`__launch_bounds__({', '.join(kernel.launch_bounds)})`")
+    if long and kernel.parameters:
+        rows = ["| parameter | type | restrict | const |", "|---|---|---|---|"]
+        for p in kernel.parameters:
+            rows.append(
+                f"| `{p.name}` | {_code(p.type_text)} | {'yes' if p.is_restrict else 'no'} "
+                f"| {'yes' if p.is_const else 'no'} |"
+            )
+        blocks.append("\n".join(rows))
+
+    if launches:
+        blocks.append(
+            f"**Launch sites** ({len(launches)})\n" + "\n".join(_launch_line(s) for s in launches)
+        )
+    else:
+        blocks.append("**Launch sites**: none in this file")
+
+    if findings:
+        ordered = sorted(findings, key=lambda f: (f.span.start, f.rule))
+        blocks.append(
+            f"**Findings** ({len(findings)})\n"
+            + "\n".join(_finding_line(f, long, doc_link) for f in ordered)
+        )
+        techniques = techniques_of(ordered)
+        blocks.append("**Suggested techniques**: " + ", ".join(f"`{t}`" for t in techniques))
+    else:
+        blocks.append("**Findings**: none")
+
+    if facts is not None:
+        if facts.resources is not None:
+            blocks.append(_resources_section(facts.resources))
+        if facts.timing is not None:
+            blocks.append(_timing_section(facts.timing, facts.speedup))
+        if facts.technique_path:
+            blocks.append("**Optimization path**: " + " → ".join(f"`{t}`" for t in facts.technique_path))
+        for section in facts.sections:
+            blocks.append(f"**{section.title}**\n{section.body}")
+    return "\n\n".join(blocks) + "\n"
+
+
+def lens_title(findings: Sequence[Finding]) -> str:
+    """CodeLens text above a kernel: "3 findings: memory_coalescing, restrict_const"."""
+    if not findings:
+        return "No findings"
+    noun = "finding" if len(findings) == 1 else "findings"
+    return f"{len(findings)} {noun}: " + ", ".join(techniques_of(findings))
+
+
+def card_target(model: SourceModel, position: Position) -> tuple[Function, Span] | None:
+    """The kernel whose card a hover at `position` shows, and the span hovered.
+
+    On a kernel's name (its definition) or anywhere on a launch site `k<<<...>>>(...)` of a
+    kernel defined in this file.
+    """
+    for kernel in model.kernels:
+        if kernel.name_span.contains(position):
+            return kernel, kernel.name_span
+    for site in model.launches:
+        if site.span.contains(position):
+            launched = model.kernel(site.kernel)
+            if launched is not None:
+                return launched, site.span
+    return None

@@ -1,0 +1,21 @@
+"""`regrapht serve`: the language server over stdio (what editors start)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("serve", help="run the language server over stdio")
+    parser.add_argument("--stdio", action="store_true", help="accepted and ignored (stdio is the only transport)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from regrapht.server import create_server  # pygls is imported only when serving
+
+    logging.getLogger("regrapht").setLevel(logging.INFO)
+    server, _state = create_server()
+    server.start_io()
+    return 0

@@ -1,0 +1,62 @@
+"""Quick fixes: a `quickfix` code action per `Fix` of a finding in the requested range."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from regrapht.converters import finding_to_diagnostic, fix_to_code_action, from_lsp_range
+from regrapht.features.common import in_worker, require_document
+from regrapht.state import DocumentState, ServerState
+from regrapht.text import Span
+
+
+def _overlaps(a: Span, b: Span) -> bool:
+    return a.start <= b.end and b.start <= a.end
+
+
+def actions_for(
+    state: ServerState,
+    document: DocumentState,
+    params: types.CodeActionParams,
+    document_changes: bool,
+) -> list[types.CodeAction]:
+    only = params.context.only
+    if only and not any(str(types.CodeActionKind.QuickFix).startswith(str(kind)) for kind in only):
+        return []
+    analysis = state.ensure_analysis(document)
+    requested = from_lsp_range(params.range, analysis.lines, state.encoding)
+    sent = {
+        (str(d.code), d.range.start.line, d.range.start.character): d
+        for d in params.context.diagnostics
+        if d.source == "regrapht"
+    }
+    actions = []
+    for finding in state.all_findings(document.uri, analysis):
+        if not finding.fixes or not _overlaps(finding.span, requested):
+            continue
+        diagnostic = finding_to_diagnostic(finding, analysis.lines, state.encoding, state.doc_link, analysis.version)
+        key = (finding.rule, diagnostic.range.start.line, diagnostic.range.start.character)
+        diagnostic = sent.get(key, diagnostic)
+        for index, fix in enumerate(finding.fixes):
+            actions.append(
+                fix_to_code_action(
+                    document.uri, analysis.version, fix, diagnostic, analysis.lines, state.encoding,
+                    document_changes, preferred=index == 0,
+                )
+            )
+    return actions
+
+
+def register(server: LanguageServer, state: ServerState) -> None:
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
+    )
+    async def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
+        """Async; analysis and edit construction in a worker thread."""
+        document = require_document(state, params.text_document.uri)
+        workspace = server.client_capabilities.workspace
+        edit_caps = workspace.workspace_edit if workspace else None
+        document_changes = bool(edit_caps and edit_caps.document_changes)
+        return await in_worker(server, actions_for, state, document, params, document_changes)

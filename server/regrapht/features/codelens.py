@@ -1,0 +1,35 @@
+"""CodeLens above each kernel: its findings (opens the kernel report) and "Optimize"."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from regrapht.cards import lens_title
+from regrapht.converters import kernel_lenses
+from regrapht.features.common import in_worker, require_document
+from regrapht.state import DocumentState, ServerState
+
+OPTIMIZE_COMMAND = "regrapht.optimizeKernel"  # implemented by the optimize feature
+REPORT_COMMAND = "regrapht.showKernelReport"
+
+
+def lenses_for(state: ServerState, document: DocumentState) -> list[types.CodeLens]:
+    analysis = state.ensure_analysis(document)
+    if analysis.model is None:
+        return []
+    lenses: list[types.CodeLens] = []
+    for kernel in analysis.model.kernels:
+        title = lens_title(state.kernel_findings(document.uri, analysis, kernel.name))
+        lenses += kernel_lenses(
+            document.uri, kernel, title, analysis.lines, state.encoding, REPORT_COMMAND, OPTIMIZE_COMMAND
+        )
+    return lenses
+
+
+def register(server: LanguageServer, state: ServerState) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    async def code_lens(params: types.CodeLensParams) -> list[types.CodeLens]:
+        """Async; analysis and conversion in a worker thread."""
+        document = require_document(state, params.text_document.uri)
+        return await in_worker(server, lenses_for, state, document)

@@ -1,0 +1,60 @@
+"""initialize / initialized: encoding, settings, the `regrapht/status` notification, warm-up."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from regrapht.converters import UTF32, negotiate_encoding
+from regrapht.features import configuration
+from regrapht.features.common import log_to_client, send_status
+from regrapht.state import ServerState
+
+log = logging.getLogger(__name__)
+
+
+def _warm_up() -> None:
+    """Import the parser and rules in a worker so the first analysis does not pay for it."""
+    import regrapht.cuda  # noqa: F401
+    import regrapht.rules  # noqa: F401
+
+
+def register(server: LanguageServer, state: ServerState) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(params: types.InitializeParams) -> None:
+        """Sync (cheap): remembers the loop, the encoding and the initial settings."""
+        state.loop = asyncio.get_running_loop()
+        general = params.capabilities.general
+        state.encoding = negotiate_encoding(general.position_encodings if general else None)
+        workspace = params.capabilities.workspace
+        state.supports_configuration = bool(workspace and workspace.configuration)
+        raw = configuration.settings_from_initialization_options(params.initialization_options)
+        if raw is not None:
+            configuration.apply_settings_object(server, state, raw, "initializationOptions")
+        state.on_skip = lambda uri, reason: log_to_client(server, state, logging.WARNING, f"{uri}: {reason}")
+        log.info("initialize: position encoding %s", "utf-32" if state.encoding == UTF32 else "utf-16")
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(params: types.InitializedParams) -> None:
+        """Async: pulls settings, reports ready, then warms the parser up in a worker thread."""
+        send_status(server, state, "starting", "reading settings")
+        await configuration.pull(server, state)
+        send_status(server, state, "ready", "ReGraphT ready")
+        future = asyncio.get_running_loop().run_in_executor(server.thread_pool, _warm_up)
+        future.add_done_callback(lambda f: _warmed(server, state, f))
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(params: None) -> None:
+        """Sync: stop pending debounced analyses."""
+        for uri in list(state.documents):
+            state.debouncer.cancel(uri)
+
+
+def _warmed(server: LanguageServer, state: ServerState, future: asyncio.Future[None]) -> None:
+    error = future.exception() if not future.cancelled() else None
+    if error is not None:
+        log.error("could not load the CUDA parser or the rules: %s", error)
+        send_status(server, state, "error", f"could not load the CUDA parser or the rules: {error}")

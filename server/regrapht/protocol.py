@@ -1,0 +1,85 @@
+"""pygls protocol and server classes with two fixes the server relies on.
+
+1. Position encoding: pygls takes the client's first supported encoding (possibly UTF-8). We
+   want UTF-32 when offered (engine columns are code points) and otherwise UTF-16, so the
+   client's offer is narrowed to that one choice before pygls negotiates.
+2. Malformed requests: when a request's params do not match the LSP schema, pygls logs the
+   failure but never answers, leaving the client waiting forever. Here such a request gets an
+   InvalidParams error response and the server keeps serving.
+
+Protocol-level errors are logged (stderr + window/logMessage), not shown as popups.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any
+
+import cattrs
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from regrapht.converters import negotiate_encoding
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class MalformedRequest:
+    """Stands in for a request whose params failed to deserialize."""
+
+    id: int | str
+    method: str
+    reason: str
+    jsonrpc: str = "2.0"
+
+
+class RegraphtProtocol(LanguageServerProtocol):
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
+        general = params.capabilities.general
+        if general is not None and general.position_encodings:
+            general.position_encodings = [negotiate_encoding(general.position_encodings)]
+        result = yield from super().lsp_initialize(params)
+        return result
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        if data.get("jsonrpc") and "id" in data and isinstance(data.get("method"), str):
+            request_type = self.get_message_type(data["method"])
+            if request_type is not None:
+                try:
+                    return self._converter.structure(data, request_type)
+                except (cattrs.BaseValidationError, TypeError, ValueError, KeyError, AttributeError) as exc:
+                    reason = _describe(exc)
+                    log.warning("malformed %s request %s: %s", data["method"], data["id"], reason)
+                    return MalformedRequest(data["id"], data["method"], reason)
+        return super().structure_message(data)
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, MalformedRequest):
+            error = JsonRpcInvalidParams(f"invalid params for {message.method}: {message.reason}")
+            self._send_response(message.id, None, error.to_response_error())
+            return
+        super().handle_message(message)
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, cattrs.BaseValidationError):
+        notes = cattrs.transform_error(exc)
+        return "; ".join(notes) if notes else str(exc)
+    return str(exc) or type(exc).__name__
+
+
+class RegraphtServer(LanguageServer):
+    """pygls server that logs protocol errors instead of raising popups for them."""
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
+        self.window_log_message(
+            types.LogMessageParams(type=types.MessageType.Error, message=f"regrapht: {error}")
+        )

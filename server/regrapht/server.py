@@ -1,0 +1,47 @@
+"""Creates the language server and registers its features. Nothing else lives here.
+
+To add a feature: write `regrapht/features/<name>.py` with `register(server, state)` that
+defines thin handlers (get the document from `state`, call a pure function, convert with
+`regrapht.converters`) and add it to `FEATURES` below.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from regrapht import __version__
+from regrapht.features import (
+    code_actions,
+    codelens,
+    configuration,
+    diagnostics,
+    documents,
+    hover,
+    lifecycle,
+    report,
+    symbols,
+)
+from regrapht.features.common import log_to_client, send_status
+from regrapht.protocol import RegraphtProtocol, RegraphtServer
+from regrapht.state import Engine, ServerState, find_docs_root
+
+FEATURES = (lifecycle, configuration, documents, diagnostics, hover, symbols, codelens, code_actions, report)
+
+
+def create_server(engine: Engine | None = None) -> tuple[RegraphtServer, ServerState]:
+    server = RegraphtServer(
+        "regrapht",
+        __version__,
+        text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        protocol_cls=RegraphtProtocol,
+    )
+    state = ServerState(engine=engine, docs_root=find_docs_root())
+
+    def analysis_failed(uri: object, error: BaseException) -> None:
+        log_to_client(server, state, 40, f"regrapht: analysing {uri} failed: {error!r}")
+        send_status(server, state, "error", f"analysing {uri} failed: {error}")
+
+    state.debouncer.on_error = analysis_failed
+    for feature in FEATURES:
+        feature.register(server, state)
+    return server, state

@@ -1,0 +1,187 @@
+"""Typed server settings: the `regrapht` section of the client's configuration.
+
+The wire format is camelCase (see docs/architecture.md); `Settings` uses snake_case. Parsing is
+forgiving per key: a value of the wrong type or out of range is replaced by its default and
+reported as a `SettingProblem`, so one typo never disables the whole server. Unknown keys are
+reported at debug level only (the VS Code client also stores keys such as `python` that are
+meant for it).
+
+Pure: no pygls, no I/O. The server decides how to show problems (once each, see
+`ProblemMemory`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, get_args
+
+import cattrs
+
+from regrapht.rules.types import Severity
+
+SEVERITIES: tuple[str, ...] = get_args(Severity)
+SEARCH_STRATEGIES = ("mcgs", "random", "greedy", "cot", "rules")
+LOG_LEVELS = ("error", "warning", "info", "debug")
+RULE_CODE = re.compile(r"^R\d{3}$")
+
+
+@dataclass(frozen=True)
+class Settings:
+    enabled_rules: tuple[str, ...] = ()
+    severity_overrides: Mapping[str, Severity] = field(default_factory=dict)
+    debounce_ms: int = 150
+    model_path: str = ""
+    model_gpu_layers: int = 0
+    model_threads: int = 0
+    model_context: int = 4096
+    arch: str = ""
+    search_budget: int = 24
+    search_strategy: str = "mcgs"
+    background_validation: bool = False
+    log_level: str = "info"
+
+
+@dataclass(frozen=True)
+class SettingProblem:
+    key: str  # camelCase, as the user wrote it
+    value: Any
+    message: str
+
+    def describe(self) -> str:
+        return f"regrapht.{self.key}: {self.message} (got {self.value!r}); using the default"
+
+
+def to_camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+WIRE_NAMES: dict[str, str] = {to_camel(f.name): f.name for f in dataclasses.fields(Settings)}
+
+
+def _strict_converter() -> cattrs.Converter:
+    """cattrs with JSON-strict scalars: "150" is not an int, 1 is not a bool."""
+    converter = cattrs.Converter()
+
+    def strict(kind: type, label: str) -> Callable[[Any, type], Any]:
+        def structure(value: Any, _: type) -> Any:
+            if isinstance(value, bool) and kind is not bool:
+                raise TypeError(f"expected {label}")
+            if not isinstance(value, kind):
+                raise TypeError(f"expected {label}")
+            return value
+
+        return structure
+
+    converter.register_structure_hook(int, strict(int, "an integer"))
+    converter.register_structure_hook(bool, strict(bool, "true or false"))
+    converter.register_structure_hook(str, strict(str, "a string"))
+    return converter
+
+
+_CONVERTER = _strict_converter()
+
+# Extra checks after the type is right: return an error message or None.
+_Check = Callable[[Any], "str | None"]
+
+
+def _int_range(low: int, high: int) -> _Check:
+    return lambda v: None if low <= v <= high else f"must be between {low} and {high}"
+
+
+def _one_of(choices: Iterable[str]) -> _Check:
+    allowed = tuple(choices)
+    return lambda v: None if v in allowed else f"must be one of {', '.join(allowed)}"
+
+
+def _rule_codes(codes: tuple[str, ...]) -> str | None:
+    bad = [c for c in codes if not RULE_CODE.match(c)]
+    return f"not rule codes like R001: {', '.join(bad)}" if bad else None
+
+
+def _severity_map(mapping: Mapping[str, str]) -> str | None:
+    bad_codes = [c for c in mapping if not RULE_CODE.match(c)]
+    if bad_codes:
+        return f"not rule codes like R001: {', '.join(bad_codes)}"
+    bad = [f"{c}={s}" for c, s in mapping.items() if s not in SEVERITIES]
+    return f"severities must be one of {', '.join(SEVERITIES)}: {', '.join(bad)}" if bad else None
+
+
+_CHECKS: dict[str, _Check] = {
+    "enabled_rules": _rule_codes,
+    "severity_overrides": _severity_map,
+    "debounce_ms": _int_range(0, 10_000),
+    "model_gpu_layers": _int_range(0, 1_000),
+    "model_threads": _int_range(0, 1_024),
+    "model_context": _int_range(256, 1_048_576),
+    "search_budget": _int_range(1, 100_000),
+    "search_strategy": _one_of(SEARCH_STRATEGIES),
+    "log_level": _one_of(LOG_LEVELS),
+    "arch": lambda v: None if v == "" or re.match(r"^sm_\d{2,3}[a-z]?$", v) else "must look like sm_90",
+}
+
+_TYPES: dict[str, Any] = {
+    "enabled_rules": tuple[str, ...],
+    "severity_overrides": dict[str, str],
+}
+
+
+def parse_settings(raw: object) -> tuple[Settings, list[SettingProblem]]:
+    """Settings from the wire object; bad values become defaults and are reported."""
+    problems: list[SettingProblem] = []
+    if raw is None:
+        return Settings(), problems
+    if not isinstance(raw, Mapping):
+        problems.append(SettingProblem("", raw, "the regrapht settings must be an object"))
+        return Settings(), problems
+    hints = {f.name: f.type for f in dataclasses.fields(Settings)}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = WIRE_NAMES.get(key)
+        if name is None or value is None:
+            continue  # unknown keys belong to the client (e.g. `python`); null = default
+        wanted = _TYPES.get(name) or {"int": int, "str": str, "bool": bool}[str(hints[name])]
+        try:
+            typed = _CONVERTER.structure(value, wanted)
+        except (TypeError, ValueError, cattrs.BaseValidationError) as error:
+            problems.append(SettingProblem(key, value, _type_message(error)))
+            continue
+        check = _CHECKS.get(name)
+        message = check(typed) if check else None
+        if message:
+            problems.append(SettingProblem(key, value, message))
+            continue
+        values[name] = typed
+    return Settings(**values), problems
+
+
+def unknown_keys(raw: object) -> list[str]:
+    if not isinstance(raw, Mapping):
+        return []
+    return sorted(str(k) for k in raw if k not in WIRE_NAMES)
+
+
+def _type_message(error: Exception) -> str:
+    if isinstance(error, cattrs.BaseValidationError):
+        leaves = [str(e) for e in error.exceptions]
+        return "; ".join(leaves) if leaves else "wrong type"
+    return str(error) or "wrong type"
+
+
+class ProblemMemory:
+    """Remembers which problems were already shown, so each is shown once per session."""
+
+    def __init__(self) -> None:
+        self._shown: set[str] = set()
+
+    def new(self, problems: Iterable[SettingProblem]) -> list[SettingProblem]:
+        fresh = []
+        for problem in problems:
+            text = problem.describe()
+            if text not in self._shown:
+                self._shown.add(text)
+                fresh.append(problem)
+        return fresh

@@ -1,0 +1,404 @@
+"""Everything the language server knows, in one object created by `regrapht.server`.
+
+No pygls here (tests drive it directly). Thread model:
+
+- The event loop owns `DocumentState.lines/version` and the pending-edit queue: didOpen/didChange/
+  didClose only splice lines and queue the change (cheap), under a short `edit_lock`.
+- Analyses run in worker threads (`ServerState.ensure_analysis`), one at a time per document
+  under `analysis_lock`: they drain the queue into the incremental engine document, parse, run
+  the rules and store an `Analysis` stamped with the version it was computed for.
+- Requests (hover, lenses, ...) call `ensure_analysis` from a worker thread too, so they never
+  answer from a stale parse and never block the loop.
+
+Extension points for other features (validation, optimize, timing):
+- `kernel_facts[(uri, kernel)]`: a `cards.KernelFacts` record rendered into the kernel card
+  (hover and `regrapht.showKernelReport`). Update with `update_kernel_facts` (thread-safe).
+- `set_external_findings(uri, source, findings)`: findings from another source (e.g. measured
+  slow kernels) published alongside the rules' diagnostics; then call
+  `state.publisher.refresh(uri)` to republish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Coroutine, Hashable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from regrapht.cards import KernelFacts
+from regrapht.rules.types import Finding
+from regrapht.settings import ProblemMemory, Settings
+from regrapht.text import Span
+
+if TYPE_CHECKING:
+    from regrapht.cuda.model import SourceModel
+
+log = logging.getLogger(__name__)
+
+# Where rule pages live when the server does not run from a checkout with docs/ (see README).
+DOCS_BASE_URL = "https://github.com/regrapht/regrapht/blob/main/docs/"
+# Beyond this many characters a document is not parsed (the server logs that it skipped it).
+MAX_ANALYZED_CHARS = 2_000_000
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def sanitize(text: str) -> str:
+    """Lone surrogates (from `\\ud800` escapes in JSON) become U+FFFD: same length, encodable."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+# ---------------------------------------------------------------------------------------------
+# The engines, behind a small protocol so that unit tests can pass a double.
+
+
+class Engine(Protocol):
+    def open(self, text: str) -> Any:
+        """A fresh incremental document for `text`."""
+
+    def change(self, document: Any, span: Span | None, new_text: str) -> Any:
+        """Apply one edit (span None: replace everything); returns the (same or new) document."""
+
+    def analyze(self, document: Any, settings: Settings) -> tuple[SourceModel, tuple[Finding, ...]]:
+        """Parse (incrementally) and run the rules."""
+
+
+class TreeSitterEngine:
+    """`regrapht.cuda` + `regrapht.rules`, imported on first use (keeps server start fast)."""
+
+    def open(self, text: str) -> Any:
+        from regrapht.cuda import SourceDocument
+
+        return SourceDocument(text)
+
+    def change(self, document: Any, span: Span | None, new_text: str) -> Any:
+        document.apply_change(span, new_text)
+        return document
+
+    def analyze(self, document: Any, settings: Settings) -> tuple[SourceModel, tuple[Finding, ...]]:
+        from regrapht.rules import RuleConfig, analyze
+
+        model = document.model
+        config = RuleConfig(
+            enabled=frozenset(settings.enabled_rules) or None,
+            severity_overrides=dict(settings.severity_overrides),
+        )
+        return model, tuple(analyze(model, config))
+
+
+# ---------------------------------------------------------------------------------------------
+# Documents
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The result for one version of a document, with the lines it was computed on."""
+
+    version: int
+    settings_generation: int
+    lines: tuple[str, ...]
+    model: SourceModel | None
+    findings: tuple[Finding, ...]
+    skipped: str | None = None  # why it was not analysed (too large, engine failure)
+    duration_ms: float = 0.0
+
+    def kernel(self, name: str) -> Any:
+        return self.model.kernel(name) if self.model is not None else None
+
+    def findings_for(self, kernel: str) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.kernel == kernel)
+
+
+class DocumentState:
+    """One open document. `lines` is `text.split("\\n")` (a trailing `\\r` stays in its line)."""
+
+    def __init__(self, uri: str, text: str, version: int, language_id: str, open_id: int) -> None:
+        self.uri = uri
+        self.language_id = language_id
+        self.open_id = open_id  # distinguishes a reopened document from the closed one
+        self.version = version
+        self.lines: list[str] = text.split("\n")
+        self.length = len(text)
+        self.closed = False
+        self.edit_lock = threading.Lock()
+        self.analysis_lock = threading.Lock()
+        self._pending: list[tuple[Span | None, str]] = [(None, text)]
+        self._engine_document: Any = None
+        self.analysis: Analysis | None = None
+        self.skip_logged = False
+
+    @property
+    def text(self) -> str:
+        with self.edit_lock:
+            return "\n".join(self.lines)
+
+    def replace_all(self, text: str, version: int) -> None:
+        with self.edit_lock:
+            self.lines = text.split("\n")
+            self.length = len(text)
+            self.version = version
+            self._pending = [(None, text)]
+
+    def apply(self, span: Span, new_text: str, version: int) -> None:
+        """Splice one edit (code-point span, already clamped to the document) into `lines`."""
+        with self.edit_lock:
+            start, end = span.start, span.end
+            if (end.line, end.character) < (start.line, start.character):
+                start, end = end, start
+            last = len(self.lines) - 1
+            start_line, end_line = min(start.line, last), min(end.line, last)
+            prefix = self.lines[start_line][: start.character]
+            suffix = self.lines[end_line][end.character :]
+            removed = sum(len(x) + 1 for x in self.lines[start_line : end_line + 1]) - 1
+            replacement = (prefix + new_text + suffix).split("\n")
+            self.lines[start_line : end_line + 1] = replacement
+            self.length += sum(len(x) + 1 for x in replacement) - 1 - removed
+            self.version = version
+            self._pending.append((Span.of(start_line, start.character, end_line, end.character), new_text))
+
+    def has_pending(self) -> bool:
+        with self.edit_lock:
+            return bool(self._pending)
+
+    def take_pending(self) -> tuple[int, list[tuple[Span | None, str]], tuple[str, ...], int]:
+        with self.edit_lock:
+            pending, self._pending = self._pending, []
+            return self.version, pending, tuple(self.lines), self.length
+
+
+class Republisher(Protocol):
+    def refresh(self, uri: str) -> None:
+        """Recompute (debounced) and republish diagnostics for `uri`; callable from any thread."""
+
+    def clear(self, uri: str) -> None:
+        """Publish an empty diagnostic list for `uri`; callable from any thread."""
+
+
+class Debouncer:
+    """Per-key debounce on an asyncio loop: a new `schedule` for a key cancels the waiting one."""
+
+    def __init__(self, on_error: Callable[[Hashable, BaseException], None] | None = None) -> None:
+        self._tasks: dict[Hashable, asyncio.Task[Any]] = {}
+        self.on_error = on_error
+
+    def schedule(
+        self, key: Hashable, delay_s: float, work: Callable[[], Coroutine[Any, Any, Any]]
+    ) -> asyncio.Task[Any]:
+        self.cancel(key)
+
+        async def run() -> Any:
+            if delay_s > 0:
+                await asyncio.sleep(delay_s)
+            return await work()
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._tasks[key] = task
+        task.add_done_callback(lambda t: self._forget(key, t))
+        return task
+
+    def cancel(self, key: Hashable) -> None:
+        task = self._tasks.pop(key, None)
+        if task is not None and not task.done():
+            task.cancel()
+
+    def pending(self, key: Hashable) -> bool:
+        task = self._tasks.get(key)
+        return task is not None and not task.done()
+
+    def _forget(self, key: Hashable, task: asyncio.Task[Any]) -> None:
+        if self._tasks.get(key) is task:
+            del self._tasks[key]
+        error = None if task.cancelled() else task.exception()
+        if error is not None:
+            log.error("work for %s failed", key, exc_info=error)
+            if self.on_error is not None:
+                self.on_error(key, error)
+
+
+class ServerState:
+    """Documents, analyses, settings and the extension records of the server."""
+
+    def __init__(self, engine: Engine | None = None, docs_root: Path | None = None) -> None:
+        self.engine: Engine = engine or TreeSitterEngine()
+        self.settings = Settings()
+        self.settings_generation = 0
+        self.problem_memory = ProblemMemory()
+        self.encoding = "utf-16"
+        self.supports_configuration = False
+        self.docs_root = docs_root
+        self.documents: dict[str, DocumentState] = {}
+        self.debouncer = Debouncer()
+        self.publisher: Republisher | None = None
+        self.kernel_facts: dict[tuple[str, str], KernelFacts] = {}
+        self.external_findings: dict[str, dict[str, tuple[Finding, ...]]] = {}
+        self._lock = threading.Lock()
+        self._next_open_id = 0
+        self.on_skip: Callable[[str, str], None] | None = None  # (uri, reason): tell the user
+        self.loop: asyncio.AbstractEventLoop | None = None  # set at initialize
+        self._doc_links: dict[str, str] = {}
+
+    def doc_link(self, doc: str) -> str:
+        """URI of a docs page ("rules/R001.md"): the checkout's file if present, else the web."""
+        link = self._doc_links.get(doc)
+        if link is None:
+            local = self.docs_root / doc if self.docs_root is not None else None
+            link = local.as_uri() if local is not None and local.is_file() else DOCS_BASE_URL + doc
+            self._doc_links[doc] = link
+        return link
+
+    # -- documents (event loop) ----------------------------------------------------------------
+
+    def open(self, uri: str, text: str, version: int, language_id: str = "cuda") -> DocumentState:
+        self._next_open_id += 1
+        previous = self.documents.get(uri)
+        if previous is not None:
+            previous.closed = True
+        document = DocumentState(uri, text, version, language_id, self._next_open_id)
+        self.documents[uri] = document
+        return document
+
+    def close(self, uri: str) -> DocumentState | None:
+        document = self.documents.pop(uri, None)
+        if document is not None:
+            document.closed = True
+        self.debouncer.cancel(uri)
+        with self._lock:
+            self.external_findings.pop(uri, None)
+        return document
+
+    def get(self, uri: str) -> DocumentState | None:
+        return self.documents.get(uri)
+
+    def is_current(self, uri: str, open_id: int, version: int) -> bool:
+        """Should a result computed for (open_id, version) still be published?"""
+        document = self.documents.get(uri)
+        return (
+            document is not None
+            and not document.closed
+            and document.open_id == open_id
+            and document.version == version
+        )
+
+    def apply_settings(self, settings: Settings) -> bool:
+        """Install new settings; True if analyses must be redone."""
+        changed = settings != self.settings
+        if changed:
+            rules_changed = (settings.enabled_rules, settings.severity_overrides) != (
+                self.settings.enabled_rules,
+                self.settings.severity_overrides,
+            )
+            self.settings = settings
+            if rules_changed:
+                self.settings_generation += 1
+            return rules_changed
+        return False
+
+    # -- analysis (worker threads) ---------------------------------------------------------------
+
+    def ensure_analysis(self, document: DocumentState) -> Analysis:
+        """The analysis of the document's current version, computing it if needed (blocking)."""
+        with document.analysis_lock:
+            current = document.analysis
+            if (
+                current is not None
+                and current.version == document.version
+                and current.settings_generation == self.settings_generation
+                and not document.has_pending()
+            ):
+                return current
+            generation = self.settings_generation
+            settings = self.settings
+            version, pending, lines, length = document.take_pending()
+            started = time.perf_counter()
+            try:
+                analysis = self._analyze(document, version, pending, lines, length, settings, generation)
+            except BaseException:
+                document._engine_document = None  # its text is unknown now: reparse in full next time
+                raise
+            analysis = dataclasses.replace(analysis, duration_ms=(time.perf_counter() - started) * 1000)
+            document.analysis = analysis
+            return analysis
+
+    def _analyze(
+        self,
+        document: DocumentState,
+        version: int,
+        pending: Sequence[tuple[Span | None, str]],
+        lines: tuple[str, ...],
+        length: int,
+        settings: Settings,
+        generation: int,
+    ) -> Analysis:
+        if length > MAX_ANALYZED_CHARS:
+            document._engine_document = None
+            reason = (
+                f"not analysed: {length / 1e6:.1f} M characters "
+                f"(the limit is {MAX_ANALYZED_CHARS / 1e6:.0f} M)"
+            )
+            self._skipped(document, reason)
+            return Analysis(version, generation, lines, None, (), skipped=reason)
+        if document._engine_document is None or any(span is None for span, _ in pending):
+            # Start from the full text: at open, after a full sync, or after a skipped size.
+            document._engine_document = self.engine.open(sanitize("\n".join(lines)))
+        else:
+            for span, new_text in pending:
+                document._engine_document = self.engine.change(
+                    document._engine_document, span, sanitize(new_text)
+                )
+        try:
+            model, findings = self.engine.analyze(document._engine_document, settings)
+        except (RecursionError, ValueError, UnicodeError, MemoryError) as error:
+            document._engine_document = None
+            reason = f"not analysed: the parser failed ({type(error).__name__}: {error})"
+            log.warning("%s: %s", document.uri, reason, exc_info=True)
+            self._skipped(document, reason)
+            return Analysis(version, generation, lines, None, (), skipped=reason)
+        document.skip_logged = False
+        for warning in getattr(model, "warnings", ()):
+            log.info("%s: %s", document.uri, warning)
+        return Analysis(version, generation, lines, model, findings)
+
+    def _skipped(self, document: DocumentState, reason: str) -> None:
+        if not document.skip_logged:
+            document.skip_logged = True
+            log.warning("%s: %s", document.uri, reason)
+            if self.on_skip is not None:
+                self.on_skip(document.uri, reason)
+
+    # -- extension records (any thread) --------------------------------------------------------
+
+    def update_kernel_facts(self, uri: str, kernel: str, **changes: Any) -> KernelFacts:
+        """Merge `changes` (KernelFacts fields) into the facts of (uri, kernel); returns them."""
+        with self._lock:
+            facts = self.kernel_facts.get((uri, kernel), KernelFacts())
+            facts = dataclasses.replace(facts, **changes)
+            self.kernel_facts[(uri, kernel)] = facts
+            return facts
+
+    def facts_for(self, uri: str, kernel: str) -> KernelFacts | None:
+        with self._lock:
+            return self.kernel_facts.get((uri, kernel))
+
+    def set_external_findings(self, uri: str, source: str, findings: Sequence[Finding]) -> None:
+        """Findings from `source` (e.g. "timing") shown with the rules' diagnostics of `uri`."""
+        with self._lock:
+            self.external_findings.setdefault(uri, {})[source] = tuple(findings)
+
+    def all_findings(self, uri: str, analysis: Analysis) -> tuple[Finding, ...]:
+        with self._lock:
+            extra = tuple(f for group in self.external_findings.get(uri, {}).values() for f in group)
+        return analysis.findings + extra
+
+    def kernel_findings(self, uri: str, analysis: Analysis, kernel: str) -> tuple[Finding, ...]:
+        return tuple(f for f in self.all_findings(uri, analysis) if f.kernel == kernel)
+
+
+def find_docs_root() -> Path | None:
+    """The repository's docs/ folder when running from a checkout (editable install)."""
+    candidate = Path(__file__).resolve().parents[2] / "docs"
+    return candidate if (candidate / "architecture.md").is_file() else None
