@@ -1,0 +1,41 @@
+"""Deterministic appliers, one module per technique family, and their registry.
+
+`APPLIERS` lists them in the fixed order the `rules` strategy uses: the pattern appliers that
+change the algorithm's memory behaviour first (they give the large gains), then launch
+configuration, then the local code-generation tweaks.
+"""
+
+from __future__ import annotations
+
+from regrapht.search.appliers.common import Applier, ApplierInput, Rewrite
+from regrapht.search.appliers.fast_math import FastMath
+from regrapht.search.appliers.histogram import SharedHistogram
+from regrapht.search.appliers.launch import BlockSizeTuning, GridStrideLoop
+from regrapht.search.appliers.loops import LoopUnrolling
+from regrapht.search.appliers.matmul import MatmulTiling
+from regrapht.search.appliers.qualifiers import RestrictPointers
+from regrapht.search.appliers.reduction import WarpShuffleReduction
+from regrapht.search.appliers.shared_padding import SharedMemoryPadding
+from regrapht.search.appliers.transpose import TiledTranspose
+from regrapht.search.appliers.vectorize import VectorizedAccess
+
+APPLIERS: tuple[Applier, ...] = (
+    MatmulTiling(),
+    WarpShuffleReduction(),
+    SharedHistogram(),
+    TiledTranspose(),
+    VectorizedAccess(),
+    GridStrideLoop(),
+    BlockSizeTuning(),
+    RestrictPointers(),
+    LoopUnrolling(),
+    FastMath(),
+    SharedMemoryPadding(),
+)
+
+
+def appliers_for(technique: str) -> tuple[Applier, ...]:
+    return tuple(a for a in APPLIERS if a.technique == technique)
+
+
+__all__ = ["APPLIERS", "Applier", "ApplierInput", "Rewrite", "appliers_for"]

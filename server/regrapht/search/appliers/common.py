@@ -1,0 +1,189 @@
+"""What every deterministic applier takes and returns, and the kernel shapes several match.
+
+An applier is a mechanical, known-safe rewrite for one technique of the reasoning graph. It
+returns the rewrites it can make (most promising first), or an empty list when the kernel does
+not meet its preconditions. It never returns a rewrite it knows to be wrong; the evaluator's
+differential check is the safety net, not the plan.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from regrapht.search.source import KernelText, code_mask, find_kernel, matching
+from regrapht.validate.types import LaunchConfig
+
+
+@dataclass(frozen=True)
+class ApplierInput:
+    source: str  # the whole file
+    kernel: str  # the kernel's name
+    launch: LaunchConfig  # how the kernel is launched now (spec expressions)
+    # Element counts of pointer parameters and values of scalars that the spec fixes to
+    # constants, e.g. {"bins": 256}; used only to size shared arrays.
+    constants: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    source: str
+    launch: LaunchConfig
+    note: str  # one line: what changed, shown in the technique path
+
+
+class Applier(Protocol):
+    technique: str  # the reasoning-graph vertex it implements
+
+    def apply(self, given: ApplierInput) -> list[Rewrite]: ...
+
+
+def norm(text: str) -> str:
+    """Collapse whitespace (the caller has already blanked comments)."""
+    return " ".join(text.split())
+
+
+def located(given: ApplierInput) -> tuple[KernelText, str] | None:
+    """The kernel and its body with comments blanked; None if absent or it holds strings."""
+    kernel = find_kernel(given.source, given.kernel)
+    if kernel is None:
+        return None
+    body = code_mask(given.source)[kernel.body_start : kernel.body_end]
+    if '"' in body or "'" in body:
+        return None  # printf and friends: leave such kernels to the model
+    return kernel, body
+
+
+def int_literal(expr: str) -> int | None:
+    text = expr.strip()
+    if re.fullmatch(r"\d+[uU]?", text):
+        return int(text.rstrip("uU"))
+    return None
+
+
+def ceil_parts(expr: str) -> tuple[str, int] | None:
+    """("X", b) when `expr` is ceil(X / b) written as `(X + b-1) / b` or `ceil_div(X, b)`."""
+    text = norm(expr)
+    match = re.fullmatch(r"ceil_div\((.+),\s*(\d+)\)", text)
+    if match:
+        return match.group(1).strip(), int(match.group(2))
+    match = re.fullmatch(r"\((.+)\+\s*(\d+)\s*\)\s*/\s*(\d+)", text)
+    if match and int(match.group(2)) + 1 == int(match.group(3)):
+        return match.group(1).strip(), int(match.group(3))
+    match = re.fullmatch(r"\((.+)\+\s*(\d+)\s*-\s*1\s*\)\s*/\s*(\d+)", text)
+    if match and int(match.group(2)) == int(match.group(3)):
+        return match.group(1).strip(), int(match.group(3))
+    return None
+
+
+def ceil_expr(x: str, b: int) -> str:
+    """`(X + b-1) / b`, the way the spec files and most launch sites write it."""
+    if b == 1:
+        return x
+    return f"({x} + {b - 1}) / {b}"
+
+
+def block_dims(launch: LaunchConfig) -> list[int] | None:
+    """The block as integers padded to 3 dims, or None if any is not a literal."""
+    dims = [int_literal(b) for b in launch.block]
+    if any(d is None for d in dims):
+        return None
+    ints = [d for d in dims if d is not None]
+    return ints + [1] * (3 - len(ints))
+
+
+def has_launch_bounds(kernel: KernelText, source: str) -> bool:
+    return "__launch_bounds__" in kernel.header(source)
+
+
+_TID_FORMS = (
+    r"blockIdx\.x \* blockDim\.x \+ threadIdx\.x",
+    r"blockDim\.x \* blockIdx\.x \+ threadIdx\.x",
+    r"threadIdx\.x \+ blockIdx\.x \* blockDim\.x",
+    r"threadIdx\.x \+ blockDim\.x \* blockIdx\.x",
+)
+TID_RE = "(?:" + "|".join(_TID_FORMS) + ")"
+_INT_TYPES = r"(?:int|unsigned int|unsigned|long|long long|size_t|unsigned long long|const int)"
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    """`int i = <global x id>; if (i < n) { BODY }` (or `if (i >= n) return; BODY`)."""
+
+    index_type: str
+    index: str
+    bound: str
+    inner: str  # the guarded statements, comments blanked
+
+
+def elementwise_form(body: str) -> Elementwise | None:
+    text = norm(body)
+    decl = re.match(rf"({_INT_TYPES}) ([A-Za-z_]\w*) = \(?{TID_RE}\)?; ", text)
+    if decl is None:
+        return None
+    index = decl.group(2)
+    rest = text[decl.end() :]
+    guard = re.match(rf"if \( ?{index} < ([^(){{}};]+|[^{{}};]*\([^{{}};]*\)[^{{}};]*) ?\) ", rest)
+    if guard:
+        after = rest[guard.end() :]
+        if after.startswith("{"):
+            close = matching(after, 0)
+            if close < 0 or after[close + 1 :].strip():
+                return None
+            inner = after[1:close]
+        else:
+            if after.count(";") != 1 or not after.rstrip().endswith(";"):
+                return None
+            inner = after
+        return Elementwise(decl.group(1), index, guard.group(1).strip(), inner.strip())
+    guard = re.match(rf"if \( ?{index} >= ([^{{}};]+?) ?\) return; ", rest)
+    if guard:
+        inner = rest[guard.end() :]
+        if "return" in inner:
+            return None
+        return Elementwise(decl.group(1), index, guard.group(1).strip(), inner.strip())
+    return None
+
+
+def uses_other_index(inner: str) -> bool:
+    """Whether statements depend on thread/block geometry beyond the element index."""
+    return bool(re.search(r"threadIdx|blockIdx|blockDim|gridDim|__syncthreads|__shfl|\breturn\b", inner))
+
+
+def with_body(given: ApplierInput, kernel: KernelText, new_body: str) -> str:
+    return given.source[: kernel.body_start] + new_body + given.source[kernel.body_end :]
+
+
+def with_header(given: ApplierInput, kernel: KernelText, new_header: str) -> str:
+    return given.source[: kernel.start] + new_header + given.source[kernel.body_start :]
+
+
+def indent(lines: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line if line.strip() else line for line in lines.splitlines())
+
+
+def pointer_params(kernel: KernelText) -> dict[str, str]:
+    """Pointer parameter name -> element type."""
+    return {p.name: p.element_type for p in kernel.params if p.is_pointer}
+
+
+def scalar_params(kernel: KernelText) -> dict[str, str]:
+    return {p.name: p.type for p in kernel.params if not p.is_pointer}
+
+
+def writes_to(body: str, name: str) -> bool:
+    """Whether the (comment-blanked) body may write through pointer `name`."""
+    n = re.escape(name)
+    patterns = (
+        rf"\b{n}\s*\[[^;]*?\]\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)",
+        rf"\*\s*\(?\s*{n}\b[^;=]*?(?:[-+*/%&|^]|<<|>>)?=(?!=)",
+        rf"\batomic\w*\s*\(\s*&?\s*\(?\s*{n}\b",
+        rf"\b{n}\s*\[[^;]*?\]\s*(?:\+\+|--)",
+        rf"(?:\+\+|--)\s*{n}\s*\[",
+    )
+    if any(re.search(p, body) for p in patterns):
+        return True
+    # Passing the pointer itself somewhere (another function, an alias) may write through it.
+    return bool(re.search(rf"[(,=]\s*&?\s*{n}\s*[,)+;]", body))

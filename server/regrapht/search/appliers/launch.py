@@ -1,0 +1,120 @@
+"""Launch-configuration appliers: block-size tuning and grid-stride loops.
+
+Both change only how many threads run where, so they are safe exactly when the kernel derives
+its work from `blockDim`/`gridDim` (never from a hard-coded block size) and shares nothing
+between threads; the grid expression is rewritten consistently with the new block so that
+coverage of the index space is unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+
+from regrapht.search.appliers.common import (
+    ApplierInput,
+    Rewrite,
+    block_dims,
+    ceil_expr,
+    ceil_parts,
+    elementwise_form,
+    has_launch_bounds,
+    indent,
+    located,
+    uses_other_index,
+    with_body,
+)
+from regrapht.validate.types import LaunchConfig
+
+BLOCKS_1D = (256, 512, 128, 1024)
+BLOCKS_2D = ((32, 8), (32, 4), (32, 16), (64, 4), (16, 16))
+# Grid-stride kernels need only enough blocks to fill the device; 4096 blocks of 256 threads
+# fill any current GPU (132 SMs x 2048 threads on an H200 is 1056 such blocks) several times.
+GRID_STRIDE_MAX_BLOCKS = 4096
+
+
+class BlockSizeTuning:
+    technique = "block_size_tuning"
+
+    def apply(self, given: ApplierInput) -> list[Rewrite]:
+        found = located(given)
+        if found is None:
+            return []
+        kernel, body = found
+        if has_launch_bounds(kernel, given.source) or re.search(r"__shared__|__syncthreads|__shfl|warpSize", body):
+            return []
+        if "blockDim" not in body:
+            return []  # the kernel may hard-code its block size
+        dims = block_dims(given.launch)
+        if dims is None or dims[2] != 1:
+            return []
+        grid = list(given.launch.grid)
+        rewrites = []
+        if dims[1] == 1 and "blockDim.y" not in body:
+            parts = ceil_parts(grid[0]) if grid else None
+            if parts is None or parts[1] != dims[0]:
+                return []
+            for b in BLOCKS_1D:
+                if b == dims[0]:
+                    continue
+                launch = LaunchConfig((ceil_expr(parts[0], b), *grid[1:]), (str(b),), given.launch.shared_bytes)
+                rewrites.append(Rewrite(given.source, launch, f"block {dims[0]} -> {b}"))
+            return rewrites
+        if len(grid) < 2:
+            return []
+        px, py = ceil_parts(grid[0]), ceil_parts(grid[1])
+        if px is None or py is None or px[1] != dims[0] or py[1] != dims[1]:
+            return []
+        for bx, by in BLOCKS_2D:
+            if (bx, by) == (dims[0], dims[1]):
+                continue
+            launch = LaunchConfig(
+                (ceil_expr(px[0], bx), ceil_expr(py[0], by), *grid[2:]), (str(bx), str(by)),
+                given.launch.shared_bytes,
+            )
+            rewrites.append(Rewrite(given.source, launch, f"block {dims[0]}x{dims[1]} -> {bx}x{by}"))
+        return rewrites
+
+
+class GridStrideLoop:
+    technique = "grid_stride_loop"
+
+    def apply(self, given: ApplierInput) -> list[Rewrite]:
+        found = located(given)
+        if found is None:
+            return []
+        kernel, body = found
+        form = elementwise_form(body)
+        dims = block_dims(given.launch)
+        if form is None or dims is None or dims[1:] != [1, 1] or uses_other_index(form.inner):
+            return []
+        if re.search(rf"\b{form.index}\s*(=|\+=|-=|\+\+|--)", form.inner):
+            return []  # the statements change the index themselves
+        parts = ceil_parts(given.launch.grid[0]) if given.launch.grid else None
+        if parts is None or parts[1] != dims[0]:
+            return []
+        # A 64-bit stride so that `i += stride` cannot overflow near INT_MAX.
+        loop_type = "long long" if form.index_type in ("int", "const int", "long", "long long") else form.index_type
+        new_body = (
+            "\n"
+            f"    for ({loop_type} {form.index} = (long long)blockIdx.x * blockDim.x + threadIdx.x;"
+            f" {form.index} < {form.bound};"
+            f" {form.index} += (long long)blockDim.x * gridDim.x) {{\n"
+            f"{indent(_statements(form.inner), '        ')}\n"
+            "    }\n"
+        )
+        rewrites = []
+        for b in (dims[0], 256):
+            grid = f"min({ceil_expr(parts[0], b)}, {GRID_STRIDE_MAX_BLOCKS * 256 // b})"
+            launch = LaunchConfig((grid, *given.launch.grid[1:]), (str(b),), given.launch.shared_bytes)
+            rewrites.append(Rewrite(with_body(given, kernel, new_body), launch, f"grid-stride loop, grid {grid}"))
+            if b == 256:
+                break
+        return rewrites
+
+
+def _statements(inner: str) -> str:
+    """One statement per line, for readable output."""
+    out = re.sub(r";\s*", ";\n", inner.strip())
+    out = re.sub(r"\{\s*", "{\n", out)
+    out = re.sub(r"\}\s*", "}\n", out)
+    return out.strip()
