@@ -1,0 +1,61 @@
+from lsprotocol import types
+
+from regrapht.converters import (
+    UTF16,
+    UTF32,
+    code_points_to_utf16,
+    from_lsp_position,
+    negotiate_encoding,
+    to_lsp_position,
+    to_lsp_range,
+    utf16_to_code_points,
+)
+from regrapht.text import Position, Span
+
+LINES = ["int a; // naïve", "float 😀x = 1;", "", "a\r"]
+
+
+def test_negotiation_prefers_utf32_else_utf16():
+    assert negotiate_encoding(["utf-8", "utf-32", "utf-16"]) == UTF32
+    assert negotiate_encoding(["utf-8", "utf-16"]) == UTF16
+    assert negotiate_encoding(["utf-8"]) == UTF16
+    assert negotiate_encoding(None) == UTF16
+
+
+def test_astral_characters_count_two_utf16_units():
+    line = LINES[1]
+    x = line.index("x")  # after the emoji: code point 7
+    assert x == 7
+    assert code_points_to_utf16(line, x) == 8
+    assert utf16_to_code_points(line, 8) == 7
+    # in the middle of the surrogate pair: rounds up to after the emoji
+    assert utf16_to_code_points(line, 7) == 7
+    assert to_lsp_position(Position(1, x), LINES, UTF16) == types.Position(1, 8)
+    assert to_lsp_position(Position(1, x), LINES, UTF32) == types.Position(1, 7)
+
+
+def test_bmp_non_ascii_is_one_unit():
+    line = LINES[0]
+    end = len(line)
+    assert code_points_to_utf16(line, end) == end
+
+
+def test_round_trip_and_clamping():
+    for line_no, line in enumerate(LINES):
+        for char in range(len(line.rstrip("\r")) + 1):
+            lsp = to_lsp_position(Position(line_no, char), LINES, UTF16)
+            assert from_lsp_position(lsp, LINES, UTF16) == Position(line_no, char)
+    assert from_lsp_position(types.Position(1, 999), LINES, UTF16) == Position(1, len(LINES[1]))
+    assert from_lsp_position(types.Position(99, 5), LINES, UTF16) == Position(3, 1)  # "\r" excluded
+    assert from_lsp_position(types.Position(0, 3), [], UTF16) == Position(0, 0)
+
+
+def test_range():
+    span = Span.of(1, 6, 1, 8)
+    assert to_lsp_range(span, LINES, UTF16) == types.Range(types.Position(1, 6), types.Position(1, 9))
+
+
+def test_lone_surrogate_does_not_crash():
+    line = "a\ud800b"
+    assert code_points_to_utf16(line, 3) == 3
+    assert utf16_to_code_points(line, 2) == 2
