@@ -1,0 +1,106 @@
+"""C types of kernel parameters as the spec writes them: parsing, numpy dtypes, Itanium codes.
+
+Owns the list of scalar types the spec allows and the normal form of a parameter type
+(`const float* __restrict__` -> pointee `float`, pointer, pointee const).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from regrapht.errors import InputError
+
+
+@dataclass(frozen=True)
+class ScalarInfo:
+    dtype: str  # numpy dtype string
+    code: str  # Itanium builtin type code
+    integer: bool
+
+
+SCALARS: dict[str, ScalarInfo] = {
+    "int": ScalarInfo("int32", "i", True),
+    "unsigned int": ScalarInfo("uint32", "j", True),
+    "long long": ScalarInfo("int64", "x", True),
+    "unsigned long long": ScalarInfo("uint64", "y", True),
+    "size_t": ScalarInfo("uint64", "m", True),
+    "long": ScalarInfo("int64", "l", True),
+    "unsigned long": ScalarInfo("uint64", "m", True),
+    "float": ScalarInfo("float32", "f", False),
+    "double": ScalarInfo("float64", "d", False),
+    "char": ScalarInfo("int8", "c", True),
+    "signed char": ScalarInfo("int8", "a", True),
+    "unsigned char": ScalarInfo("uint8", "h", True),
+    "short": ScalarInfo("int16", "s", True),
+    "unsigned short": ScalarInfo("uint16", "t", True),
+    "bool": ScalarInfo("bool", "b", True),
+}
+
+_SPELLINGS = {
+    "unsigned": "unsigned int",
+    "signed": "int",
+    "signed int": "int",
+    "long int": "long",
+    "long long int": "long long",
+    "unsigned long int": "unsigned long",
+    "unsigned long long int": "unsigned long long",
+    "short int": "short",
+    "unsigned short int": "unsigned short",
+    "int8_t": "signed char",
+    "uint8_t": "unsigned char",
+    "int16_t": "short",
+    "uint16_t": "unsigned short",
+    "int32_t": "int",
+    "uint32_t": "unsigned int",
+    "int64_t": "long",
+    "uint64_t": "unsigned long",
+}
+
+_IGNORED = {"__restrict__", "restrict", "__restrict", "volatile_ignored"}
+
+
+@dataclass(frozen=True)
+class CType:
+    base: str  # a key of SCALARS
+    pointer: bool = False
+    const: bool = False  # const pointee (pointers) / const scalar (ignored for scalars)
+
+    @property
+    def info(self) -> ScalarInfo:
+        return SCALARS[self.base]
+
+    def spelled(self) -> str:
+        if self.pointer:
+            return f"{'const ' if self.const else ''}{self.base}*"
+        return self.base
+
+    def mangled(self) -> str:
+        """The Itanium encoding of this type, without substitutions."""
+        if self.pointer:
+            return "P" + ("K" if self.const else "") + self.info.code
+        return self.info.code
+
+
+def parse_ctype(text: str, *, file: str | None = None, key: str | None = None) -> CType:
+    """Parse a parameter type such as `const float* __restrict__`; an `InputError` naming `key`."""
+    if not isinstance(text, str):
+        raise InputError(f"type must be a string, got {type(text).__name__}", file=file, key=key)
+    tokens = re.findall(r"\*|[A-Za-z_][A-Za-z_0-9]*|\S", text)
+    stars = [i for i, t in enumerate(tokens) if t == "*"]
+    if len(stars) > 1:
+        raise InputError(f"type {text!r}: pointers to pointers are not supported", file=file, key=key)
+    before = tokens[: stars[0]] if stars else tokens
+    words = [t for t in before if t not in _IGNORED]
+    const = "const" in words
+    words = [w for w in words if w != "const"]
+    bad = [w for w in words if not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", w)]
+    after = [t for t in (tokens[stars[0] + 1:] if stars else []) if t not in _IGNORED and t != "const"]
+    if bad or after:
+        raise InputError(f"type {text!r} is not a parameter type", file=file, key=key)
+    base = " ".join(words)
+    base = _SPELLINGS.get(base, base)
+    if base not in SCALARS:
+        known = ", ".join(SCALARS)
+        raise InputError(f"unknown type {text!r} (known: {known}, and pointers to them)", file=file, key=key)
+    return CType(base=base, pointer=bool(stars), const=const and bool(stars))

@@ -1,0 +1,235 @@
+"""The kernel benchmark spec (`*.regrapht.toml`): its data model and its parser.
+
+Owns reading a spec (shared/docs/kernel-spec.md, a fixed interface) into `Spec`/`KernelSpec`/
+`ArgSpec`, with every error naming the file and the spec key (`kernel[0].arg[2].count`), and
+finding the spec that belongs to a source file. Evaluation with concrete scalars is `resolve.py`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from regrapht.errors import InputError
+from regrapht.spec.ctypes_ import CType, parse_ctype
+from regrapht.spec.expr import Number, names_in
+from regrapht.spec.init import Init, parse_init
+
+Role = Literal["in", "out", "inout"]
+Expr = str | int | float
+
+DEFAULT_RTOL = 1e-5
+DEFAULT_ATOL = 1e-6
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    name: str
+    ctype: CType
+    value: Expr | None = None  # scalars
+    count: Expr | None = None  # pointers
+    init: Init | None = None
+    role: Role | None = None  # pointers
+
+    @property
+    def is_pointer(self) -> bool:
+        return self.ctype.pointer
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    name: str  # as written, e.g. "scale<float, 4>"
+    grid: tuple[Expr, ...]
+    block: tuple[Expr, ...]
+    args: tuple[ArgSpec, ...]
+    shared_bytes: Expr = "0"
+    rtol: float = DEFAULT_RTOL
+    atol: float = DEFAULT_ATOL
+    index: int = 0  # position in the spec file, for keys
+    file: str | None = None
+
+    @property
+    def base_name(self) -> str:
+        return self.name.split("<", 1)[0].strip()
+
+    @property
+    def template_args(self) -> str | None:
+        return self.name[self.name.index("<") + 1: self.name.rindex(">")].strip() if "<" in self.name else None
+
+    def key(self, suffix: str = "") -> str:
+        return f"kernel[{self.index}]{suffix}"
+
+    def signature(self) -> str:
+        return f"{self.name}({', '.join(a.ctype.spelled() for a in self.args)})"
+
+
+@dataclass(frozen=True)
+class Spec:
+    kernels: tuple[KernelSpec, ...]
+    file: str | None
+    digest: str  # sha256 of the spec text
+
+    def kernel(self, name: str) -> KernelSpec:
+        for kernel in self.kernels:
+            if kernel.name == name:
+                return kernel
+        matches = [k for k in self.kernels if k.base_name == name.split("<", 1)[0].strip()]
+        if len(matches) == 1:
+            return matches[0]
+        known = ", ".join(k.name for k in self.kernels) or "none"
+        raise InputError(f"no kernel {name!r} in the spec (it has: {known})", file=self.file)
+
+
+_KERNEL_KEYS = {"name", "grid", "block", "shared_bytes", "rtol", "atol", "arg"}
+_ARG_KEYS = {"name", "type", "value", "count", "init", "role"}
+
+
+def _line_of(message: str) -> int | None:
+    match = re.search(r"line (\d+)", message)
+    return int(match.group(1)) if match else None
+
+
+def spec_path_for(source: Path) -> Path:
+    """`foo.cu` -> `foo.regrapht.toml` beside it."""
+    return source.with_name(source.name.rsplit(".", 1)[0] + ".regrapht.toml")
+
+
+def load_spec(path: Path) -> Spec:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"cannot read spec: {error.strerror}", file=str(path)) from error
+    return parse_spec(text, file=str(path))
+
+
+def parse_spec(text: str, *, file: str | None = None) -> Spec:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(f"not valid TOML: {error}", file=file, line=_line_of(str(error))) from error
+    kernels = data.get("kernel")
+    if not isinstance(kernels, list) or not kernels:
+        raise InputError("a spec needs at least one [[kernel]] table", file=file, key="kernel")
+    parsed = tuple(_parse_kernel(k, i, file) for i, k in enumerate(kernels))
+    names = [k.name for k in parsed]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise InputError(f"kernel {name!r} appears twice", file=file, key=f"kernel[{i}].name")
+    return Spec(parsed, file, hashlib.sha256(text.encode()).hexdigest())
+
+
+def _dims(value: object, key: str, file: str | None) -> tuple[Expr, ...]:
+    if isinstance(value, str | int) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, list) or not 1 <= len(value) <= 3:
+        raise InputError("must be a list of 1 to 3 integer expressions", file=file, key=key)
+    for i, item in enumerate(value):
+        if isinstance(item, bool) or not isinstance(item, str | int):
+            raise InputError(f"must be an integer expression, got {item!r}", file=file, key=f"{key}[{i}]")
+    return tuple(value)
+
+
+def _parse_kernel(table: object, index: int, file: str | None) -> KernelSpec:
+    key = f"kernel[{index}]"
+    if not isinstance(table, dict):
+        raise InputError("must be a table", file=file, key=key)
+    name = table.get("name")
+    if not isinstance(name, str) or not re.fullmatch(r"\s*[A-Za-z_][A-Za-z_0-9:]*\s*(<.*>)?\s*", name):
+        raise InputError(f"needs a kernel name string, got {name!r}", file=file, key=f"{key}.name")
+    for required in ("grid", "block"):
+        if required not in table:
+            raise InputError(f"missing {required!r}", file=file, key=f"{key}.{required}")
+    grid = _dims(table["grid"], f"{key}.grid", file)
+    block = _dims(table["block"], f"{key}.block", file)
+    shared = table.get("shared_bytes", "0")
+    if isinstance(shared, bool) or not isinstance(shared, str | int):
+        raise InputError("must be an integer expression", file=file, key=f"{key}.shared_bytes")
+    tolerances = {}
+    for tol, default in (("rtol", DEFAULT_RTOL), ("atol", DEFAULT_ATOL)):
+        value = table.get(tol, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise InputError(f"must be a non-negative number, got {value!r}", file=file, key=f"{key}.{tol}")
+        tolerances[tol] = float(value)
+    raw_args = table.get("arg", [])
+    if not isinstance(raw_args, list):
+        raise InputError("must be an array of tables ([[kernel.arg]])", file=file, key=f"{key}.arg")
+    args: list[ArgSpec] = []
+    for i, raw in enumerate(raw_args):
+        args.append(_parse_arg(raw, f"{key}.arg[{i}]", args, file))
+    scalars = {a.name for a in args if not a.is_pointer}
+    for dim_key, dims in (("grid", grid), ("block", block)):
+        for i, dim in enumerate(dims):
+            _check_names(dim, scalars, f"{key}.{dim_key}[{i}]", file)
+    _check_names(shared, scalars, f"{key}.shared_bytes", file)
+    for i, arg in enumerate(args):
+        if arg.count is not None:
+            _check_names(arg.count, scalars, f"{key}.arg[{i}].count", file)
+    kernel = KernelSpec(
+        name=name.strip(), grid=grid, block=block, args=tuple(args), shared_bytes=shared,
+        rtol=tolerances["rtol"], atol=tolerances["atol"], index=index, file=file,
+    )
+    # Evaluate once with the spec's values so that a bad expression is reported now, by key.
+    from regrapht.spec.resolve import resolve
+
+    resolve(kernel)
+    return kernel
+
+
+def _check_names(expr: Expr, scalars: set[str], key: str, file: str | None) -> None:
+    for name in sorted(names_in(expr)):
+        if name not in scalars:
+            known = ", ".join(sorted(scalars)) or "none"
+            raise InputError(
+                f"unknown name {name!r} in expression {expr!r} (the kernel's scalars: {known})",
+                file=file, key=key,
+            )
+
+
+def _parse_arg(raw: object, key: str, earlier: list[ArgSpec], file: str | None) -> ArgSpec:
+    if not isinstance(raw, dict):
+        raise InputError("must be a table", file=file, key=key)
+    name = raw.get("name")
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name):
+        raise InputError(f"needs a parameter name, got {name!r}", file=file, key=f"{key}.name")
+    if any(a.name == name for a in earlier):
+        raise InputError(f"parameter {name!r} appears twice", file=file, key=f"{key}.name")
+    if "type" not in raw:
+        raise InputError("missing 'type'", file=file, key=f"{key}.type")
+    ctype = parse_ctype(raw["type"], file=file, key=f"{key}.type")
+    scalars: dict[str, Number] = {}
+    if not ctype.pointer:
+        for other in ("count", "init", "role"):
+            if other in raw:
+                raise InputError(f"{other!r} is for pointers; scalar {name!r} takes 'value'",
+                                 file=file, key=f"{key}.{other}")
+        if "value" not in raw:
+            raise InputError(f"scalar {name!r} needs a 'value'", file=file, key=f"{key}.value")
+        value = raw["value"]
+        if isinstance(value, bool):
+            value = int(value)
+        if not isinstance(value, str | int | float):
+            raise InputError(f"must be an expression, got {value!r}", file=file, key=f"{key}.value")
+        _check_names(value, {a.name for a in earlier if not a.is_pointer}, f"{key}.value", file)
+        return ArgSpec(name=name, ctype=ctype, value=value)
+    if "value" in raw:
+        raise InputError(f"pointer {name!r} takes 'count' and 'init', not 'value'", file=file, key=f"{key}.value")
+    if "count" not in raw:
+        raise InputError(f"pointer {name!r} needs a 'count'", file=file, key=f"{key}.count")
+    count = raw["count"]
+    if isinstance(count, bool) or not isinstance(count, str | int):
+        raise InputError(f"must be an integer expression, got {count!r}", file=file, key=f"{key}.count")
+    role = raw.get("role", "in" if ctype.const else "inout")
+    if role not in ("in", "out", "inout"):
+        raise InputError(f"role must be in, out or inout, got {role!r}", file=file, key=f"{key}.role")
+    if ctype.const and role != "in":
+        raise InputError(f"const pointer {name!r} can only have role 'in'", file=file, key=f"{key}.role")
+    init = None
+    if "init" in raw:
+        init = parse_init(raw["init"], scalars, file=file, key=f"{key}.init")
+    elif role in ("in", "inout"):
+        raise InputError(f"{role} pointer {name!r} needs an 'init'", file=file, key=f"{key}.init")
+    return ArgSpec(name=name, ctype=ctype, count=count, init=init, role=role)

@@ -1,0 +1,187 @@
+"""A kernel spec made concrete: scalar values, buffer sizes and the launch configuration.
+
+Owns evaluating a `KernelSpec` (optionally with overridden scalars, e.g. a smaller odd size,
+and a candidate's own launch configuration) into plain numbers, and choosing the extra
+"not a multiple of the block size" problem size that every check also runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from regrapht.errors import InputError
+from regrapht.spec.expr import Number, evaluate, evaluate_int, names_in
+from regrapht.spec.init import Init
+from regrapht.spec.model import KernelSpec
+from regrapht.validate.types import LaunchConfig
+
+MAX_DIM = (2**31 - 1, 65535, 65535)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    name: str
+    dtype: str
+    count: int
+    role: str
+    init: Init | None
+
+    @property
+    def nbytes(self) -> int:
+        return self.count * np.dtype(self.dtype).itemsize
+
+
+@dataclass(frozen=True)
+class ResolvedKernel:
+    name: str
+    scalars: dict[str, Number]  # every scalar argument, cast to its C type
+    args: tuple[tuple[str, str], ...]  # (name, "scalar"|"buffer") in parameter order
+    scalar_dtypes: dict[str, str]
+    buffers: tuple[Buffer, ...]
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_bytes: int
+    rtol: float
+    atol: float
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    def to_wire(self) -> dict[str, object]:
+        """Plain data for the GPU worker (msgpack)."""
+        return {
+            "name": self.name,
+            "args": [list(a) for a in self.args],
+            "scalars": {k: (float(v) if np.dtype(self.scalar_dtypes[k]).kind == "f" else int(v))
+                        for k, v in self.scalars.items()},
+            "scalar_dtypes": self.scalar_dtypes,
+            "buffers": [
+                {"name": b.name, "dtype": b.dtype, "count": b.count, "role": b.role,
+                 "init": None if b.init is None else [b.init.kind, list(b.init.params)]}
+                for b in self.buffers
+            ],
+            "grid": list(self.grid), "block": list(self.block), "shared_bytes": self.shared_bytes,
+            "rtol": self.rtol, "atol": self.atol,
+        }
+
+
+def _cast(value: Number, dtype: str, key: str, file: str | None) -> Number:
+    kind = np.dtype(dtype).kind
+    if kind == "f":
+        return float(value)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise InputError(f"value {value} is not an integer", file=file, key=key)
+        value = int(value)
+    if kind == "b":
+        return int(bool(value))
+    info = np.iinfo(np.dtype(dtype))
+    if not info.min <= value <= info.max:
+        raise InputError(f"value {value} does not fit in {dtype}", file=file, key=key)
+    return value
+
+
+def resolve(
+    kernel: KernelSpec,
+    *,
+    overrides: dict[str, int] | None = None,
+    launch: LaunchConfig | None = None,
+) -> ResolvedKernel:
+    """Evaluate `kernel` with its own values (or `overrides`) and its launch (or `launch`)."""
+    file = kernel.file
+    scalars: dict[str, Number] = {}
+    dtypes: dict[str, str] = {}
+    for i, arg in enumerate(kernel.args):
+        if arg.is_pointer:
+            continue
+        key = kernel.key(f".arg[{i}].value")
+        if overrides and arg.name in overrides:
+            value: Number = overrides[arg.name]
+        else:
+            assert arg.value is not None
+            value = evaluate(arg.value, scalars, file=file, key=key)
+        dtypes[arg.name] = arg.ctype.info.dtype
+        scalars[arg.name] = _cast(value, arg.ctype.info.dtype, key, file)
+    buffers = []
+    for i, arg in enumerate(kernel.args):
+        if not arg.is_pointer:
+            continue
+        key = kernel.key(f".arg[{i}].count")
+        assert arg.count is not None and arg.role is not None
+        count = evaluate_int(arg.count, scalars, file=file, key=key)
+        if count <= 0:
+            raise InputError(f"count {arg.count!r} is {count}; it must be positive", file=file, key=key)
+        buffers.append(Buffer(arg.name, arg.ctype.info.dtype, count, arg.role, arg.init))
+    grid_exprs, block_exprs, shared_expr = kernel.grid, kernel.block, kernel.shared_bytes
+    where = "kernel"
+    if launch is not None:
+        grid_exprs, block_exprs, shared_expr = launch.grid, launch.block, launch.shared_bytes
+        where = "candidate launch"
+    grid = _dims(grid_exprs, scalars, kernel, "grid", where)
+    block = _dims(block_exprs, scalars, kernel, "block", where)
+    shared = evaluate_int(shared_expr, scalars, file=file,
+                          key=kernel.key(".shared_bytes") if launch is None else "launch.shared_bytes")
+    if shared < 0:
+        raise InputError(f"shared_bytes is {shared}", file=file, key=kernel.key(".shared_bytes"))
+    if block[0] * block[1] * block[2] > 1024:
+        raise InputError(f"{where}: a block of {block} has more than 1024 threads", file=file,
+                         key=kernel.key(".block") if launch is None else "launch.block")
+    return ResolvedKernel(
+        name=kernel.name, scalars=scalars,
+        args=tuple((a.name, "buffer" if a.is_pointer else "scalar") for a in kernel.args),
+        scalar_dtypes=dtypes, buffers=tuple(buffers), grid=grid, block=block, shared_bytes=shared,
+        rtol=kernel.rtol, atol=kernel.atol,
+    )
+
+
+def _dims(exprs: tuple[str | int | float, ...], scalars: dict[str, Number], kernel: KernelSpec,
+          what: str, where: str) -> tuple[int, int, int]:
+    if not 1 <= len(exprs) <= 3:
+        raise InputError(f"{where}: {what} needs 1 to 3 expressions", file=kernel.file, key=kernel.key(f".{what}"))
+    values = []
+    for i, expr in enumerate(exprs):
+        key = kernel.key(f".{what}[{i}]") if where == "kernel" else f"launch.{what}[{i}]"
+        value = evaluate_int(expr, scalars, file=kernel.file, key=key)
+        if not 1 <= value <= MAX_DIM[i]:
+            raise InputError(f"{what}[{i}] = {expr!r} is {value}, outside 1..{MAX_DIM[i]}", file=kernel.file, key=key)
+        values.append(value)
+    values += [1] * (3 - len(values))
+    return (values[0], values[1], values[2])
+
+
+def size_scalar(kernel: KernelSpec) -> str | None:
+    """The leading problem-size scalar: the first integer scalar that a buffer count mentions."""
+    mentioned: list[str] = []
+    for arg in kernel.args:
+        if arg.is_pointer:
+            mentioned += sorted(names_in(arg.count if arg.count is not None else ""))
+    for arg in kernel.args:
+        if not arg.is_pointer and arg.ctype.info.integer and arg.ctype.base != "bool" and arg.name in mentioned:
+            return arg.name
+    return None
+
+
+def odd_size_variant(kernel: KernelSpec, base: ResolvedKernel, *, cap: int = 1 << 20) -> dict[str, int] | None:
+    """Overrides for a smaller size of the leading scalar that is not a multiple of the block
+    size (so tail handling is exercised), or None when the spec's sizes do not allow one."""
+    name = size_scalar(kernel)
+    if name is None:
+        return None
+    value = int(base.scalars[name])
+    block = base.block[0]
+    candidate = min(value - 1, max(cap, 2 * block) + 1, value // 2 * 2 + 1)
+    while candidate > 1 and (candidate % block == 0 or candidate % 2 == 0 and block % 2 == 0):
+        candidate -= 1
+    if candidate < 1 or candidate == value:
+        return None
+    overrides = {name: candidate}
+    try:
+        resolved = resolve(kernel, overrides=overrides)
+    except InputError:
+        return None
+    if any(b.count <= 0 for b in resolved.buffers):
+        return None
+    return overrides

@@ -1,0 +1,349 @@
+"""nvcc compilation of one CUDA source to a cubin, with diagnostics and the ptxas resource report.
+
+Owns: finding nvcc (PATH or $CUDA_HOME/bin) and a demangler, the nvcc command line, parsing
+nvcc/ptxas messages into `Diagnostic`s mapped back to the user's file and line, parsing
+`ptxas -v` into `KernelResources` per entry, the on-disk compile cache (keyed by source,
+flags, arch and nvcc version; msgpack files) and compiling many sources in parallel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+import msgpack
+
+from regrapht.errors import InputError
+
+Severity = Literal["error", "warning", "remark"]
+CACHE_FORMAT = 1
+DEFAULT_ARCH = "sm_90"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    file: str
+    line: int | None  # 1-based; None for messages without a line (ptxas, driver)
+    severity: Severity
+    message: str
+    code: str | None = None  # e.g. "177-D"
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: {self.severity}: {self.message}"
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    """What `ptxas -v` says about one entry function."""
+
+    mangled: str
+    name: str  # demangled signature where a demangler exists, else the mangled name
+    registers: int = 0
+    shared_static_bytes: int = 0
+    constant_bytes: int = 0
+    stack_bytes: int = 0  # stack frame (local memory per thread)
+    spill_store_bytes: int = 0
+    spill_load_bytes: int = 0
+    barriers: int = 0
+
+    @property
+    def spill_bytes(self) -> int:
+        return self.spill_store_bytes + self.spill_load_bytes
+
+    @property
+    def local_bytes(self) -> int:
+        return self.stack_bytes
+
+    @property
+    def short_name(self) -> str:
+        return re.sub(r"^void\s+", "", self.name).split("(", 1)[0]
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    ok: bool
+    key: str
+    arch: str
+    cubin: bytes | None
+    diagnostics: tuple[Diagnostic, ...]
+    kernels: dict[str, KernelResources]  # by mangled name
+    log: str = ""
+    seconds: float = 0.0
+    cached: bool = False
+    command: tuple[str, ...] = field(default=())
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity == "error")
+
+    def first_error(self) -> str:
+        errors = self.errors
+        if errors:
+            return str(errors[0])
+        return self.log.strip().splitlines()[-1] if self.log.strip() else "compilation failed"
+
+    def entries(self) -> list[str]:
+        return list(self.kernels)
+
+
+def find_nvcc(env: Mapping[str, str]) -> Path | None:
+    """nvcc on PATH, else in $CUDA_HOME/bin or $CUDA_PATH/bin, else /usr/local/cuda/bin."""
+    found = shutil.which("nvcc", path=env.get("PATH"))
+    if found:
+        return Path(found)
+    for root in (env.get("CUDA_HOME"), env.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and (Path(root) / "bin" / "nvcc").is_file():
+            return Path(root) / "bin" / "nvcc"
+    return None
+
+
+def find_demangler(nvcc: Path | None, env: Mapping[str, str]) -> Path | None:
+    """cu++filt beside nvcc or on PATH, else binutils' c++filt (both read Itanium names)."""
+    if nvcc is not None and (nvcc.parent / "cu++filt").is_file():
+        return nvcc.parent / "cu++filt"
+    for tool in ("cu++filt", "c++filt"):
+        found = shutil.which(tool, path=env.get("PATH"))
+        if found:
+            return Path(found)
+    return None
+
+
+def make_demangler(tool: Path | None) -> Callable[[Sequence[str]], dict[str, str]] | None:
+    if tool is None:
+        return None
+
+    def demangle(names: Sequence[str]) -> dict[str, str]:
+        if not names:
+            return {}
+        done = subprocess.run([str(tool)], input="\n".join(names) + "\n", capture_output=True,
+                              text=True, timeout=30, check=False)
+        lines = done.stdout.splitlines()
+        return dict(zip(names, lines, strict=False)) if done.returncode == 0 else {}
+
+    return demangle
+
+
+_DIAG = re.compile(
+    r"^(?P<file>[^\s(][^(]*?)\((?P<line>\d+)\): (?P<sev>error|warning|remark|catastrophic error)"
+    r"(?: #(?P<code>[\w-]+))?: (?P<msg>.*)$"
+)
+_GCC_DIAG = re.compile(r"^(?P<file>[^:\s][^:]*):(?P<line>\d+):(?:\d+:)? (?P<sev>fatal error|error|warning): (?P<msg>.*)$")
+_PTXAS_DIAG = re.compile(r"^ptxas (?P<sev>error|warning|fatal)\s*: (?P<msg>.*)$")
+
+
+def parse_diagnostics(log: str, *, source_name: str, display_file: str) -> list[Diagnostic]:
+    """nvcc/cudafe/gcc/ptxas messages; `source_name` (the temp copy) is reported as `display_file`."""
+    diagnostics: list[Diagnostic] = []
+
+    def where(file: str) -> str:
+        return display_file if Path(file).name == source_name else file
+
+    for line in log.splitlines():
+        line = line.rstrip()
+        if match := _DIAG.match(line):
+            sev: Severity = "error" if "error" in match.group("sev") else (
+                "warning" if match.group("sev") == "warning" else "remark")
+            diagnostics.append(Diagnostic(where(match.group("file")), int(match.group("line")),
+                                          sev, match.group("msg").strip(), match.group("code")))
+        elif match := _GCC_DIAG.match(line):
+            sev = "warning" if match.group("sev") == "warning" else "error"
+            diagnostics.append(Diagnostic(where(match.group("file")), int(match.group("line")),
+                                          sev, match.group("msg").strip()))
+        elif match := _PTXAS_DIAG.match(line):
+            sev = "warning" if match.group("sev") == "warning" else "error"
+            diagnostics.append(Diagnostic(display_file, None, sev, "ptxas: " + match.group("msg").strip()))
+    return diagnostics
+
+
+def parse_ptxas_report(log: str) -> dict[str, KernelResources]:
+    """`ptxas info` lines of `-Xptxas -v` -> resources per entry function (mangled name)."""
+    kernels: dict[str, KernelResources] = {}
+    current: str | None = None
+    values: dict[str, dict[str, int]] = {}
+    for line in log.splitlines():
+        if match := re.search(r"Compiling entry function '([^']+)'", line):
+            current = match.group(1)
+            values.setdefault(current, {})
+            continue
+        if match := re.search(r"Function properties for (\S+)", line):
+            name = match.group(1)
+            current = name if name in values else None
+            continue
+        if current is None:
+            continue
+        fields = values[current]
+        if match := re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line):
+            fields["stack"], fields["spill_st"], fields["spill_ld"] = map(int, match.groups())
+        if match := re.search(r"Used (\d+) registers", line):
+            fields["registers"] = int(match.group(1))
+            if m := re.search(r"used (\d+) barriers", line):
+                fields["barriers"] = int(m.group(1))
+            if m := re.search(r"(\d+) bytes smem", line):
+                fields["smem"] = int(m.group(1))
+            if m := re.search(r"(\d+) bytes cmem\[0\]", line):
+                fields["cmem"] = int(m.group(1))
+            if m := re.search(r"(\d+) bytes lmem", line):
+                fields["stack"] = max(fields.get("stack", 0), int(m.group(1)))
+    for name, fields in values.items():
+        kernels[name] = KernelResources(
+            mangled=name, name=name, registers=fields.get("registers", 0),
+            shared_static_bytes=fields.get("smem", 0), constant_bytes=fields.get("cmem", 0),
+            stack_bytes=fields.get("stack", 0), spill_store_bytes=fields.get("spill_st", 0),
+            spill_load_bytes=fields.get("spill_ld", 0), barriers=fields.get("barriers", 0),
+        )
+    return kernels
+
+
+def _to_wire(result: CompileResult) -> bytes:
+    return msgpack.packb({
+        "format": CACHE_FORMAT, "ok": result.ok, "key": result.key, "arch": result.arch,
+        "cubin": result.cubin, "log": result.log, "seconds": result.seconds,
+        "command": list(result.command),
+        "diagnostics": [[d.file, d.line, d.severity, d.message, d.code] for d in result.diagnostics],
+        "kernels": [[k.mangled, k.name, k.registers, k.shared_static_bytes, k.constant_bytes, k.stack_bytes,
+                     k.spill_store_bytes, k.spill_load_bytes, k.barriers] for k in result.kernels.values()],
+    }, use_bin_type=True)
+
+
+def _from_wire(data: bytes) -> CompileResult | None:
+    try:
+        raw = msgpack.unpackb(data, raw=False)
+    except (ValueError, msgpack.UnpackException):
+        return None
+    if not isinstance(raw, dict) or raw.get("format") != CACHE_FORMAT:
+        return None
+    kernels = {k[0]: KernelResources(*k) for k in raw["kernels"]}
+    return CompileResult(
+        ok=raw["ok"], key=raw["key"], arch=raw["arch"], cubin=raw["cubin"],
+        diagnostics=tuple(Diagnostic(*d) for d in raw["diagnostics"]), kernels=kernels,
+        log=raw["log"], seconds=raw["seconds"], cached=True, command=tuple(raw["command"]),
+    )
+
+
+class CompileCache:
+    """Compile results on disk, one msgpack file per key; a missing dir disables nothing."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _path(self, key: str) -> Path:
+        return self.directory / "compile" / f"{key}.msgpack"
+
+    def get(self, key: str) -> CompileResult | None:
+        path = self._path(key)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        return _from_wire(data)
+
+    def put(self, result: CompileResult) -> None:
+        path = self._path(result.key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(handle, "wb") as out:
+            out.write(_to_wire(result))
+        os.replace(tmp, path)
+
+
+class Compiler:
+    """Compiles CUDA sources to cubins for one arch with one nvcc; thread-safe."""
+
+    def __init__(
+        self,
+        nvcc: Path,
+        *,
+        cache: CompileCache | None = None,
+        flags: Sequence[str] = ("-O3", "-std=c++17"),
+        demangler: Path | None = None,
+        timeout_s: float = 300.0,
+    ) -> None:
+        self.nvcc = nvcc
+        self.cache = cache
+        self.flags = tuple(flags)
+        self.demangle = make_demangler(demangler)
+        self.timeout_s = timeout_s
+        self._version: str | None = None
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str], cache_dir: Path | None) -> Compiler:
+        nvcc = find_nvcc(env)
+        if nvcc is None:
+            raise InputError("nvcc not found on PATH or in $CUDA_HOME/bin; install the CUDA toolkit")
+        return cls(nvcc, cache=CompileCache(cache_dir) if cache_dir else None,
+                   demangler=find_demangler(nvcc, env))
+
+    @property
+    def version(self) -> str:
+        if self._version is None:
+            done = subprocess.run([str(self.nvcc), "--version"], capture_output=True, text=True,
+                                  timeout=60, check=False)
+            match = re.search(r"release [\d.]+, V([\d.]+)", done.stdout)
+            self._version = match.group(1) if match else done.stdout.strip()[-80:]
+        return self._version
+
+    def cache_key(self, source: str, arch: str, include_dirs: Sequence[str] = ()) -> str:
+        digest = hashlib.sha256()
+        for part in (source, " ".join(self.flags), arch, self.version, "\0".join(include_dirs)):
+            digest.update(part.encode())
+            digest.update(b"\0")
+        return digest.hexdigest()
+
+    def compile(self, source: str, *, arch: str = DEFAULT_ARCH, file: str = "kernel.cu",
+                include_dirs: Sequence[str] = ()) -> CompileResult:
+        """Compile `source` (shown as `file` in diagnostics) to a cubin; cached by key."""
+        if not re.fullmatch(r"sm_\d+[af]?", arch):
+            raise InputError(f"arch must look like sm_90, got {arch!r}", key="arch")
+        key = self.cache_key(source, arch, (*include_dirs, file))
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            return hit
+        name = Path(file).name if file.endswith((".cu", ".cuh")) else "kernel.cu"
+        with tempfile.TemporaryDirectory(prefix="regrapht-nvcc-") as tmp:
+            src = Path(tmp) / name
+            src.write_text(source, encoding="utf-8")
+            out = Path(tmp) / "out.cubin"
+            command = [str(self.nvcc), "-cubin", f"-arch={arch}", *self.flags, "-Xptxas", "-v",
+                       *(f"-I{d}" for d in include_dirs), "-o", str(out), name]
+            started = time.monotonic()
+            try:
+                done = subprocess.run(command, cwd=tmp, capture_output=True, text=True,
+                                      timeout=self.timeout_s, check=False)
+                log, returncode = done.stdout + done.stderr, done.returncode
+            except subprocess.TimeoutExpired:
+                log, returncode = f"nvcc timed out after {self.timeout_s:.0f} s", -1
+            seconds = time.monotonic() - started
+            cubin = out.read_bytes() if returncode == 0 and out.is_file() else None
+        diagnostics = parse_diagnostics(log, source_name=name, display_file=file)
+        if returncode != 0 and not any(d.severity == "error" for d in diagnostics):
+            last = log.strip().splitlines()[-1] if log.strip() else f"nvcc exited with {returncode}"
+            diagnostics.append(Diagnostic(file, None, "error", last))
+        kernels = parse_ptxas_report(log) if cubin is not None else {}
+        if kernels and self.demangle is not None:
+            names = self.demangle([k for k in kernels if k.startswith("_Z")])
+            kernels = {k: replace(v, name=names.get(k, k)) for k, v in kernels.items()}
+        result = CompileResult(ok=cubin is not None, key=key, arch=arch, cubin=cubin,
+                               diagnostics=tuple(diagnostics), kernels=kernels, log=log,
+                               seconds=seconds, command=tuple(command))
+        if self.cache is not None and returncode != -1:
+            self.cache.put(result)
+        return result
+
+    def compile_many(self, jobs: Sequence[tuple[str, str]], *, arch: str = DEFAULT_ARCH,
+                     include_dirs: Sequence[str] = (), workers: int | None = None) -> list[CompileResult]:
+        """Compile `(source, file)` pairs in parallel across CPU cores; results in input order."""
+        count = workers or max(1, os.cpu_count() or 1)
+        with ThreadPoolExecutor(max_workers=count) as pool:
+            futures = [pool.submit(self.compile, s, arch=arch, file=f, include_dirs=include_dirs)
+                       for s, f in jobs]
+            return [f.result() for f in futures]

@@ -1,0 +1,328 @@
+"""`CudaEvaluator`: the `Evaluator` of validate/types.py, for one kernel of one file and spec.
+
+Owns the pipeline for a candidate: contract check (same kernel name and parameter list, else
+"rejected") -> launch configuration evaluated with the spec's scalars -> nvcc (cached) ->
+kernel lookup by mangled name -> differential check against the original in the GPU worker
+(several seeds, the spec size and an odd size, repeated and reordered runs, poisoned outputs,
+guarded buffers) -> timing (median of >= 20 runs, L2 flushed) -> an `Evaluation`. Without a
+device, compiled candidates are "unverified" with reason "no CUDA device present" and never
+get a timing. All GPU work holds the GPU lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+from regrapht.errors import InputError
+from regrapht.spec.model import KernelSpec, Spec
+from regrapht.spec.resolve import ResolvedKernel, odd_size_variant, resolve
+from regrapht.validate.compiler import DEFAULT_ARCH, Compiler, CompileResult, KernelResources
+from regrapht.validate.gpu_lock import GpuLock, GpuLockTimeout
+from regrapht.validate.mangle import find_entry
+from regrapht.validate.occupancy import Occupancy, occupancy
+from regrapht.validate.signature import contract_violation
+from regrapht.validate.types import Candidate, Evaluation, LaunchConfig, Timing
+from regrapht.validate.worker import GpuWorker, WorkerFailure
+
+NO_DEVICE = "no CUDA device present"
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    seeds: tuple[int, ...] = (1, 2, 3)  # fresh inputs per seed, at the spec size
+    odd_size: bool = True  # also check a size that is not a multiple of the block size
+    odd_size_cap: int = 1 << 20
+    repeat_first_seed: bool = True  # re-run seed 1 last: caching across calls / launch order
+    check_timeout_s: float = 60.0
+    time_timeout_s: float = 120.0
+    warmup: int = 3
+    min_runs: int = 20
+    max_runs: int = 200
+    target_timing_ms: float = 300.0  # total kernel time to aim for when choosing the run count
+    faster_margin: float = 0.02  # "faster" means a speedup above 1 + margin
+    lock_timeout_s: float | None = 600.0
+
+
+def resources_dict(resources: KernelResources) -> dict[str, int]:
+    """The CLI contract's `resources` object."""
+    return {"registers": resources.registers, "shared_bytes": resources.shared_static_bytes,
+            "spill_bytes": resources.spill_bytes, "local_bytes": resources.local_bytes}
+
+
+def occupancy_for(arch: str, resources: KernelResources, resolved: ResolvedKernel) -> Occupancy | None:
+    return occupancy(arch, threads_per_block=resolved.threads_per_block, registers=resources.registers,
+                     shared_static=resources.shared_static_bytes, shared_dynamic=resolved.shared_bytes)
+
+
+def device_arch(info: Mapping[str, Any]) -> str | None:
+    device = info.get("device")
+    if not isinstance(device, dict):
+        return None
+    return f"sm_{device['cc'][0]}{device['cc'][1]}"
+
+
+def timing_from(times_ms: Sequence[float]) -> Timing:
+    ordered = sorted(times_ms)
+
+    def pct(p: float) -> float:
+        if len(ordered) == 1:
+            return ordered[0]
+        pos = p * (len(ordered) - 1)
+        low, high = math.floor(pos), math.ceil(pos)
+        return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+    return Timing(median_ms=pct(0.5), p10_ms=pct(0.1), p90_ms=pct(0.9), runs=len(ordered))
+
+
+class CudaEvaluator:
+    """Validates candidates of `kernel_name` against `original_source` under `spec`.
+
+    Construction compiles the original (an `InputError` if it does not compile or the kernel
+    is not found with the spec's parameter types). `worker=None` means no device.
+    """
+
+    def __init__(
+        self,
+        original_source: str,
+        kernel_name: str,
+        spec: Spec | KernelSpec,
+        *,
+        arch: str | None,
+        worker: GpuWorker | None,
+        cache_dir: Path,
+        compiler: Compiler | None = None,
+        file: str = "original.cu",
+        include_dirs: Sequence[str] = (),
+        gpu_lock: GpuLock | None = None,
+        settings: CheckSettings | None = None,
+        env: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.kernel = spec.kernel(kernel_name) if isinstance(spec, Spec) else spec
+        self.file = file
+        self.include_dirs = tuple(include_dirs)
+        self.cache_dir = cache_dir
+        self.settings = settings or CheckSettings()
+        self.compiler = compiler or Compiler.from_environment(env if env is not None else os.environ, cache_dir)
+        self.clock = clock
+        self.gpu_lock = gpu_lock or GpuLock.in_dir(cache_dir)
+        self.worker = worker
+        info = worker.info() if worker is not None else {"device": None, "reason": NO_DEVICE}
+        device = info.get("device")
+        self.device: dict[str, Any] | None = device if isinstance(device, dict) else None
+        self.no_device_reason = NO_DEVICE if self.device is None else ""
+        if self.device is None and worker is not None and info.get("reason"):
+            self.no_device_reason = f"{NO_DEVICE} ({info['reason']})"
+        self.gpu_name: str | None = self.device["name"] if self.device else None
+        self.arch: str = arch or device_arch(info) or DEFAULT_ARCH
+        self.params = tuple(a.ctype for a in self.kernel.args)
+        self.resolved = resolve(self.kernel)
+        overrides = odd_size_variant(self.kernel, self.resolved, cap=self.settings.odd_size_cap) \
+            if self.settings.odd_size else None
+        self.odd_overrides = overrides
+        self.original = self.compiler.compile(original_source, arch=self.arch, file=file,
+                                              include_dirs=self.include_dirs)
+        if not self.original.ok:
+            error = self.original.errors[0] if self.original.errors else None
+            raise InputError(f"the original does not compile: {error.message if error else self.original.first_error()}",
+                             file=error.file if error else file, line=error.line if error else None)
+        entry = find_entry(self.original.entries(), self.kernel.name, self.params, self.compiler.demangle)
+        if entry is None:
+            raise InputError(
+                f"kernel {self.kernel.signature()} not found in the compiled original "
+                f"(entries: {', '.join(k.name for k in self.original.kernels.values()) or 'none'})",
+                file=file, key=self.kernel.key(".name"))
+        self.original_entry = entry
+        self._baseline: Timing | None = None
+        self._baseline_done = False
+
+    # -- what needs no device -----------------------------------------------------------------
+    def resources(self) -> KernelResources:
+        return self.original.kernels[self.original_entry]
+
+    def occupancy(self) -> Occupancy | None:
+        return occupancy_for(self.arch, self.resources(), self.resolved)
+
+    @property
+    def has_device(self) -> bool:
+        return self.worker is not None and self.device is not None
+
+    # -- the protocol -------------------------------------------------------------------------
+    def baseline(self) -> Timing | None:
+        """The original's timing at the spec size (None without a device); measured once."""
+        if not self._baseline_done:
+            self._baseline_done = True
+            if self.has_device:
+                result = self._time(self.original, self.original_entry, self.resolved)
+                self._baseline = result if isinstance(result, Timing) else None
+                if isinstance(result, str):
+                    raise InputError(f"the original kernel failed on the GPU: {result}", file=self.file)
+        return self._baseline
+
+    def evaluate(self, candidate: Candidate) -> Evaluation:
+        return self.evaluate_many([candidate])[0]
+
+    def evaluate_many(self, candidates: Sequence[Candidate]) -> list[Evaluation]:
+        """Evaluate several candidates: compiled in parallel across cores, checked one by one."""
+        prepared: list[Evaluation | tuple[ResolvedKernel, dict[str, int] | None]] = []
+        to_compile: list[int] = []
+        for i, candidate in enumerate(candidates):
+            early = self._precheck(candidate)
+            prepared.append(early)
+            if not isinstance(early, Evaluation):
+                to_compile.append(i)
+        compiled = self.compiler.compile_many(
+            [(candidates[i].source, "candidate.cu") for i in to_compile], arch=self.arch,
+            include_dirs=self.include_dirs)
+        results: list[Evaluation] = []
+        by_index = dict(zip(to_compile, compiled, strict=True))
+        for i, candidate in enumerate(candidates):
+            early = prepared[i]
+            if isinstance(early, Evaluation):
+                results.append(early)
+                continue
+            results.append(self._finish(candidate, by_index[i], early[0]))
+        return results
+
+    # -- steps --------------------------------------------------------------------------------
+    def _precheck(self, candidate: Candidate) -> Evaluation | tuple[ResolvedKernel, dict[str, int] | None]:
+        violation = contract_violation(candidate.source, self.kernel.name, self.params)
+        if violation is not None:
+            return Evaluation("rejected", violation)
+        try:
+            resolved = resolve(self.kernel, launch=candidate.launch)
+        except InputError as error:
+            return Evaluation("rejected", f"launch configuration: {error}")
+        return resolved, None
+
+    def _finish(self, candidate: Candidate, compiled: CompileResult, resolved: ResolvedKernel) -> Evaluation:
+        details: dict[str, object] = {"compile_s": round(compiled.seconds, 3), "compile_cached": compiled.cached}
+        if not compiled.ok:
+            return Evaluation("compile_error", compiled.first_error(), details=details)
+        entry = find_entry(compiled.entries(), self.kernel.name, self.params, self.compiler.demangle)
+        if entry is None:
+            entry = find_entry(compiled.entries(), self.kernel.name, self.params, self.compiler.demangle,
+                               ignore_template_args=True)
+        if entry is None:
+            return Evaluation("rejected", f"the compiled candidate has no kernel {self.kernel.signature()}",
+                              details=details)
+        resources = compiled.kernels[entry]
+        occ = occupancy_for(self.arch, resources, resolved)
+        details.update(entry=entry, resources=resources_dict(resources),
+                       occupancy=None if occ is None else round(occ.occupancy, 4),
+                       launch={"grid": list(resolved.grid), "block": list(resolved.block),
+                               "shared_bytes": resolved.shared_bytes})
+        if occ is not None and occ.blocks_per_sm == 0:
+            return Evaluation("crashed", f"cannot launch: {occ.limited_by}", details=details)
+        if not self.has_device:
+            return Evaluation("unverified", self.no_device_reason, details=details)
+        started = self.clock()
+        verdict = self._check(compiled, entry, candidate.launch)
+        details["check_s"] = round(self.clock() - started, 3)
+        if verdict is not None:
+            return Evaluation(verdict[0], verdict[1], details=details)  # type: ignore[arg-type]
+        baseline = self.baseline()
+        started = self.clock()
+        timed = self._time(compiled, entry, resolved)
+        details["time_s"] = round(self.clock() - started, 3)
+        if isinstance(timed, WorkerFailure):
+            return Evaluation(timed.kind, timed.reason, details=details)
+        if isinstance(timed, str):
+            return Evaluation("crashed", timed, details=details)
+        speedup = baseline.median_ms / timed.median_ms if baseline and timed.median_ms > 0 else None
+        outcome = "faster" if speedup is not None and speedup > 1 + self.settings.faster_margin else "slower"
+        details["baseline_ms"] = baseline.median_ms if baseline else None
+        return Evaluation(outcome, "", timing=timed, speedup=speedup, details=details)  # type: ignore[arg-type]
+
+    def trial_plan(self, launch: LaunchConfig | None) -> list[dict[str, Any]]:
+        """The trials of one check, in order: (original wire kernel, candidate wire kernel, seed)."""
+        plans: list[dict[str, Any]] = []
+        sizes: list[dict[str, int] | None] = [None]
+        if self.odd_overrides is not None:
+            sizes.append(self.odd_overrides)
+        seeds = list(self.settings.seeds)
+        for size_index, overrides in enumerate(sizes):
+            original = resolve(self.kernel, overrides=overrides)
+            candidate = resolve(self.kernel, overrides=overrides, launch=launch)
+            for seed in (seeds if size_index == 0 else [seeds[-1] + 100]):
+                plans.append({"original": original.to_wire(), "candidate": candidate.to_wire(), "seed": seed,
+                              "label": f"seed {seed}" + (f", {overrides}" if overrides else "")})
+        if self.settings.repeat_first_seed and len(plans) > 1:
+            again = dict(plans[0])
+            again["label"] = f"seed {seeds[0]} again, after the other trials"
+            again["candidate_runs"] = 2
+            plans.append(again)
+        return plans
+
+    def _check(self, compiled: CompileResult, entry: str, launch: LaunchConfig) -> tuple[str, str] | None:
+        assert self.worker is not None
+        try:
+            trials = self.trial_plan(launch)
+        except InputError as error:
+            return "rejected", f"launch configuration at the check sizes: {error}"
+        request = {"op": "check", "original": {"cubin": self.original.cubin, "entry": self.original_entry},
+                   "candidate": {"cubin": compiled.cubin, "entry": entry}, "trials": trials}
+        try:
+            with self.gpu_lock.hold(self.settings.lock_timeout_s):
+                reply = self.worker.call(request, timeout_s=self.settings.check_timeout_s)
+        except GpuLockTimeout as error:
+            return "timeout", str(error)
+        if isinstance(reply, WorkerFailure):
+            return reply.kind, reply.reason
+        status = reply.get("status")
+        if status == "ok":
+            return None
+        if status == "wrong":
+            return "wrong", str(reply.get("reason"))
+        if status == "original_failed":
+            raise InputError(f"the original kernel failed on the GPU: {reply.get('reason')}", file=self.file)
+        return "crashed", str(reply.get("reason", f"unexpected worker reply {status!r}"))
+
+    def _time(self, compiled: CompileResult, entry: str, resolved: ResolvedKernel) -> Timing | WorkerFailure | str:
+        assert self.worker is not None
+        key = self._timing_key(compiled, entry, resolved)
+        request = {"op": "time", "module": {"cubin": compiled.cubin, "entry": entry}, "kernel": resolved.to_wire(),
+                   "warmup": self.settings.warmup, "min_runs": self.settings.min_runs,
+                   "max_runs": self.settings.max_runs, "target_ms": self.settings.target_timing_ms}
+        del key
+        try:
+            with self.gpu_lock.hold(self.settings.lock_timeout_s):
+                reply = self.worker.call(request, timeout_s=self.settings.time_timeout_s)
+        except GpuLockTimeout as error:
+            return WorkerFailure("timeout", str(error))
+        if isinstance(reply, WorkerFailure):
+            return reply
+        if reply.get("status") != "ok":
+            return str(reply.get("reason", "timing failed"))
+        return timing_from(reply["times_ms"])
+
+    def _timing_key(self, compiled: CompileResult, entry: str, resolved: ResolvedKernel) -> str:
+        digest = hashlib.sha256(msgpack.packb([compiled.key, entry, resolved.to_wire(), self.gpu_name]))
+        return digest.hexdigest()
+
+
+@dataclass
+class EvaluatorFactory:
+    """Builds evaluators that share one worker, compiler and lock (what search and the server use)."""
+
+    cache_dir: Path
+    worker: GpuWorker | None
+    compiler: Compiler
+    settings: CheckSettings = field(default_factory=CheckSettings)
+    gpu_lock: GpuLock | None = None
+
+    def create(self, original_source: str, kernel_name: str, spec: Spec | KernelSpec, *,
+               arch: str | None = None, file: str = "original.cu") -> CudaEvaluator:
+        return CudaEvaluator(original_source, kernel_name, spec, arch=arch, worker=self.worker,
+                             cache_dir=self.cache_dir, compiler=self.compiler, file=file,
+                             include_dirs=(str(Path(file).resolve().parent),) if file != "original.cu" else (),
+                             gpu_lock=self.gpu_lock or GpuLock.in_dir(self.cache_dir), settings=self.settings)

@@ -1,0 +1,149 @@
+"""Itanium C++ names of kernels: mangling `name(params)` and matching ptxas entry names.
+
+Owns how a spec's kernel (name + parameter types) is found in a compiled module. The lookup is:
+1. an `extern "C"` kernel: the entry whose name is the plain kernel name;
+2. a non-template kernel: the Itanium mangled name computed here (`saxpy(int, float, float*,
+   float*)` -> `_Z5saxpyifPfS_`, `const float*` -> `PKf`, `__restrict__` ignored);
+3. anything else (templates, namespaces): every entry is demangled with `cu++filt`/`c++filt`
+   (passed in by the caller) and its normalised signature compared with the spec's.
+Computing template manglings here is not attempted: they depend on how the parameters are
+written in the template (`T*` vs `float*`), which only the compiler knows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from regrapht.errors import InputError
+from regrapht.spec.ctypes_ import CType, parse_ctype
+
+
+def _source_name(name: str) -> str:
+    parts = [p for p in name.split("::") if p]
+    if len(parts) == 1:
+        return f"{len(parts[0])}{parts[0]}"
+    return "N" + "".join(f"{len(p)}{p}" for p in parts) + "E"
+
+
+def mangle(name: str, params: Sequence[CType]) -> str:
+    """The Itanium mangled name of the non-template function `name(params)`."""
+    out = "_Z" + _source_name(name)
+    if not params:
+        return out + "v"
+    substitutions: list[str] = []
+
+    def sub_ref(index: int) -> str:
+        return "S_" if index == 0 else f"S{_base36(index - 1)}_"
+
+    for param in params:
+        if not param.pointer:
+            out += param.info.code
+            continue
+        pieces = []  # components in completion order: (K base) then (P K base)
+        inner = param.info.code
+        if param.const:
+            pieces.append("K" + inner)
+        pieces.append("P" + ("K" if param.const else "") + inner)
+        full = pieces[-1]
+        if full in substitutions:
+            out += sub_ref(substitutions.index(full))
+            continue
+        if param.const and pieces[0] in substitutions:
+            out += "P" + sub_ref(substitutions.index(pieces[0]))
+            substitutions.append(full)
+            continue
+        out += full
+        substitutions.extend(pieces)
+    return out
+
+
+def _base36(value: int) -> str:
+    digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    if value == 0:
+        return "0"
+    text = ""
+    while value:
+        value, rem = divmod(value, 36)
+        text = digits[rem] + text
+    return text
+
+
+def normalise_signature(demangled: str) -> tuple[str, str | None, tuple[CType, ...]] | None:
+    """`void scale<float, 4>(float*, int)` -> ("scale", "float,4", (float*, int)); None if the
+    text is not a function signature with supported parameter types."""
+    match = re.fullmatch(r"\s*(?:void\s+)?([A-Za-z_][\w:]*)\s*(?:<(.*)>)?\s*\((.*)\)\s*", demangled)
+    if match is None:
+        return None
+    name, targs, params_text = match.group(1), match.group(2), match.group(3).strip()
+    params: list[CType] = []
+    if params_text and params_text != "void":
+        for part in _split_top(params_text):
+            try:
+                params.append(parse_ctype(part))
+            except InputError:
+                return None
+    template = re.sub(r"\s+", "", targs) if targs is not None else None
+    return name, template, tuple(params)
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for char in text:
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+            continue
+        depth += {"<": 1, "(": 1, ">": -1, ")": -1}.get(char, 0)
+        current += char
+    parts.append(current.strip())
+    return parts
+
+
+def _normal_targs(text: str | None) -> str | None:
+    if text is None:
+        return None
+    # cu++filt writes `4` as `4`, bools as `true`; unsigned literals as `4u`
+    return re.sub(r"(?<=\d)[uUlL]+", "", re.sub(r"\s+", "", text))
+
+
+def find_entry(
+    entries: Sequence[str],
+    name: str,
+    params: Sequence[CType],
+    demangle: Callable[[Sequence[str]], dict[str, str]] | None,
+    *,
+    ignore_const: bool = False,
+    ignore_template_args: bool = False,
+) -> str | None:
+    """The entry (mangled name) of kernel `name` (maybe `f<float, 4>`) with `params`, or None."""
+    base = name.split("<", 1)[0].strip()
+    targs = _normal_targs(name[name.index("<") + 1: name.rindex(">")]) if "<" in name else None
+    if targs is None and base in entries:
+        return base
+    if targs is None:
+        mangled = mangle(base, params)
+        if mangled in entries:
+            return mangled
+    if demangle is None:
+        return None
+    wanted = tuple(params)
+    names = demangle([e for e in entries if e.startswith("_Z")])
+    matches = []
+    for entry, text in names.items():
+        parsed = normalise_signature(text)
+        if parsed is None:
+            continue
+        got_name, got_targs, got_params = parsed
+        if got_name != base and got_name.split("::")[-1] != base:
+            continue
+        if not ignore_template_args and _normal_targs(got_targs) != targs:
+            continue
+        if ignore_const:
+            same = len(got_params) == len(wanted) and all(
+                a.base == b.base and a.pointer == b.pointer for a, b in zip(got_params, wanted, strict=True))
+        else:
+            same = got_params == wanted
+        if same:
+            matches.append(entry)
+    return matches[0] if len(matches) == 1 else None
