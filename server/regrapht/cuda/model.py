@@ -1,0 +1,307 @@
+"""The CUDA source model: what `parse_source` extracts from a .cu file, as plain frozen data.
+
+Everything here is immutable and carries `regrapht.text.Span`s (0-based line, code-point
+character). Facts found inside a function (loops, memory accesses, atomics, ...) hang off that
+`Function`; `SourceModel` offers flattened views and look-ups (kernel at a position, launch
+sites of a kernel). Thread-index analysis results are `Coefficient`s: how an index expression
+moves when `threadIdx.x` grows by one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from regrapht.text import Position, Span
+
+FunctionKind = Literal["global", "device", "host"]
+MemorySpace = Literal["global", "shared", "local", "unknown"]
+AccessKind = Literal["read", "write", "readwrite", "address"]  # "address": &a[i] (atomics, pointers)
+CoefficientKind = Literal["none", "unit", "constant", "runtime", "nonaffine"]
+LoopKind = Literal["for", "while", "do"]
+
+
+@dataclass(frozen=True)
+class Expr:
+    """A source expression: its exact text and where it is."""
+
+    text: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Coefficient:
+    """How an index changes per +1 of a thread index (usually threadIdx.x).
+
+    kind: "none" (independent of it), "unit" (+-1: consecutive threads, consecutive elements),
+    "constant" (a literal stride other than +-1, `value` holds it), "runtime" (a stride only
+    known at run time, e.g. `N`; `text` spells it), "nonaffine" (it depends on the thread
+    index through `%`, `/`, a load, ...).
+    """
+
+    kind: CoefficientKind
+    value: int | None = None
+    text: str = ""
+
+    @property
+    def depends(self) -> bool:
+        return self.kind != "none"
+
+
+NO_COEFFICIENT = Coefficient("none", 0, "0")
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    type_text: str  # the declaration without the name, e.g. "const float *__restrict__"
+    base_type: str  # "float", "T", "unsigned int"
+    is_pointer: bool
+    is_const: bool  # the pointee (or, for a value, the value) is const
+    is_restrict: bool
+    span: Span  # the whole declaration
+    name_span: Span | None
+    star_end: Position | None  # just after the (last) `*`, where `__restrict__` would go
+
+
+@dataclass(frozen=True)
+class Loop:
+    kind: LoopKind
+    span: Span
+    header_span: Span  # `for (...)` / `while (...)`; for `do`, the `do` keyword
+    variable: str | None  # the induction variable, when one is recognisable
+    init: str
+    condition: str
+    step: str
+    depth: int  # 1 for an outermost loop of its function
+    function: str
+    unrolled: bool  # preceded by `#pragma unroll`
+    trip_count: int | None  # when `for (i = 0; i < CONST; i++)`-shaped
+    parent: int | None  # index of the enclosing loop in Function.loops
+
+
+@dataclass(frozen=True)
+class MemoryAccess:
+    """`array[index]...` in device code."""
+
+    array: str
+    space: MemorySpace
+    indices: tuple[Expr, ...]  # one per subscript, outermost first (`t[a][b]` -> a, b)
+    span: Span  # the whole subscript expression
+    access: AccessKind
+    loop_depth: int
+    loop: int | None  # innermost enclosing loop, an index into Function.loops
+    loop_vars: tuple[str, ...]  # induction variables the (flattened) index uses
+    tid_x: Coefficient  # per +1 of threadIdx.x, of the last index (after resolving locals)
+    tid_y: Coefficient
+    thread_dependent: bool  # any index depends on threadIdx
+    data_dependent: bool  # some index is loaded from memory (`bins[data[i]]`)
+    element_type: str  # "float", "float4", "" when unknown
+    index_tid_x: tuple[Coefficient, ...] = ()  # tid_x per subscript, for multi-dim arrays
+    unit_stride_loop_vars: tuple[str, ...] = ()  # loop variables that step the index by +-1
+
+
+@dataclass(frozen=True)
+class Atomic:
+    function: str  # atomicAdd, atomicCAS, ...
+    target: Expr  # the address argument
+    span: Span
+    space: MemorySpace
+    array: str | None
+    thread_dependent: bool  # the address differs between threads
+    data_dependent: bool  # the address is computed from loaded data (histograms)
+    single_thread_guard: bool  # under `if (tid == 0)`-like guards: runs once per warp/block
+    loop_depth: int
+
+
+@dataclass(frozen=True)
+class SyncCall:
+    span: Span
+    under_thread_branch: bool  # inside a branch whose condition depends on the thread
+    branch_condition: str
+
+
+@dataclass(frozen=True)
+class Branch:
+    kind: Literal["if", "while", "for", "do", "ternary"]
+    condition: Expr
+    span: Span  # the whole statement
+    thread_dependent: bool
+    modulus: Expr | None  # `k` of a `threadIdx.x % k` (or `& (k-1)`) in the condition
+    modulus_value: int | None  # k when it is a constant
+
+
+@dataclass(frozen=True)
+class SharedArray:
+    name: str
+    element_type: str
+    dims: tuple[str, ...]  # texts, "" for `[]`
+    dim_values: tuple[int | None, ...]
+    dim_spans: tuple[Span, ...]  # the size expressions (or the empty `[]` position)
+    span: Span
+    is_extern: bool
+    function: str | None  # None at file scope
+
+
+@dataclass(frozen=True)
+class FloatLiteral:
+    """A floating literal without an `f` suffix (double precision) in float-only code."""
+
+    text: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class MathCall:
+    """A double-precision math function (`sqrt`) called in float-only code."""
+
+    name: str
+    float_name: str  # "sqrtf"
+    span: Span  # the name only
+    call_span: Span
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str
+    span: Span
+    args: tuple[Expr, ...]
+    in_loop: bool
+
+
+@dataclass(frozen=True)
+class LaunchSite:
+    kernel: str
+    grid: Expr
+    block: Expr
+    shared: Expr | None
+    stream: Expr | None
+    args: tuple[Expr, ...]
+    host_function: str | None
+    span: Span
+    in_loop: bool
+    block_dims: tuple[int | None, ...] | None = None  # (16, 16) when resolvable
+    grid_dims: tuple[int | None, ...] | None = None
+
+    @property
+    def threads_per_block(self) -> int | None:
+        if not self.block_dims or any(d is None for d in self.block_dims):
+            return None
+        product = 1
+        for dim in self.block_dims:
+            product *= dim or 0
+        return product
+
+
+@dataclass(frozen=True)
+class Dim3:
+    """`dim3 name(x, y, z)` (or `= dim3(...)`, `= {...}`)."""
+
+    name: str
+    components: tuple[Expr, ...]
+    values: tuple[int | None, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class MallocCall:
+    function: str  # cudaMalloc, cudaMallocManaged, ...
+    pointer: str | None
+    size: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    kind: FunctionKind
+    name_span: Span
+    span: Span
+    body_span: Span | None
+    return_type: str
+    template_parameters: tuple[str, ...]
+    parameters: tuple[Parameter, ...]
+    launch_bounds: tuple[str, ...]
+    extern_c: bool
+    uses_double: bool
+    # facts inside the body, in source order
+    loops: tuple[Loop, ...] = ()
+    accesses: tuple[MemoryAccess, ...] = ()
+    atomics: tuple[Atomic, ...] = ()
+    syncs: tuple[SyncCall, ...] = ()
+    branches: tuple[Branch, ...] = ()
+    shared_arrays: tuple[SharedArray, ...] = ()
+    float_literals: tuple[FloatLiteral, ...] = ()
+    math_calls: tuple[MathCall, ...] = ()
+    calls: tuple[Call, ...] = ()  # every plain call (cudaMemcpy, __shfl_down_sync, helpers)
+    launches: tuple[LaunchSite, ...] = ()
+    dim3s: tuple[Dim3, ...] = ()
+    mallocs: tuple[MallocCall, ...] = ()
+    written_pointers: frozenset[str] = frozenset()  # params written through or escaping
+
+    @property
+    def signature(self) -> str:
+        template = f"template <{', '.join(self.template_parameters)}> " if self.template_parameters else ""
+        qualifier = {"global": "__global__ ", "device": "__device__ ", "host": ""}[self.kind]
+        params = ", ".join(f"{p.type_text} {p.name}".strip() for p in self.parameters)
+        return f"{template}{qualifier}{self.return_type} {self.name}({params})"
+
+    def parameter(self, name: str) -> Parameter | None:
+        return next((p for p in self.parameters if p.name == name), None)
+
+
+@dataclass(frozen=True)
+class SourceModel:
+    functions: tuple[Function, ...]
+    file_shared_arrays: tuple[SharedArray, ...] = ()
+    constants: tuple[tuple[str, int], ...] = ()  # `#define N 256`, `constexpr int N = 256`
+    warnings: tuple[str, ...] = ()  # what was skipped and why
+    has_errors: bool = False  # the tree has syntax errors (half-typed code)
+    line_count: int = 0
+
+    @property
+    def kernels(self) -> tuple[Function, ...]:
+        return tuple(f for f in self.functions if f.kind == "global")
+
+    @property
+    def device_functions(self) -> tuple[Function, ...]:
+        return tuple(f for f in self.functions if f.kind == "device")
+
+    @property
+    def host_functions(self) -> tuple[Function, ...]:
+        return tuple(f for f in self.functions if f.kind == "host")
+
+    @property
+    def launches(self) -> tuple[LaunchSite, ...]:
+        return tuple(site for f in self.functions for site in f.launches)
+
+    @property
+    def dim3s(self) -> tuple[Dim3, ...]:
+        return tuple(d for f in self.functions for d in f.dim3s)
+
+    @property
+    def mallocs(self) -> tuple[MallocCall, ...]:
+        return tuple(m for f in self.functions for m in f.mallocs)
+
+    @property
+    def shared_arrays(self) -> tuple[SharedArray, ...]:
+        return self.file_shared_arrays + tuple(s for f in self.functions for s in f.shared_arrays)
+
+    def kernel(self, name: str) -> Function | None:
+        """The first `__global__` function called `name`."""
+        return next((f for f in self.functions if f.kind == "global" and f.name == name), None)
+
+    def function_at(self, position: Position) -> Function | None:
+        """The innermost function whose whole span contains `position`."""
+        found = None
+        for function in self.functions:
+            if function.span.contains(position):
+                found = function
+        return found
+
+    def kernel_at(self, position: Position) -> Function | None:
+        function = self.function_at(position)
+        return function if function is not None and function.kind == "global" else None
+
+    def launches_of(self, kernel: str) -> tuple[LaunchSite, ...]:
+        return tuple(site for site in self.launches if site.kernel == kernel)

@@ -1,0 +1,196 @@
+"""Parsing .cu text into a `SourceModel`: the tree-sitter parser, decoding, and the model builder.
+
+`parse_source(text)` is the one-shot entry point. `ModelBuilder` turns a tree into a model and
+keeps a per-function cache keyed by the function's bytes (and the text before it on its first
+line), so that after an edit only the changed functions are re-extracted; cached functions are
+shifted to their new line. `SourceDocument` (document.py) owns a builder per open file.
+
+Never raises on bad input: tree-sitter is error-tolerant, walks are iterative, and anything
+that cannot be understood is skipped and logged at DEBUG level.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import fields, is_dataclass, replace
+from typing import Any
+
+import tree_sitter_cuda
+from tree_sitter import Language, Node, Parser, Tree
+
+from regrapht.cuda.extract import FunctionExtractor, Positions, declarator_name, int_literal, node_text
+from regrapht.cuda.model import Function, SharedArray, SourceModel
+from regrapht.text import Position, Span
+
+log = logging.getLogger(__name__)
+
+# Nodes whose children may hold function definitions at file scope.
+CONTAINERS = frozenset({
+    "translation_unit", "linkage_specification", "declaration_list", "namespace_definition",
+    "template_declaration", "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef",
+    "ERROR",
+})
+_DEFINE_VALUE = re.compile(r"^\(?\s*([0-9][0-9a-fA-FxX']*[uUlL]*)\s*\)?$")
+MAX_CACHE_ENTRIES = 4096
+
+
+def make_parser() -> Parser:
+    """A parser for CUDA (tree-sitter-cuda)."""
+    return Parser(Language(tree_sitter_cuda.language()))
+
+
+def encode_source(text: str) -> bytes:
+    # A lone surrogate cannot be UTF-8: "?" keeps one byte for one code point, so columns hold.
+    return text.encode("utf-8", errors="replace")
+
+
+def decode_source(data: bytes) -> tuple[str, list[str]]:
+    """Bytes of a file -> text, with warnings for what had to be repaired (never raises)."""
+    warnings: list[str] = []
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        warnings.append(f"not valid UTF-8 (first bad byte at offset {error.start}); undecodable bytes replaced")
+        text = data.decode("utf-8", errors="replace")
+    if "\x00" in text:
+        warnings.append("contains NUL bytes; is this a binary file?")
+    return text, warnings
+
+
+def parse_source(text: str) -> SourceModel:
+    """Parse a whole .cu/.cuh text into a `SourceModel` (never raises)."""
+    source = encode_source(text)
+    tree = make_parser().parse(source)
+    return ModelBuilder().build(tree, source)
+
+
+class ModelBuilder:
+    """Builds `SourceModel`s from trees, reusing the facts of functions whose text did not change."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[bytes, bytes, tuple[str, ...], bool, int], tuple[int, Function]] = {}
+
+    def build(self, tree: Tree, source: bytes) -> SourceModel:
+        items, constants, file_shared_nodes, skipped = _top_level_items(tree.root_node)
+        positions = Positions(source)
+        extractor = FunctionExtractor(positions, constants, {})
+        file_shared: list[SharedArray] = []
+        for declaration, target, name, type_text, is_extern in file_shared_nodes:
+            file_shared.append(extractor.shared_array(declaration, target, name, type_text, is_extern, None))
+        shared_types = {s.name: s.element_type for s in file_shared}
+        context_key = hash((tuple(sorted(constants.items())), tuple(sorted(shared_types.items()))))
+        functions: list[Function] = []
+        new_cache: dict[tuple[bytes, bytes, tuple[str, ...], bool, int], tuple[int, Function]] = {}
+        for node, template_parameters, extern_c in items:
+            row = node.start_point.row
+            line_prefix = source[node.start_byte - node.start_point.column : node.start_byte]
+            key = (line_prefix, node.text or b"", template_parameters, extern_c, context_key)
+            cached = self._cache.get(key) or new_cache.get(key)
+            if cached is None:
+                relative = FunctionExtractor(Positions(source, base_row=row), constants, shared_types)
+                function = relative.extract(node, template_parameters, extern_c)
+                if function is None:
+                    skipped.append(f"line {row + 1}: function definition without a name")
+                    continue
+                cached = (row, function)
+            new_cache[key] = cached
+            functions.append(shift_rows(cached[1], row) if row else cached[1])
+        # Only the functions of the latest tree stay cached: memory is bounded by the file.
+        self._cache = new_cache if len(new_cache) <= MAX_CACHE_ENTRIES else {}
+        for message in skipped:
+            log.debug("skipped: %s", message)
+        return SourceModel(
+            functions=tuple(functions),
+            file_shared_arrays=tuple(file_shared),
+            constants=tuple(sorted(constants.items())),
+            warnings=tuple(skipped),
+            has_errors=tree.root_node.has_error,
+            line_count=tree.root_node.end_point.row + 1,
+        )
+
+
+def _top_level_items(root: Node) -> tuple[
+    list[tuple[Node, tuple[str, ...], bool]],
+    dict[str, int],
+    list[tuple[Node, Node | None, str, str, bool]],
+    list[str],
+]:
+    """File-scope function definitions (with template parameters and extern "C"), integer
+    constants, and `__shared__` declarations, in source order."""
+    items: list[tuple[Node, tuple[str, ...], bool]] = []
+    constants: dict[str, int] = {}
+    shared: list[tuple[Node, Node | None, str, str, bool]] = []
+    skipped: list[str] = []
+    stack: list[tuple[Node, tuple[str, ...], bool]] = [(root, (), False)]
+    while stack:
+        node, template_parameters, extern_c = stack.pop()
+        node_type = node.type
+        if node_type == "function_definition":
+            items.append((node, template_parameters, extern_c))
+            continue
+        if node_type == "preproc_def":
+            name = node_text(node.child_by_field_name("name"))
+            match = _DEFINE_VALUE.match(node_text(node.child_by_field_name("value")).strip())
+            value = int_literal(match.group(1)) if match else None
+            if value is not None:
+                constants[name] = value
+            continue
+        if node_type == "declaration":
+            _file_declaration(node, constants, shared)
+            continue
+        if node_type not in CONTAINERS:
+            continue
+        if node_type == "ERROR":
+            skipped.append(f"line {node.start_point.row + 1}: syntax error, parsed around it")
+        inner_templates = template_parameters
+        inner_extern = extern_c
+        if node_type == "template_declaration":
+            parameters = node.child_by_field_name("parameters")
+            inner_templates = tuple(node_text(p) for p in parameters.named_children) if parameters else ()
+        elif node_type == "linkage_specification":
+            inner_extern = extern_c or '"C"' in node_text(node.child_by_field_name("value"))
+        children = node.children
+        for index in range(len(children) - 1, -1, -1):
+            stack.append((children[index], inner_templates, inner_extern))
+    items.sort(key=lambda item: item[0].start_byte)
+    return items, constants, shared, skipped
+
+
+def _file_declaration(node: Node, constants: dict[str, int],
+                      shared: list[tuple[Node, Node | None, str, str, bool]]) -> None:
+    qualifiers = {node_text(c) for c in node.children if c.type in ("type_qualifier", "storage_class_specifier")}
+    type_text = node_text(node.child_by_field_name("type"))
+    for declarator in node.children_by_field_name("declarator"):
+        is_init = declarator.type == "init_declarator"
+        target = declarator.child_by_field_name("declarator") if is_init else declarator
+        name_node = declarator_name(target)
+        if name_node is None:
+            continue
+        if "__shared__" in qualifiers:
+            shared.append((node, target, node_text(name_node), type_text, "extern" in qualifiers))
+        elif is_init and ("const" in qualifiers or "constexpr" in qualifiers):
+            value = int_literal(node_text(declarator.child_by_field_name("value")))
+            if value is not None:
+                constants[node_text(name_node)] = value
+
+
+def shift_rows(value: Any, rows: int) -> Any:
+    """A copy of a model object with every `Span`/`Position` moved down by `rows` lines."""
+    if isinstance(value, Position):
+        return Position(value.line + rows, value.character)
+    if isinstance(value, Span):
+        return Span(Position(value.start.line + rows, value.start.character),
+                    Position(value.end.line + rows, value.end.character))
+    if isinstance(value, tuple):
+        return tuple(shift_rows(item, rows) for item in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        changes = {}
+        for spec in fields(value):
+            current = getattr(value, spec.name)
+            if isinstance(current, (Position, Span, tuple)) or (is_dataclass(current) and not isinstance(current, type)):
+                changes[spec.name] = shift_rows(current, rows)
+        return replace(value, **changes)
+    return value
