@@ -67,6 +67,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
+        # mkstemp creates 0600; keep the mode of the file replaced, else the usual 0644.
+        os.chmod(temp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
         os.replace(temp, path)
     finally:
         if temp.exists():
