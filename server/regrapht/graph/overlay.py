@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,15 @@ from regrapht.graph.types import EdgeStats
 
 OVERLAY_FORMAT = "regrapht-graph-overlay"
 OVERLAY_VERSION = 1
+OVERLAY_NAME = "graph-overlay.msgpack"
+
+
+def default_overlay_path(env: Mapping[str, str], home: Path) -> Path:
+    """Where the overlay lives by default: $XDG_DATA_HOME/regrapht/, else ~/.local/share/regrapht/.
+
+    The caller passes the environment and home directory (`os.environ`, `Path.home()`)."""
+    base = env.get("XDG_DATA_HOME") or str(home / ".local" / "share")
+    return Path(base) / "regrapht" / OVERLAY_NAME
 
 
 class Overlay:

