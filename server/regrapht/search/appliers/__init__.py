@@ -35,7 +35,7 @@ APPLIERS: tuple[Applier, ...] = (
 
 
 def appliers_for(technique: str) -> tuple[Applier, ...]:
-    return tuple(a for a in APPLIERS if a.technique == technique)
+    return tuple(a for a in APPLIERS if technique == a.technique or technique in a.also)
 
 
 __all__ = ["APPLIERS", "Applier", "ApplierInput", "Rewrite", "appliers_for"]

@@ -35,7 +35,8 @@ class Rewrite:
 
 
 class Applier(Protocol):
-    technique: str  # the reasoning-graph vertex it implements
+    technique: str  # the reasoning-graph vertex it implements (canonical name, graph/canon.py)
+    also: tuple[str, ...]  # other vertices it also implements
 
     def apply(self, given: ApplierInput) -> list[Rewrite]: ...
 

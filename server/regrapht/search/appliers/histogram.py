@@ -31,6 +31,7 @@ HIST_MAX_BLOCKS = 1024
 
 class SharedHistogram:
     technique = "shared_memory_privatization"
+    also: tuple[str, ...] = ("atomic_reduction",)
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
         found = located(given)

@@ -33,7 +33,8 @@ GRID_STRIDE_MAX_BLOCKS = 4096
 
 
 class BlockSizeTuning:
-    technique = "block_size_tuning"
+    technique = "launch_configuration"
+    also: tuple[str, ...] = ()
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
         found = located(given)
@@ -77,6 +78,7 @@ class BlockSizeTuning:
 
 class GridStrideLoop:
     technique = "grid_stride_loop"
+    also: tuple[str, ...] = ()
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
         found = located(given)

@@ -15,6 +15,7 @@ _FOR = re.compile(r"for\s*\(\s*(?:int|unsigned|unsigned int|long long|size_t)?\s
 
 class LoopUnrolling:
     technique = "loop_unrolling"
+    also: tuple[str, ...] = ()
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
         found = located(given)

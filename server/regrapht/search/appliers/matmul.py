@@ -26,6 +26,7 @@ _ID = r"[A-Za-z_]\w*"
 
 class MatmulTiling:
     technique = "shared_memory_tiling"
+    also: tuple[str, ...] = ("register_blocking",)
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
         found = located(given)

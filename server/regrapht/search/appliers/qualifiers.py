@@ -15,7 +15,8 @@ from regrapht.search.source import split_top_level
 
 
 class RestrictPointers:
-    technique = "restrict_pointers"
+    technique = "restrict_const"
+    also: tuple[str, ...] = ()
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
         found = located(given)

@@ -35,6 +35,7 @@ REDUCE_MAX_BLOCKS = 1024
 
 class WarpShuffleReduction:
     technique = "warp_shuffle_reduction"
+    also: tuple[str, ...] = ("memory_coalescing", "atomic_reduction")
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
         found = located(given)

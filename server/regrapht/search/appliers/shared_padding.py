@@ -14,7 +14,8 @@ _DECL = re.compile(r"__shared__\s+[\w ]+?\s+(\w+)\s*\[\s*(\d+)\s*\]\s*\[\s*(\d+)
 
 
 class SharedMemoryPadding:
-    technique = "shared_memory_padding"
+    technique = "bank_conflict_padding"
+    also: tuple[str, ...] = ()
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
         found = located(given)

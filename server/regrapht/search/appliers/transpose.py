@@ -20,6 +20,7 @@ _Y = _X.replace(".x", ".y")
 
 class TiledTranspose:
     technique = "memory_coalescing"
+    also: tuple[str, ...] = ("shared_memory_tiling", "bank_conflict_padding")
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
         found = located(given)

@@ -31,6 +31,7 @@ _LANES = ("x", "y", "z", "w")
 
 class VectorizedAccess:
     technique = "vectorized_access"
+    also: tuple[str, ...] = ()
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
         found = located(given)
@@ -89,7 +90,7 @@ class VectorizedAccess:
             "    }\n"
         )
         source = with_body(given, kernel, body_text)
-        rewrites = []
+        rewrites: list[Rewrite] = []
         for b in (dims[0], 256, 128):
             if b % 32 != 0 and b != dims[0]:
                 continue

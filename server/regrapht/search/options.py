@@ -1,0 +1,23 @@
+"""Search parameters the paper leaves open, with the values chosen (docs/search.md says why)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+STRATEGIES = ("mcgs", "random", "greedy", "cot", "rules")
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    # Rollout policy: argmax_a [Q(s,a) - visit_penalty * N(s,a)] with probability 1 - epsilon.
+    visit_penalty: float = 0.5  # lambda
+    epsilon: float = 0.2
+    step_cap: int = 4  # rollout steps after the selected vertex
+    max_depth: int = 6  # selection depth (techniques on the selected path)
+    max_variants: int = 3  # applier rewrites judged per step (block sizes, tilings...)
+    use_model: bool = True
+    # Expansion also adds, as successors, techniques whose deterministic applier matches the
+    # current code, so that the appliers stay reachable from a small or sparse graph.
+    applier_edges: bool = True
+    temperature: float = 0.7
+    max_new_tokens: int = 1536

@@ -1,0 +1,167 @@
+"""The optimize pipeline: one kernel, one strategy, one budget -> the fastest verified version.
+
+`optimize` measures the original, runs the chosen strategy in a `Session`, and returns an
+`OptimizeResult` whose `to_json()` is exactly the `regrapht optimize` contract
+(shared/docs/cli-contract.md) plus a few added keys. `best` is only ever a candidate that
+compiled, passed the differential check and was measured faster on this machine's GPU.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+
+from regrapht.errors import InputError
+from regrapht.graph import ReasoningGraph
+from regrapht.model.backend import ModelBackend
+from regrapht.search.options import STRATEGIES, SearchOptions
+from regrapht.search.session import Counters, Progress, Session, StepRecord
+from regrapht.search.source import find_kernel
+from regrapht.search.strategies import RUNNERS
+from regrapht.validate.types import Candidate, Evaluator, LaunchConfig, Timing
+
+
+@dataclass(frozen=True)
+class KernelTarget:
+    """What search needs from the kernel's spec: how it is launched now, and constants."""
+
+    launch: LaunchConfig
+    # Pointer element counts (and scalars) the spec fixes to integer literals, e.g. {"bins": 256}.
+    constants: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BestVersion:
+    time_ms: float
+    speedup: float
+    techniques: tuple[str, ...]
+    launch: LaunchConfig
+    source: str
+    steps: tuple[StepRecord, ...]  # the technique path with the speedup after each step
+
+
+@dataclass(frozen=True)
+class OptimizeResult:
+    kernel: str
+    gpu: str | None
+    arch: str
+    strategy: str
+    budget: int
+    baseline_ms: float | None
+    best: BestVersion | None
+    counters: Counters
+    prompt_tokens: int
+    completion_tokens: int
+    wall_s: float
+    reason: str
+    model: str | None
+    model_device: str | None
+    seed: int
+    cancelled: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        best: dict[str, object] | None = None
+        if self.best is not None:
+            best = {
+                "time_ms": self.best.time_ms,
+                "speedup": self.best.speedup,
+                "verified": True,
+                "techniques": list(self.best.techniques),
+                "launch": {"grid": list(self.best.launch.grid), "block": list(self.best.launch.block),
+                           "shared_bytes": self.best.launch.shared_bytes},
+                "source": self.best.source,
+                "steps": [{"technique": s.technique, "note": s.note, "speedup": s.speedup} for s in self.best.steps],
+            }
+        return {
+            "kernel": self.kernel,
+            "gpu": self.gpu,
+            "arch": self.arch,
+            "strategy": self.strategy,
+            "budget": self.budget,
+            "baseline": {"time_ms": self.baseline_ms},
+            "best": best,
+            "candidates": {"generated": self.counters.generated, "compiled": self.counters.compiled,
+                           "correct": self.counters.correct, "faster": self.counters.faster},
+            "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
+            "wall_s": round(self.wall_s, 3),
+            "reason": self.reason,
+            "model": self.model,
+            "model_device": self.model_device,
+            "seed": self.seed,
+            "cancelled": self.cancelled,
+        }
+
+
+def optimize(
+    source: str,
+    kernel: str,
+    spec: KernelTarget,
+    evaluator: Evaluator,
+    model: ModelBackend | None,
+    graph: ReasoningGraph | None,
+    strategy: str = "mcgs",
+    budget: int = 24,
+    seed: int = 0,
+    cancel: Callable[[], bool] | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    *,
+    options: SearchOptions | None = None,
+    gpu_lock: Callable[[], AbstractContextManager[object]] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> OptimizeResult:
+    if strategy not in STRATEGIES:
+        raise InputError(f"unknown strategy {strategy!r} (one of {', '.join(STRATEGIES)})")
+    if budget < 1:
+        raise InputError(f"budget must be at least 1, got {budget}")
+    if find_kernel(source, kernel) is None:
+        raise InputError(f"no __global__ kernel {kernel!r} in the source")
+    started = clock()
+    options = options or SearchOptions()
+    baseline: Timing | None = evaluator.baseline()
+    session = Session(
+        kernel=kernel, original=Candidate(source, spec.launch, ()), evaluator=evaluator, model=model,
+        graph=graph, budget=budget, rng=random.Random(seed), options=options, constants=spec.constants,
+        cancel=cancel, progress=progress, gpu_lock=gpu_lock,
+    )
+    if strategy == "cot" and model is None:
+        reason = "strategy cot needs a model"
+    else:
+        RUNNERS[strategy](session, graph)
+        reason = ""
+    best: BestVersion | None = None
+    judged = session.best
+    if judged is not None and judged.evaluation.outcome == "faster" and judged.evaluation.timing is not None:
+        best = BestVersion(
+            time_ms=judged.evaluation.timing.median_ms, speedup=judged.evaluation.speedup or 0.0,
+            techniques=judged.candidate.techniques, launch=judged.candidate.launch, source=judged.candidate.source,
+            steps=tuple(session.path_of(judged.candidate)),
+        )
+    if best is None and not reason:
+        reason = _why_nothing(evaluator, session)
+    session.report("done", f"best {best.speedup:.2f}x" if best else reason)
+    return OptimizeResult(
+        kernel=kernel, gpu=evaluator.gpu_name, arch=evaluator.arch, strategy=strategy, budget=budget,
+        baseline_ms=baseline.median_ms if baseline is not None else None, best=best,
+        counters=session.counters, prompt_tokens=session.prompt_tokens,
+        completion_tokens=session.completion_tokens, wall_s=clock() - started, reason=reason,
+        model=model.name if model is not None else None,
+        model_device=model.device if model is not None else None, seed=seed,
+        cancelled=session.cancelled(),
+    )
+
+
+def _why_nothing(evaluator: Evaluator, session: Session) -> str:
+    if evaluator.gpu_name is None:
+        reason = getattr(evaluator, "no_device_reason", "") or "no CUDA device present"
+        return f"{reason}: candidates were compiled but cannot be verified, so none is offered"
+    if session.cancelled():
+        return "cancelled before a faster verified version was found"
+    c = session.counters
+    if c.generated == 0:
+        return "no technique could be applied to this kernel"
+    if c.correct == 0:
+        return f"none of {c.generated} candidates passed the differential check"
+    return f"no verified candidate was faster ({c.correct} correct of {c.generated})"

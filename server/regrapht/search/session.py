@@ -1,0 +1,272 @@
+"""One optimize run's shared state: the budget, the evaluation cache, counters and the best.
+
+Every strategy generates candidates and has them evaluated through a `Session`, so that budget
+accounting (one unit per candidate judged: evaluated by the evaluator or rejected before it),
+token counts, progress reports, cancellation and the "fastest verified so far" rule are the same
+for all of them. Applying one technique to one code state (`apply_technique`) is also here: the
+deterministic applier's rewrites and the model's rewrite are all judged and the best one wins.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+
+from regrapht.graph import ReasoningGraph
+from regrapht.model.backend import ChatMessage, ModelBackend
+from regrapht.search.appliers import APPLIERS, Applier, ApplierInput, Rewrite, appliers_for
+from regrapht.search.options import SearchOptions
+from regrapht.search.prompt import (
+    choose_example,
+    cot_messages,
+    extract_code,
+    extract_launch,
+    rewrite_messages,
+    splice_answer,
+)
+from regrapht.search.source import find_kernel
+from regrapht.validate.types import Candidate, Evaluation, Evaluator, LaunchConfig
+
+FAILED = -1.0
+
+
+def reward_of(evaluation: Evaluation) -> float:
+    """The paper's reward: -1 wrong or not compiled; speedup-1 correct but slower; speedup faster.
+
+    `unverified` (compiled, no device to check it on) scores 0: neither proven good nor bad, so
+    that a compile-only search still explores chains of techniques.
+    """
+    if evaluation.outcome == "faster" and evaluation.speedup is not None:
+        return evaluation.speedup
+    if evaluation.outcome == "slower" and evaluation.speedup is not None:
+        return evaluation.speedup - 1.0
+    if evaluation.outcome == "unverified":
+        return 0.0
+    return FAILED
+
+
+@dataclass(frozen=True)
+class Progress:
+    stage: str  # "generating" | "compiling" | "checking" | "timing" | "done"
+    message: str
+    evaluated: int
+    budget: int
+    best_speedup: float | None
+
+
+@dataclass
+class Counters:
+    generated: int = 0
+    compiled: int = 0
+    correct: int = 0
+    faster: int = 0
+
+
+@dataclass(frozen=True)
+class Judged:
+    candidate: Candidate
+    evaluation: Evaluation
+    reward: float
+    note: str
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What applying one technique to one state gave: the winner, or None if nothing worked."""
+
+    technique: str
+    state: Candidate | None
+    reward: float
+    evaluation: Evaluation | None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One step of the path that produced a candidate, for the hover card."""
+
+    technique: str
+    note: str
+    speedup: float | None
+
+
+@dataclass
+class Session:
+    kernel: str
+    original: Candidate
+    evaluator: Evaluator
+    model: ModelBackend | None
+    graph: ReasoningGraph | None
+    budget: int
+    rng: random.Random
+    options: SearchOptions
+    constants: Mapping[str, int] = field(default_factory=dict)
+    cancel: Callable[[], bool] | None = None
+    progress: Callable[[Progress], None] | None = None
+    gpu_lock: Callable[[], AbstractContextManager[object]] | None = None
+    counters: Counters = field(default_factory=Counters)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    evaluated: int = 0
+    best: Judged | None = None
+    history: dict[Candidate, StepRecord] = field(default_factory=dict)
+    _cache: dict[tuple[str, LaunchConfig], Evaluation] = field(default_factory=dict)
+    _model_calls: int = 0
+    _applicable: dict[tuple[str, LaunchConfig], list[Applier]] = field(default_factory=dict)
+
+    # ---- budget, cancellation, progress ----------------------------------------------------
+    def cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel()
+
+    def exhausted(self) -> bool:
+        return self.evaluated >= self.budget or self.cancelled()
+
+    def report(self, stage: str, message: str) -> None:
+        if self.progress is not None:
+            best = self.best.evaluation.speedup if self.best is not None else None
+            self.progress(Progress(stage, message, self.evaluated, self.budget, best))
+
+    # ---- judging -----------------------------------------------------------------------------
+    def judge(self, candidate: Candidate, note: str = "") -> Judged | None:
+        """Evaluate `candidate` (once per distinct source + launch); None if the budget is spent."""
+        key = (candidate.source, candidate.launch)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return Judged(candidate, cached, reward_of(cached), note)
+        if self.exhausted():
+            return None
+        self.report("compiling", f"{'+'.join(candidate.techniques) or 'original'}: {note}".rstrip(": "))
+        evaluation = self.evaluator.evaluate(candidate)
+        self._record(candidate, evaluation)
+        return Judged(candidate, evaluation, reward_of(evaluation), note)
+
+    def reject(self, candidate: Candidate, reason: str) -> Judged | None:
+        """Count a model answer refused before compiling (it still costs one unit of budget)."""
+        if self.exhausted():
+            return None
+        evaluation = Evaluation("rejected", reason)
+        self._record(candidate, evaluation)
+        return Judged(candidate, evaluation, FAILED, reason)
+
+    def _record(self, candidate: Candidate, evaluation: Evaluation) -> None:
+        self.evaluated += 1
+        self.counters.generated += 1
+        self._cache[(candidate.source, candidate.launch)] = evaluation
+        if evaluation.outcome in ("faster", "slower", "wrong", "crashed", "timeout", "unverified"):
+            self.counters.compiled += 1
+        if evaluation.verified:
+            self.counters.correct += 1
+        if evaluation.outcome == "faster":
+            self.counters.faster += 1
+            if self.best is None or (evaluation.speedup or 0.0) > (self.best.evaluation.speedup or 0.0):
+                self.best = Judged(candidate, evaluation, reward_of(evaluation), "")
+        stage = "timing" if evaluation.verified else "checking"
+        speed = f" {evaluation.speedup:.2f}x" if evaluation.speedup is not None else ""
+        self.report(stage, f"{evaluation.outcome}{speed}")
+
+    # ---- applying a technique ----------------------------------------------------------------
+    def apply_technique(self, state: Candidate, previous: str, technique: str) -> StepResult:
+        """Apply `technique` to `state`: the applier's rewrites (up to `max_variants`) and one model
+        rewrite are judged; the one with the highest reward is the step's result."""
+        judged: list[Judged] = []
+        for rewrite in self.applier_rewrites(state, technique)[: self.options.max_variants]:
+            result = self.judge(Candidate(rewrite.source, rewrite.launch, (*state.techniques, technique)), rewrite.note)
+            if result is not None:
+                judged.append(result)
+        if self.model is not None and self.options.use_model and not self.exhausted():
+            result = self.model_rewrite(state, previous, technique)
+            if result is not None:
+                judged.append(result)
+        if not judged:
+            return StepResult(technique, None, FAILED, None, "no rewrite")
+        winner = max(judged, key=lambda j: j.reward)
+        self._remember(state, winner, technique)
+        if self.graph is not None and winner.evaluation.verified:
+            arch = self.evaluator.arch
+            self.graph.record_outcome(previous, technique, winner.reward, winner.evaluation.speedup, arch)
+        if winner.reward <= FAILED:
+            return StepResult(technique, None, FAILED, winner.evaluation, winner.note)
+        return StepResult(technique, winner.candidate, winner.reward, winner.evaluation, winner.note)
+
+    def _remember(self, state: Candidate, winner: Judged, technique: str) -> None:
+        if winner.candidate not in self.history:
+            self.history[winner.candidate] = StepRecord(technique, winner.note, winner.evaluation.speedup)
+
+    def path_of(self, candidate: Candidate) -> list[StepRecord]:
+        """The steps that produced `candidate`, each with the speedup measured after it."""
+        steps: list[StepRecord] = []
+        for i in range(1, len(candidate.techniques) + 1):
+            prefix = candidate.techniques[:i]
+            match = next((r for c, r in self.history.items() if c.techniques == prefix and
+                          (i < len(candidate.techniques) or c == candidate)), None)
+            steps.append(match or StepRecord(prefix[-1], "", None))
+        return steps
+
+    def applier_rewrites(self, state: Candidate, technique: str) -> list[Rewrite]:
+        given = ApplierInput(state.source, self.kernel, state.launch, self.constants)
+        rewrites: list[Rewrite] = []
+        for applier in appliers_for(technique):
+            rewrites.extend(applier.apply(given))
+        return rewrites
+
+    def applicable(self, state: Candidate) -> list[Applier]:
+        """The deterministic appliers that have a rewrite for `state` (cached per state)."""
+        key = (state.source, state.launch)
+        found = self._applicable.get(key)
+        if found is None:
+            given = ApplierInput(state.source, self.kernel, state.launch, self.constants)
+            found = [a for a in APPLIERS if a.apply(given)]
+            self._applicable[key] = found
+        return found
+
+    # ---- the model ---------------------------------------------------------------------------
+    def model_rewrite(self, state: Candidate, previous: str, technique: str) -> Judged | None:
+        kernel = find_kernel(state.source, self.kernel)
+        if kernel is None or self.model is None:
+            return None
+        description = ""
+        example = None
+        if self.graph is not None:
+            description = self.graph.description(technique) if self.graph.has_technique(technique) else ""
+            example = choose_example(self.graph.examples(previous, technique)) or choose_example(
+                e for u in self.graph.predecessors(technique) for e in self.graph.examples(u, technique)
+            )
+        messages = rewrite_messages(technique, description, example, kernel.text(state.source), state.launch)
+        return self._ask(messages, state, (*state.techniques, technique), f"model: {technique}")
+
+    def cot_rewrite(self, state: Candidate) -> Judged | None:
+        kernel = find_kernel(state.source, self.kernel)
+        if kernel is None or self.model is None:
+            return None
+        return self._ask(cot_messages(kernel.text(state.source), state.launch), state, ("model_cot",), "model: step by step")
+
+    def _ask(self, messages: list[ChatMessage], state: Candidate, techniques: tuple[str, ...], note: str) -> Judged | None:
+        assert self.model is not None
+        kernel = find_kernel(state.source, self.kernel)
+        kernel_chars = len(kernel.text(state.source)) if kernel is not None else 2000
+        # Room for the whole kernel rewritten (about 3.5 characters per token) plus some slack.
+        max_tokens = min(self.options.max_new_tokens, kernel_chars // 3 + 256)
+        self.report("generating", note)
+        seed = self.rng.randrange(2**31)
+        self._model_calls += 1
+        lock = self.gpu_lock() if self.gpu_lock is not None and self.model.device != "cpu" else nullcontext()
+        with lock:
+            completion = self.model.complete(
+                messages, max_tokens=max_tokens, temperature=self.options.temperature, seed=seed,
+                should_stop=self.cancel,
+            )
+        self.prompt_tokens += completion.prompt_tokens
+        self.completion_tokens += completion.completion_tokens
+        if completion.finish_reason == "cancelled":
+            return None
+        code = extract_code(completion.text)
+        launch = extract_launch(completion.text, state.launch)
+        if code is None:
+            return self.reject(Candidate(state.source, launch, techniques), "no code block in the answer")
+        spliced = splice_answer(state.source, self.kernel, code)
+        if spliced.source is None:
+            return self.reject(Candidate(state.source + "\n// rejected\n", launch, techniques), spliced.reason)
+        return self.judge(Candidate(spliced.source, launch, techniques), note)
+

@@ -1,0 +1,125 @@
+"""The search strategies: MCGS (mcgs.py) and the baselines it is compared against.
+
+- `random`: random walks on the graph from START, same budget, stopping at a failed step.
+- `greedy`: walks that always take the best-known successor (this run's mean reward where
+  tried, else the graph's statistics), preferring a continuation not yet tried.
+- `cot`: the model alone, no graph: "think step by step and optimize", from the best so far.
+- `rules`: the deterministic appliers only, in their fixed order, keeping each verified gain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from regrapht.graph import START, ReasoningGraph
+from regrapht.search.appliers import APPLIERS, ApplierInput
+from regrapht.search.mcgs import MCGS, GraphWalker
+from regrapht.search.session import FAILED, Session, StepRecord
+from regrapht.validate.types import Candidate
+
+_STALE_LIMIT = 25
+
+
+def run_mcgs(session: Session, graph: ReasoningGraph | None) -> None:
+    MCGS(session, graph).run()
+
+
+def _walks(session: Session, walk: Callable[[], None]) -> None:
+    stale = 0
+    rounds = 0
+    while not session.exhausted() and stale < _STALE_LIMIT and rounds < 10 * session.budget + 20:
+        before = session.evaluated
+        walk()
+        rounds += 1
+        stale = stale + 1 if session.evaluated == before else 0
+
+
+def run_random(session: Session, graph: ReasoningGraph | None) -> None:
+    walker = GraphWalker(session, graph)
+
+    def walk() -> None:
+        vertex, state = START, session.original
+        techniques: tuple[str, ...] = ()
+        for _ in range(session.options.max_depth):
+            choices = walker.successors(vertex, state)
+            if not choices or session.exhausted():
+                return
+            technique = session.rng.choice(choices)
+            result = walker.step(techniques, vertex, technique, state)
+            if result.state is None or result.reward <= FAILED:
+                return
+            vertex, state, techniques = technique, result.state, (*techniques, technique)
+
+    _walks(session, walk)
+
+
+def run_greedy(session: Session, graph: ReasoningGraph | None) -> None:
+    walker = GraphWalker(session, graph)
+
+    def walk() -> None:
+        vertex, state = START, session.original
+        techniques: tuple[str, ...] = ()
+        for _ in range(session.options.max_depth):
+            choices = walker.successors(vertex, state)
+            if not choices or session.exhausted():
+                return
+            untried = [a for a in choices if (*techniques, a) not in walker.paths]
+            pool = untried or choices
+            technique = max(pool, key=lambda a: walker.edge_q(vertex, a))
+            result = walker.step(techniques, vertex, technique, state)
+            walker.record_edge(vertex, technique, result.reward)
+            if result.state is None or result.reward <= FAILED:
+                return
+            vertex, state, techniques = technique, result.state, (*techniques, technique)
+
+    _walks(session, walk)
+
+
+def run_cot(session: Session, graph: ReasoningGraph | None) -> None:
+    if session.model is None:
+        return
+    state = session.original
+    stale = 0
+    while not session.exhausted() and stale < _STALE_LIMIT:
+        before = session.evaluated
+        result = session.cot_rewrite(state)
+        stale = stale + 1 if session.evaluated == before else 0
+        if result is None:
+            continue
+        if session.best is not None and result.candidate == session.best.candidate:
+            state = result.candidate  # build on the fastest verified version
+
+
+def run_rules(session: Session, graph: ReasoningGraph | None) -> None:
+    current = session.original
+    current_speedup = 1.0
+    improved = True
+    while improved and not session.exhausted():
+        improved = False
+        for applier in APPLIERS:
+            given = ApplierInput(current.source, session.kernel, current.launch, session.constants)
+            best: tuple[Candidate, float] | None = None
+            for rewrite in applier.apply(given):
+                judged = session.judge(
+                    Candidate(rewrite.source, rewrite.launch, (*current.techniques, applier.technique)), rewrite.note
+                )
+                if judged is None:
+                    return
+                speedup = judged.evaluation.speedup
+                if (judged.evaluation.outcome == "faster" and speedup is not None and speedup > current_speedup
+                        and (best is None or speedup > best[1])):
+                    best = (judged.candidate, speedup)
+                if judged.candidate not in session.history:
+                    session.history[judged.candidate] = StepRecord(applier.technique, rewrite.note, speedup)
+            if best is not None:
+                current, current_speedup = best
+                improved = True
+
+
+RUNNERS: dict[str, Callable[[Session, ReasoningGraph | None], None]] = {
+    "mcgs": run_mcgs,
+    "random": run_random,
+    "greedy": run_greedy,
+    "cot": run_cot,
+    "rules": run_rules,
+}
