@@ -93,6 +93,9 @@ def repeated_global_loads(model: SourceModel, info: RuleInfo) -> Iterator[Findin
             if access.space != "global" or access.access != "read" or access.loop is None \
                     or not access.loop_vars or access.data_dependent:
                 continue
+            trip_count = function.loops[access.loop].trip_count
+            if trip_count is not None and trip_count <= MAX_UNROLL_TRIP:
+                continue  # a few broadcast coefficients stay in cache; tiling pays off for long loops
             shared_across = "x" if not access.tid_x.depends else \
                 "y" if two_dimensional and not access.tid_y.depends else None
             if shared_across is None or (access.loop, access.array) in reported:
