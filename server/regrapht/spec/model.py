@@ -51,6 +51,7 @@ class KernelSpec:
     atol: float = DEFAULT_ATOL
     index: int = 0  # position in the spec file, for keys
     file: str | None = None
+    flops: Expr | None = None  # optional extension: floating-point operations of one launch
 
     @property
     def base_name(self) -> str:
@@ -84,7 +85,7 @@ class Spec:
         raise InputError(f"no kernel {name!r} in the spec (it has: {known})", file=self.file)
 
 
-_KERNEL_KEYS = {"name", "grid", "block", "shared_bytes", "rtol", "atol", "arg"}
+_KERNEL_KEYS = {"name", "grid", "block", "shared_bytes", "rtol", "atol", "arg", "flops"}
 _ARG_KEYS = {"name", "type", "value", "count", "init", "role"}
 
 
@@ -165,12 +166,17 @@ def _parse_kernel(table: object, index: int, file: str | None) -> KernelSpec:
         for i, dim in enumerate(dims):
             _check_names(dim, scalars, f"{key}.{dim_key}[{i}]", file)
     _check_names(shared, scalars, f"{key}.shared_bytes", file)
+    flops = table.get("flops")
+    if flops is not None:
+        if isinstance(flops, bool) or not isinstance(flops, str | int | float):
+            raise InputError("must be an expression", file=file, key=f"{key}.flops")
+        _check_names(flops, scalars, f"{key}.flops", file)
     for i, arg in enumerate(args):
         if arg.count is not None:
             _check_names(arg.count, scalars, f"{key}.arg[{i}].count", file)
     kernel = KernelSpec(
         name=name.strip(), grid=grid, block=block, args=tuple(args), shared_bytes=shared,
-        rtol=tolerances["rtol"], atol=tolerances["atol"], index=index, file=file,
+        rtol=tolerances["rtol"], atol=tolerances["atol"], index=index, file=file, flops=flops,
     )
     # Evaluate once with the spec's values so that a bad expression is reported now, by key.
     from regrapht.spec.resolve import resolve

@@ -45,6 +45,13 @@ class ResolvedKernel:
     shared_bytes: int
     rtol: float
     atol: float
+    flops: float | None = None
+
+    @property
+    def bytes_moved(self) -> int:
+        """The fewest bytes one launch must move: inputs read once, outputs written once."""
+        factor = {"in": 1, "out": 1, "inout": 2}
+        return sum(b.nbytes * factor[b.role] for b in self.buffers)
 
     @property
     def threads_per_block(self) -> int:
@@ -134,6 +141,8 @@ def resolve(
         args=tuple((a.name, "buffer" if a.is_pointer else "scalar") for a in kernel.args),
         scalar_dtypes=dtypes, buffers=tuple(buffers), grid=grid, block=block, shared_bytes=shared,
         rtol=kernel.rtol, atol=kernel.atol,
+        flops=None if kernel.flops is None else float(
+            evaluate(kernel.flops, scalars, file=file, key=kernel.key(".flops"))),
     )
 
 

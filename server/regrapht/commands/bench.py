@@ -1,0 +1,76 @@
+"""`regrapht bench FILE.cu --kernel NAME [--spec SPEC] [--json]`: compile, resources, timing.
+
+Per shared/docs/cli-contract.md: JSON keys kernel, arch, gpu, resources{registers,
+shared_bytes, spill_bytes, local_bytes}, occupancy, time_ms, achieved_gbps, peak_gbps (null
+without a device), plus additions. Exit 0 on success, 1 when the file does not compile, 2 on
+bad input (via `InputError`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from regrapht.errors import InputError
+from regrapht.validate.bench import bench, default_cache_dir, slow_kernel_message
+from regrapht.validate.session import open_evaluator, start_worker
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("bench", help="compile a kernel, report resources and time it per its spec")
+    parser.add_argument("file", help="the .cu file")
+    parser.add_argument("--kernel", required=True, help="the __global__ kernel (as named in the spec)")
+    parser.add_argument("--spec", help="the spec (default: FILE's .regrapht.toml beside it)")
+    parser.add_argument("--arch", default="", help="e.g. sm_90 (default: the device's, else sm_90)")
+    parser.add_argument("--no-run", action="store_true", help="compile and report resources only")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    env = dict(os.environ)
+    cache_dir = default_cache_dir(env)
+    worker = None if args.no_run else start_worker(env)
+    try:
+        try:
+            evaluator = open_evaluator(Path(args.file), args.kernel, spec=Path(args.spec) if args.spec else None,
+                                       arch=args.arch or None, env=env, cache_dir=cache_dir, worker=worker)
+        except InputError as error:
+            if error.message.startswith("the original does not compile"):
+                print(f"regrapht: {error}", file=err)
+                return 1
+            raise
+        for diagnostic in evaluator.original.diagnostics:
+            print(str(diagnostic), file=err)
+        report = bench(evaluator, measure=not args.no_run)
+    finally:
+        if worker is not None:
+            worker.close()
+    data = report.to_json()
+    if args.json:
+        json.dump(data, out, indent=2)
+        out.write("\n")
+        return 0
+    res = data["resources"]
+    assert isinstance(res, dict)
+    print(f"{report.kernel} ({report.resources.name}) for {report.arch}", file=out)
+    print(f"  registers {res['registers']}, static shared {res['shared_bytes']} B, spills "
+          f"{res['spill_bytes']} B, local {res['local_bytes']} B", file=out)
+    if report.occupancy is not None:
+        print(f"  occupancy {report.occupancy.occupancy:.0%} ({report.occupancy.blocks_per_sm} blocks/SM, "
+              f"limited by {report.occupancy.limited_by})", file=out)
+    if report.timing is not None:
+        t = report.timing
+        print(f"  {t.median_ms:.4f} ms median of {t.runs} (p10 {t.p10_ms:.4f}, p90 {t.p90_ms:.4f}) on {report.gpu}",
+              file=out)
+        if message := slow_kernel_message(report):
+            print(f"  {message}", file=out)
+    else:
+        print(f"  not timed: {report.reason}", file=out)
+    return 0

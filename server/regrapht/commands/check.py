@@ -1,0 +1,94 @@
+"""`regrapht check ORIGINAL.cu CANDIDATE.cu --kernel NAME [--spec S] [--json]`: the differential
+check and timing of one candidate against the original, as the optimizer runs it.
+
+The candidate's launch configuration is the original spec's unless `--grid/--block/
+--shared-bytes` (spec expressions) or a spec beside the candidate file gives another. Exit 0
+when the candidate is verified (correct and timed), 1 otherwise (wrong, crashed, timed out,
+rejected, not compiled, or unverified for want of a device), 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from regrapht.errors import InputError
+from regrapht.spec.model import load_spec, spec_path_for
+from regrapht.validate.bench import default_cache_dir
+from regrapht.validate.session import open_evaluator, read_source, start_worker
+from regrapht.validate.types import Candidate, LaunchConfig
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("check", help="check a candidate kernel against the original and time both")
+    parser.add_argument("original", help="the original .cu file")
+    parser.add_argument("candidate", help="the candidate .cu file (the whole new file)")
+    parser.add_argument("--kernel", required=True)
+    parser.add_argument("--spec", help="the spec (default: ORIGINAL's .regrapht.toml beside it)")
+    parser.add_argument("--arch", default="")
+    parser.add_argument("--grid", nargs="+", help="the candidate's grid expressions")
+    parser.add_argument("--block", nargs="+", help="the candidate's block expressions")
+    parser.add_argument("--shared-bytes", help="the candidate's dynamic shared memory expression")
+    parser.add_argument("--json", action="store_true")
+    parser.set_defaults(handler=run)
+
+
+def candidate_launch(args: argparse.Namespace, default: LaunchConfig) -> LaunchConfig:
+    grid, block, shared = default.grid, default.block, default.shared_bytes
+    beside = spec_path_for(Path(args.candidate))
+    if beside.is_file():
+        kernel = load_spec(beside).kernel(args.kernel)
+        grid = tuple(str(g) for g in kernel.grid)
+        block = tuple(str(b) for b in kernel.block)
+        shared = str(kernel.shared_bytes)
+    return LaunchConfig(grid=tuple(args.grid) if args.grid else grid,
+                        block=tuple(args.block) if args.block else block,
+                        shared_bytes=args.shared_bytes or shared)
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    env = dict(os.environ)
+    candidate_text = read_source(Path(args.candidate))
+    worker = start_worker(env)
+    try:
+        evaluator = open_evaluator(Path(args.original), args.kernel, spec=Path(args.spec) if args.spec else None,
+                                   arch=args.arch or None, env=env, cache_dir=default_cache_dir(env), worker=worker)
+        k = evaluator.kernel
+        default = LaunchConfig(tuple(str(g) for g in k.grid), tuple(str(b) for b in k.block), str(k.shared_bytes))
+        try:
+            launch = candidate_launch(args, default)
+        except InputError:
+            raise
+        evaluation = evaluator.evaluate(Candidate(source=candidate_text, launch=launch))
+        baseline = evaluator.baseline() if evaluation.verified else None
+    finally:
+        if worker is not None:
+            worker.close()
+    data = {
+        "kernel": k.name, "arch": evaluator.arch, "gpu": evaluator.gpu_name,
+        "outcome": evaluation.outcome, "verified": evaluation.verified, "reason": evaluation.reason,
+        "time_ms": evaluation.timing.median_ms if evaluation.timing else None,
+        "baseline_ms": baseline.median_ms if baseline else None,
+        "speedup": evaluation.speedup, "details": evaluation.details,
+    }
+    if args.json:
+        json.dump(data, out, indent=2, default=str)
+        out.write("\n")
+    else:
+        line = f"{args.candidate}: {evaluation.outcome}"
+        if evaluation.reason:
+            line += f": {evaluation.reason}"
+        if evaluation.timing is not None and baseline is not None:
+            line += (f" ({evaluation.timing.median_ms:.4f} ms vs {baseline.median_ms:.4f} ms, "
+                     f"speedup {evaluation.speedup:.2f}x)")
+        print(line, file=out)
+    if not evaluation.verified:
+        print(f"regrapht: {args.candidate}: {evaluation.outcome}: {evaluation.reason}", file=err)
+        return 1
+    return 0

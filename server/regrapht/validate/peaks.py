@@ -1,0 +1,65 @@
+"""Device peaks (memory bandwidth, FP32 FLOP rate), measured once per device and cached.
+
+Owns the `peaks` request to the GPU worker (a large device-to-device copy; an FMA-heavy kernel
+compiled here) and the msgpack cache file `peaks.msgpack` in the cache dir, keyed by GPU name.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgpack
+
+from regrapht.validate.compiler import Compiler
+from regrapht.validate.gpu_lock import GpuLock
+from regrapht.validate.gpu_worker import PEAK_KERNEL
+from regrapht.validate.worker import GpuWorker, WorkerFailure
+
+
+@dataclass(frozen=True)
+class DevicePeaks:
+    gpu: str
+    gbps: float  # bytes read + written per second by a device-to-device copy, in GB/s
+    gflops: float  # FP32 FMA rate in GFLOP/s
+
+
+def _read(path: Path) -> dict[str, dict[str, float]]:
+    try:
+        raw = msgpack.unpackb(path.read_bytes(), raw=False)
+    except (FileNotFoundError, ValueError, msgpack.UnpackException):
+        return {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def device_peaks(worker: GpuWorker, compiler: Compiler, cache_dir: Path, *, arch: str,
+                 gpu_lock: GpuLock | None = None, timeout_s: float = 120.0) -> DevicePeaks | None:
+    """The cached peaks of the worker's device, measuring them the first time; None without one."""
+    info = worker.info()
+    device = info.get("device")
+    if not isinstance(device, dict):
+        return None
+    path = cache_dir / "peaks.msgpack"
+    cached = _read(path).get(device["name"])
+    if cached:
+        return DevicePeaks(device["name"], float(cached["gbps"]), float(cached["gflops"]))
+    compiled = compiler.compile(PEAK_KERNEL, arch=arch, file="fma_peak.cu")
+    if not compiled.ok:
+        return None
+    lock = gpu_lock or GpuLock.in_dir(cache_dir)
+    with lock.hold(timeout_s):
+        reply = worker.call({"op": "peaks", "fma": {"cubin": compiled.cubin, "entry": "fma_peak"}},
+                            timeout_s=timeout_s)
+    if isinstance(reply, WorkerFailure) or reply.get("status") != "ok":
+        return None
+    peaks = DevicePeaks(device["name"], float(reply["gbps"]), float(reply["gflops"]))
+    table = _read(path)
+    table[peaks.gpu] = {"gbps": peaks.gbps, "gflops": peaks.gflops}
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".tmp")
+    with os.fdopen(handle, "wb") as out:
+        out.write(msgpack.packb(table))
+    os.replace(tmp, path)
+    return peaks

@@ -1,0 +1,63 @@
+"""Opening what validation needs for a file on disk: source, spec, compiler, worker, evaluator.
+
+Owns the conventions shared by the CLI and the editor: the spec beside the file
+(`foo.cu` -> `foo.regrapht.toml`) unless one is given, the cache dir, and starting the GPU
+worker only when it finds a device (otherwise the worker is closed and validation runs
+without one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from regrapht.cuda.parse import decode_source
+from regrapht.errors import InputError
+from regrapht.spec.model import Spec, load_spec, spec_path_for
+from regrapht.validate.compiler import CompileCache, Compiler, find_demangler, find_nvcc
+from regrapht.validate.evaluator import CheckSettings, CudaEvaluator
+from regrapht.validate.worker import GpuWorker
+
+
+def read_source(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read file: {error.strerror or error}", file=str(path)) from error
+    text, _warnings = decode_source(data)
+    return text
+
+
+def find_spec(source: Path, spec: Path | None) -> Spec:
+    path = spec or spec_path_for(source)
+    if not path.is_file():
+        raise InputError(
+            f"no spec {path.name} beside the file (write one, or run `regrapht spec infer {source} --kernel NAME`)"
+            if spec is None else "spec file not found", file=str(path))
+    return load_spec(path)
+
+
+def make_compiler(env: Mapping[str, str], cache_dir: Path) -> Compiler:
+    nvcc = find_nvcc(env)
+    if nvcc is None:
+        raise InputError("nvcc not found on PATH or in $CUDA_HOME/bin; install the CUDA toolkit")
+    return Compiler(nvcc, cache=CompileCache(cache_dir), demangler=find_demangler(nvcc, env))
+
+
+def start_worker(env: Mapping[str, str]) -> GpuWorker | None:
+    """A GPU worker if it finds a device, else None (the worker process is closed)."""
+    worker = GpuWorker(env=env)
+    if worker.info().get("device") is None:
+        worker.close()
+        return None
+    return worker
+
+
+def open_evaluator(source: Path, kernel: str, *, spec: Path | None, arch: str | None, env: Mapping[str, str],
+                   cache_dir: Path, worker: GpuWorker | None,
+                   settings: CheckSettings | None = None) -> CudaEvaluator:
+    text = read_source(source)
+    loaded = find_spec(source, spec)
+    return CudaEvaluator(text, kernel, loaded, arch=arch, worker=worker, cache_dir=cache_dir,
+                         compiler=make_compiler(env, cache_dir), file=str(source),
+                         include_dirs=(str(source.resolve().parent),), settings=settings)
