@@ -72,7 +72,7 @@ class TreeSitterEngine:
     """`regrapht.cuda` + `regrapht.rules`, imported on first use (keeps server start fast)."""
 
     def open(self, text: str) -> Any:
-        from regrapht.cuda import SourceDocument
+        from regrapht.cuda.document import SourceDocument
 
         return SourceDocument(text)
 
@@ -81,7 +81,8 @@ class TreeSitterEngine:
         return document
 
     def analyze(self, document: Any, settings: Settings) -> tuple[SourceModel, tuple[Finding, ...]]:
-        from regrapht.rules import RuleConfig, analyze
+        from regrapht.rules.engine import analyze
+        from regrapht.rules.registry import RuleConfig
 
         model = document.model
         config = RuleConfig(

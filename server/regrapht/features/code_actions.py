@@ -22,7 +22,8 @@ def actions_for(
     document_changes: bool,
 ) -> list[types.CodeAction]:
     only = params.context.only
-    if only and not any(str(types.CodeActionKind.QuickFix).startswith(str(kind)) for kind in only):
+    quickfix = types.CodeActionKind.QuickFix.value
+    if only and not any(quickfix.startswith(getattr(kind, "value", kind)) for kind in only):
         return []
     analysis = state.ensure_analysis(document)
     requested = from_lsp_range(params.range, analysis.lines, state.encoding)

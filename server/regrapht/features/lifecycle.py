@@ -18,8 +18,8 @@ log = logging.getLogger(__name__)
 
 def _warm_up() -> None:
     """Import the parser and rules in a worker so the first analysis does not pay for it."""
-    import regrapht.cuda  # noqa: F401
-    import regrapht.rules  # noqa: F401
+    import regrapht.cuda.document  # noqa: F401
+    import regrapht.rules.engine  # noqa: F401
 
 
 def register(server: LanguageServer, state: ServerState) -> None:

@@ -1,0 +1,5 @@
+__global__ void k(float *x)
+{
+    /* never closed
+    x[threadIdx.x] = 0;
+}

@@ -1,0 +1,135 @@
+"""pytest-lsp harness: the real server over stdio (`python -m regrapht serve`), one client per
+capability profile (VS Code negotiates UTF-16 columns, Neovim 0.11 UTF-32)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+import uuid
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import pytest_lsp
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+SERVER_COMMAND = [sys.executable, "-m", "regrapht", "serve"]
+PROFILES = ["visual-studio-code", "neovim"]
+INIT_SETTINGS = {"debounceMs": 10}
+
+
+def _record_publish(ls: Any, params: types.PublishDiagnosticsParams) -> None:
+    ls.diagnostics[params.uri] = params.diagnostics
+    ls.published.append(params)
+
+
+def _record_status(ls: Any, params: Any) -> None:
+    ls.statuses.append({"state": getattr(params, "state", None), "message": getattr(params, "message", None)})
+
+
+def make_client() -> LanguageClient:
+    client = LanguageClient(converter_factory=default_converter)
+    client.published = []  # type: ignore[attr-defined]
+    client.statuses = []  # type: ignore[attr-defined]
+    features = dict(DEFAULT_CLIENT_FEATURES)
+    features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = _record_publish
+    features["regrapht/status"] = _record_status
+    register_lsp_features(client, features)
+    return client
+
+
+CONFIG = ClientServerConfig(server_command=SERVER_COMMAND, client_factory=make_client)
+
+
+@pytest_lsp.fixture(config=CONFIG, params=PROFILES)
+async def client(request, lsp_client: LanguageClient):
+    started = time.perf_counter()
+    result = await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities(request.param),
+            initialization_options={"settings": INIT_SETTINGS},
+            root_uri=DATA.as_uri(),
+        )
+    )
+    lsp_client.init_result = result  # type: ignore[attr-defined]
+    lsp_client.init_seconds = time.perf_counter() - started  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+def encoding_of(client: Any) -> str:
+    return str(client.init_result.capabilities.position_encoding or "utf-16")
+
+
+def lsp_column(line: str, code_points: int, encoding: str) -> int:
+    if encoding == "utf-32":
+        return code_points
+    return len(line[:code_points].encode("utf-16-le", "surrogatepass")) // 2
+
+
+def position_of(text: str, needle: str, encoding: str, occurrence: int = 0, offset: int = 0) -> types.Position:
+    index = -1
+    for _ in range(occurrence + 1):
+        index = text.index(needle, index + 1)
+    index += offset
+    line = text.count("\n", 0, index)
+    line_start = text.rfind("\n", 0, index) + 1
+    line_text = text[line_start:].split("\n", 1)[0]
+    return types.Position(line=line, character=lsp_column(line_text, index - line_start, encoding))
+
+
+def offset_of(text: str, position: types.Position, encoding: str) -> int:
+    lines = text.split("\n")
+    start = sum(len(x) + 1 for x in lines[: position.line])
+    line = lines[position.line] if position.line < len(lines) else ""
+    if encoding == "utf-32":
+        return start + min(position.character, len(line))
+    units = 0
+    for i, ch in enumerate(line):
+        if units >= position.character:
+            return start + i
+        units += 2 if ord(ch) > 0xFFFF else 1
+    return start + len(line)
+
+
+def open_document(client: LanguageClient, uri: str, text: str, version: int = 1) -> None:
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="cuda", version=version, text=text)
+        )
+    )
+
+
+async def wait_for_publication(client: Any, uri: str, version: int | None = None, timeout: float = 10.0):
+    """The first diagnostics publication for `uri` (with `version`, if given)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for params in reversed(client.published):
+            if params.uri == uri and (version is None or params.version == version):
+                return params
+        await asyncio.sleep(0.02)
+    raise TimeoutError(f"no diagnostics for {uri} version {version}")
+
+
+def _write_raw(client: Any, message: dict[str, Any]) -> None:
+    body = json.dumps(message).encode()
+    client.protocol.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+
+async def send_raw_request(client: Any, method: str, params: Any, timeout: float = 10.0) -> Any:
+    """A request whose params are sent as given (the typed client cannot send malformed ones)."""
+    msg_id = f"raw-{uuid.uuid4()}"
+    future: Future[Any] = Future()
+    client.protocol._request_futures[msg_id] = future
+    _write_raw(client, {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+    return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+
+
+def send_raw_notification(client: Any, method: str, params: Any) -> None:
+    _write_raw(client, {"jsonrpc": "2.0", "method": method, "params": params})
