@@ -48,7 +48,7 @@ if [[ ! -x "$e2e_dir/node_modules/.bin/code-server" || ! -d "$e2e_dir/node_modul
         done
     done
     log "npm install code-server + playwright-core (a few minutes the first time)"
-    (cd "$e2e_dir" && npm_config_yes=true npm_config_unsafe_perm=true npm_config_dangerously_allow_all_scripts=true \
+    (cd "$e2e_dir" && npm_config_yes=true npm_config_dangerously_allow_all_scripts=true \
         npm "$([[ -f package-lock.json ]] && echo ci || echo install)" --foreground-scripts --no-audit --no-fund >&2)
 fi
 log "setup done after $((SECONDS - start)) s"

@@ -141,6 +141,10 @@ export class ServerManager implements vscode.Disposable {
         this.client = client;
         this.intentionalStop = false;
         await client.start();
+        if (client.state !== State.Running) {
+            // vscode-languageclient resolves start() even when initialize failed; its log says why.
+            throw new Error(`the server did not initialize${this.stderrTail.length ? `: ${this.stderrTail[this.stderrTail.length - 1]}` : ''}`);
+        }
         started = true;
         this.clientDisposables.push(
             client.onNotification('regrapht/status', (params: unknown) => this.status.serverStatus(params)),
