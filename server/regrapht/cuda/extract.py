@@ -183,6 +183,9 @@ class FunctionExtractor:
     # ---------------------------------------------------------------- header
     def extract(self, node: Node, template_parameters: tuple[str, ...], extern_c: bool) -> Function | None:
         declarator = find_function_declarator(node.child_by_field_name("declarator"))
+        if declarator is None and node.type == "ERROR":
+            # Half-typed function (unclosed body): the header is a direct child of the ERROR node.
+            declarator = next((c for c in node.children if c.type == "function_declarator"), None)
         if declarator is None:
             return None
         name_node = declarator.child_by_field_name("declarator")
@@ -198,7 +201,7 @@ class FunctionExtractor:
                         if c.type in ("parameter_declaration", "optional_parameter_declaration"))
             if p is not None
         )
-        body = node.child_by_field_name("body")
+        body = node.child_by_field_name("body") or (node if node.type == "ERROR" else None)
         uses_double = bool(_DOUBLE_WORD.search(node.text or b""))
         state = _State()
         state.shared.update(self.file_shared)
@@ -870,7 +873,9 @@ class FunctionExtractor:
         branch = self._branch("if", condition, node) if condition is not None else None
         inner = ctx
         if branch is not None and branch.thread_dependent:
-            single = condition is not None and self._single_thread_condition(condition)
+            # `tid % 4 == 0` still selects a quarter of the threads: not a single-thread guard.
+            single = condition is not None and self._single_thread_condition(condition) and \
+                (branch.modulus is None or (branch.modulus_value or 0) >= 32)
             inner = ctx._replace(thread_branch=branch.condition.text, single_guard=ctx.single_guard or single)
         # Push in reverse source order: alternative, consequence, condition.
         if alternative is not None:

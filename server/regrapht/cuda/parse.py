@@ -2,8 +2,8 @@
 
 `parse_source(text)` is the one-shot entry point. `ModelBuilder` turns a tree into a model and
 keeps a per-function cache keyed by the function's bytes (and the text before it on its first
-line), so that after an edit only the changed functions are re-extracted; cached functions are
-shifted to their new line. `SourceDocument` (document.py) owns a builder per open file.
+line), so that after an edit only the changed functions are re-extracted; cached functions that
+moved are shifted to their new line (table-driven, `shift_rows`). `SourceDocument` (document.py) owns a builder per open file.
 
 Never raises on bad input: tree-sitter is error-tolerant, walks are iterative, and anything
 that cannot be understood is skipped and logged at DEBUG level.
@@ -13,14 +13,30 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
 import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser, Tree
 
 from regrapht.cuda.extract import FunctionExtractor, Positions, declarator_name, int_literal, node_text
-from regrapht.cuda.model import Function, SharedArray, SourceModel
+from regrapht.cuda.model import (
+    Atomic,
+    Branch,
+    Call,
+    Dim3,
+    Expr,
+    FloatLiteral,
+    Function,
+    LaunchSite,
+    Loop,
+    MallocCall,
+    MathCall,
+    MemoryAccess,
+    Parameter,
+    SharedArray,
+    SourceModel,
+    SyncCall,
+)
 from regrapht.text import Position, Span
 
 log = logging.getLogger(__name__)
@@ -33,6 +49,7 @@ CONTAINERS = frozenset({
 })
 _DEFINE_VALUE = re.compile(r"^\(?\s*([0-9][0-9a-fA-FxX']*[uUlL]*)\s*\)?$")
 MAX_CACHE_ENTRIES = 4096
+MAX_FUNCTIONS = 5000  # beyond this (generated code), later functions are skipped, with a warning
 
 
 def make_parser() -> Parser:
@@ -70,34 +87,40 @@ def parse_source(text: str) -> SourceModel:
 class ModelBuilder:
     """Builds `SourceModel`s from trees, reusing the facts of functions whose text did not change."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_functions: int = MAX_FUNCTIONS) -> None:
+        self.max_functions = max_functions
         self._cache: dict[tuple[bytes, bytes, tuple[str, ...], bool, int], tuple[int, Function]] = {}
 
     def build(self, tree: Tree, source: bytes) -> SourceModel:
         items, constants, file_shared_nodes, skipped = _top_level_items(tree.root_node)
         positions = Positions(source)
-        extractor = FunctionExtractor(positions, constants, {})
+        file_extractor = FunctionExtractor(positions, constants, {})
         file_shared: list[SharedArray] = []
         for declaration, target, name, type_text, is_extern in file_shared_nodes:
-            file_shared.append(extractor.shared_array(declaration, target, name, type_text, is_extern, None))
+            file_shared.append(file_extractor.shared_array(declaration, target, name, type_text, is_extern, None))
         shared_types = {s.name: s.element_type for s in file_shared}
         context_key = hash((tuple(sorted(constants.items())), tuple(sorted(shared_types.items()))))
         functions: list[Function] = []
         new_cache: dict[tuple[bytes, bytes, tuple[str, ...], bool, int], tuple[int, Function]] = {}
+        if len(items) > self.max_functions:
+            skipped.append(f"{len(items)} functions; only the first {self.max_functions} are analysed")
+            items = items[: self.max_functions]
         for node, template_parameters, extern_c in items:
             row = node.start_point.row
             line_prefix = source[node.start_byte - node.start_point.column : node.start_byte]
             key = (line_prefix, node.text or b"", template_parameters, extern_c, context_key)
             cached = self._cache.get(key) or new_cache.get(key)
             if cached is None:
-                relative = FunctionExtractor(Positions(source, base_row=row), constants, shared_types)
-                function = relative.extract(node, template_parameters, extern_c)
+                extractor = FunctionExtractor(positions, constants, shared_types)
+                function = extractor.extract(node, template_parameters, extern_c)
                 if function is None:
                     skipped.append(f"line {row + 1}: function definition without a name")
                     continue
                 cached = (row, function)
+            elif cached[0] != row:
+                cached = (row, shift_rows(cached[1], row - cached[0]))
             new_cache[key] = cached
-            functions.append(shift_rows(cached[1], row) if row else cached[1])
+            functions.append(cached[1])
         # Only the functions of the latest tree stay cached: memory is bounded by the file.
         self._cache = new_cache if len(new_cache) <= MAX_CACHE_ENTRIES else {}
         for message in skipped:
@@ -145,6 +168,9 @@ def _top_level_items(root: Node) -> tuple[
             continue
         if node_type == "ERROR":
             skipped.append(f"line {node.start_point.row + 1}: syntax error, parsed around it")
+            child_types = {c.type for c in node.children}
+            if "function_declarator" in child_types and "{" in child_types:
+                items.append((node, template_parameters, extern_c))
         inner_templates = template_parameters
         inner_extern = extern_c
         if node_type == "template_declaration":
@@ -177,20 +203,59 @@ def _file_declaration(node: Node, constants: dict[str, int],
                 constants[node_text(name_node)] = value
 
 
+# Which fields of each model class hold positions, and how: shifting is on the edit path of
+# big files, so it is table-driven instead of introspecting every object.
+_SHIFT_PLAN: dict[type, tuple[tuple[str, str], ...]] = {
+    Expr: (("span", "span"),),
+    Parameter: (("span", "span"), ("name_span", "span?"), ("star_end", "pos?")),
+    Loop: (("span", "span"), ("header_span", "span")),
+    MemoryAccess: (("indices", "objs"), ("span", "span")),
+    Atomic: (("target", "obj"), ("span", "span")),
+    SyncCall: (("span", "span"),),
+    Branch: (("condition", "obj"), ("span", "span"), ("modulus", "obj?")),
+    SharedArray: (("dim_spans", "spans"), ("span", "span")),
+    FloatLiteral: (("span", "span"),),
+    MathCall: (("span", "span"), ("call_span", "span")),
+    Call: (("span", "span"), ("args", "objs")),
+    LaunchSite: (("grid", "obj"), ("block", "obj"), ("shared", "obj?"), ("stream", "obj?"), ("args", "objs"),
+                 ("span", "span")),
+    Dim3: (("components", "objs"), ("span", "span")),
+    MallocCall: (("span", "span"),),
+    Function: (("name_span", "span"), ("span", "span"), ("body_span", "span?"), ("parameters", "objs"),
+               ("loops", "objs"), ("accesses", "objs"), ("atomics", "objs"), ("syncs", "objs"),
+               ("branches", "objs"), ("shared_arrays", "objs"), ("float_literals", "objs"),
+               ("math_calls", "objs"), ("calls", "objs"), ("launches", "objs"), ("dim3s", "objs"),
+               ("mallocs", "objs")),
+}
+
+
+def _shift_span(span: Span, rows: int) -> Span:
+    start, end = span.start, span.end
+    return Span(Position(start.line + rows, start.character), Position(end.line + rows, end.character))
+
+
 def shift_rows(value: Any, rows: int) -> Any:
     """A copy of a model object with every `Span`/`Position` moved down by `rows` lines."""
+    if isinstance(value, Span):
+        return _shift_span(value, rows)
     if isinstance(value, Position):
         return Position(value.line + rows, value.character)
-    if isinstance(value, Span):
-        return Span(Position(value.start.line + rows, value.start.character),
-                    Position(value.end.line + rows, value.end.character))
-    if isinstance(value, tuple):
-        return tuple(shift_rows(item, rows) for item in value)
-    if is_dataclass(value) and not isinstance(value, type):
-        changes = {}
-        for spec in fields(value):
-            current = getattr(value, spec.name)
-            if isinstance(current, (Position, Span, tuple)) or (is_dataclass(current) and not isinstance(current, type)):
-                changes[spec.name] = shift_rows(current, rows)
-        return replace(value, **changes)
-    return value
+    plan = _SHIFT_PLAN[type(value)]
+    attributes = dict(value.__dict__)
+    for name, kind in plan:
+        current = attributes[name]
+        if current is None:
+            continue
+        if kind in ("span", "span?"):
+            attributes[name] = _shift_span(current, rows)
+        elif kind == "pos?":
+            attributes[name] = Position(current.line + rows, current.character)
+        elif kind in ("obj", "obj?"):
+            attributes[name] = shift_rows(current, rows)
+        elif kind == "spans":
+            attributes[name] = tuple(_shift_span(item, rows) for item in current)
+        else:
+            attributes[name] = tuple(shift_rows(item, rows) for item in current)
+    shifted = object.__new__(type(value))
+    object.__setattr__(shifted, "__dict__", attributes)  # frozen dataclass: bypass its __setattr__
+    return shifted
