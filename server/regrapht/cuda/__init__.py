@@ -7,7 +7,10 @@ Public API:
 - the model dataclasses (model.py): `SourceModel`, `Function`, `Parameter`, `LaunchSite`,
   `Dim3`, `MallocCall`, `Call`, `SharedArray`, `Loop`, `MemoryAccess`, `Coefficient`, `Atomic`,
   `SyncCall`, `Branch`, `FloatLiteral`, `MathCall`, `Expr`
-- `kernel_summary(model, name, findings)` (kernel_summary.py): what a hover card needs
+
+Performance: a `SourceDocument` re-extracts only the functions whose text changed; moved
+functions are shifted. Files with more than `parse.MAX_FUNCTIONS` functions are truncated with
+a warning in `SourceModel.warnings`.
 """
 
 from regrapht.cuda.document import SourceDocument
