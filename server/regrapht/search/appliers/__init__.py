@@ -14,7 +14,7 @@ from regrapht.search.appliers.launch import BlockSizeTuning, GridStrideLoop
 from regrapht.search.appliers.loops import LoopUnrolling
 from regrapht.search.appliers.matmul import MatmulTiling
 from regrapht.search.appliers.qualifiers import RestrictPointers
-from regrapht.search.appliers.reduction import WarpShuffleReduction
+from regrapht.search.appliers.reduction import WarpPerRowReduction, WarpShuffleReduction
 from regrapht.search.appliers.shared_padding import SharedMemoryPadding
 from regrapht.search.appliers.transpose import TiledTranspose
 from regrapht.search.appliers.vectorize import VectorizedAccess
@@ -22,6 +22,7 @@ from regrapht.search.appliers.vectorize import VectorizedAccess
 APPLIERS: tuple[Applier, ...] = (
     MatmulTiling(),
     WarpShuffleReduction(),
+    WarpPerRowReduction(),
     SharedHistogram(),
     TiledTranspose(),
     VectorizedAccess(),

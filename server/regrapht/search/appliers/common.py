@@ -188,3 +188,13 @@ def writes_to(body: str, name: str) -> bool:
         return True
     # Passing the pointer itself somewhere (another function, an alias) may write through it.
     return bool(re.search(rf"[(,=]\s*&?\s*{n}\s*[,)+;]", body))
+
+
+def grid_stride_header(index: str, index_type: str, bound: str) -> str:
+    """`for (...) {` over a 64-bit counter (so `+= stride` cannot overflow near INT_MAX), with
+    the original index re-declared in its original type so the statements see the same types."""
+    return (
+        f"for (long long {index}_gs = (long long)blockIdx.x * blockDim.x + threadIdx.x; {index}_gs < {bound};"
+        f" {index}_gs += (long long)blockDim.x * gridDim.x) {{\n        {index_type.replace('const ', '')} {index} = "
+        f"({index_type.replace('const ', '')}){index}_gs;"
+    )

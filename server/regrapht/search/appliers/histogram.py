@@ -18,6 +18,7 @@ from regrapht.search.appliers.common import (
     block_dims,
     ceil_parts,
     elementwise_form,
+    grid_stride_header,
     located,
     norm,
     pointer_params,
@@ -68,11 +69,7 @@ class SharedHistogram:
         parts = ceil_parts(given.launch.grid[0]) if given.launch.grid else None
         if form is not None and dims[1:] == [1, 1] and parts is not None and parts[1] == dims[0]:
             inner = re.sub(rf"atomicAdd\( ?& ?{bins} ?\[", "atomicAdd(&local_bins[", form.inner)
-            loop = (
-                f"\n    for (long long {form.index} = (long long)blockIdx.x * blockDim.x + threadIdx.x;"
-                f" {form.index} < {form.bound}; {form.index} += (long long)blockDim.x * gridDim.x) {{\n"
-                f"        {inner}\n    }}\n"
-            )
+            loop = f"\n    {grid_stride_header(form.index, form.index_type, form.bound)}\n        {inner}\n    }}\n"
             launch = LaunchConfig((f"min({parts[0]} + 255) / 256, {HIST_MAX_BLOCKS})".replace("min(", "min((", 1),),
                                   ("256",), given.launch.shared_bytes)
             rewrites.insert(0, Rewrite(_splice(given, kernel, _wrap(loop, bins, element, count)), launch,

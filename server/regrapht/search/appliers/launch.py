@@ -17,6 +17,7 @@ from regrapht.search.appliers.common import (
     ceil_expr,
     ceil_parts,
     elementwise_form,
+    grid_stride_header,
     has_launch_bounds,
     indent,
     located,
@@ -94,13 +95,8 @@ class GridStrideLoop:
         parts = ceil_parts(given.launch.grid[0]) if given.launch.grid else None
         if parts is None or parts[1] != dims[0]:
             return []
-        # A 64-bit stride so that `i += stride` cannot overflow near INT_MAX.
-        loop_type = "long long" if form.index_type in ("int", "const int", "long", "long long") else form.index_type
         new_body = (
-            "\n"
-            f"    for ({loop_type} {form.index} = (long long)blockIdx.x * blockDim.x + threadIdx.x;"
-            f" {form.index} < {form.bound};"
-            f" {form.index} += (long long)blockDim.x * gridDim.x) {{\n"
+            f"\n    {grid_stride_header(form.index, form.index_type, form.bound)}\n"
             f"{indent(_statements(form.inner), '        ')}\n"
             "    }\n"
         )
@@ -115,8 +111,34 @@ class GridStrideLoop:
 
 
 def _statements(inner: str) -> str:
-    """One statement per line, for readable output."""
-    out = re.sub(r";\s*", ";\n", inner.strip())
-    out = re.sub(r"\{\s*", "{\n", out)
-    out = re.sub(r"\}\s*", "}\n", out)
-    return out.strip()
+    """Whitespace-collapsed statements laid out one per line with 4-space block indentation."""
+    lines: list[str] = []
+    current = ""
+    parens = 0
+    blocks: list[bool] = []  # per open brace: a block (True) or an initializer list (False)
+    for ch in inner:
+        if ch == "(":
+            parens += 1
+        elif ch == ")":
+            parens -= 1
+        if ch == "{":
+            is_block = not current.rstrip().endswith("=") and parens == 0
+            blocks.append(is_block)
+            if is_block:
+                lines.append("    " * (len(blocks) - 1) + (current.strip() + " {").strip())
+                current = ""
+                continue
+        elif ch == "}" and blocks:
+            if blocks.pop():
+                if current.strip():
+                    lines.append("    " * (len(blocks) + 1) + current.strip())
+                lines.append("    " * len(blocks) + "}")
+                current = ""
+                continue
+        current += ch
+        if ch == ";" and parens == 0 and not (blocks and not blocks[-1]):
+            lines.append("    " * sum(1 for b in blocks if b) + current.strip())
+            current = ""
+    if current.strip():
+        lines.append(current.strip())
+    return "\n".join(lines)

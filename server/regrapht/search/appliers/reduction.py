@@ -20,10 +20,14 @@ from regrapht.search.appliers.common import (
     ApplierInput,
     Rewrite,
     block_dims,
+    ceil_parts,
+    elementwise_form,
+    grid_stride_header,
     located,
     norm,
     pointer_params,
 )
+from regrapht.search.source import KernelText
 from regrapht.validate.types import LaunchConfig
 
 _ID = r"[A-Za-z_]\w*"
@@ -48,6 +52,9 @@ class WarpShuffleReduction:
             return []
         if re.search(r"\breturn\b|__syncthreads|__shfl|__shared__", text):
             return []
+        atomic_only = self._atomic_per_element(given, kernel, body)
+        if atomic_only is not None:
+            return [atomic_only]
         final = re.search(rf"atomicAdd\( ?(&? ?{_ID}(?: ?\[ ?(?:0|blockIdx\.x) ?\])?) ?, ?({_ID}) ?\); ?$", text)
         if final is None:
             return []
@@ -76,6 +83,94 @@ class WarpShuffleReduction:
                                   given.launch.shared_bytes)
             rewrites.insert(0, Rewrite(given.source[: kernel.body_start] + new_body + given.source[kernel.body_end :],
                                        launch, "coalesced grid-stride float4 loads + warp-shuffle block reduction"))
+        return rewrites
+
+
+    def _atomic_per_element(self, given: ApplierInput, kernel: KernelText, body: str) -> Rewrite | None:
+        """`if (i < n) atomicAdd(P, expr);`: accumulate expr over a grid-stride loop instead."""
+        form = elementwise_form(body)
+        if form is None:
+            return None
+        m = re.fullmatch(rf"\{{? ?atomicAdd\( ?(&? ?{_ID}(?: ?\[ ?0 ?\])?) ?, ?([^;]+?) ?\); ?\}}?", form.inner.strip())
+        if m is None or re.search(r"threadIdx|blockIdx|atomic|__shfl|\breturn\b", m.group(2)):
+            return None
+        target = m.group(1)
+        name = re.match(rf"&? ?({_ID})", target)
+        pointers = pointer_params(kernel)
+        if name is None or pointers.get(name.group(1)) not in _SUMMABLE:
+            return None
+        acc_type = pointers[name.group(1)]
+        parts = ceil_parts(given.launch.grid[0]) if given.launch.grid else None
+        if parts is None:
+            return None
+        i = form.index
+        code = (
+            f"\n    // Each thread accumulates privately over a grid-stride loop (coalesced reads).\n"
+            f"    {acc_type} partial = 0;\n"
+            f"    {grid_stride_header(i, form.index_type, form.bound)}\n"
+            f"        partial += {m.group(2)};\n    }}\n"
+            + _block_reduce("partial", acc_type, target)
+        )
+        launch = LaunchConfig((f"min(({parts[0]} + 2047) / 2048, {REDUCE_MAX_BLOCKS})",), ("256",),
+                              given.launch.shared_bytes)
+        source = given.source[: kernel.body_start] + code + given.source[kernel.body_end :]
+        return Rewrite(source, launch, "private grid-stride sums + warp-shuffle block reduction, one atomic per block")
+
+
+class WarpPerRowReduction:
+    """One thread per row summing `m[row * cols + j]` -> one warp per row with shuffles.
+
+    A warp of the naive kernel reads 32 rows at once, 32 cache lines per step; a warp per row
+    reads 32 consecutive elements per step (coalesced) and combines them with shuffles.
+    """
+
+    technique = "warp_shuffle_reduction"
+    also: tuple[str, ...] = ("memory_coalescing",)
+
+    def apply(self, given: ApplierInput) -> list[Rewrite]:
+        found = located(given)
+        if found is None:
+            return []
+        kernel, body = found
+        form = elementwise_form(body)
+        dims = block_dims(given.launch)
+        if form is None or dims is None or dims[1:] != [1, 1]:
+            return []
+        m = re.fullmatch(
+            rf"(float|double|int) ({_ID}) = 0(?:\.0?f?|f)?; for \( ?int ({_ID}) = 0; \3 < ({_ID}); (?:\3\+\+|\+\+\3|\3 \+= 1) ?\) "
+            rf"\{{? ?\2 \+= ({_ID})\[ ?(.+?) ?\]; ?\}}? ({_ID})\[ ?{form.index} ?\] = \2;",
+            form.inner.strip(),
+        )
+        if m is None:
+            return []
+        acc_type, acc, j, cols, src, index, out = m.groups()
+        if index.replace(" ", "") != f"{form.index}*{cols}+{j}":
+            return []
+        pointers = pointer_params(kernel)
+        if pointers.get(src) != acc_type or pointers.get(out) != acc_type:
+            return []
+        row = form.index
+        code = f"""
+    // One warp per row: lanes read consecutive elements (coalesced), then combine by shuffles.
+    const unsigned int lane = threadIdx.x & 31;
+    const long long {row} = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if ({row} < {form.bound}) {{  // the same for the whole warp, so the shuffles see full warps
+        {acc_type} {acc} = 0;
+        for (int {j} = lane; {j} < {cols}; {j} += 32)
+            {acc} += {src}[{row} * {cols} + {j}];
+#pragma unroll
+        for (int offset = 16; offset > 0; offset >>= 1)
+            {acc} += __shfl_down_sync(0xffffffffu, {acc}, offset);
+        if (lane == 0)
+            {out}[{row}] = {acc};
+    }}
+"""
+        source = given.source[: kernel.body_start] + code + given.source[kernel.body_end :]
+        rewrites = []
+        for b in (256, 128, 512):
+            warps = b // 32
+            launch = LaunchConfig((f"({form.bound} + {warps - 1}) / {warps}",), (str(b),), given.launch.shared_bytes)
+            rewrites.append(Rewrite(source, launch, f"one warp per row, block {b}"))
         return rewrites
 
 

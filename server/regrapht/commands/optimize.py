@@ -1,0 +1,102 @@
+"""`regrapht optimize FILE.cu --kernel NAME ...`: search for a faster, verified kernel.
+
+JSON output is the `regrapht optimize` contract of shared/docs/cli-contract.md. Exit codes:
+0 a verified faster version was found (`best` is set); 1 the search ran but found no verified
+faster version (`reason` says why: no CUDA device, nothing correct, nothing faster); 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from regrapht.errors import InputError
+from regrapht.model.backend import ModelBackend
+from regrapht.search import STRATEGIES, OptimizeResult, Progress, SearchOptions, optimize
+from regrapht.search.wiring import MODEL_STRATEGIES, find_spec, open_run, save_statistics
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("optimize", help="search for a faster verified version of a kernel")
+    parser.add_argument("file", help="the .cu file")
+    parser.add_argument("--kernel", required=True, help="the __global__ kernel to optimize")
+    parser.add_argument("--spec", help="the kernel spec (default: FILE's .regrapht.toml)")
+    parser.add_argument("--budget", type=int, default=24, help="candidates to judge (default 24)")
+    parser.add_argument("--strategy", default="mcgs", choices=STRATEGIES)
+    parser.add_argument("--model", help="GGUF model file (default: $REGRAPHT_MODEL, else the embedded SmolLM2)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--arch", help="e.g. sm_90 (default: the device's, else sm_90)")
+    parser.add_argument("--graph", help="reasoning graph file (default: the bundled one)")
+    parser.add_argument("--model-threads", type=int, default=0)
+    parser.add_argument("--model-gpu-layers", type=int, default=0, help="layers offloaded to the GPU")
+    parser.add_argument("--no-model", action="store_true", help="appliers only, even for mcgs/random/greedy")
+    parser.add_argument("--step-cap", type=int, default=SearchOptions.step_cap)
+    parser.add_argument("--epsilon", type=float, default=SearchOptions.epsilon)
+    parser.add_argument("--visit-penalty", type=float, default=SearchOptions.visit_penalty, help="lambda")
+    parser.add_argument("--progress", action="store_true", help="progress lines on stderr")
+    parser.set_defaults(handler=run)
+
+
+def make_model(path: str | None, threads: int, gpu_layers: int) -> ModelBackend:
+    from regrapht.model.llama_backend import LlamaBackend, ModelSettings
+
+    return LlamaBackend(ModelSettings(path=path, threads=threads, gpu_layers=gpu_layers))
+
+
+def run_optimize(args: Any, *, env: dict[str, str], home: Path) -> OptimizeResult:
+    path = Path(args.file)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read file: {error}", file=args.file) from error
+    spec = find_spec(path, Path(args.spec) if args.spec else None)
+    model = None
+    if args.strategy in MODEL_STRATEGIES and not args.no_model:
+        model = make_model(args.model, args.model_threads, args.model_gpu_layers)
+    options = SearchOptions(step_cap=args.step_cap, epsilon=args.epsilon, visit_penalty=args.visit_penalty,
+                            use_model=model is not None)
+    with open_run(source, args.file, args.kernel, spec, env=env, home=home, arch=args.arch, model=model,
+                  graph_path=Path(args.graph) if args.graph else None) as wired:
+        progress = _print_progress if args.progress else None
+        result = optimize(
+            source, args.kernel, wired.target, wired.evaluator, model, wired.graph, args.strategy, args.budget,
+            args.seed, None, progress, options=options,
+            gpu_lock=lambda: wired.evaluator.gpu_lock.hold(600.0),
+        )
+        save_statistics(wired.graph, wired.overlay_path)
+    return result
+
+
+def _print_progress(progress: Progress) -> None:
+    best = f" best {progress.best_speedup:.2f}x" if progress.best_speedup else ""
+    print(f"[{progress.evaluated}/{progress.budget}] {progress.stage}: {progress.message}{best}", file=sys.stderr)
+
+
+def run(args: Any) -> int:
+    result = run_optimize(args, env=dict(os.environ), home=Path.home())
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        print(summary(result))
+    return 0 if result.best is not None else 1
+
+
+def summary(result: OptimizeResult) -> str:
+    c = result.counters
+    lines = [
+        f"{result.kernel}: strategy {result.strategy}, budget {result.budget}, "
+        f"GPU {result.gpu or 'none'} ({result.arch})",
+        f"baseline: {result.baseline_ms:.4f} ms" if result.baseline_ms is not None else "baseline: not measured",
+        f"candidates: {c.generated} generated, {c.compiled} compiled, {c.correct} correct, {c.faster} faster",
+        f"tokens: {result.prompt_tokens} prompt, {result.completion_tokens} completion; {result.wall_s:.1f} s",
+    ]
+    if result.best is not None:
+        lines.append(f"best: {result.best.speedup:.2f}x ({result.best.time_ms:.4f} ms) via "
+                     f"{' -> '.join(result.best.techniques)}")
+    else:
+        lines.append(f"no faster verified version: {result.reason}")
+    return "\n".join(lines)

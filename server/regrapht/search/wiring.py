@@ -1,0 +1,102 @@
+"""Wiring the real collaborators of an optimize run: spec, evaluator, GPU worker, graph, model.
+
+The CLI commands (`optimize`, `eval`) and the editor feature all need the same objects built the
+same way; the search engine itself only ever receives them as arguments. `OptimizeRun` owns the
+GPU worker process and closes it; `save_statistics` writes this machine's edge statistics to the
+user-local overlay (never to the bundled graph).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from regrapht.graph import ReasoningGraph, default_overlay_path, open_graph, save_overlay
+from regrapht.model.backend import ModelBackend
+from regrapht.search.pipeline import KernelTarget
+from regrapht.spec.model import KernelSpec, Spec, load_spec, spec_path_for
+from regrapht.validate.evaluator import CudaEvaluator
+from regrapht.validate.types import LaunchConfig
+from regrapht.validate.worker import GpuWorker
+
+MODEL_STRATEGIES = ("mcgs", "random", "greedy", "cot")
+
+
+def cache_dir(env: Mapping[str, str], home: Path) -> Path:
+    base = env.get("XDG_CACHE_HOME") or str(home / ".cache")
+    path = Path(base) / "regrapht"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def kernel_target(kernel: KernelSpec) -> KernelTarget:
+    """The spec's launch as expressions, and the counts/values it fixes to integer literals."""
+    launch = LaunchConfig(tuple(str(g) for g in kernel.grid), tuple(str(b) for b in kernel.block),
+                          str(kernel.shared_bytes))
+    constants: dict[str, int] = {}
+    for arg in kernel.args:
+        raw = arg.count if arg.is_pointer else None
+        if isinstance(raw, int) and not isinstance(raw, bool):
+            constants[arg.name] = raw
+        elif isinstance(raw, str) and re.fullmatch(r"\s*\d+\s*", raw):
+            constants[arg.name] = int(raw)
+    return KernelTarget(launch, constants)
+
+
+def find_spec(source_path: Path, spec_path: Path | None) -> Spec:
+    return load_spec(spec_path if spec_path is not None else spec_path_for(source_path))
+
+
+@dataclass
+class OptimizeRun:
+    evaluator: CudaEvaluator
+    worker: GpuWorker
+    graph: ReasoningGraph
+    overlay_path: Path
+    model: ModelBackend | None
+    target: KernelTarget
+
+    def close(self) -> None:
+        self.worker.close()
+
+    def __enter__(self) -> OptimizeRun:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
+
+
+def open_run(
+    source: str,
+    file: str,
+    kernel: str,
+    spec: Spec,
+    *,
+    env: Mapping[str, str],
+    home: Path,
+    arch: str | None = None,
+    model: ModelBackend | None = None,
+    graph_path: Path | None = None,
+) -> OptimizeRun:
+    """Everything one optimize run needs (InputError for a bad spec, kernel or graph file)."""
+    kernel_spec = spec.kernel(kernel)
+    overlay_path = default_overlay_path(env, home)
+    graph = open_graph(graph_path, overlay_path)
+    worker = GpuWorker(env=env)
+    try:
+        evaluator = CudaEvaluator(source, kernel_spec.name, kernel_spec, arch=arch, worker=worker,
+                                  cache_dir=cache_dir(env, home), file=file,
+                                  include_dirs=(str(Path(file).resolve().parent),))
+    except BaseException:
+        worker.close()
+        raise
+    return OptimizeRun(evaluator, worker, graph, overlay_path, model, kernel_target(kernel_spec))
+
+
+def save_statistics(graph: ReasoningGraph, overlay_path: Path) -> None:
+    if len(graph.overlay):
+        save_overlay(graph.overlay, overlay_path)
