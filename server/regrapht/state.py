@@ -132,6 +132,7 @@ class DocumentState:
         self._engine_document: Any = None
         self.analysis: Analysis | None = None
         self.skip_logged = False
+        self.changed_at = time.perf_counter()  # of the latest edit, for latency logs
 
     @property
     def text(self) -> str:
@@ -144,6 +145,7 @@ class DocumentState:
             self.length = len(text)
             self.version = version
             self._pending = [(None, text)]
+            self.changed_at = time.perf_counter()
 
     def apply(self, span: Span, new_text: str, version: int) -> None:
         """Splice one edit (code-point span, already clamped to the document) into `lines`."""
@@ -160,6 +162,7 @@ class DocumentState:
             self.lines[start_line : end_line + 1] = replacement
             self.length += sum(len(x) + 1 for x in replacement) - 1 - removed
             self.version = version
+            self.changed_at = time.perf_counter()
             self._pending.append((Span.of(start_line, start.character, end_line, end.character), new_text))
 
     def has_pending(self) -> bool:
