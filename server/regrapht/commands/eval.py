@@ -1,0 +1,85 @@
+"""`regrapht eval TASKDIR... --strategy S [--budget N] [--model PATH] [--seed S] --out DIR`.
+
+Runs `optimize` on every kernel of every task directory, re-checks each final answer with a
+fresh evaluator, and writes DIR/report.json (`tasks` + `totals`), DIR/report.md and
+DIR/speedups.svg. Exit 0 when every task ran and every re-check of an answer passed; 1 when a
+task failed to run or a re-check failed; 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from regrapht.commands.optimize import make_model
+from regrapht.errors import InputError
+from regrapht.evaluation.report import markdown, svg_chart, totals
+from regrapht.evaluation.runner import load_task, run_task_kernel
+from regrapht.search import STRATEGIES, SearchOptions
+from regrapht.search.wiring import MODEL_STRATEGIES, cache_dir
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("eval", help="optimize a suite of task directories and report")
+    parser.add_argument("tasks", nargs="+", help="task directories (.cu + .regrapht.toml)")
+    parser.add_argument("--strategy", required=True, choices=STRATEGIES)
+    parser.add_argument("--budget", type=int, default=24)
+    parser.add_argument("--model", help="GGUF model file")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument("--model-threads", type=int, default=0)
+    parser.add_argument("--model-gpu-layers", type=int, default=0)
+    parser.set_defaults(handler=run)
+
+
+def _peaks(env: dict[str, str], home: Path) -> Any:
+    def measure(wired: Any) -> tuple[float, float] | None:
+        from regrapht.validate.peaks import device_peaks
+
+        if wired.evaluator.gpu_name is None:
+            return None
+        found = device_peaks(wired.worker, wired.evaluator.compiler, cache_dir(env, home),
+                             arch=wired.evaluator.arch, gpu_lock=wired.evaluator.gpu_lock)
+        return (found.gbps, found.gflops) if found is not None else None
+
+    return measure
+
+
+def run(args: Any) -> int:
+    env, home = dict(os.environ), Path.home()
+    tasks = [load_task(Path(t)) for t in args.tasks]
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"cannot create the output directory: {error.strerror}", file=str(out)) from error
+    model = make_model(args.model, args.model_threads, args.model_gpu_layers) if args.strategy in MODEL_STRATEGIES else None
+    options = SearchOptions(use_model=model is not None)
+    rows: list[dict[str, object]] = []
+    failed = False
+    for task in tasks:
+        for kernel in task.spec.kernels:
+            try:
+                row = run_task_kernel(task, kernel, strategy=args.strategy, budget=args.budget, seed=args.seed,
+                                      model=model, options=options, env=env, home=home, peaks=_peaks(env, home))
+            except InputError as error:
+                row = {"task": task.name, "kernel": kernel.name, "best": None, "error": str(error),
+                       "recheck": {"outcome": None, "reason": "task did not run"}}
+                failed = True
+            recheck = row.get("recheck")
+            if row.get("best") is not None and isinstance(recheck, dict) and recheck.get("outcome") not in ("faster", "slower"):
+                failed = True
+            rows.append(row)
+    first = next((r for r in rows if r.get("gpu")), rows[0] if rows else {})
+    report = {
+        "strategy": args.strategy, "budget": args.budget, "seed": args.seed,
+        "gpu": first.get("gpu"), "model": first.get("model"), "model_device": first.get("model_device"),
+        "tasks": rows, "totals": totals(rows),
+    }
+    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    (out / "report.md").write_text(markdown(report), encoding="utf-8")
+    (out / "speedups.svg").write_text(svg_chart(rows), encoding="utf-8")
+    print(f"wrote {out / 'report.json'}, {out / 'report.md'}, {out / 'speedups.svg'}")
+    return 1 if failed else 0

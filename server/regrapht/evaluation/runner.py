@@ -1,0 +1,108 @@
+"""`regrapht eval`: optimize every kernel of every task directory, re-check, and report.
+
+A task directory holds one `.cu` file and its `.regrapht.toml` (optionally a `task.json` with
+`{"flops": "<expression over the spec's scalars>"}` for compute-bound kernels). Each kernel's
+final answer is re-checked by a fresh evaluator (new inputs, new worker state) so that the
+report never rests on the search's own measurement alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from regrapht.errors import InputError
+from regrapht.model.backend import ModelBackend
+from regrapht.search import OptimizeResult, SearchOptions, optimize
+from regrapht.search.wiring import open_run, save_statistics
+from regrapht.spec.expr import evaluate
+from regrapht.spec.model import KernelSpec, Spec, load_spec
+from regrapht.spec.resolve import resolve
+from regrapht.validate.types import Candidate, LaunchConfig
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    source_path: Path
+    spec: Spec
+    flops: str | None
+
+
+def load_task(directory: Path) -> Task:
+    if not directory.is_dir():
+        raise InputError("not a task directory", file=str(directory))
+    specs = sorted(directory.glob("*.regrapht.toml"))
+    if len(specs) != 1:
+        raise InputError(f"a task directory needs exactly one .regrapht.toml (found {len(specs)})", file=str(directory))
+    source = specs[0].with_name(specs[0].name.removesuffix(".regrapht.toml") + ".cu")
+    if not source.is_file():
+        raise InputError(f"missing {source.name} beside the spec", file=str(directory))
+    flops = None
+    extra = directory / "task.json"
+    if extra.is_file():
+        try:
+            data = json.loads(extra.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise InputError(f"unreadable task.json: {error}", file=str(extra)) from error
+        flops = str(data["flops"]) if isinstance(data, dict) and "flops" in data else None
+    return Task(directory.name, source, load_spec(specs[0]), flops)
+
+
+_ELEMENT_BYTES = {"float32": 4, "float64": 8, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8,
+                  "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "bool": 1}
+
+
+def traffic(kernel: KernelSpec, flops_expr: str | None) -> tuple[int, float | None]:
+    """Bytes the kernel must move (in: read once, out: written once, inout: both) and FLOPs."""
+    resolved = resolve(kernel)
+    total = 0
+    for buffer in resolved.buffers:
+        size = buffer.count * _ELEMENT_BYTES.get(buffer.dtype, 4)
+        total += 2 * size if buffer.role == "inout" else size
+    flops = float(evaluate(flops_expr, dict(resolved.scalars))) if flops_expr else None
+    return total, flops
+
+
+def run_task_kernel(task: Task, kernel: KernelSpec, *, strategy: str, budget: int, seed: int,
+                    model: ModelBackend | None, options: SearchOptions, env: Mapping[str, str], home: Path,
+                    peaks: Callable[[object], tuple[float, float] | None]) -> dict[str, object]:
+    source = task.source_path.read_text(encoding="utf-8")
+    with open_run(source, str(task.source_path), kernel.name, task.spec, env=env, home=home, model=model) as wired:
+        result: OptimizeResult = optimize(
+            source, kernel.name, wired.target, wired.evaluator, model, wired.graph, strategy, budget, seed,
+            options=options, gpu_lock=lambda: wired.evaluator.gpu_lock.hold(600.0),
+        )
+        save_statistics(wired.graph, wired.overlay_path)
+        peak = peaks(wired)
+    row = dict(result.to_json())
+    row["task"] = task.name
+    row["recheck"] = recheck(task, kernel, source, result, env=env, home=home)
+    bytes_moved, flops = traffic(kernel, task.flops)
+    time_ms = result.best.time_ms if result.best is not None else result.baseline_ms
+    floor = None
+    if peak is not None:
+        from regrapht.evaluation.report import roofline_floor_ms
+
+        floor = roofline_floor_ms(bytes_moved, flops, peak[0], peak[1])
+    row["roofline"] = {
+        "bytes": bytes_moved, "flops": flops, "peak_gbps": peak[0] if peak else None,
+        "peak_gflops": peak[1] if peak else None, "floor_ms": floor,
+        "fraction": floor / time_ms if floor is not None and time_ms else None,
+    }
+    return row
+
+
+def recheck(task: Task, kernel: KernelSpec, source: str, result: OptimizeResult, *,
+            env: Mapping[str, str], home: Path) -> dict[str, object]:
+    """A fresh evaluator (new worker, new random inputs) judges the final answer again."""
+    if result.best is None:
+        return {"outcome": None, "reason": "no answer to re-check"}
+    with open_run(source, str(task.source_path), kernel.name, task.spec, env=env, home=home) as fresh:
+        fresh.evaluator.baseline()
+        launch = LaunchConfig(tuple(result.best.launch.grid), tuple(result.best.launch.block),
+                              result.best.launch.shared_bytes)
+        evaluation = fresh.evaluator.evaluate(Candidate(result.best.source, launch, result.best.techniques))
+    return {"outcome": evaluation.outcome, "speedup": evaluation.speedup, "reason": evaluation.reason}
