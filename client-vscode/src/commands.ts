@@ -3,6 +3,7 @@ import { ExecuteCommandRequest } from 'vscode-languageclient/node';
 import { findKernels, kernelAtLine } from './core/kernels';
 import { log, showOutput } from './logging';
 import { LspProgress } from './progress';
+import { reportMarkdown, showReport } from './report';
 import { ServerManager } from './server';
 import { writeSetting } from './settings';
 
@@ -108,12 +109,12 @@ async function showKernelReport(server: ServerManager, arg?: { uri?: string; ker
     if (report === undefined || report === null) {
         return;
     }
-    const markdown = typeof report === 'string' ? report
-        : typeof (report as { markdown?: unknown }).markdown === 'string' ? (report as { markdown: string }).markdown
-            : '```json\n' + JSON.stringify(report, null, 2) + '\n```';
-    const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: markdown });
-    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true, preserveFocus: true });
-    await vscode.commands.executeCommand('markdown.showPreview', doc.uri).then(undefined, () => undefined);
+    const markdown = reportMarkdown(report);
+    if (markdown === undefined) {
+        log.warn(`regrapht.showKernelReport returned ${JSON.stringify(report)}`);
+        return;
+    }
+    await showReport(kernel, markdown);
 }
 
 async function selectModelFile(): Promise<void> {

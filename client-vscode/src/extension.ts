@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { registerCommands } from './commands';
 import { createOutputChannel, log } from './logging';
 import { onPythonInterpreterChanged } from './python';
+import { registerReportProvider } from './report';
 import { ServerManager } from './server';
 import { SECTION } from './settings';
 import { StatusItem } from './status';
@@ -12,6 +13,7 @@ let server: ServerManager | undefined;
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
     context.subscriptions.push(createOutputChannel());
     log.info(`ReGraphT ${context.extension.packageJSON.version as string} activating`);
+    context.subscriptions.push(registerReportProvider());
     const status = new StatusItem();
     context.subscriptions.push(status);
     server = new ServerManager(context, status);

@@ -8,6 +8,7 @@ import {
 import { Interpreter, serverCommand } from './core/python';
 import { CrashPolicy, SerialRunner } from './core/restart';
 import { handleServerCreatedProgress } from './progress';
+import { reportMarkdown, showReport } from './report';
 import { bootstrapPrivateVenv, privateVenvPython, probe, resolveInterpreter } from './python';
 import { readServerSettings, SECTION } from './settings';
 import { StatusItem } from './status';
@@ -119,6 +120,16 @@ export class ServerManager implements vscode.Disposable {
                 },
             },
             middleware: {
+                // Server commands run from CodeLenses: show what showKernelReport returns.
+                executeCommand: async (command, args, next) => {
+                    const result = await next(command, args);
+                    const markdown = command === 'regrapht.showKernelReport' ? reportMarkdown(result) : undefined;
+                    if (markdown !== undefined) {
+                        const kernel = (args[0] as { kernel?: unknown } | undefined)?.kernel;
+                        await showReport(typeof kernel === 'string' ? kernel : 'kernel', markdown);
+                    }
+                    return result;
+                },
                 workspace: {
                     // Answer `workspace/configuration` for `regrapht` with normalised settings.
                     configuration: async (params, token, next) => {

@@ -53,6 +53,7 @@ for (const f of ['saxpy.cu', 'saxpy.regrapht.toml']) {
 fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
     'regrapht.python': python,
     'regrapht.logLevel': 'debug',
+    'regrapht.trace.server': 'verbose',
     'workbench.startupEditor': 'none',
     'workbench.welcomePage.walkthroughs.openOnInstall': false,
     'workbench.tips.enabled': false,
@@ -313,12 +314,39 @@ try {
         await input.fill('>ReGraphT: Show Kernel Report');
         await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Show Kernel Report' }).first().waitFor({ timeout: 15_000 });
         await page.keyboard.press('Enter');
-        // The report opens as an untitled markdown document beside the source.
-        const tab = page.locator('.tabs-container .tab', { hasText: /Untitled|Preview/ }).first();
+        // The report opens as a read-only Markdown preview beside the source.
+        const tab = page.locator('.tabs-container .tab', { hasText: /saxpy report/ }).first();
         await tab.waitFor({ timeout: STEP_TIMEOUT });
         await page.waitForTimeout(1500);
         await page.screenshot({ path: path.join(artifacts, '06-kernel-report.png') });
         return (await tab.innerText()).trim();
+    });
+
+    await step('a settings change reaches the server without a reload', async () => {
+        // Like a user: edit settings.json in the editor and save it.
+        const settingsFile = path.join(userData, 'User', 'settings.json');
+        const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf-8'));
+        const before = await page.locator(squiggles).count();
+        settings['regrapht.enabledRules'] = ['R009'];
+        await page.keyboard.press('F1');
+        const input = page.locator('.quick-input-widget input');
+        await input.waitFor({ timeout: 15_000 });
+        await input.fill('>Preferences: Open User Settings (JSON)');
+        await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Open User Settings (JSON)' }).first().waitFor({ timeout: 15_000 });
+        await page.keyboard.press('Enter');
+        await page.locator('.tabs-container .tab.active', { hasText: 'settings.json' }).waitFor({ timeout: 30_000 });
+        await page.waitForTimeout(500);
+        await page.keyboard.press('Control+A');
+        await page.keyboard.insertText(JSON.stringify(settings, null, 2));
+        await page.keyboard.press('Control+S');
+        await page.waitForTimeout(500);
+        await page.keyboard.press('Control+W');
+        const after = await poll('only the R009 squiggle to remain', async () => {
+            const n = await page.locator(squiggles).count();
+            return n === 1 ? n : false;
+        }, 30_000);
+        await page.screenshot({ path: path.join(artifacts, '07-after-settings-change.png') });
+        return `regrapht.enabledRules = ["R009"]: ${before} -> ${after} squiggle(s)`;
     });
 } catch (error) {
     failure = error;
