@@ -35,7 +35,8 @@ optimize_one() {  # file kernel spec strategy
 for strategy in $STRATEGIES; do
     for spec in examples/*.regrapht.toml bench/tasks/*/*.regrapht.toml; do
         file="${spec%.regrapht.toml}.cu"
-        for kernel in $(grep -A0 '^name' "$spec" | sed -n 's/^name *= *"\([^"]*\)".*/\1/p'); do
+        kernels=$("$PYTHON" -c 'import sys, tomllib; print(" ".join(k["name"] for k in tomllib.load(open(sys.argv[1], "rb"))["kernel"]))' "$spec")
+        for kernel in $kernels; do
             optimize_one "$file" "$kernel" "$spec" "$strategy"
         done
     done
