@@ -19,7 +19,7 @@ from typing import Any
 
 import cattrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import FeatureRequestError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -79,6 +79,10 @@ class RegraphtServer(LanguageServer):
     """pygls server that logs protocol errors instead of raising popups for them."""
 
     def report_server_error(self, error: Exception, source: Any) -> None:
+        if source is FeatureRequestError:
+            # The client already received this as the request's error response.
+            log.info("request failed: %s", error)
+            return
         log.error("server error (%s): %s", getattr(source, "__name__", source), error)
         self.window_log_message(
             types.LogMessageParams(type=types.MessageType.Error, message=f"regrapht: {error}")

@@ -1,0 +1,49 @@
+from regrapht.cards import CardSection, KernelFacts, Resources, card_target, kernel_card, lens_title
+from regrapht.cuda.parse import parse_source
+from regrapht.rules.engine import analyze
+from regrapht.text import Position
+from regrapht.validate.types import Timing
+
+SOURCE = """__global__ void saxpy(int n, float a, float *x, float *y)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i] * 2.0;
+}
+
+void run(int n, float a, float *x, float *y)
+{
+    saxpy<<<(n + 255) / 256, 256>>>(n, a, x, y);
+}
+"""
+
+
+def test_card_has_signature_launches_findings_and_extra_sections():
+    model = parse_source(SOURCE)
+    kernel = model.kernel("saxpy")
+    findings = [f for f in analyze(model) if f.kernel == "saxpy"]
+    facts = KernelFacts(
+        resources=Resources(registers=12, shared_bytes=0, spill_bytes=0, occupancy=1.0, arch="sm_90"),
+        timing=Timing(median_ms=0.123, p10_ms=0.12, p90_ms=0.13, runs=50),
+        speedup=1.5,
+        technique_path=("restrict_const", "fast_math"),
+        sections=(CardSection("Notes", "hand-written"),),
+    )
+    card = kernel_card(kernel, model.launches_of("saxpy"), findings, facts, doc_link=lambda d: "https://x/" + d)
+    assert card.startswith("```cuda\n__global__ void saxpy(")
+    assert "line 9 in `run`" in card and "256 threads/block" in card
+    assert "[R007](https://x/rules/R007.md)" in card
+    assert "12 registers/thread" in card and "occupancy 100%" in card
+    assert "median 0.123 ms" in card and "1.50x" in card
+    assert "`restrict_const` → `fast_math`" in card and "**Notes**\nhand-written" in card
+    long = kernel_card(kernel, model.launches_of("saxpy"), findings, None, long=True)
+    assert "| `x` |" in long and "Technique:" in long
+
+
+def test_targets_and_lens_title():
+    model = parse_source(SOURCE)
+    assert card_target(model, Position(0, 17))[0].name == "saxpy"
+    assert card_target(model, Position(8, 6))[1] == model.launches[0].span
+    assert card_target(model, Position(2, 0)) is None
+    assert lens_title([]) == "No findings"
+    findings = [f for f in analyze(model) if f.kernel == "saxpy"]
+    assert lens_title(findings).startswith(f"{len(findings)} finding")
