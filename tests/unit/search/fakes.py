@@ -1,0 +1,55 @@
+"""Test doubles for search: an evaluator judging by text, and a session with scripted steps."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from regrapht.search.session import FAILED, Session, StepResult
+from regrapht.validate.types import Candidate, Evaluation, Timing
+
+BASE_MS = 1.0
+
+
+@dataclass
+class FakeEvaluator:
+    """`judge(candidate) -> speedup | None`: None = wrong; with `gpu_name=None`, "unverified"."""
+
+    judge: Callable[[Candidate], float | None]
+    gpu_name: str | None = "Fake GPU"
+    arch: str = "sm_90"
+    seen: list[Candidate] = field(default_factory=list)
+
+    def baseline(self) -> Timing | None:
+        return Timing(BASE_MS, BASE_MS, BASE_MS, 20) if self.gpu_name else None
+
+    def evaluate(self, candidate: Candidate) -> Evaluation:
+        self.seen.append(candidate)
+        if self.gpu_name is None:
+            return Evaluation("unverified", "no CUDA device present")
+        speedup = self.judge(candidate)
+        if speedup is None:
+            return Evaluation("wrong", "out[0] differs")
+        timing = Timing(BASE_MS / speedup, BASE_MS / speedup, BASE_MS / speedup, 20)
+        return Evaluation("faster" if speedup > 1.0 else "slower", "", timing, speedup)
+
+
+@dataclass
+class ScriptedSteps(Session):
+    """A session whose technique applications return scripted rewards (one evaluation each)."""
+
+    rewards: dict[str, float] = field(default_factory=dict)
+    applied: list[tuple[str, ...]] = field(default_factory=list)
+
+    def apply_technique(self, state: Candidate, previous: str, technique: str) -> StepResult:
+        self.evaluated += 1
+        path = (*state.techniques, technique)
+        self.applied.append(path)
+        reward = self.rewards.get(technique, 0.0)
+        if reward <= FAILED:
+            return StepResult(technique, None, FAILED, Evaluation("wrong"))
+        new = Candidate(state.source + f"\n// {technique}", state.launch, path)
+        return StepResult(technique, new, reward, Evaluation("faster", speedup=reward))
+
+    def applicable(self, state: Candidate) -> list:  # type: ignore[type-arg]
+        return []

@@ -1,0 +1,118 @@
+"""Deterministic appliers: textual expectations, preconditions, and nvcc compile-only checks."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from regrapht.search.appliers import APPLIERS, ApplierInput, appliers_for
+from regrapht.search.appliers.launch import BlockSizeTuning, GridStrideLoop
+from regrapht.search.appliers.matmul import MatmulTiling
+from regrapht.search.appliers.qualifiers import RestrictPointers
+from regrapht.search.appliers.reduction import WarpPerRowReduction, WarpShuffleReduction
+from regrapht.search.appliers.vectorize import VectorizedAccess
+from regrapht.search.source import find_kernel, signature_key
+from regrapht.search.wiring import kernel_target
+from regrapht.spec.model import load_spec
+from regrapht.validate.types import LaunchConfig
+
+ROOT = Path(__file__).resolve().parents[3]
+SPECS = sorted([*ROOT.glob("examples/*.regrapht.toml"), *ROOT.glob("bench/tasks/*/*.regrapht.toml")])
+
+
+def inputs_of(spec_path: Path) -> list[tuple[str, ApplierInput]]:
+    source = spec_path.with_name(spec_path.name.removesuffix(".regrapht.toml") + ".cu").read_text()
+    out = []
+    for kernel in load_spec(spec_path).kernels:
+        target = kernel_target(kernel)
+        out.append((kernel.name, ApplierInput(source, kernel.name, target.launch, target.constants)))
+    return out
+
+
+SAXPY = (ROOT / "examples/saxpy.cu").read_text()
+SAXPY_IN = ApplierInput(SAXPY, "saxpy", LaunchConfig(("(n + 99) / 100",), ("100",)))
+
+
+def test_block_size_rewrites_grid_consistently() -> None:
+    rewrites = BlockSizeTuning().apply(SAXPY_IN)
+    launches = [(r.launch.grid, r.launch.block) for r in rewrites]
+    assert (("(n + 255) / 256",), ("256",)) in launches
+    assert (("(n + 1023) / 1024",), ("1024",)) in launches
+    assert all(r.source == SAXPY for r in rewrites)
+
+
+def test_block_size_refuses_grid_not_matching_the_block() -> None:
+    bad = ApplierInput(SAXPY, "saxpy", LaunchConfig(("4096",), ("100",)))
+    assert BlockSizeTuning().apply(bad) == []
+
+
+def test_block_size_refuses_kernels_with_hard_coded_block_size() -> None:
+    source = (ROOT / "examples/transpose.cu").read_text()
+    given = ApplierInput(source, "transpose_tiled", LaunchConfig(("(cols + 31) / 32", "(rows + 31) / 32"), ("32", "32")))
+    assert BlockSizeTuning().apply(given) == []
+
+
+def test_restrict_keeps_the_abi_signature() -> None:
+    [rewrite] = RestrictPointers().apply(SAXPY_IN)
+    assert "float *__restrict__ x" in rewrite.source
+    before, after = find_kernel(SAXPY, "saxpy"), find_kernel(rewrite.source, "saxpy")
+    assert before is not None and after is not None
+    assert signature_key(before) == signature_key(after)
+
+
+def test_vectorize_has_scalar_tail_and_alignment_check() -> None:
+    rewrites = VectorizedAccess().apply(SAXPY_IN)
+    assert rewrites
+    text = rewrites[0].source
+    assert "float4" in text and "& 15) == 0" in text and "i_first + 4" in text
+    assert rewrites[0].launch.grid == ("(n + 399) / 400",)
+
+
+def test_grid_stride_caps_the_grid() -> None:
+    rewrites = GridStrideLoop().apply(SAXPY_IN)
+    assert rewrites and rewrites[-1].launch.grid[0].startswith("min(")
+    assert "gridDim.x" in rewrites[-1].source
+
+
+def test_matmul_tiling_matches_the_naive_kernel_only() -> None:
+    [(_, given)] = inputs_of(ROOT / "bench/tasks/sgemm/sgemm.regrapht.toml")
+    rewrites = MatmulTiling().apply(given)
+    assert [r.launch.grid for r in rewrites][0] == ("(N + 127) / 128", "(M + 127) / 128")
+    assert "__shared__ float As" in rewrites[0].source
+    assert MatmulTiling().apply(SAXPY_IN) == []
+
+
+def test_reductions() -> None:
+    [(_, full)] = inputs_of(ROOT / "bench/tasks/full_sum/full_sum.regrapht.toml")
+    [rewrite] = WarpShuffleReduction().apply(full)
+    assert "__shfl_down_sync" in rewrite.source and rewrite.source.count("atomicAdd(total") == 1
+    [(_, rows)] = inputs_of(ROOT / "bench/tasks/row_sum/row_sum.regrapht.toml")
+    assert WarpPerRowReduction().apply(rows)[0].launch.grid == ("(rows + 7) / 8",)
+    assert WarpPerRowReduction().apply(full) == []
+
+
+def test_techniques_are_graph_vertex_names() -> None:
+    assert appliers_for("register_blocking") == appliers_for("shared_memory_tiling")[:1]
+    assert {a.technique for a in APPLIERS} >= {"launch_configuration", "restrict_const", "loop_unrolling",
+                                               "fast_math", "bank_conflict_padding", "grid_stride_loop",
+                                               "vectorized_access", "warp_shuffle_reduction",
+                                               "shared_memory_privatization", "memory_coalescing"}
+
+
+CASES = [(spec, name, given) for spec in SPECS for name, given in inputs_of(spec)]
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.parametrize("spec,name,given", CASES, ids=[f"{s.stem}:{n}" for s, n, _ in CASES])
+def test_every_rewrite_compiles(tmp_path: Path, spec: Path, name: str, given: ApplierInput) -> None:
+    sources = {r.source for applier in APPLIERS for r in applier.apply(given)}
+    for i, source in enumerate(sorted(sources)):
+        path = tmp_path / f"c{i}.cu"
+        path.write_text(source)
+        done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-o", str(tmp_path / f"c{i}.cubin"), str(path)],
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, f"{name}:\n{source}\n{done.stderr}"

@@ -1,0 +1,108 @@
+"""MCGS bookkeeping against hand-computed small cases (see the comments for the arithmetic)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from regrapht.graph import START, ReasoningGraph
+from regrapht.graph.types import EdgeStats, Example
+from regrapht.model.scripted import ScriptedModel
+from regrapht.search.mcgs import MCGS
+from regrapht.search.options import SearchOptions
+from regrapht.validate.types import Candidate, LaunchConfig
+
+from .fakes import FakeEvaluator, ScriptedSteps
+
+LAUNCH = LaunchConfig(("(n + 255) / 256",), ("256",))
+
+
+def graph_of(*edges: tuple[str, str]) -> ReasoningGraph:
+    graph = ReasoningGraph()
+    for u, v in edges:
+        for name in (u, v):
+            if name != START:
+                graph.add_technique(name)
+        graph.add_example(u, v, Example("k", "why", "", "before", "after"))
+    return graph
+
+
+def session(budget: int, rewards: dict[str, float], **options: object) -> ScriptedSteps:
+    opts = SearchOptions(epsilon=0.0, step_cap=1, applier_edges=False, **options)  # type: ignore[arg-type]
+    return ScriptedSteps(
+        kernel="k", original=Candidate("src", LAUNCH), evaluator=FakeEvaluator(lambda c: 1.0),
+        model=ScriptedModel.of(), graph=None, budget=budget, rng=random.Random(0), options=opts,
+        rewards=rewards,
+    )
+
+
+def test_selection_expansion_rollout_and_backpropagation_of_the_max() -> None:
+    graph = graph_of((START, "a"), (START, "b"), ("a", "c"))
+    s = session(3, {"a": 2.0, "b": -1.0, "c": 3.0})
+    search = MCGS(s, graph)
+    # 1: START expanded to [a, b]; rollout from START takes a (both priors 0, first wins): R = 2.
+    assert search.iteration() == 2.0
+    assert search.expanded[START] == ["a", "b"]
+    assert search.visits == {START: 1} and search.value[START] == 2.0
+    # 2: a and b unvisited (P-UCB inf) -> a (cached step, reward 2); a expanded to [c];
+    #    rollout applies c (3). R = max(2, 3) = 3, backed up to START and a.
+    assert search.iteration() == 3.0
+    assert search.visits == {START: 2, "a": 1}
+    assert search.value[START] == pytest.approx(2.5) and search.value["a"] == 3.0
+    assert search.edge_visits == {(START, "a"): 1, ("a", "c"): 1}
+    # 3: P-UCB(a) = 3 + sqrt(2 ln 2 / 1) < inf = P-UCB(b) -> b fails (-1): R = -1.
+    assert search.ucb(START, "a") == pytest.approx(3 + math.sqrt(2 * math.log(2)))
+    assert search.iteration() == -1.0
+    assert search.visits == {START: 3, "a": 1, "b": 1}
+    assert search.value[START] == pytest.approx(4 / 3) and search.value["b"] == -1.0
+    assert s.evaluated == 3
+    assert s.applied == [("a",), ("a", "c"), ("b",)]
+
+
+def test_run_stops_at_the_budget_and_reuses_cached_paths() -> None:
+    graph = graph_of((START, "a"), (START, "b"), ("a", "c"))
+    s = session(3, {"a": 2.0, "b": -1.0, "c": 3.0})
+    search = MCGS(s, graph)
+    search.run()
+    assert s.evaluated == 3
+    # every path was applied once: re-selecting a path costs no budget
+    assert len(s.applied) == len(set(s.applied))
+
+
+def test_rollout_policy_visit_penalty() -> None:
+    graph = graph_of((START, "a"), (START, "b"))
+    graph.set_prior_stats(START, "b", EdgeStats(visits=1, mean_reward=0.5))
+    s = session(10, {"a": 1.0, "b": 1.0}, visit_penalty=0.5)
+    search = MCGS(s, graph)
+    search.edge_visits[(START, "a")] = 2
+    search.edge_value[(START, "a")] = 1.0
+    # Q - lambda N: a = 1.0 - 0.5 * 2 = 0.0 ; b = 0.5 (prior) - 0 = 0.5 -> b
+    rewards = search.rollout([START], s.original)
+    assert s.applied == [("b",)] and rewards == [1.0]
+    # now b: Q = 1.0 (mean of one visit), N = 1 -> 0.5 ; a still 0.0 -> b again
+    search.rollout([START], s.original)
+    assert s.applied[-1] == ("b",)
+
+
+def test_rollout_stops_at_the_first_failed_step_and_caps_steps() -> None:
+    graph = graph_of((START, "a"), ("a", "b"), ("b", "c"))
+    s = session(10, {"a": 1.5, "b": -1.0, "c": 4.0}, )
+    s.options = SearchOptions(epsilon=0.0, step_cap=5, applier_edges=False)
+    search = MCGS(s, graph)
+    assert search.rollout([START], s.original) == [1.5, -1.0]
+    s2 = session(10, {"a": 1.5, "b": 1.2, "c": 4.0})
+    s2.options = SearchOptions(epsilon=0.0, step_cap=2, applier_edges=False)
+    assert MCGS(s2, graph).rollout([START], s2.original) == [1.5, 1.2]
+
+
+def test_epsilon_one_is_uniform_random_choice() -> None:
+    graph = graph_of((START, "a"), (START, "b"), (START, "c"))
+    s = session(200, {"a": 1.0, "b": 1.0, "c": 1.0})
+    s.options = SearchOptions(epsilon=1.0, step_cap=1, applier_edges=False)
+    search = MCGS(s, graph)
+    for _ in range(90):
+        search.rollout([START], s.original)
+    counts = {t: search.edge_visits[(START, t)] for t in "abc"}
+    assert all(15 < n < 50 for n in counts.values()), counts

@@ -1,0 +1,144 @@
+"""The optimize pipeline with a fake evaluator: the contract's JSON shape, the "best" rule,
+every strategy, the no-device answer, progress and cancellation, overlay statistics."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from regrapht.errors import InputError
+from regrapht.graph import START, ReasoningGraph
+from regrapht.graph.types import Example
+from regrapht.model.scripted import ScriptedModel
+from regrapht.search import STRATEGIES, KernelTarget, Progress, SearchOptions, optimize
+from regrapht.validate.types import Candidate, LaunchConfig
+
+from .fakes import FakeEvaluator
+
+ROOT = Path(__file__).resolve().parents[3]
+SAXPY = (ROOT / "examples/saxpy.cu").read_text()
+TARGET = KernelTarget(LaunchConfig(("(n + 99) / 100",), ("100",)))
+CONTRACT_KEYS = {"kernel", "gpu", "arch", "strategy", "budget", "baseline", "best", "candidates", "tokens",
+                 "wall_s", "reason"}
+
+
+def speed_by_text(candidate: Candidate) -> float | None:
+    """float4 code 3x, a 256-thread block 1.2x, __restrict__ 1.1x (multiplied); 'WRONG' is wrong."""
+    if "WRONG" in candidate.source:
+        return None
+    speed = 1.0
+    if "float4" in candidate.source:
+        speed *= 3.0
+    if candidate.launch.block == ("256",):
+        speed *= 1.2
+    if "__restrict__" in candidate.source:
+        speed *= 1.1
+    return speed if speed != 1.0 else 0.9
+
+
+def graph() -> ReasoningGraph:
+    g = ReasoningGraph()
+    for u, v in [(START, "launch_configuration"), (START, "restrict_const"), ("restrict_const", "vectorized_access"),
+                 ("launch_configuration", "restrict_const"), ("vectorized_access", "launch_configuration")]:
+        for name in (u, v):
+            if name != START:
+                g.add_technique(name, f"{name} description")
+        g.add_example(u, v, Example("k", "because", "", "before", "after", 1.5))
+    return g
+
+
+MODEL_ANSWER = "```cuda\n__global__ void saxpy(int n, float a, float *x, float *y)\n{ /* WRONG */ }\n```"
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_every_strategy_returns_the_contract(strategy: str) -> None:
+    model = ScriptedModel([MODEL_ANSWER] * 40)
+    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), model, graph(), strategy, 12, 1)
+    data = result.to_json()
+    assert CONTRACT_KEYS <= set(data)
+    assert data["strategy"] == strategy and data["budget"] == 12 and data["gpu"] == "Fake GPU"
+    assert data["baseline"] == {"time_ms": 1.0}
+    assert set(data["candidates"]) == {"generated", "compiled", "correct", "faster"}  # type: ignore[arg-type]
+    assert data["candidates"]["generated"] <= 12  # type: ignore[index]
+    assert set(data["tokens"]) == {"prompt", "completion"}  # type: ignore[arg-type]
+    assert data["model_device"] == "cpu"
+    best = data["best"]
+    if strategy == "cot":
+        assert best is None  # the scripted model's answers are all wrong
+        assert data["tokens"]["prompt"] > 0  # type: ignore[index]
+    else:
+        assert isinstance(best, dict)
+        assert best["verified"] is True and best["speedup"] > 1.0
+        assert set(best) >= {"time_ms", "speedup", "verified", "techniques", "launch", "source"}
+        assert set(best["launch"]) == {"grid", "block", "shared_bytes"}
+        assert "WRONG" not in best["source"]
+
+
+def test_mcgs_chains_techniques_to_the_fastest_verified() -> None:
+    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, graph(), "mcgs", 30, 0,
+                      options=SearchOptions(use_model=False))
+    assert result.best is not None
+    assert result.best.speedup == pytest.approx(3.0 * 1.2 * 1.1)
+    assert set(result.best.techniques) == {"vectorized_access", "launch_configuration", "restrict_const"}
+    assert [s.technique for s in result.best.steps] == list(result.best.techniques)
+    assert result.best.steps[-1].speedup == pytest.approx(result.best.speedup)
+
+
+def test_rules_keeps_each_verified_improvement() -> None:
+    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, None, "rules", 40, 0)
+    assert result.best is not None and result.best.speedup == pytest.approx(3.0 * 1.2 * 1.1)
+
+
+def test_no_device_gives_no_best_and_says_why() -> None:
+    evaluator = FakeEvaluator(speed_by_text, gpu_name=None)
+    result = optimize(SAXPY, "saxpy", TARGET, evaluator, None, graph(), "mcgs", 6, 0)
+    data = result.to_json()
+    assert data["best"] is None and data["gpu"] is None
+    assert "no CUDA device" in str(data["reason"])
+    assert data["candidates"]["compiled"] == len(evaluator.seen) > 0  # type: ignore[index]
+
+
+def test_never_offers_a_slower_or_wrong_candidate() -> None:
+    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(lambda c: None if "float4" in c.source else 0.8),
+                      None, graph(), "mcgs", 20, 0)
+    assert result.best is None and "no verified candidate was faster" in result.reason
+
+
+def test_progress_names_stages_and_cancel_stops_between_steps() -> None:
+    seen: list[Progress] = []
+    calls = {"n": 0}
+
+    def cancel() -> bool:
+        calls["n"] += 1
+        return len(seen) > 6
+
+    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), ScriptedModel([MODEL_ANSWER] * 40),
+                      graph(), "mcgs", 30, 0, cancel, seen.append)
+    stages = {p.stage for p in seen}
+    assert {"generating", "compiling"} <= stages and ("timing" in stages or "checking" in stages)
+    assert result.cancelled and result.counters.generated < 30
+    assert any(p.best_speedup for p in seen[1:]) or result.best is None
+
+
+def test_verified_outcomes_go_to_the_overlay_only() -> None:
+    g = graph()
+    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, g, "mcgs", 10, 0)
+    assert len(g.overlay) > 0
+    assert all(stats.visits == 0 for _, _, stats in ((u, v, g.prior_stats(u, v)) for u, v in g.edges()))
+
+
+def test_bad_input() -> None:
+    with pytest.raises(InputError):
+        optimize(SAXPY, "nope", TARGET, FakeEvaluator(speed_by_text), None, None, "rules", 4, 0)
+    with pytest.raises(InputError):
+        optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, None, "magic", 4, 0)
+
+
+def test_model_prompt_carries_the_edge_example() -> None:
+    model = ScriptedModel([MODEL_ANSWER] * 40)
+    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), model, graph(), "mcgs", 6, 0)
+    user = model.prompts[0][1].content
+    assert "Example of this technique" in user and "because" in user
+    assert re.search(r"__global__ void saxpy", user)
