@@ -57,7 +57,7 @@ def test_every_strategy_returns_the_contract(strategy: str) -> None:
     model = ScriptedModel([MODEL_ANSWER] * 40)
     result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), model, graph(), strategy, 12, 1)
     data = result.to_json()
-    assert CONTRACT_KEYS <= set(data)
+    assert set(data) >= CONTRACT_KEYS
     assert data["strategy"] == strategy and data["budget"] == 12 and data["gpu"] == "Fake GPU"
     assert data["baseline"] == {"time_ms": 1.0}
     assert set(data["candidates"]) == {"generated", "compiled", "correct", "faster"}  # type: ignore[arg-type]

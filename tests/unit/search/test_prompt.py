@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from regrapht.graph.types import Example
-from regrapht.search.prompt import choose_example, extract_code, extract_launch, rewrite_messages, splice_answer
+from regrapht.search.prompt import (
+    choose_example,
+    extract_code,
+    extract_launch,
+    rewrite_messages,
+    splice_answer,
+)
 from regrapht.validate.types import LaunchConfig
 
 SOURCE = """#include <cuda_runtime.h>

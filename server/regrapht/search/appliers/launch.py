@@ -128,13 +128,12 @@ def _statements(inner: str) -> str:
                 lines.append("    " * (len(blocks) - 1) + (current.strip() + " {").strip())
                 current = ""
                 continue
-        elif ch == "}" and blocks:
-            if blocks.pop():
-                if current.strip():
-                    lines.append("    " * (len(blocks) + 1) + current.strip())
-                lines.append("    " * len(blocks) + "}")
-                current = ""
-                continue
+        elif ch == "}" and blocks and blocks.pop():
+            if current.strip():
+                lines.append("    " * (len(blocks) + 1) + current.strip())
+            lines.append("    " * len(blocks) + "}")
+            current = ""
+            continue
         current += ch
         if ch == ";" and parens == 0 and not (blocks and not blocks[-1]):
             lines.append("    " * sum(1 for b in blocks if b) + current.strip())
