@@ -348,6 +348,41 @@ try {
         await page.screenshot({ path: path.join(artifacts, '07-after-settings-change.png') });
         return `regrapht.enabledRules = ["R009"]: ${before} -> ${after} squiggle(s)`;
     });
+
+    await step('a crashed server is restarted automatically', async () => {
+        // The server is a child in code-server's process group (started with setsid above).
+        // (The server may have worker processes of its own: take the one whose parent is not a server.)
+        const serverPids = () => {
+            const rows = spawnSync('ps', ['-eo', 'pid=,ppid=,pgid=,args='], { encoding: 'utf-8' }).stdout
+                .split('\n').map((l) => l.trim().split(/\s+/)).filter((f) => f.length > 3 && Number(f[2]) === server.pid
+                    && /-m regrapht serve|regrapht\.commands\.serve/.test(f.slice(3).join(' ')))
+                .map((f) => ({ pid: Number(f[0]), ppid: Number(f[1]) }));
+            const ids = new Set(rows.map((r) => r.pid));
+            return rows.filter((r) => !ids.has(r.ppid)).map((r) => r.pid);
+        };
+        const pids = serverPids();
+        if (pids.length !== 1) {
+            throw new Error(`expected one server process, found ${JSON.stringify(pids)}: ${spawnSync("ps", ["-eo", "pid,ppid,pgid,args"], { encoding: "utf-8" }).stdout.split("\n").filter((l) => /regrapht/.test(l)).join(" || ")}`);
+        }
+        process.kill(pids[0], 'SIGKILL');
+        const seen = await poll('status item to leave the running state', async () => {
+            const texts = await page.locator('.part.statusbar .statusbar-item').allInnerTexts();
+            const item = texts.map((t) => t.trim()).find((t) => t.includes('ReGraphT'));
+            return item && item !== 'ReGraphT' ? item : false;
+        }, 15_000, 100);
+        await poll('a new server process', async () => {
+            const now = serverPids();
+            return now.length === 1 && now[0] !== pids[0];
+        }, 30_000);
+        const ready = await poll('status item back to ready', async () => {
+            const texts = await page.locator('.part.statusbar .statusbar-item').allInnerTexts();
+            return texts.map((t) => t.trim()).find((t) => t === 'ReGraphT') ?? false;
+        }, 30_000);
+        // The new server analyses the open file again.
+        await page.locator(squiggles).first().waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+        await page.screenshot({ path: path.join(artifacts, '08-after-restart.png') });
+        return `killed ${pids[0]}; status "${seen}" then "${ready}"; diagnostics back`;
+    });
 } catch (error) {
     failure = error;
     console.error(`[e2e ${elapsed()}] FAILED: ${error.message}`);
