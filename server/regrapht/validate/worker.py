@@ -74,6 +74,7 @@ class GpuWorker:
         self._lock = threading.Lock()
         self._info: dict[str, Any] | None = None
         self.restarts = 0
+        self._starts = 0
 
     # -- lifecycle -------------------------------------------------------------------------
     def _start(self) -> None:
@@ -138,7 +139,9 @@ class GpuWorker:
             if self._process is None or self._process.poll() is not None:
                 if self._process is not None:
                     self._kill()
+                if self._starts:
                     self.restarts += 1
+                self._starts += 1
                 self._start()
             process = self._process
             assert process is not None and process.stdin is not None and process.stdout is not None
