@@ -122,7 +122,7 @@ def test_initialisers() -> None:
     values = generate(parse_init("randint(0, 256)"), 1000, "uint8", rng)
     assert values.dtype == np.uint8 and values.min() >= 0
     u = generate(parse_init("uniform(-1, 1)"), 1000, "float32", rng)
-    assert -1 <= u.min() and u.max() < 1
+    assert u.min() >= -1 and u.max() < 1
     assert generate(parse_init("zeros"), 3, "float64", rng).tolist() == [0, 0, 0]
 
 

@@ -11,8 +11,14 @@ import pytest
 
 from regrapht.spec.ctypes_ import parse_ctype
 from regrapht.spec.model import load_spec
-from regrapht.validate.compiler import CompileCache, Compiler, find_demangler, find_nvcc, parse_diagnostics, \
-    parse_ptxas_report
+from regrapht.validate.compiler import (
+    CompileCache,
+    Compiler,
+    find_demangler,
+    find_nvcc,
+    parse_diagnostics,
+    parse_ptxas_report,
+)
 from regrapht.validate.evaluator import CudaEvaluator
 from regrapht.validate.mangle import find_entry, mangle, normalise_signature
 from regrapht.validate.occupancy import occupancy

@@ -97,9 +97,8 @@ def test_gpu_lock_excludes_other_holders(tmp_path: Path) -> None:
     lock = GpuLock(tmp_path / "gpu.lock")
     other = GpuLock(tmp_path / "gpu.lock")  # another process's lock object on the same file
     with lock.hold(), lock.hold():  # re-entrant in one thread
-        with pytest.raises(GpuLockTimeout):
-            with other.hold(timeout_s=0.2):
-                pass
+        with pytest.raises(GpuLockTimeout), other.hold(timeout_s=0.2):
+            pass
         blocked: list[bool] = []
 
         def try_other_thread() -> None:
