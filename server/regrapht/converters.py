@@ -271,3 +271,14 @@ def fix_to_code_action(
         edit=edit,
         is_preferred=preferred,
     )
+
+
+def create_file_edit(uri: str, text: str) -> types.WorkspaceEdit:
+    """A WorkspaceEdit that creates `uri` (failing if it exists) and inserts `text` into it."""
+    return types.WorkspaceEdit(document_changes=[
+        types.CreateFile(uri=uri, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=False)),
+        types.TextDocumentEdit(
+            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+            edits=[types.TextEdit(range=types.Range(types.Position(0, 0), types.Position(0, 0)), new_text=text)],
+        ),
+    ])

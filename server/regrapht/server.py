@@ -19,13 +19,16 @@ from regrapht.features import (
     hover,
     lifecycle,
     report,
+    spec_action,
     symbols,
+    validation,
 )
 from regrapht.features.common import log_to_client, send_status
 from regrapht.protocol import RegraphtProtocol, RegraphtServer
 from regrapht.state import Engine, ServerState, find_docs_root
 
-FEATURES = (lifecycle, configuration, documents, diagnostics, hover, symbols, codelens, code_actions, report)
+FEATURES = (lifecycle, configuration, documents, diagnostics, hover, symbols, codelens, code_actions, report,
+            spec_action, validation)
 
 
 def create_server(engine: Engine | None = None) -> tuple[RegraphtServer, ServerState]:

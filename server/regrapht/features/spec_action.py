@@ -1,0 +1,81 @@
+""""Create benchmark spec for <kernel>": `regrapht.createSpec {uri, kernel}` writes
+`<file>.regrapht.toml` beside the file through a WorkspaceEdit (CreateFile + insert).
+
+`spec_actions` gives the code actions (kind `source`) that run the command; the code-action
+handler (features/code_actions.py) appends them to its quick fixes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from regrapht.converters import create_file_edit
+from regrapht.errors import InputError
+from regrapht.features.common import in_worker, require_document
+from regrapht.features.report import kernel_argument
+from regrapht.spec.infer import infer_spec
+from regrapht.spec.model import spec_path_for
+from regrapht.state import DocumentState, ServerState
+
+CREATE_SPEC_COMMAND = "regrapht.createSpec"
+
+
+def spec_uri(uri: str) -> tuple[str, Path] | None:
+    path = to_fs_path(uri)
+    if path is None:
+        return None
+    target = spec_path_for(Path(path))
+    target_uri = from_fs_path(str(target))
+    return (target_uri, target) if target_uri else None
+
+
+def spec_actions(state: ServerState, document: DocumentState, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """One `source` action per kernel at the requested range when the file has no spec yet."""
+    located = spec_uri(document.uri)
+    if located is None or located[1].exists():
+        return []
+    analysis = state.ensure_analysis(document)
+    if analysis.model is None:
+        return []
+    line = params.range.start.line
+    actions = []
+    for kernel in analysis.model.kernels:
+        if not kernel.span.start.line <= line <= kernel.span.end.line:
+            continue
+        actions.append(types.CodeAction(
+            title=f"Create benchmark spec for {kernel.name}",
+            kind=types.CodeActionKind.Source,
+            command=types.Command(title=f"Create benchmark spec for {kernel.name}", command=CREATE_SPEC_COMMAND,
+                                  arguments=[{"uri": document.uri, "kernel": kernel.name}]),
+        ))
+    return actions
+
+
+def spec_edit(document: DocumentState, kernel: str) -> types.WorkspaceEdit:
+    located = spec_uri(document.uri)
+    if located is None:
+        raise JsonRpcInvalidParams(f"not a file URI: {document.uri}")
+    if located[1].exists():
+        raise JsonRpcInvalidParams(f"{located[1].name} already exists")
+    try:
+        text = infer_spec(document.text, kernel, file=to_fs_path(document.uri) or document.uri)
+    except InputError as error:
+        raise JsonRpcInvalidParams(str(error)) from error
+    return create_file_edit(located[0], text)
+
+
+def register(server: LanguageServer, state: ServerState) -> None:
+    @server.command(CREATE_SPEC_COMMAND)
+    async def create_spec(*arguments: Any) -> dict[str, Any]:
+        uri, kernel = kernel_argument(arguments)
+        document = require_document(state, uri)
+        edit = await in_worker(server, spec_edit, document, kernel)
+        result = await server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(
+            edit=edit, label=f"Create benchmark spec for {kernel}"))
+        return {"applied": bool(result.applied), "reason": result.failure_reason or ""}

@@ -1,0 +1,143 @@
+"""Background validation in the editor: on save (setting `backgroundValidation`) and on the
+`regrapht.validateKernel {uri, kernel}` command, for files with a spec beside them.
+
+Thin: the work is `regrapht.validate.background.validate_file`, run in a worker thread; this
+module publishes compile diagnostics and slow-kernel findings through
+`state.set_external_findings`, fills the kernel cards' `resources`/`timing`, and reports
+progress with `regrapht/status` ("validating"). The GPU worker process starts on first use.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from regrapht.cards import Resources
+from regrapht.errors import InputError
+from regrapht.features.common import in_worker, require_document, send_status
+from regrapht.features.report import kernel_argument
+from regrapht.rules.types import Finding
+from regrapht.spec.model import load_spec, spec_path_for
+from regrapht.state import ServerState
+from regrapht.text import Span
+from regrapht.validate.background import FileValidation, validate_file
+from regrapht.validate.compiler import DEFAULT_ARCH, Compiler
+from regrapht.validate.session import make_compiler, start_worker
+from regrapht.validate.types import Timing
+from regrapht.validate.worker import GpuWorker
+
+VALIDATE_COMMAND = "regrapht.validateKernel"
+CACHE_DIR_NAME = ".regrapht-cache"
+
+
+class ValidationService:
+    """The compiler and GPU worker of one server, made on first use; one validation at a time."""
+
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+        self._lock = threading.Lock()
+        self._compiler: Compiler | None = None
+        self._worker: GpuWorker | None = None
+        self._worker_started = False
+
+    def run(self, uri: str, text: str, kernels: tuple[str, ...] | None) -> tuple[Path, FileValidation] | None:
+        path_text = to_fs_path(uri)
+        if path_text is None:
+            return None
+        path = Path(path_text)
+        spec_file = spec_path_for(path)
+        if not spec_file.is_file():
+            return None
+        cache_dir = path.parent / CACHE_DIR_NAME
+        with self._lock:
+            if self._compiler is None:
+                self._compiler = make_compiler(os.environ, cache_dir)
+            if not self._worker_started:
+                self._worker_started = True
+                self._worker = start_worker(os.environ)
+            arch = self.state.settings.arch or DEFAULT_ARCH
+            result = validate_file(path, text, load_spec(spec_file), compiler=self._compiler, worker=self._worker,
+                                   cache_dir=cache_dir, arch=arch, kernels=kernels)
+        return path, result
+
+
+def findings_of(path: Path, analysis_kernels: dict[str, Span], result: FileValidation) -> list[Finding]:
+    findings = []
+    for d in result.diagnostics:
+        if d.line is None or Path(d.file).name != path.name:
+            continue
+        severity = "error" if d.severity == "error" else "warning" if d.severity == "warning" else "information"
+        findings.append(Finding(rule=f"nvcc{'-' + d.code if d.code else ''}", severity=severity,  # type: ignore[arg-type]
+                                span=Span.of(d.line - 1, 0, d.line - 1, 1000), kernel=None,
+                                message=d.message, technique="", doc=""))
+    for k in result.kernels:
+        span = analysis_kernels.get(k.kernel.split("<", 1)[0])
+        if span is None:
+            continue
+        if k.slow_message:
+            findings.append(Finding(rule="V001", severity="information", span=span, kernel=k.kernel,
+                                    message=k.slow_message, technique="memory_coalescing", doc=""))
+        if k.error:
+            findings.append(Finding(rule="V000", severity="warning", span=span, kernel=k.kernel,
+                                    message=k.error, technique="", doc=""))
+    return findings
+
+
+def publish(state: ServerState, uri: str, path: Path, result: FileValidation) -> dict[str, Any]:
+    document = state.get(uri)
+    spans: dict[str, Span] = {}
+    if document is not None:
+        analysis = state.ensure_analysis(document)
+        if analysis.model is not None:
+            spans = {k.name: k.name_span for k in analysis.model.kernels}
+    for k in result.kernels:
+        if k.report is None:
+            continue
+        report = k.report
+        res = report["resources"]
+        state.update_kernel_facts(uri, k.kernel.split("<", 1)[0], resources=Resources(
+            registers=res["registers"], shared_bytes=res["shared_bytes"], spill_bytes=res["spill_bytes"],
+            occupancy=report["occupancy"], arch=report["arch"], limiter=report.get("occupancy_limited_by") or ""),
+            timing=Timing(report["time_ms"], report["time_p10_ms"], report["time_p90_ms"], report["runs"])
+            if report["time_ms"] is not None else None)
+    state.set_external_findings(uri, "validation", findings_of(path, spans, result))
+    if state.publisher is not None:
+        state.publisher.refresh(uri)
+    return {"diagnostics": [str(d) for d in result.diagnostics], "kernels": [k.report for k in result.kernels],
+            "messages": [k.slow_message or k.error for k in result.kernels if k.slow_message or k.error]}
+
+
+def register(server: LanguageServer, state: ServerState) -> None:
+    service = ValidationService(state)
+
+    async def validate(uri: str, text: str, kernels: tuple[str, ...] | None) -> dict[str, Any]:
+        send_status(server, state, "validating", f"validating {Path(uri).name}")
+        try:
+            done = await in_worker(server, service.run, uri, text, kernels)
+        except InputError as error:
+            send_status(server, state, "error", str(error))
+            return {"error": str(error)}
+        send_status(server, state, "ready", "")
+        if done is None:
+            return {"error": "no spec beside the file (run `Create benchmark spec` first)"}
+        return publish(state, uri, done[0], done[1])
+
+    @server.command(VALIDATE_COMMAND)
+    async def validate_kernel(*arguments: Any) -> dict[str, Any]:
+        uri, kernel = kernel_argument(arguments)
+        document = require_document(state, uri)
+        return await validate(uri, document.text, (kernel,))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    async def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        if not state.settings.background_validation:
+            return
+        document = state.get(params.text_document.uri)
+        if document is not None:
+            await validate(document.uri, document.text, None)

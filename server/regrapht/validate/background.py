@@ -1,0 +1,119 @@
+"""Background validation of a file's kernels that have a spec: what the editor shows on save.
+
+Owns compiling the file once (diagnostics mapped to its lines), per-kernel resources and
+occupancy for the spec's launch, and, with a device, timing against the device's peaks with
+the slow-kernel message; results are cached (msgpack) in the workspace cache dir keyed by
+(source hash, spec hash, arch, GPU name). No pygls: the feature module converts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+from regrapht.errors import InputError
+from regrapht.spec.model import Spec
+from regrapht.validate.bench import bench, slow_kernel_message
+from regrapht.validate.compiler import Compiler, Diagnostic
+from regrapht.validate.evaluator import CudaEvaluator
+from regrapht.validate.worker import GpuWorker
+
+CACHE_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class KernelValidation:
+    kernel: str
+    report: dict[str, Any] | None  # BenchReport.to_json(), the CLI's bench JSON
+    slow_message: str | None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class FileValidation:
+    diagnostics: tuple[Diagnostic, ...]
+    kernels: tuple[KernelValidation, ...]
+    cached: bool = False
+
+
+def _key(text: str, spec: Spec, arch: str, gpu: str | None) -> str:
+    return hashlib.sha256("\0".join((text, spec.digest, arch, gpu or "")).encode()).hexdigest()
+
+
+def _load(path: Path) -> FileValidation | None:
+    try:
+        raw = msgpack.unpackb(path.read_bytes(), raw=False)
+    except (FileNotFoundError, ValueError, msgpack.UnpackException):
+        return None
+    if not isinstance(raw, dict) or raw.get("format") != CACHE_FORMAT:
+        return None
+    return FileValidation(tuple(Diagnostic(*d) for d in raw["diagnostics"]),
+                          tuple(KernelValidation(*k) for k in raw["kernels"]), cached=True)
+
+
+def _store(path: Path, result: FileValidation) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = msgpack.packb({
+        "format": CACHE_FORMAT,
+        "diagnostics": [[d.file, d.line, d.severity, d.message, d.code] for d in result.diagnostics],
+        "kernels": [[k.kernel, k.report, k.slow_message, k.error] for k in result.kernels],
+    })
+    handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(handle, "wb") as out:
+        out.write(data)
+    os.replace(tmp, path)
+
+
+def validate_file(
+    path: Path,
+    text: str,
+    spec: Spec,
+    *,
+    compiler: Compiler,
+    worker: GpuWorker | None,
+    cache_dir: Path,
+    arch: str,
+    kernels: tuple[str, ...] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+    on_step: Callable[[str], None] = lambda message: None,
+) -> FileValidation:
+    """Compile `text` (the file at `path`), then bench each spec kernel (or `kernels`)."""
+    gpu = None
+    if worker is not None:
+        device = worker.info().get("device")
+        gpu = device["name"] if isinstance(device, dict) else None
+        if gpu is None:
+            worker = None
+    cache_file = cache_dir / "validation" / f"{_key(text, spec, arch, gpu)}.msgpack"
+    if kernels is None and (hit := _load(cache_file)) is not None:
+        return hit
+    on_step(f"compiling {path.name}")
+    compiled = compiler.compile(text, arch=arch, file=str(path), include_dirs=(str(path.parent),))
+    if not compiled.ok:
+        return FileValidation(compiled.diagnostics, ())
+    results = []
+    for kernel in spec.kernels:
+        if kernels is not None and kernel.name not in kernels:
+            continue
+        if should_stop():
+            break
+        on_step(f"{'timing' if worker else 'checking'} {kernel.name}")
+        try:
+            evaluator = CudaEvaluator(text, kernel.name, spec, arch=arch, worker=worker, cache_dir=cache_dir,
+                                      compiler=compiler, file=str(path), include_dirs=(str(path.parent),))
+            report = bench(evaluator, measure=worker is not None)
+        except InputError as error:
+            results.append(KernelValidation(kernel.name, None, None, str(error)))
+            continue
+        results.append(KernelValidation(kernel.name, report.to_json(), slow_kernel_message(report)))
+    result = FileValidation(compiled.diagnostics, tuple(results))
+    if kernels is None and not should_stop():
+        _store(cache_file, result)
+    return result

@@ -1,0 +1,59 @@
+"""The editor side of validation: the spec code action's edit, background validation results in
+the kernel card and diagnostics (compile errors on the right line)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from regrapht.features.spec_action import spec_actions, spec_edit
+from regrapht.features.validation import ValidationService, publish
+from regrapht.server import create_server
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+def test_create_spec_edit_and_action(tmp_path: Path) -> None:
+    _server, state = create_server()
+    source = tmp_path / "saxpy.cu"
+    shutil.copy(EXAMPLES / "saxpy.cu", source)
+    document = state.open(source.as_uri(), source.read_text(), 1)
+    params = types.CodeActionParams(types.TextDocumentIdentifier(document.uri),
+                                    types.Range(types.Position(6, 0), types.Position(6, 0)),
+                                    types.CodeActionContext(diagnostics=[]))
+    actions = spec_actions(state, document, params)
+    assert [a.title for a in actions] == ["Create benchmark spec for saxpy"]
+    edit = spec_edit(document, "saxpy")
+    assert edit.document_changes is not None
+    create, insert = edit.document_changes
+    assert isinstance(create, types.CreateFile) and create.uri.endswith("saxpy.regrapht.toml")
+    assert isinstance(insert, types.TextDocumentEdit) and 'name = "saxpy"' in insert.edits[0].new_text
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+def test_background_validation_fills_card_and_maps_errors(tmp_path: Path) -> None:
+    _server, state = create_server()
+    source = tmp_path / "saxpy.cu"
+    shutil.copy(EXAMPLES / "saxpy.cu", source)
+    shutil.copy(EXAMPLES / "saxpy.regrapht.toml", tmp_path / "saxpy.regrapht.toml")
+    document = state.open(source.as_uri(), source.read_text(), 1)
+    service = ValidationService(state)
+    done = service.run(document.uri, document.text, None)
+    assert done is not None
+    summary = publish(state, document.uri, *done)
+    facts = state.facts_for(document.uri, "saxpy")
+    assert facts is not None and facts.resources is not None and facts.resources.registers
+    assert summary["kernels"][0]["occupancy"] == 1.0
+    broken = document.text.replace("y[i] = a", "y[i] = zz + a")
+    done = service.run(document.uri, broken, None)
+    assert done is not None
+    path, result = done
+    assert result.diagnostics[0].line == 9
+    publish(state, document.uri, path, result)
+    external = state.external_findings[document.uri]["validation"]
+    assert external[0].span.start.line == 8 and "zz" in external[0].message
+    assert (tmp_path / ".regrapht-cache").is_dir()
