@@ -8,8 +8,12 @@ Public API:
   `Dim3`, `MallocCall`, `Call`, `SharedArray`, `Loop`, `MemoryAccess`, `Coefficient`, `Atomic`,
   `SyncCall`, `Branch`, `FloatLiteral`, `MathCall`, `Expr`
 
-Performance: a `SourceDocument` re-extracts only the functions whose text changed; moved
-functions are shifted. Files with more than `parse.MAX_FUNCTIONS` functions are truncated with
+- `SourceModel.placements`: per function, its facts relative to its first line, its row and a
+  memo kept while its text is unchanged (`PlacedFunction`; the rules engine caches findings there)
+
+Performance: a `SourceDocument` re-extracts only the functions whose text changed; a function
+that moved gets its header shifted at once and its fact tuples shifted on first read
+(`model.move_function`), so an edit costs O(functions) plus the edited function. Files with more than `parse.MAX_FUNCTIONS` functions are truncated with
 a warning in `SourceModel.warnings`.
 """
 
@@ -29,6 +33,7 @@ from regrapht.cuda.model import (
     MathCall,
     MemoryAccess,
     Parameter,
+    PlacedFunction,
     SharedArray,
     SourceModel,
     SyncCall,
@@ -37,6 +42,6 @@ from regrapht.cuda.parse import decode_source, parse_source
 
 __all__ = [
     "Atomic", "Branch", "Call", "Coefficient", "Dim3", "Expr", "FloatLiteral", "Function", "LaunchSite", "Loop",
-    "MallocCall", "MathCall", "MemoryAccess", "Parameter", "SharedArray", "SourceDocument", "SourceModel",
+    "MallocCall", "MathCall", "MemoryAccess", "Parameter", "PlacedFunction", "SharedArray", "SourceDocument", "SourceModel",
     "SyncCall", "decode_source", "parse_source",
 ]

@@ -77,10 +77,14 @@ def is_double_literal(text: str) -> bool:
 class Positions:
     """Converts tree-sitter points (row, byte column) to `Position` (code-point character)."""
 
-    def __init__(self, source: bytes, base_row: int = 0) -> None:
+    def __init__(self, source: bytes, base_row: int = 0, ascii_only: bool | None = None) -> None:
         self.source = source
-        self.ascii = source.isascii()
+        self.ascii = source.isascii() if ascii_only is None else ascii_only
         self.base_row = base_row
+
+    def relative_to(self, base_row: int) -> Positions:
+        """The same converter producing rows relative to `base_row`."""
+        return Positions(self.source, base_row, self.ascii)
 
     def at(self, row: int, column: int, byte: int) -> Position:
         if self.ascii or column == 0:

@@ -5,12 +5,19 @@ character). Facts found inside a function (loops, memory accesses, atomics, ...)
 `Function`; `SourceModel` offers flattened views and look-ups (kernel at a position, launch
 sites of a kernel). Thread-index analysis results are `Coefficient`s: how an index expression
 moves when `threadIdx.x` grows by one.
+
+Moving facts (`move_function`, `shift_rows`): the builder extracts each function with rows
+relative to its first line and places it with `move_function`, which shifts only the header
+(name, spans) at once; the fact tuples (`parameters`, `loops`, `accesses`, ...) are shifted on
+first read. An edit above a function therefore costs O(1) for it, not O(facts).
+`SourceModel.placements` keeps the unmoved facts and a memo per function so that consumers
+(the rules engine) can cache derived results by function text and only translate them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from regrapht.text import Position, Span
 
@@ -117,8 +124,9 @@ class Atomic:
 @dataclass(frozen=True)
 class SyncCall:
     span: Span
-    under_thread_branch: bool  # inside a branch whose condition depends on the thread
+    under_thread_branch: bool  # inside a branch whose condition depends on the thread (or after one's exit)
     branch_condition: str
+    after_early_exit: bool = False  # reached after `if (<thread-dependent>) return;`
 
 
 @dataclass(frozen=True)
@@ -251,6 +259,19 @@ class Function:
 
 
 @dataclass(frozen=True)
+class PlacedFunction:
+    """A function as extracted (rows relative to its first line, `relative`), where it now
+    starts (`row`), the same function in file coordinates (`absolute`, the object in
+    `SourceModel.functions`), and `memo`: results derived from `relative` that stay valid while
+    the function's text does not change (shared by every model of the same document)."""
+
+    relative: Function
+    row: int
+    absolute: Function
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
 class SourceModel:
     functions: tuple[Function, ...]
     file_shared_arrays: tuple[SharedArray, ...] = ()
@@ -258,6 +279,18 @@ class SourceModel:
     warnings: tuple[str, ...] = ()  # what was skipped and why
     has_errors: bool = False  # the tree has syntax errors (half-typed code)
     line_count: int = 0
+    # One per function (same order) when built by `ModelBuilder`; empty for hand-made models.
+    placements: tuple[PlacedFunction, ...] = field(default=(), compare=False, repr=False)
+
+    def placed_functions(self) -> tuple[PlacedFunction, ...] | None:
+        """`placements` if they still describe `functions` (a `dataclasses.replace` may have
+        swapped the functions), else None."""
+        placements = self.placements
+        if len(placements) != len(self.functions):
+            return None
+        if any(p.absolute is not f for p, f in zip(placements, self.functions, strict=True)):
+            return None
+        return placements
 
     @property
     def kernels(self) -> tuple[Function, ...]:
@@ -305,3 +338,115 @@ class SourceModel:
 
     def launches_of(self, kernel: str) -> tuple[LaunchSite, ...]:
         return tuple(site for site in self.launches if site.kernel == kernel)
+
+
+# ---------------------------------------------------------------------------------------------
+# Moving facts to other rows.
+
+# Which fields of each model class hold positions, and how: shifting is on the edit path of
+# big files, so it is table-driven instead of introspecting every object.
+_SHIFT_PLAN: dict[type, tuple[tuple[str, str], ...]] = {
+    Expr: (("span", "span"),),
+    Parameter: (("span", "span"), ("name_span", "span?"), ("star_end", "pos?")),
+    Loop: (("span", "span"), ("header_span", "span")),
+    MemoryAccess: (("indices", "objs"), ("span", "span")),
+    Atomic: (("target", "obj"), ("span", "span")),
+    SyncCall: (("span", "span"),),
+    Branch: (("condition", "obj"), ("span", "span"), ("modulus", "obj?")),
+    SharedArray: (("dim_spans", "spans"), ("span", "span")),
+    FloatLiteral: (("span", "span"),),
+    MathCall: (("span", "span"), ("call_span", "span")),
+    Call: (("span", "span"), ("args", "objs")),
+    LaunchSite: (("grid", "obj"), ("block", "obj"), ("shared", "obj?"), ("stream", "obj?"), ("args", "objs"),
+                 ("span", "span")),
+    Dim3: (("components", "objs"), ("span", "span")),
+    MallocCall: (("span", "span"),),
+}
+# Function fields shifted on first read (see `_ShiftedField`); the rest is copied or shifted at once.
+_LAZY_FUNCTION_FIELDS = ("parameters", "loops", "accesses", "atomics", "syncs", "branches", "shared_arrays",
+                         "float_literals", "math_calls", "calls", "launches", "dim3s", "mallocs")
+_EAGER_FUNCTION_FIELDS = ("name", "kind", "return_type", "template_parameters", "launch_bounds", "extern_c",
+                          "uses_double", "written_pointers")
+_MOVED_FROM = "_moved_from"  # instance attribute of a moved Function: (unmoved function, rows)
+
+
+def _shift_span(span: Span, rows: int) -> Span:
+    start, end = span.start, span.end
+    return Span(Position(start.line + rows, start.character), Position(end.line + rows, end.character))
+
+
+def shift_rows(value: Any, rows: int) -> Any:
+    """A copy of a model object with every `Span`/`Position` moved down by `rows` lines."""
+    if isinstance(value, Span):
+        return _shift_span(value, rows)
+    if isinstance(value, Position):
+        return Position(value.line + rows, value.character)
+    if isinstance(value, Function):
+        return move_function(value, rows)
+    plan = _SHIFT_PLAN[type(value)]
+    attributes = dict(value.__dict__)
+    for name, kind in plan:
+        current = attributes[name]
+        if current is None:
+            continue
+        if kind in ("span", "span?"):
+            attributes[name] = _shift_span(current, rows)
+        elif kind == "pos?":
+            attributes[name] = Position(current.line + rows, current.character)
+        elif kind in ("obj", "obj?"):
+            attributes[name] = shift_rows(current, rows)
+        elif kind == "spans":
+            attributes[name] = tuple(_shift_span(item, rows) for item in current)
+        else:
+            attributes[name] = tuple(shift_rows(item, rows) for item in current)
+    shifted = object.__new__(type(value))
+    object.__setattr__(shifted, "__dict__", attributes)  # frozen dataclass: bypass its __setattr__
+    return shifted
+
+
+def move_function(function: Function, rows: int) -> Function:
+    """`function` moved down by `rows` lines: header now, fact tuples on first read."""
+    origin = function.__dict__.get(_MOVED_FROM)
+    base, total = origin if origin is not None else (function, 0)
+    total += rows
+    if total == 0:
+        return base
+    attributes = {name: base.__dict__[name] for name in _EAGER_FUNCTION_FIELDS}
+    attributes["name_span"] = _shift_span(base.name_span, total)
+    attributes["span"] = _shift_span(base.span, total)
+    attributes["body_span"] = _shift_span(base.body_span, total) if base.body_span is not None else None
+    attributes[_MOVED_FROM] = (base, total)
+    moved = object.__new__(Function)
+    object.__setattr__(moved, "__dict__", attributes)  # frozen dataclass: bypass its __setattr__
+    return moved
+
+
+class _ShiftedField:
+    """A fact tuple of a moved `Function`, shifted from the unmoved function on first read.
+
+    A non-data descriptor: the computed tuple is stored in the instance's `__dict__`, which
+    then shadows the descriptor, so later reads are plain attribute reads. Functions built by
+    `__init__` have every field in `__dict__` and never reach `__get__`. The store is a memo of
+    an immutable value (two threads racing compute the same tuple), so the dataclass stays
+    frozen in every observable way.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Function | None, owner: type | None = None) -> Any:
+        if instance is None:
+            return ()  # the class attribute: the dataclass default
+        base, rows = instance.__dict__[_MOVED_FROM]
+        value = tuple(shift_rows(item, rows) for item in getattr(base, self.name))
+        instance.__dict__[self.name] = value
+        return value
+
+
+def _install_shifted_fields() -> None:
+    # After @dataclass has read the defaults: the generated __init__/__eq__ are unaffected.
+    for name in _LAZY_FUNCTION_FIELDS:
+        setattr(Function, name, _ShiftedField(name))
+
+
+_install_shifted_fields()

@@ -2,8 +2,12 @@
 
 `parse_source(text)` is the one-shot entry point. `ModelBuilder` turns a tree into a model and
 keeps a per-function cache keyed by the function's bytes (and the text before it on its first
-line), so that after an edit only the changed functions are re-extracted; cached functions that
-moved are shifted to their new line (table-driven, `shift_rows`). `SourceDocument` (document.py) owns a builder per open file.
+line), so that after an edit only the changed functions are re-extracted. Facts are extracted
+with rows relative to the function's first line; a function that moved is placed with
+`model.move_function` (header now, facts on first read), so an edit costs O(functions), not
+O(facts in the file). Each cache entry carries the memo of `PlacedFunction` (derived results,
+e.g. rule findings, keyed by the function's text). `SourceDocument` (document.py) owns a
+builder per open file.
 
 Never raises on bad input: tree-sitter is error-tolerant, walks are iterative, and anything
 that cannot be understood is skipped and logged at DEBUG level.
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 import tree_sitter_cuda
@@ -20,24 +25,13 @@ from tree_sitter import Language, Node, Parser, Tree
 
 from regrapht.cuda.extract import FunctionExtractor, Positions, declarator_name, int_literal, node_text
 from regrapht.cuda.model import (
-    Atomic,
-    Branch,
-    Call,
-    Dim3,
-    Expr,
-    FloatLiteral,
     Function,
-    LaunchSite,
-    Loop,
-    MallocCall,
-    MathCall,
-    MemoryAccess,
-    Parameter,
+    PlacedFunction,
     SharedArray,
     SourceModel,
-    SyncCall,
+    move_function,
+    shift_rows,
 )
-from regrapht.text import Position, Span
 
 log = logging.getLogger(__name__)
 
@@ -84,12 +78,32 @@ def parse_source(text: str) -> SourceModel:
     return ModelBuilder().build(tree, source)
 
 
+_CacheKey = tuple[bytes, bytes, tuple[str, ...], bool, int]
+
+
+@dataclass
+class _Entry:
+    """A cached function: its facts relative to its first line, the memo shared by its
+    placements, and the latest placement (reused while the function does not move)."""
+
+    relative: Function
+    memo: dict[Any, Any] = field(default_factory=dict)
+    placed: PlacedFunction | None = None
+
+    def place(self, row: int) -> PlacedFunction:
+        placed = self.placed
+        if placed is None or placed.row != row:
+            placed = PlacedFunction(self.relative, row, move_function(self.relative, row), self.memo)
+            self.placed = placed
+        return placed
+
+
 class ModelBuilder:
     """Builds `SourceModel`s from trees, reusing the facts of functions whose text did not change."""
 
     def __init__(self, max_functions: int = MAX_FUNCTIONS) -> None:
         self.max_functions = max_functions
-        self._cache: dict[tuple[bytes, bytes, tuple[str, ...], bool, int], tuple[int, Function]] = {}
+        self._cache: dict[_CacheKey, _Entry] = {}
 
     def build(self, tree: Tree, source: bytes) -> SourceModel:
         items, constants, file_shared_nodes, skipped = _top_level_items(tree.root_node)
@@ -100,8 +114,8 @@ class ModelBuilder:
             file_shared.append(file_extractor.shared_array(declaration, target, name, type_text, is_extern, None))
         shared_types = {s.name: s.element_type for s in file_shared}
         context_key = hash((tuple(sorted(constants.items())), tuple(sorted(shared_types.items()))))
-        functions: list[Function] = []
-        new_cache: dict[tuple[bytes, bytes, tuple[str, ...], bool, int], tuple[int, Function]] = {}
+        placements: list[PlacedFunction] = []
+        new_cache: dict[_CacheKey, _Entry] = {}
         if len(items) > self.max_functions:
             skipped.append(f"{len(items)} functions; only the first {self.max_functions} are analysed")
             items = items[: self.max_functions]
@@ -109,29 +123,29 @@ class ModelBuilder:
             row = node.start_point.row
             line_prefix = source[node.start_byte - node.start_point.column : node.start_byte]
             key = (line_prefix, node.text or b"", template_parameters, extern_c, context_key)
-            cached = self._cache.get(key) or new_cache.get(key)
-            if cached is None:
-                extractor = FunctionExtractor(positions, constants, shared_types)
+            entry = self._cache.get(key) or new_cache.get(key)
+            if entry is None:
+                # Rows relative to the function's first line: the facts only depend on `key`.
+                extractor = FunctionExtractor(positions.relative_to(row), constants, shared_types)
                 function = extractor.extract(node, template_parameters, extern_c)
                 if function is None:
                     skipped.append(f"line {row + 1}: function definition without a name")
                     continue
-                cached = (row, function)
-            elif cached[0] != row:
-                cached = (row, shift_rows(cached[1], row - cached[0]))
-            new_cache[key] = cached
-            functions.append(cached[1])
+                entry = _Entry(function)
+            new_cache[key] = entry
+            placements.append(entry.place(row))
         # Only the functions of the latest tree stay cached: memory is bounded by the file.
         self._cache = new_cache if len(new_cache) <= MAX_CACHE_ENTRIES else {}
         for message in skipped:
             log.debug("skipped: %s", message)
         return SourceModel(
-            functions=tuple(functions),
+            functions=tuple(p.absolute for p in placements),
             file_shared_arrays=tuple(file_shared),
             constants=tuple(sorted(constants.items())),
             warnings=tuple(skipped),
             has_errors=tree.root_node.has_error,
             line_count=tree.root_node.end_point.row + 1,
+            placements=tuple(placements),
         )
 
 
@@ -203,59 +217,4 @@ def _file_declaration(node: Node, constants: dict[str, int],
                 constants[node_text(name_node)] = value
 
 
-# Which fields of each model class hold positions, and how: shifting is on the edit path of
-# big files, so it is table-driven instead of introspecting every object.
-_SHIFT_PLAN: dict[type, tuple[tuple[str, str], ...]] = {
-    Expr: (("span", "span"),),
-    Parameter: (("span", "span"), ("name_span", "span?"), ("star_end", "pos?")),
-    Loop: (("span", "span"), ("header_span", "span")),
-    MemoryAccess: (("indices", "objs"), ("span", "span")),
-    Atomic: (("target", "obj"), ("span", "span")),
-    SyncCall: (("span", "span"),),
-    Branch: (("condition", "obj"), ("span", "span"), ("modulus", "obj?")),
-    SharedArray: (("dim_spans", "spans"), ("span", "span")),
-    FloatLiteral: (("span", "span"),),
-    MathCall: (("span", "span"), ("call_span", "span")),
-    Call: (("span", "span"), ("args", "objs")),
-    LaunchSite: (("grid", "obj"), ("block", "obj"), ("shared", "obj?"), ("stream", "obj?"), ("args", "objs"),
-                 ("span", "span")),
-    Dim3: (("components", "objs"), ("span", "span")),
-    MallocCall: (("span", "span"),),
-    Function: (("name_span", "span"), ("span", "span"), ("body_span", "span?"), ("parameters", "objs"),
-               ("loops", "objs"), ("accesses", "objs"), ("atomics", "objs"), ("syncs", "objs"),
-               ("branches", "objs"), ("shared_arrays", "objs"), ("float_literals", "objs"),
-               ("math_calls", "objs"), ("calls", "objs"), ("launches", "objs"), ("dim3s", "objs"),
-               ("mallocs", "objs")),
-}
-
-
-def _shift_span(span: Span, rows: int) -> Span:
-    start, end = span.start, span.end
-    return Span(Position(start.line + rows, start.character), Position(end.line + rows, end.character))
-
-
-def shift_rows(value: Any, rows: int) -> Any:
-    """A copy of a model object with every `Span`/`Position` moved down by `rows` lines."""
-    if isinstance(value, Span):
-        return _shift_span(value, rows)
-    if isinstance(value, Position):
-        return Position(value.line + rows, value.character)
-    plan = _SHIFT_PLAN[type(value)]
-    attributes = dict(value.__dict__)
-    for name, kind in plan:
-        current = attributes[name]
-        if current is None:
-            continue
-        if kind in ("span", "span?"):
-            attributes[name] = _shift_span(current, rows)
-        elif kind == "pos?":
-            attributes[name] = Position(current.line + rows, current.character)
-        elif kind in ("obj", "obj?"):
-            attributes[name] = shift_rows(current, rows)
-        elif kind == "spans":
-            attributes[name] = tuple(_shift_span(item, rows) for item in current)
-        else:
-            attributes[name] = tuple(shift_rows(item, rows) for item in current)
-    shifted = object.__new__(type(value))
-    object.__setattr__(shifted, "__dict__", attributes)  # frozen dataclass: bypass its __setattr__
-    return shifted
+__all__ = ["ModelBuilder", "decode_source", "encode_source", "make_parser", "parse_source", "shift_rows"]

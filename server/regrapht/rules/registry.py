@@ -1,16 +1,17 @@
 """The rule registry: per-rule metadata (`RuleInfo`), the user's `RuleConfig`, and `ALL_RULES`.
 
 `ALL_RULES` maps each stable code (R001...) to its `Rule`: metadata that the server, the docs
-and CodeLens read (code, title, default severity, technique, doc path) plus the check function
-(rules/checks.py). Codes are never reused or renumbered.
+and CodeLens read (code, title, default severity, technique, doc path) plus the per-function
+check (rules/checks.py); `Rule.check(model, info)` runs it over a whole model. Codes are never
+reused or renumbered.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from regrapht.cuda.model import SourceModel
+from regrapht.cuda.model import Function, SourceModel
 from regrapht.rules import checks
 from regrapht.rules.types import Finding, Severity
 
@@ -29,13 +30,19 @@ class RuleInfo:
         return f"rules/{self.code}.md"
 
 
-Check = Callable[[SourceModel, RuleInfo], Iterable[Finding]]
+# Findings of one function; may read `model.file_shared_arrays`, nothing else of the model.
+FunctionCheck = Callable[[Function, SourceModel, RuleInfo], Iterable[Finding]]
 
 
 @dataclass(frozen=True)
 class Rule:
     info: RuleInfo
-    check: Check
+    check_function: FunctionCheck
+
+    def check(self, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
+        """The findings over every function of `model`, in function order."""
+        for function in model.functions:
+            yield from self.check_function(function, model, info)
 
 
 @dataclass(frozen=True)
@@ -49,7 +56,7 @@ class RuleConfig:
         return self.enabled is None or code in self.enabled
 
 
-def _rule(code: str, title: str, severity: Severity, technique: str, summary: str, check: Check) -> Rule:
+def _rule(code: str, title: str, severity: Severity, technique: str, summary: str, check: FunctionCheck) -> Rule:
     return Rule(RuleInfo(code, title, severity, technique, summary), check)
 
 

@@ -59,3 +59,19 @@ def test_moved_functions_are_shifted() -> None:
     assert after.span.start.line == before.span.start.line + 2
     assert after.accesses[0].span.start.line == before.accesses[0].span.start.line + 2
     assert after == parse_source(document.text).kernels[0]
+
+
+def test_relative_extraction_moved_equals_direct_extraction() -> None:
+    """Facts extracted relative to a function's first line and moved there equal facts
+    extracted in file coordinates (what the builder did before it cached relative facts)."""
+    from regrapht.cuda.extract import FunctionExtractor, Positions
+    from regrapht.cuda.parse import _top_level_items, encode_source, make_parser
+
+    text = "\n// é€😀\n".join(p.read_text() for p in sorted(EXAMPLES.glob("*.cu")))
+    source = encode_source(text)
+    items, constants, _, _ = _top_level_items(make_parser().parse(source).root_node)
+    model = parse_source(text)
+    direct = [FunctionExtractor(Positions(source), constants, {}).extract(node, templates, extern_c)
+              for node, templates, extern_c in items]
+    assert len(model.functions) == len(direct) > 3
+    assert list(model.functions) == direct
