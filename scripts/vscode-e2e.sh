@@ -40,6 +40,7 @@ fi
 e2e_dir="$repo/tests/vscode"
 if [[ ! -x "$e2e_dir/node_modules/.bin/code-server" || ! -d "$e2e_dir/node_modules/playwright-core" ]]; then
     # @vscode/ripgrep would download rg from GitHub during install: seed its cache with Debian's rg.
+    # (code-server's postinstall.sh refuses to run unless npm_config_unsafe_perm is set, though npm 11 warns about it.)
     tmp="${TMPDIR:-/tmp}"
     for v in 1.15.9 1.15.10 1.15.11; do
         mkdir -p "$tmp/vscode-ripgrep-cache-$v"
@@ -48,7 +49,8 @@ if [[ ! -x "$e2e_dir/node_modules/.bin/code-server" || ! -d "$e2e_dir/node_modul
         done
     done
     log "npm install code-server + playwright-core (a few minutes the first time)"
-    (cd "$e2e_dir" && npm_config_yes=true npm_config_dangerously_allow_all_scripts=true \
+    # code-server's postinstall.sh refuses to run unless npm_config_unsafe_perm is set (npm 11 warns about it).
+    (cd "$e2e_dir" && npm_config_yes=true npm_config_unsafe_perm=true npm_config_dangerously_allow_all_scripts=true \
         npm "$([[ -f package-lock.json ]] && echo ci || echo install)" --foreground-scripts --no-audit --no-fund >&2)
 fi
 log "setup done after $((SECONDS - start)) s"
