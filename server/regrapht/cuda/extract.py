@@ -170,6 +170,8 @@ class _State:
     launches: list[LaunchSite] = field(default_factory=list)
     dim3_list: list[Dim3] = field(default_factory=list)
     mallocs: list[MallocCall] = field(default_factory=list)
+    # Condition of the first `if (<thread-dependent>) return;` seen: later barriers are divergent.
+    exit_condition: str | None = None
 
 
 class FunctionExtractor:
@@ -500,8 +502,11 @@ class FunctionExtractor:
     def _alias_of(self, value: Node, type_text: str) -> _Alias | None:
         """`A + off`, `&A[off]`, `A` where A is a pointer parameter, alias or shared array."""
         node = value
-        while node.type in ("cast_expression", "parenthesized_expression"):
-            inner = node.child_by_field_name("value") if node.type == "cast_expression" else node.named_children[0]
+        while node.type in ("cast_expression", "parenthesized_expression", "call_expression"):
+            if node.type == "call_expression":
+                inner = _cast_operand(node)  # `reinterpret_cast<float4 *>(p)`
+            else:
+                inner = node.child_by_field_name("value") if node.type == "cast_expression" else node.named_children[0]
             if inner is None:
                 return None
             node = inner
@@ -528,7 +533,12 @@ class FunctionExtractor:
         if resolved is None:
             return None
         array, space, base_offset, element_type = resolved
-        return _Alias(array, space, base_offset + offset, type_text or element_type)
+        offset = base_offset + offset
+        if type_text and element_type and type_text != element_type and offset.thread_dependent:
+            # The offset counts the old elements, the alias's subscripts the new (wider) ones:
+            # keep only that the address depends on the thread, not a wrong stride.
+            offset = self._opaque(value)
+        return _Alias(array, space, offset, type_text or element_type)
 
     def _resolve_array(self, name: str) -> tuple[str, MemorySpace, Poly, str] | None:
         state = self._state
@@ -547,7 +557,14 @@ class FunctionExtractor:
     def _mark_written_base(self, target: Node | None) -> None:
         """`*p = v`, `p->x = v`, `(*p)++`: the pointer behind the target is written."""
         while target is not None and target.type in ("pointer_expression", "field_expression",
-                                                     "parenthesized_expression", "subscript_expression"):
+                                                     "parenthesized_expression", "subscript_expression",
+                                                     "call_expression", "cast_expression"):
+            if target.type == "call_expression":
+                target = _cast_operand(target)  # `*reinterpret_cast<float4 *>(&out[i]) = v`
+                continue
+            if target.type == "cast_expression":
+                target = target.child_by_field_name("value")
+                continue
             if target.type == "field_expression" and node_text(target.child_by_field_name("operator")) == ".":
                 target = target.child_by_field_name("argument")
                 continue
@@ -680,11 +697,15 @@ class FunctionExtractor:
         span = self.positions.span(node)
         state.calls.append(Call(name, span, tuple(Expr(node_text(a), self.positions.span(a)) for a in args),
                                 bool(ctx.loops)))
-        if name not in READ_ONLY_CALLS:
+        # A cast only renames the pointer: writes through the result are tracked as an alias
+        # (`_alias_of`) or a subscript, so the cast itself is not an escape.
+        if name not in READ_ONLY_CALLS and name not in CAST_NAMES:
             for argument in args:
                 self._mark_escape(argument)
         if name.startswith("__syncthreads"):
-            state.syncs.append(SyncCall(span, ctx.thread_branch is not None, ctx.thread_branch or ""))
+            exited = ctx.thread_branch is None and state.exit_condition is not None
+            condition = ctx.thread_branch or state.exit_condition
+            state.syncs.append(SyncCall(span, condition is not None, condition or "", after_early_exit=exited))
         elif name.startswith("atomic") and args:
             self._atomic(name, args[0], span, ctx)
         elif name in DOUBLE_MATH and float_code and function.type == "identifier":
@@ -712,11 +733,14 @@ class FunctionExtractor:
             left = argument.child_by_field_name("left")
             if left is not None:
                 self._mark_escape(left)
-        elif argument.type in ("cast_expression", "parenthesized_expression"):
+        elif argument.type in ("cast_expression", "parenthesized_expression", "call_expression"):
             inner = argument.child_by_field_name("value") if argument.type == "cast_expression" else \
+                _cast_operand(argument) if argument.type == "call_expression" else \
                 (argument.named_children[0] if argument.named_children else None)
             if inner is not None:
                 self._mark_escape(inner)
+        elif argument.type == "pointer_expression" and node_text(argument.child_by_field_name("operator")) == "&":
+            self._mark_written_base(argument.child_by_field_name("argument"))  # `f(&out[i])`
 
     def _atomic(self, name: str, target: Node, span: Span, ctx: _Ctx) -> None:
         node = target
@@ -881,6 +905,10 @@ class FunctionExtractor:
             single = condition is not None and self._single_thread_condition(condition) and \
                 (branch.modulus is None or (branch.modulus_value or 0) >= 32)
             inner = ctx._replace(thread_branch=branch.condition.text, single_guard=ctx.single_guard or single)
+            if alternative is None and consequence is not None and _always_returns(consequence) \
+                    and self._state.exit_condition is None:
+                # The walk is in source order, so only barriers after this statement see it.
+                self._state.exit_condition = branch.condition.text
         # Push in reverse source order: alternative, consequence, condition.
         if alternative is not None:
             stack.append((alternative, inner._replace(single_guard=ctx.single_guard)))
@@ -939,6 +967,23 @@ class FunctionExtractor:
         )
         self._state.branches.append(branch)
         return branch
+
+
+def _always_returns(statement: Node) -> bool:
+    """`return;` or a block with a `return` among its own statements."""
+    if statement.type == "return_statement":
+        return True
+    return statement.type == "compound_statement" and any(c.type == "return_statement" for c in statement.named_children)
+
+
+def _cast_operand(call: Node) -> Node | None:
+    """The operand of `reinterpret_cast<T>(x)` (static_cast, const_cast), else None."""
+    function = call.child_by_field_name("function")
+    arguments = call.child_by_field_name("arguments")
+    if function is None or function.type != "template_function" or arguments is None or \
+            node_text(function.child_by_field_name("name")) not in CAST_NAMES or not arguments.named_children:
+        return None
+    return arguments.named_children[0]
 
 
 def _subscript_chain(node: Node) -> tuple[Node | None, list[Node]]:

@@ -271,7 +271,12 @@ def divergent_syncthreads(function: Function, model: SourceModel, info: RuleInfo
     if not _is_device(function):
         return
     for sync in function.syncs:
-        if sync.under_thread_branch:
+        if sync.after_early_exit:
+            yield _finding(info, sync.span, _kernel_name(function),
+                           f"`__syncthreads()` after the threads with `{sync.branch_condition}` returned early: "
+                           "they never reach the barrier, which hangs the block or corrupts shared memory; keep "
+                           "every thread alive to the barrier and guard only the work.")
+        elif sync.under_thread_branch:
             yield _finding(info, sync.span, _kernel_name(function),
                            f"`__syncthreads()` inside a branch on `{sync.branch_condition}`, which not every "
                            "thread of the block takes: threads that skip it never reach the barrier, which "

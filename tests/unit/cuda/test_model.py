@@ -138,3 +138,47 @@ def test_kernel_at_position_and_launch_lookup() -> None:
     assert kernel is not None and kernel.name == "transpose_tiled"
     assert model.kernel_at(Position(30, 4)) is None
     assert [s.kernel for s in model.launches_of("transpose")] == ["transpose"]
+
+
+def test_barrier_after_thread_dependent_early_return_is_divergent() -> None:
+    model = parse_source(
+        "__global__ void k(float *a, int n) {\n"
+        "  __shared__ float s[256];\n"
+        "  if (blockIdx.x >= n) return;\n"  # block-uniform: every thread of the block leaves
+        "  __syncthreads();\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i >= n) { a[0] = 0.0f; return; }\n"
+        "  s[threadIdx.x] = a[i];\n"
+        "  __syncthreads();\n"
+        "  a[i] = s[255 - threadIdx.x];\n}\n"
+        "__global__ void guarded(float *a, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i >= n) { a[0] = 0.0f; } else { return; }\n"  # an else: not an unconditional exit of the if
+        "  __syncthreads();\n}\n")
+    before, after = model.kernels[0].syncs
+    assert not before.under_thread_branch
+    assert after.under_thread_branch and after.after_early_exit and after.branch_condition == "i >= n"
+    (other,) = model.kernels[1].syncs
+    assert not other.after_early_exit
+
+
+def test_reinterpret_cast_aliases_are_followed() -> None:
+    model = parse_source(
+        "__global__ void v(const float *in, float *out, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  const float4 *in4 = reinterpret_cast<const float4 *>(in);\n"
+        "  float4 *out4 = reinterpret_cast<float4 *>(out + 4 * blockIdx.x);\n"
+        "  float4 *wide = reinterpret_cast<float4 *>(out + threadIdx.x);\n"
+        "  out4[i] = in4[i * 2];\n"
+        "  wide[0] = in4[i];\n"
+        "  *reinterpret_cast<float2 *>(&out[2 * i]) = make_float2(0.0f, 0.0f);\n}\n")
+    kernel = model.kernels[0]
+    write, read, wide_write, wide_read = kernel.accesses[:4]
+    assert (write.array, write.space, write.access, write.element_type) == ("out", "global", "write", "float4")
+    assert write.tid_x.kind == "unit"
+    assert (read.array, read.space, read.element_type) == ("in", "global", "float4")
+    assert read.tid_x.kind == "constant" and read.tid_x.value == 2
+    assert wide_write.array == "out" and wide_write.thread_dependent and wide_write.tid_x.kind == "nonaffine"
+    assert wide_read.tid_x.kind == "unit"
+    # `in` is only read through its alias (the cast is not an escape); `out` is written.
+    assert kernel.written_pointers == frozenset({"out"})

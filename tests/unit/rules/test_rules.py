@@ -128,3 +128,26 @@ def test_transpose_bank_conflict_points_at_column_read() -> None:
     conflict = next(f for f in findings if f.rule == "R011")
     assert conflict.span.start.line == 24  # out[...] = tile[threadIdx.x][threadIdx.y]
     assert "[32][33]" in apply_edits((EXAMPLES / "transpose.cu").read_text(), list(conflict.fixes[0].edits))
+
+
+def test_early_return_before_barrier_is_r012() -> None:
+    text = ("__global__ void stage(const float *__restrict__ in, float *__restrict__ out, int n) {\n"
+            "  __shared__ float buffer[256];\n"
+            "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "  if (i >= n) return;\n"
+            "  buffer[threadIdx.x] = in[i];\n"
+            "  __syncthreads();\n"
+            "  out[i] = buffer[255 - threadIdx.x];\n}\n")
+    (finding,) = [f for f in analyze_text(text) if f.rule == "R012"]
+    assert finding.span.start.line == 5 and "i >= n" in finding.message and "return" in finding.message
+    assert "R012" not in {f.rule for f in analyze_text(text.replace("  if (i >= n) return;\n", ""))}
+
+
+def test_read_only_pointer_behind_float4_cast_is_r006() -> None:
+    text = ("__global__ void copy4(const float *in, float *out, int n) {\n"
+            "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "  const float4 *in4 = reinterpret_cast<const float4 *>(in);\n"
+            "  float4 *out4 = reinterpret_cast<float4 *>(out);\n"
+            "  if (i < n) out4[i] = in4[i];\n}\n")
+    r006 = [f for f in analyze_text(text) if f.rule == "R006"]
+    assert [f.span.start.character for f in r006] == [text.split("\n")[0].index("const float *in")]
