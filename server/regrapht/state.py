@@ -16,6 +16,9 @@ Extension points for other features (validation, optimize, timing):
 - `set_external_findings(uri, source, findings)`: findings from another source (e.g. measured
   slow kernels) published alongside the rules' diagnostics; then call
   `state.publisher.refresh(uri)` to republish.
+- `code_action_providers`: functions `(document, analysis, span, document_changes) -> [CodeAction]`
+  called (in a worker thread) by the codeAction handler after the quick fixes; the handler
+  filters their actions by the request's `only` kinds.
 """
 
 from __future__ import annotations
@@ -245,6 +248,7 @@ class ServerState:
         self.on_skip: Callable[[str, str], None] | None = None  # (uri, reason): tell the user
         self.loop: asyncio.AbstractEventLoop | None = None  # set at initialize
         self._doc_links: dict[str, str] = {}
+        self.code_action_providers: list[Callable[[DocumentState, Analysis, Span, bool], list[Any]]] = []
 
     def doc_link(self, doc: str) -> str:
         """URI of a docs page ("rules/R001.md"): the checkout's file if present, else the web."""

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from regrapht.converters import finding_to_diagnostic, fix_to_code_action, from_lsp_range
 from regrapht.features.common import in_worker, require_document
-from regrapht.state import DocumentState, ServerState
+from regrapht.state import Analysis, DocumentState, ServerState
 from regrapht.text import Span
 
 
@@ -23,10 +26,30 @@ def actions_for(
 ) -> list[types.CodeAction]:
     only = params.context.only
     quickfix = types.CodeActionKind.QuickFix.value
-    if only and not any(quickfix.startswith(getattr(kind, "value", kind)) for kind in only):
+    wants_quickfix = not only or any(quickfix.startswith(getattr(kind, "value", kind)) for kind in only)
+    if not wants_quickfix and not state.code_action_providers:
         return []
     analysis = state.ensure_analysis(document)
     requested = from_lsp_range(params.range, analysis.lines, state.encoding)
+    actions = quick_fixes(state, document, analysis, params, requested, document_changes) if wants_quickfix else []
+    for provider in state.code_action_providers:
+        actions += [a for a in provider(document, analysis, requested, document_changes) if _wanted(a, only)]
+    return actions
+
+
+def _wanted(action: types.CodeAction, only: Sequence[Any] | None) -> bool:
+    kind = getattr(action.kind, "value", action.kind) or ""
+    return not only or any(kind.startswith(getattr(k, "value", k)) for k in only)
+
+
+def quick_fixes(
+    state: ServerState,
+    document: DocumentState,
+    analysis: Analysis,
+    params: types.CodeActionParams,
+    requested: Span,
+    document_changes: bool,
+) -> list[types.CodeAction]:
     sent = {
         (str(d.code), d.range.start.line, d.range.start.character): d
         for d in params.context.diagnostics
@@ -52,7 +75,10 @@ def actions_for(
 def register(server: LanguageServer, state: ServerState) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite],
+            resolve_provider=False,
+        ),
     )
     async def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
         """Async; analysis and edit construction in a worker thread."""
