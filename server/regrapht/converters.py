@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from regrapht.rules.types import Finding, Fix
-from regrapht.text import Position, Span
+from regrapht.text import Position, Span, TextEdit
 
 if TYPE_CHECKING:
     from regrapht.cuda.model import Function
@@ -282,3 +282,37 @@ def create_file_edit(uri: str, text: str) -> types.WorkspaceEdit:
             edits=[types.TextEdit(range=types.Range(types.Position(0, 0), types.Position(0, 0)), new_text=text)],
         ),
     ])
+
+
+def confirmed_workspace_edit(
+    uri: str,
+    version: int,
+    edits: Sequence[TextEdit],
+    lines: Sequence[str],
+    encoding: str,
+    label: str,
+    description: str,
+    *,
+    document_changes: bool,
+    annotations: bool,
+    annotation_id: str = "regrapht.optimize",
+) -> types.WorkspaceEdit:
+    """A versioned edit the client asks the user to confirm (`needsConfirmation`) when it can.
+
+    Falls back to a versioned edit without annotations, then to plain `changes`, for clients
+    without change-annotation or documentChanges support.
+    """
+    ranges = [(to_lsp_range(e.span, lines, encoding), e.new_text) for e in edits]
+    if not document_changes:
+        return types.WorkspaceEdit(changes={uri: [types.TextEdit(range=r, new_text=t) for r, t in ranges]})
+    identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+    if not annotations:
+        plain = [types.TextEdit(range=r, new_text=t) for r, t in ranges]
+        return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=identifier, edits=list(plain))])
+    annotated = [types.AnnotatedTextEdit(range=r, new_text=t, annotation_id=annotation_id) for r, t in ranges]
+    return types.WorkspaceEdit(
+        document_changes=[types.TextDocumentEdit(text_document=identifier, edits=list(annotated))],
+        change_annotations={
+            annotation_id: types.ChangeAnnotation(label=label, needs_confirmation=True, description=description)
+        },
+    )
