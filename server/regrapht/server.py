@@ -18,6 +18,7 @@ from regrapht.features import (
     documents,
     hover,
     lifecycle,
+    optimize,
     report,
     spec_action,
     symbols,
@@ -28,7 +29,7 @@ from regrapht.protocol import RegraphtProtocol, RegraphtServer
 from regrapht.state import Engine, ServerState, find_docs_root
 
 FEATURES = (lifecycle, configuration, documents, diagnostics, hover, symbols, codelens, code_actions, report,
-            spec_action, validation)
+            spec_action, validation, optimize)
 
 
 def create_server(engine: Engine | None = None) -> tuple[RegraphtServer, ServerState]:
