@@ -29,7 +29,9 @@ COMMAND_MODULES = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every subcommand, or with just `only` (so `serve` starts without
+    importing the search, validation and graph modules: the editor waits on that start-up)."""
     parser = argparse.ArgumentParser(prog="regrapht", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"regrapht {__version__}")
     parser.add_argument(
@@ -37,15 +39,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="logging to stderr (default WARNING)",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in (only,) if only else COMMAND_MODULES:
         module = importlib.import_module(f"regrapht.commands.{name}")
         module.register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    chosen = next((a for a in arguments if not a.startswith("-")), None)
+    parser = build_parser(chosen if chosen in COMMAND_MODULES else None)
+    args = parser.parse_args(arguments)
     logging.basicConfig(
         level=getattr(logging, args.log_level), stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -55,6 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as error:
         print(f"regrapht: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # Output piped into `head` and the like: stop quietly, as Unix tools do.
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("regrapht: interrupted", file=sys.stderr)
         return 130

@@ -44,8 +44,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Where rule pages live when the server does not run from a checkout with docs/ (see README).
-DOCS_BASE_URL = "https://github.com/regrapht/regrapht/blob/main/docs/"
 # Beyond this many characters a document is not parsed (the server logs that it skipped it).
 MAX_ANALYZED_CHARS = 2_000_000
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -251,11 +249,11 @@ class ServerState:
         self.code_action_providers: list[Callable[[DocumentState, Analysis, Span, bool], list[Any]]] = []
 
     def doc_link(self, doc: str) -> str:
-        """URI of a docs page ("rules/R001.md"): the checkout's file if present, else the web."""
+        """file:// URI of a docs page ("rules/R001.md"): local, since the product never goes online."""
         link = self._doc_links.get(doc)
         if link is None:
-            local = self.docs_root / doc if self.docs_root is not None else None
-            link = local.as_uri() if local is not None and local.is_file() else DOCS_BASE_URL + doc
+            root = self.docs_root if self.docs_root is not None else PACKAGED_DOCS
+            link = (root / doc).as_uri()
             self._doc_links[doc] = link
         return link
 
@@ -406,7 +404,13 @@ class ServerState:
         return tuple(f for f in self.all_findings(uri, analysis) if f.kernel == kernel)
 
 
+# The rule pages ship inside the package (regrapht/data/rules links to docs/rules in the repo).
+PACKAGED_DOCS = Path(__file__).resolve().parent / "data"
+
+
 def find_docs_root() -> Path | None:
-    """The repository's docs/ folder when running from a checkout (editable install)."""
+    """The repository's docs/ folder when running from a checkout, else the packaged copy."""
     candidate = Path(__file__).resolve().parents[2] / "docs"
-    return candidate if (candidate / "architecture.md").is_file() else None
+    if (candidate / "architecture.md").is_file():
+        return candidate
+    return PACKAGED_DOCS if (PACKAGED_DOCS / "rules").is_dir() else None
