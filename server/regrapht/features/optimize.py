@@ -129,8 +129,12 @@ def _span(text: str, start: int, end: int) -> Span:
     return Span(_position(text, start), _position(text, end))
 
 
+def _group(expr: str) -> str:
+    return expr if _SIMPLE.fullmatch(expr.strip()) else f"({expr})"
+
+
 def _ceil_div_to_c(expr: str) -> str | None:
-    """`ceil_div(a, b)` (spec language) as C: `((a) + (b) - 1) / (b)`; None if malformed."""
+    """`ceil_div(a, b)` (spec language) as C: `(a + b - 1) / b`; None if malformed."""
     while (at := expr.find("ceil_div(")) >= 0:
         open_at = at + len("ceil_div")
         close = matching(expr, open_at)
@@ -140,7 +144,7 @@ def _ceil_div_to_c(expr: str) -> str | None:
         a, b = (_ceil_div_to_c(p) for p in parts)
         if a is None or b is None:
             return None
-        expr = expr[:at] + f"(({a}) + ({b}) - 1) / ({b})" + expr[close + 1 :]
+        expr = expr[:at] + f"({_group(a)} + {_group(b)} - 1) / {_group(b)}" + expr[close + 1 :]
     return expr
 
 
@@ -155,8 +159,7 @@ def host_expression(expr: str, arguments: Mapping[str, str]) -> str | None:
     def substitute(match: re.Match[str]) -> str:
         name = match.group(0)
         if name in arguments:
-            value = arguments[name]
-            return value if _SIMPLE.fullmatch(value) else f"({value})"
+            return _group(arguments[name])
         if name not in _HOST_FUNCTIONS:
             unknown.append(name)
         return name
