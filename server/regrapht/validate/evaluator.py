@@ -42,6 +42,7 @@ class CheckSettings:
     odd_size: bool = True  # also check a size that is not a multiple of the block size
     odd_size_cap: int = 1 << 20
     repeat_first_seed: bool = True  # re-run seed 1 last: caching across calls / launch order
+    fresh_seed: bool = True  # plus one seed never used before by this evaluator
     check_timeout_s: float = 60.0
     time_timeout_s: float = 120.0
     warmup: int = 3
@@ -144,6 +145,7 @@ class CudaEvaluator:
         self.original_entry = entry
         self._baseline: Timing | None = None
         self._baseline_done = False
+        self._checks = 0
 
     # -- what needs no device -----------------------------------------------------------------
     def resources(self) -> KernelResources:
@@ -250,6 +252,9 @@ class CudaEvaluator:
         if self.odd_overrides is not None:
             sizes.append(self.odd_overrides)
         seeds = list(self.settings.seeds)
+        if self.settings.fresh_seed:
+            self._checks += 1
+            seeds.append(1000 + self._checks)
         for size_index, overrides in enumerate(sizes):
             original = resolve(self.kernel, overrides=overrides)
             candidate = resolve(self.kernel, overrides=overrides, launch=launch)
