@@ -310,3 +310,17 @@ def test_code_action_offers_optimize_and_kept_result():
     assert actions[1].title == "Apply 3.1x faster saxpy (verified on NVIDIA H200)"
     assert actions[1].edit.change_annotations  # needs confirmation
     assert feature.provide_actions(registry, document, analysis, Span.of(9, 0, 9, 0), True, "utf-16", True) == []
+
+
+def test_spec_beside_the_file_is_used_and_a_bad_one_is_an_input_error(tmp_path):
+    from regrapht.errors import InputError
+
+    source = tmp_path / "saxpy.cu"
+    source.write_text(SOURCE)
+    inferred = feature.choose_spec(SOURCE, "saxpy", source)
+    assert "inferred" in inferred.note and inferred.spec.kernel("saxpy").name == "saxpy"
+    (tmp_path / "saxpy.regrapht.toml").write_text("[[kernel]]\nname = 'saxpy'\ngrid = [1]\nblock = [1]\n")
+    assert feature.choose_spec(SOURCE, "saxpy", source).note == "spec saxpy.regrapht.toml"
+    (tmp_path / "saxpy.regrapht.toml").write_text("not toml [")
+    with pytest.raises(InputError, match="TOML"):
+        feature.choose_spec(SOURCE, "saxpy", source)
