@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
 import statistics
 import subprocess
@@ -29,6 +28,13 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+# The raw JSON-RPC client is shared with the GPU LSP tests (tests/gpu/lsp_client.py); that
+# folder is not a package, so it is put on the path for this script.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "gpu"))
+
+import lsp_client  # noqa: E402
+from lsp_client import LspClient, Received, percentile  # noqa: E402
 
 URI = "file:///bench/big.cu"
 TARGETS_MS = {"diagnostics after change": 50.0, "hover": 20.0, "code action": 20.0, "ready after initialize": 1000.0}
@@ -77,107 +83,35 @@ def generate(kernels: int = 100, target_lines: int = 5000) -> str:
     return "\n".join(lines) + "\n"
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
-
-
-class RawClient:
-    """A minimal JSON-RPC client over the server's stdio: timestamps are taken when a message's
-    bytes arrive, so client-side deserialisation does not count against the server."""
-
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
-        self.process = process
-        self.next_id = 0
-        self.responses: dict[int, asyncio.Future[Any]] = {}
-        self.waiters: list[tuple[Any, asyncio.Future[Any]]] = []
-        self.reader = asyncio.get_running_loop().create_task(self._read())
-
-    def send(self, message: dict[str, Any]) -> None:
-        body = json.dumps(message).encode()
-        assert self.process.stdin is not None
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-
-    async def request(self, method: str, params: Any) -> tuple[Any, float]:
-        self.next_id += 1
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.responses[self.next_id] = future
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        message, arrived = await asyncio.wait_for(future, 60)
-        if "error" in message:
-            raise RuntimeError(f"{method}: {message['error']}")
-        return message.get("result"), arrived
-
-    def notify(self, method: str, params: Any) -> None:
-        self.send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def wait_for(self, predicate: Any) -> asyncio.Future[Any]:
-        """A future for the next notification matching `predicate(message)`: (message, time)."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.waiters.append((predicate, future))
-        return future
-
-    async def _read(self) -> None:
-        stream = self.process.stdout
-        assert stream is not None
-        while True:
-            length = 0
-            while True:
-                header = await stream.readline()
-                if not header:
-                    return
-                if header in (b"\r\n", b"\n"):
-                    break
-                if header.lower().startswith(b"content-length:"):
-                    length = int(header.split(b":")[1])
-            body = await stream.readexactly(length)
-            arrived = time.perf_counter()
-            message = json.loads(body)
-            if "id" in message and "method" in message:  # a request from the server
-                self.send({"jsonrpc": "2.0", "id": message["id"], "result": self._answer(message)})
-            elif "id" in message:
-                future = self.responses.pop(message["id"], None)
-                if future is not None and not future.done():
-                    future.set_result((message, arrived))
-            else:
-                for predicate, waiter in list(self.waiters):
-                    if not waiter.done() and predicate(message):
-                        waiter.set_result((message, arrived))
-                        self.waiters.remove((predicate, waiter))
-
-    @staticmethod
-    def _answer(message: dict[str, Any]) -> Any:
-        if message["method"] == "workspace/configuration":
-            return [{"debounceMs": 0} for _ in message["params"]["items"]]
-        return None
+def unpack(received: Received) -> tuple[dict[str, Any], float]:
+    return received.message, received.arrived
 
 
 def published(version: int) -> Any:
-    return lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"].get("version") == version
+    return lsp_client.published(URI, version)
 
 
 async def run_bench(server_command: list[str], iterations: int) -> dict[str, Any]:
     spawn = time.perf_counter()
-    process = await asyncio.create_subprocess_exec(
-        *server_command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        limit=64 * 1024 * 1024,
-    )
-    client = RawClient(process)
-    ready = client.wait_for(lambda m: m.get("method") == "regrapht/status" and m["params"]["state"] == "ready")
+    async with LspClient.spawn(server_command, stderr=None, settings={"debounceMs": 0}) as client:
+        return await measure(client, spawn, iterations)
+
+
+async def measure(client: LspClient, spawn: float, iterations: int) -> dict[str, Any]:
+    ready = client.next_matching(lsp_client.status("ready"))
     sent = time.perf_counter()
     capabilities = {
         "general": {"positionEncodings": ["utf-16"]},
         "workspace": {"configuration": True},
         "textDocument": {"hover": {"contentFormat": ["markdown"]}},
     }
-    _, initialized = await client.request(
+    _, initialized = await client.request_timed(
         "initialize",
         {"processId": None, "rootUri": None, "capabilities": capabilities,
          "initializationOptions": {"settings": {"debounceMs": 0}}},
     )
     client.notify("initialized", {})
-    _, ready_at = await asyncio.wait_for(ready, 30)
+    ready_at = (await asyncio.wait_for(ready, 30)).arrived
     results: dict[str, Any] = {
         "spawn to initialize response": [(initialized - spawn) * 1000],
         "ready after initialize": [(ready_at - sent) * 1000],
@@ -186,12 +120,12 @@ async def run_bench(server_command: list[str], iterations: int) -> dict[str, Any
 
     text = generate()
     lines = text.split("\n")
-    first = client.wait_for(published(1))
+    first = client.next_matching(published(1))
     opened = time.perf_counter()
     client.notify(
         "textDocument/didOpen", {"textDocument": {"uri": URI, "languageId": "cuda", "version": 1, "text": text}}
     )
-    latest, arrived = await asyncio.wait_for(first, 60)
+    latest, arrived = unpack(await asyncio.wait_for(first, 60))
     results["first diagnostics after open"] = [(arrived - opened) * 1000]
 
     kernel_lines = [n for n, line in enumerate(lines) if line.startswith("__global__ void kernel_")]
@@ -207,13 +141,13 @@ async def run_bench(server_command: list[str], iterations: int) -> dict[str, Any
             "range": {"start": {"line": line, "character": 4}, "end": {"line": line, "character": end}},
             "text": " " if iteration % 2 == 0 else "",
         }
-        waiter = client.wait_for(published(version))
+        waiter = client.next_matching(published(version))
         start = time.perf_counter()
         client.notify(
             "textDocument/didChange",
             {"textDocument": {"uri": URI, "version": version}, "contentChanges": [change]},
         )
-        latest, arrived = await asyncio.wait_for(waiter, 30)
+        latest, arrived = unpack(await asyncio.wait_for(waiter, 30))
         change_ms.append((arrived - start) * 1000)
         await asyncio.sleep(0.01)  # an editor does not send the next keystroke within 0 ms either
     results["diagnostics after change"] = change_ms
@@ -222,7 +156,7 @@ async def run_bench(server_command: list[str], iterations: int) -> dict[str, Any
     for _ in range(iterations):
         line = rng.choice(kernel_lines)
         start = time.perf_counter()
-        hover, arrived = await client.request(
+        hover, arrived = await client.request_timed(
             "textDocument/hover", {"textDocument": {"uri": URI}, "position": {"line": line, "character": 18}}
         )
         hover_ms.append((arrived - start) * 1000)
@@ -236,7 +170,7 @@ async def run_bench(server_command: list[str], iterations: int) -> dict[str, Any
     for _ in range(iterations):
         diagnostic = rng.choice(fixable)
         start = time.perf_counter()
-        actions, arrived = await client.request(
+        actions, arrived = await client.request_timed(
             "textDocument/codeAction",
             {"textDocument": {"uri": URI}, "range": diagnostic["range"], "context": {"diagnostics": [diagnostic]}},
         )
@@ -245,9 +179,6 @@ async def run_bench(server_command: list[str], iterations: int) -> dict[str, Any
     results["code action"] = action_ms
     results["_diagnostics"] = len(diagnostics)
 
-    await client.request("shutdown", None)
-    client.notify("exit", None)
-    await asyncio.wait_for(process.wait(), 10)
     return results
 
 
