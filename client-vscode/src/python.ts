@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
-    bootstrapSteps, Interpreter, judgeProbe, parseProbe, pickWheel, PROBE_SCRIPT, ProbeResult,
+    bootstrapEnv, bootstrapSteps, Interpreter, judgeProbe, parseProbe, pickWheel, PROBE_SCRIPT, ProbeResult,
     selectInterpreter, venvPython, Verdict,
 } from './core/python';
 import { log } from './logging';
@@ -117,7 +117,7 @@ export function bundledWheel(context: vscode.ExtensionContext): string | undefin
 function runStep(command: string, args: string[], token: vscode.CancellationToken): Promise<void> {
     return new Promise((resolve, reject) => {
         log.info(`$ ${[command, ...args].join(' ')}`);
-        const child = cp.spawn(command, args, { env: { ...process.env, PIP_NO_INPUT: '1', PYTHONUNBUFFERED: '1' } });
+        const child = cp.spawn(command, args, { env: bootstrapEnv(process.env) });
         const cancel = token.onCancellationRequested(() => child.kill());
         child.stdout.on('data', (chunk: Buffer) => log.raw(chunk.toString()));
         child.stderr.on('data', (chunk: Buffer) => log.raw(chunk.toString()));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-    bootstrapSteps, compareVersions, judgeProbe, parseProbe, pickWheel, PROBE_SCRIPT, selectInterpreter,
+    bootstrapEnv, bootstrapSteps, compareVersions, PIP_CONFIG_OVERRIDES, judgeProbe, parseProbe, pickWheel, PROBE_SCRIPT, selectInterpreter,
     serverCommand, venvPython,
 } from '../src/core/python';
 
@@ -46,6 +46,26 @@ test('private environment: venv, pip upgrade, install the bundled wheel', () => 
     assert.equal(steps[2].args.at(-1), '/ext/bundled/regrapht-0.1.0-py3-none-any.whl');
     assert.ok(!steps[2].args.includes('--no-deps'), 'dependencies come from the index');
     assert.equal(venvPython('C:\\s\\venv', 'win32'), 'C:\\s\\venv\\Scripts\\python.exe');
+});
+
+test('the bootstrap honours pip configuration: no overriding options, the environment passes through', () => {
+    const steps = bootstrapSteps(['/usr/bin/python3'], '/store/venv', '/ext/bundled/regrapht-0.1.0-py3-none-any.whl', 'linux');
+    for (const step of steps) {
+        for (const arg of step.args) {
+            const option = arg.split('=')[0];
+            assert.ok(!PIP_CONFIG_OVERRIDES.includes(option), `${step.title}: ${arg} would override pip's configuration`);
+        }
+    }
+    const user = {
+        PATH: '/usr/bin', HOME: '/home/u', PIP_FIND_LINKS: '/wheels /more-wheels', PIP_INDEX_URL: 'https://mirror/simple',
+        PIP_EXTRA_INDEX_URL: 'file:///local/simple', PIP_CONFIG_FILE: '/etc/my-pip.conf', HTTPS_PROXY: 'http://proxy:3128',
+    };
+    const env = bootstrapEnv(user);
+    for (const [key, value] of Object.entries(user)) {
+        assert.equal(env[key], value, key);
+    }
+    assert.equal(env.PIP_NO_INPUT, '1');
+    assert.equal(env.PYTHONUNBUFFERED, '1');
 });
 
 test('the newest regrapht wheel is picked', () => {

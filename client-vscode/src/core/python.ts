@@ -139,6 +139,21 @@ export function bootstrapSteps(basePython: readonly string[], venvDir: string, w
     ];
 }
 
+/**
+ * Environment for the bootstrap commands: the user's own, so pip's configuration applies unchanged
+ * (PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, PIP_FIND_LINKS, PIP_CERT, proxies, pip.conf via HOME /
+ * PIP_CONFIG_FILE), plus only non-interactive, unbuffered output.
+ */
+export function bootstrapEnv(base: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
+    return { ...base, PIP_NO_INPUT: '1', PYTHONUNBUFFERED: '1' };
+}
+
+/** pip options that would override the user's index / find-links / config; bootstrapSteps uses none. */
+export const PIP_CONFIG_OVERRIDES: readonly string[] = [
+    '--isolated', '--index-url', '-i', '--extra-index-url', '--no-index', '--find-links', '-f', '--config-settings',
+    '--trusted-host', '--cert', '--proxy', '--only-binary', '--no-binary',
+];
+
 /** `regrapht-0.1.0-py3-none-any.whl` -> [0, 1, 0]; undefined for other names. */
 export function wheelVersion(fileName: string): number[] | undefined {
     const m = /^regrapht-([0-9]+(?:\.[0-9]+)*)[^-]*-.*\.whl$/.exec(fileName);
