@@ -5,10 +5,15 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+# pytest runs with --import-mode=importlib, which does not put test folders on sys.path; the LSP
+# tests import their raw client (lsp_client.py) by name.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from regrapht.validate.compiler import CompileCache, Compiler, find_demangler, find_nvcc
 from regrapht.validate.worker import GpuWorker

@@ -281,3 +281,30 @@ def percentile(values: Sequence[float], q: float) -> float:
     """Nearest-rank percentile (q in 0..1) of a non-empty sequence."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+# -- edits ------------------------------------------------------------------------------------
+
+
+def _offset(lines: Sequence[str], starts: Sequence[int], position: Mapping[str, int]) -> int:
+    """Code-point offset of an LSP position (UTF-16 character offsets, the default encoding)."""
+    line = lines[position["line"]]
+    units, index = 0, 0
+    while index < len(line) and units < position["character"]:
+        units += 2 if ord(line[index]) > 0xFFFF else 1
+        index += 1
+    return starts[position["line"]] + index
+
+
+def apply_text_edits(text: str, edits: Sequence[Mapping[str, Any]]) -> str:
+    """`text` with LSP TextEdits (ranges on `text`, UTF-16 positions) applied."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    spans = sorted(((_offset(lines, starts, e["range"]["start"]), _offset(lines, starts, e["range"]["end"]),
+                     e["newText"]) for e in edits), reverse=True)
+    # Applied back to front so earlier offsets stay valid.
+    for start, end, new_text in spans:
+        text = text[:start] + new_text + text[end:]
+    return text

@@ -1,0 +1,171 @@
+"""The GPU paths of the language server, end to end over stdio (real server, real GPU, nvcc).
+
+Driven by the raw client in lsp_client.py (the GPU host has no pytest-lsp), from plain tests:
+
+- background validation: didSave on examples/saxpy.cu (spec beside it) publishes the V001
+  slow-kernel diagnostic naming the GPU and GB/s, and the hover card shows registers,
+  occupancy and the measured time;
+- Optimize: `regrapht.optimizeKernel` with the "rules" strategy reports named stages and the
+  best speedup, then sends a confirmed, versioned `workspace/applyEdit` titled
+  "Apply N.Nx faster saxpy (verified on <this GPU>)"; the edited file passes `regrapht check`.
+
+Skips cleanly without pycuda, a CUDA device or nvcc (the `gpu_worker` and `compiler` fixtures).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsp_client import LspClient, apply_text_edits, method, progress_end, published
+
+from regrapht.spec.infer import infer_spec
+from regrapht.spec.model import parse_spec
+from regrapht.validate.compiler import Compiler
+from regrapht.validate.worker import GpuWorker
+
+pytestmark = [pytest.mark.gpu, pytest.mark.slow]
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+KERNEL = "saxpy"
+TITLE = re.compile(r"^Apply (\d+\.\d)x faster saxpy \(verified on (.+)\)$")
+# progress.py's report for a search step: "<stage>: <message> (<evaluated>/<budget>[, best N.NNx])"
+STEP = re.compile(r"^(generating|compiling|checking|timing|done): .* \((\d+)/(\d+)(?:, best (\d+\.\d\d)x)?\)$")
+
+
+@pytest.fixture
+def gpu_name(gpu_worker: GpuWorker, compiler: Compiler) -> str:
+    """The device's name; requesting it skips the test without pycuda, a device or nvcc."""
+    device = gpu_worker.info()["device"]
+    assert device is not None
+    return str(device["name"])
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A copy of examples/saxpy.cu with its spec beside it (the server writes a cache there)."""
+    root = tmp_path / "workspace"
+    root.mkdir()
+    for name in ("saxpy.cu", "saxpy.regrapht.toml"):
+        shutil.copy(EXAMPLES / name, root / name)
+    return root
+
+
+def position_of(text: str, needle: str) -> tuple[int, int]:
+    """(line, character) of the first `needle` (ASCII files: characters are UTF-16 units)."""
+    offset = text.index(needle)
+    return text.count("\n", 0, offset), offset - (text.rfind("\n", 0, offset) + 1)
+
+
+def kernel_name_position(text: str) -> tuple[int, int]:
+    line, character = position_of(text, f"__global__ void {KERNEL}(")
+    return line, character + len("__global__ void ")
+
+
+def hover_text(hover: Any) -> str:
+    contents = hover["contents"]
+    return str(contents["value"] if isinstance(contents, dict) else contents)
+
+
+def test_background_validation_publishes_slow_kernel_and_fills_the_card(
+    gpu_name: str, workspace: Path, tmp_path: Path
+) -> None:
+    path = workspace / "saxpy.cu"
+    text, uri = path.read_text(), path.as_uri()
+
+    async def scenario() -> tuple[dict[str, Any], str]:
+        with (tmp_path / "server-validation.log").open("w") as log:
+            async with LspClient.spawn(cwd=workspace, stderr=log) as client:
+                await client.initialize(root_uri=workspace.as_uri(),
+                                        settings={"debounceMs": 0, "backgroundValidation": True})
+                client.open(uri, text)
+                await client.wait_for(published(uri, 1), 60)
+                client.save(uri, text)
+
+                def slow(message: dict[str, Any]) -> bool:
+                    return published(uri)(message) and any(
+                        d.get("code") == "V001" for d in message["params"]["diagnostics"])
+
+                diagnostics = await client.wait_for(slow, 240)
+                line, character = kernel_name_position(text)
+                hover = await client.hover(uri, line, character)
+                return diagnostics, hover_text(hover)
+
+    diagnostics, card = asyncio.run(scenario())
+    (v001,) = [d for d in diagnostics["params"]["diagnostics"] if d.get("code") == "V001"]
+    message = v001["message"]
+    assert message.startswith(f"{KERNEL} reaches "), message
+    assert "memory bandwidth" in message and "GB/s" in message and gpu_name in message, message
+    assert re.search(r"\d+ of \d+ GB/s measured on ", message), message
+    assert v001["range"]["start"]["line"] == kernel_name_position(text)[0]
+    assert "registers/thread" in card and "occupancy" in card, card
+    assert re.search(r"\*\*Measured\*\*: median \d+\.\d{3} ms", card), card
+
+
+def test_optimize_offers_a_confirmed_verified_edit(gpu_name: str, workspace: Path, tmp_path: Path) -> None:
+    path = workspace / "saxpy.cu"
+    text, uri = path.read_text(), path.as_uri()
+    settings = {"debounceMs": 0, "searchStrategy": "rules", "searchBudget": 6}
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], list[Any]]:
+        with (tmp_path / "server-optimize.log").open("w") as log:
+            async with LspClient.spawn(cwd=workspace, stderr=log) as client:
+                await client.initialize(root_uri=workspace.as_uri(), settings=settings)
+                client.open(uri, text)
+                await client.wait_for(published(uri, 1), 60)
+                started = await client.execute("regrapht.optimizeKernel", {"uri": uri, "kernel": KERNEL})
+                assert started["started"] is True, started
+                token = started["token"]
+                request = await client.wait_for(method("workspace/applyEdit"), 300)
+                await client.wait_for(progress_end(token), 30)
+                return started, request["params"], client.progress_of(token), client.messages("window/showMessage")
+
+    started, params, progress, shown = asyncio.run(scenario())
+
+    # the confirmed edit: label, annotation, versioned document edit
+    title = TITLE.match(params["label"])
+    assert title is not None, params["label"]
+    assert title.group(2) == gpu_name
+    edit = params["edit"]
+    (change,) = edit["documentChanges"]
+    assert change["textDocument"] == {"uri": uri, "version": 1}
+    assert change["edits"] and all(e.get("annotationId") for e in change["edits"])
+    (annotation,) = [edit["changeAnnotations"][i] for i in {e["annotationId"] for e in change["edits"]}]
+    assert annotation["needsConfirmation"] is True
+    assert annotation["label"] == params["label"]
+    assert not [m for m in shown if m.get("type") == 1], shown  # no error popup
+
+    # the progress: begin, named stages with the best speedup, end with the result
+    begin, *reports, end = progress
+    assert begin["kind"] == "begin" and begin["cancellable"] is True and KERNEL in begin["title"]
+    messages = [r.get("message") or "" for r in reports]
+    assert any(m.startswith("spec saxpy.regrapht.toml") for m in messages), messages
+    steps = [match for m in messages if (match := STEP.match(m))]
+    assert {s.group(1) for s in steps} >= {"compiling", "timing"}, messages
+    assert all(int(s.group(3)) == 6 for s in steps), messages
+    best = [float(s.group(4)) for s in steps if s.group(4)]
+    # the title rounds the speedup to .1f, the progress to .2f
+    assert best and abs(best[-1] - float(title.group(1))) <= 0.051, (messages, params["label"])
+    assert end["kind"] == "end" and end["message"] == f"{best[-1]:.2f}x faster", end
+
+    # the edited file verifies with the CLI engine, at the launch configuration the edit wrote
+    new_text = apply_text_edits(text, change["edits"])
+    assert new_text != text
+    candidate = tmp_path / "candidate" / "saxpy.cu"
+    candidate.parent.mkdir()
+    candidate.write_text(new_text)
+    launch = parse_spec(infer_spec(new_text, KERNEL), file="(inferred)").kernel(KERNEL)
+    command = [sys.executable, "-m", "regrapht", "check", str(path), str(candidate), "--kernel", KERNEL, "--json",
+               "--grid", *[str(g) for g in launch.grid], "--block", *[str(b) for b in launch.block]]
+    checked = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    report = json.loads(checked.stdout)
+    assert report["verified"] is True and report["gpu"] == gpu_name, report
+    assert report["speedup"] > 1.0, report
