@@ -7,6 +7,11 @@ kernel lookup by mangled name -> differential check against the original in the 
 guarded buffers) -> timing (median of >= 20 runs, L2 flushed) -> an `Evaluation`. Without a
 device, compiled candidates are "unverified" with reason "no CUDA device present" and never
 get a timing. All GPU work holds the GPU lock.
+
+One evaluator is one worker session: its seeds are drawn from a random base seed (recorded in
+each evaluation's details) when it is made, so the inputs are fresh random inputs that the
+candidates of this evaluator share; the worker keeps them, and the original's outputs, on the
+device and compares there (checker.py) - that is what makes a check cost milliseconds.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +31,7 @@ import msgpack
 from regrapht.errors import InputError
 from regrapht.spec.model import KernelSpec, Spec
 from regrapht.spec.resolve import ResolvedKernel, odd_size_variant, resolve
+from regrapht.validate.checker import CHECK_KERNELS
 from regrapht.validate.compiler import DEFAULT_ARCH, Compiler, CompileResult, KernelResources
 from regrapht.validate.gpu_lock import GpuLock, GpuLockTimeout
 from regrapht.validate.mangle import find_entry
@@ -38,17 +45,17 @@ NO_DEVICE = "no CUDA device present"
 
 @dataclass(frozen=True)
 class CheckSettings:
-    seeds: tuple[int, ...] = (1, 2, 3)  # fresh inputs per seed, at the spec size
+    seeds: tuple[int, ...] = (1, 2, 3, 4)  # offsets from the session's base seed, at the spec size
     odd_size: bool = True  # also check a size that is not a multiple of the block size
     odd_size_cap: int = 1 << 20
     repeat_first_seed: bool = True  # re-run seed 1 last: caching across calls / launch order
-    fresh_seed: bool = True  # plus one seed never used before by this evaluator
+    session_seed: int | None = None  # base seed of the inputs; None draws a random one per evaluator
     check_timeout_s: float = 60.0
     time_timeout_s: float = 120.0
     warmup: int = 3
     min_runs: int = 20
     max_runs: int = 200
-    target_timing_ms: float = 300.0  # total kernel time to aim for when choosing the run count
+    target_timing_ms: float = 150.0  # wall time of the timed runs after min_runs (stop once spent)
     faster_margin: float = 0.02  # "faster" means a speedup above 1 + margin
     lock_timeout_s: float | None = 600.0
 
@@ -145,7 +152,9 @@ class CudaEvaluator:
         self.original_entry = entry
         self._baseline: Timing | None = None
         self._baseline_done = False
-        self._checks = 0
+        seed = self.settings.session_seed
+        self.session_seed: int = secrets.randbits(31) if seed is None else int(seed)
+        self._session: dict[str, Any] | None = None
 
     # -- what needs no device -----------------------------------------------------------------
     def resources(self) -> KernelResources:
@@ -207,7 +216,8 @@ class CudaEvaluator:
         return resolved, None
 
     def _finish(self, candidate: Candidate, compiled: CompileResult, resolved: ResolvedKernel) -> Evaluation:
-        details: dict[str, object] = {"compile_s": round(compiled.seconds, 3), "compile_cached": compiled.cached}
+        details: dict[str, object] = {"compile_s": round(compiled.seconds, 3), "compile_cached": compiled.cached,
+                                      "session_seed": self.session_seed}
         if not compiled.ok:
             return Evaluation("compile_error", compiled.first_error(), details=details)
         entry = find_entry(compiled.entries(), self.kernel.name, self.params, self.compiler.demangle)
@@ -245,28 +255,57 @@ class CudaEvaluator:
         details["baseline_ms"] = baseline.median_ms if baseline else None
         return Evaluation(outcome, "", timing=timed, speedup=speedup, details=details)  # type: ignore[arg-type]
 
-    def trial_plan(self, launch: LaunchConfig | None) -> list[dict[str, Any]]:
-        """The trials of one check, in order: (original wire kernel, candidate wire kernel, seed)."""
-        plans: list[dict[str, Any]] = []
-        sizes: list[dict[str, int] | None] = [None]
+    def _input_sets(self) -> list[tuple[dict[str, Any], dict[str, int] | None]]:
+        """(input set, size overrides) of the session, spec size first."""
+        sets: list[tuple[dict[str, Any], dict[str, int] | None]] = []
+        base = self.session_seed
+        spec_size = self.resolved.to_wire()
+        for offset in self.settings.seeds:
+            sets.append(({"key": f"seed {base + offset}", "kernel": spec_size, "seed": base + offset}, None))
         if self.odd_overrides is not None:
-            sizes.append(self.odd_overrides)
-        seeds = list(self.settings.seeds)
-        if self.settings.fresh_seed:
-            self._checks += 1
-            seeds.append(1000 + self._checks)
-        for size_index, overrides in enumerate(sizes):
-            original = resolve(self.kernel, overrides=overrides)
+            seed = base + max(self.settings.seeds, default=0) + 100
+            odd = resolve(self.kernel, overrides=self.odd_overrides).to_wire()
+            sets.append(({"key": f"seed {seed}, {self.odd_overrides}", "kernel": odd, "seed": seed},
+                         self.odd_overrides))
+        return sets
+
+    def input_plan(self) -> list[dict[str, Any]]:
+        """The session's input sets: {"key", "kernel" (the original at that size), "seed"}."""
+        return [spec for spec, _overrides in self._input_sets()]
+
+    def trial_plan(self, launch: LaunchConfig | None) -> list[dict[str, Any]]:
+        """The trials of one check, in order: input set, candidate wire kernel, label, runs.
+
+        Consecutive launches see different inputs (seeds, then the odd size), and the first
+        seed comes back last with two runs: a candidate that caches results across calls or
+        depends on launch order fails there.
+        """
+        plans: list[dict[str, Any]] = []
+        for spec, overrides in self._input_sets():
             candidate = resolve(self.kernel, overrides=overrides, launch=launch)
-            for seed in (seeds if size_index == 0 else [seeds[-1] + 100]):
-                plans.append({"original": original.to_wire(), "candidate": candidate.to_wire(), "seed": seed,
-                              "label": f"seed {seed}" + (f", {overrides}" if overrides else "")})
+            plans.append({"input": spec["key"], "candidate": candidate.to_wire(), "label": spec["key"],
+                          "candidate_runs": 1})
         if self.settings.repeat_first_seed and len(plans) > 1:
             again = dict(plans[0])
-            again["label"] = f"seed {seeds[0]} again, after the other trials"
+            again["label"] = f"{plans[0]['label']} again, after the other trials"
             again["candidate_runs"] = 2
             plans.append(again)
         return plans
+
+    def session(self) -> dict[str, Any]:
+        """The worker session (made once): the original, the comparison kernels, the input sets."""
+        if self._session is None:
+            checker = self.compiler.compile(CHECK_KERNELS, arch=self.arch, file="regrapht_check.cu")
+            if not checker.ok or checker.cubin is None:
+                raise InputError(f"the comparison kernels do not compile for {self.arch}: {checker.first_error()}")
+            assert self.original.cubin is not None
+            inputs = self.input_plan()
+            identity = msgpack.packb([hashlib.sha256(self.original.cubin).hexdigest(), self.original_entry,
+                                      hashlib.sha256(checker.cubin).hexdigest(), inputs])
+            self._session = {"id": hashlib.sha256(identity).hexdigest(),
+                             "original": {"cubin": self.original.cubin, "entry": self.original_entry},
+                             "checker": {"cubin": checker.cubin}, "inputs": inputs}
+        return self._session
 
     def _check(self, compiled: CompileResult, entry: str, launch: LaunchConfig) -> tuple[str, str] | None:
         assert self.worker is not None
@@ -274,8 +313,8 @@ class CudaEvaluator:
             trials = self.trial_plan(launch)
         except InputError as error:
             return "rejected", f"launch configuration at the check sizes: {error}"
-        request = {"op": "check", "original": {"cubin": self.original.cubin, "entry": self.original_entry},
-                   "candidate": {"cubin": compiled.cubin, "entry": entry}, "trials": trials}
+        request = {"op": "check", "session": self.session(), "candidate": {"cubin": compiled.cubin, "entry": entry},
+                   "trials": trials}
         try:
             with self.gpu_lock.hold(self.settings.lock_timeout_s):
                 reply = self.worker.call(request, timeout_s=self.settings.check_timeout_s)
@@ -294,11 +333,11 @@ class CudaEvaluator:
 
     def _time(self, compiled: CompileResult, entry: str, resolved: ResolvedKernel) -> Timing | WorkerFailure | str:
         assert self.worker is not None
-        key = self._timing_key(compiled, entry, resolved)
-        request = {"op": "time", "module": {"cubin": compiled.cubin, "entry": entry}, "kernel": resolved.to_wire(),
+        session = self.session()
+        request = {"op": "time", "session": session, "input": session["inputs"][0]["key"],
+                   "module": {"cubin": compiled.cubin, "entry": entry}, "kernel": resolved.to_wire(),
                    "warmup": self.settings.warmup, "min_runs": self.settings.min_runs,
                    "max_runs": self.settings.max_runs, "target_ms": self.settings.target_timing_ms}
-        del key
         try:
             with self.gpu_lock.hold(self.settings.lock_timeout_s):
                 reply = self.worker.call(request, timeout_s=self.settings.time_timeout_s)
@@ -309,10 +348,6 @@ class CudaEvaluator:
         if reply.get("status") != "ok":
             return str(reply.get("reason", "timing failed"))
         return timing_from(reply["times_ms"])
-
-    def _timing_key(self, compiled: CompileResult, entry: str, resolved: ResolvedKernel) -> str:
-        digest = hashlib.sha256(msgpack.packb([compiled.key, entry, resolved.to_wire(), self.gpu_name]))
-        return digest.hexdigest()
 
 
 @dataclass

@@ -1,12 +1,18 @@
 """The GPU worker process (`python -m regrapht.validate.gpu_worker`): pycuda lives only here.
 
-Owns everything that touches the device: loading cubins, making buffers from the spec with
-guard regions (0xA5 canaries before and after each buffer), poisoning `out` buffers (0xFF),
-running the original and the candidate on identical inputs, checking inputs unchanged, guards
-intact and outputs equal (compare.py), timing with CUDA events (warm-up, L2 flushed by writing a
-2x-L2 buffer before every run), and measuring device peaks. Requests and replies are msgpack
-frames on stdin/stdout (worker.py is the parent side). A CUDA error that poisons the context is
-answered with status "fatal" and the process exits; the parent starts a fresh one.
+Owns everything that touches the device. Work is organised in sessions (one original kernel +
+spec + a random base seed, chosen by the evaluator): a session keeps, on the device, each
+seed's inputs (pristine copies, generated once on the host), the original's outputs for each
+seed (the original runs once per seed per session), guarded working buffers (0xA5 canaries
+before and after each buffer; init-less outputs poisoned with 0xFF) and the comparison kernels
+(checker.py, compiled by the parent). Checking a candidate restores the working buffers with
+device-to-device copies, runs it, and compares on the GPU: guards intact, inputs unchanged,
+outputs equal within tolerance; only counts and first indices come back, plus the two
+elements of the first mismatch for the reason. Timing uses CUDA events (warm-up, L2 flushed by
+writing a 2x-L2 buffer before every run, at least min_runs and about target_ms of wall time).
+Sessions are evicted least-recently-used past a device-memory budget. Requests and replies are
+msgpack frames on stdin/stdout (worker.py is the parent side). A CUDA error that poisons the
+context is answered with status "fatal" and the process exits; the parent starts a fresh one.
 """
 
 from __future__ import annotations
@@ -15,18 +21,29 @@ import hashlib
 import os
 import struct
 import sys
+import time
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import msgpack
 import numpy as np
 
 from regrapht.spec.init import Init, generate
-from regrapht.validate.compare import GUARD_BYTE, POISON_BYTE, changed_input, compare_output, damaged_guard
+from regrapht.validate.checker import CHECK_ENTRIES, SLOTS_PER_BUFFER, THREADS, blocks_for, decode_first
+from regrapht.validate.compare import (
+    GUARD_BYTE,
+    POISON_BYTE,
+    OutputSummary,
+    describe_output,
+    guard_reason,
+    input_reason,
+)
 
 GUARD_BYTES = 16 * 1024
-REFERENCE_CACHE_BYTES = 2 << 30  # host memory for the original's inputs and outputs per trial
+SESSION_MEMORY_SHARE = 0.5  # of the device memory free at start-up, for all sessions together
+TIMING_BATCH = 10  # timed runs queued between host synchronisations
 _HEADER = struct.Struct(">I")
 
 
@@ -37,10 +54,11 @@ class Fatal(Exception):
 class Device:
     """The CUDA context and helpers; constructed only when pycuda and a device are present."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
         import pycuda.driver as cuda
 
         self.cuda = cuda
+        self.clock = clock
         cuda.init()
         if cuda.Device.count() == 0:
             raise RuntimeError("no CUDA device present")
@@ -52,24 +70,21 @@ class Device:
         self.l2_bytes = int(self.device.get_attribute(attrs.L2_CACHE_SIZE))
         self.sms = int(self.device.get_attribute(attrs.MULTIPROCESSOR_COUNT))
         self.total_bytes = int(self.device.total_memory())
-        self.flush_buffer = cuda.mem_alloc(max(2 * self.l2_bytes, 1 << 20))
         self.flush_size = max(2 * self.l2_bytes, 1 << 20)
-        # (original module, trial) -> (inputs, the original's outputs): the original is run once
-        # per trial, however many candidates are checked against it
-        self.references: OrderedDict[str, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] = OrderedDict()
-
-    def remember(self, key: str, host: dict[str, np.ndarray], reference: dict[str, np.ndarray]) -> None:
-        self.references[key] = (host, reference)
-        def size(entry: tuple[dict[str, np.ndarray], dict[str, np.ndarray]]) -> int:
-            return sum(a.nbytes for part in entry for a in part.values())
-        while len(self.references) > 1 and sum(size(e) for e in self.references.values()) > REFERENCE_CACHE_BYTES:
-            self.references.popitem(last=False)
+        self.flush_buffer = cuda.mem_alloc(self.flush_size)
+        free, _total = cuda.mem_get_info()
+        self.session_budget = int(free * SESSION_MEMORY_SHARE)
+        self.sessions: OrderedDict[str, Session] = OrderedDict()
+        self.checkers: dict[str, Checker] = {}
 
     def info(self) -> dict[str, Any]:
         return {"name": self.name, "cc": self.cc, "l2_bytes": self.l2_bytes, "sms": self.sms,
                 "total_bytes": self.total_bytes, "driver": self.cuda.get_driver_version()}
 
     def close(self) -> None:
+        for session in self.sessions.values():
+            session.free()
+        self.sessions.clear()
         self.context.pop()
 
     def load(self, module: dict[str, Any]) -> Any:
@@ -79,51 +94,105 @@ class Device:
     def flush_l2(self, value: int) -> None:
         self.cuda.memset_d8(self.flush_buffer, value & 0xFF, self.flush_size)
 
+    def alloc(self, nbytes: int) -> Any:
+        return self.cuda.mem_alloc(max(int(nbytes), 1))  # a zero-byte allocation is an error
 
-class Buffers:
-    """Device buffers of one resolved kernel, each between two guard regions."""
+    def checker(self, cubin: bytes) -> Checker:
+        key = hashlib.sha256(cubin).hexdigest()
+        if key not in self.checkers:
+            module = self.cuda.module_from_buffer(cubin)
+            self.checkers[key] = Checker(module, {name: module.get_function(name) for name in CHECK_ENTRIES})
+        return self.checkers[key]
 
-    def __init__(self, dev: Device, kernel: dict[str, Any], host: dict[str, np.ndarray]) -> None:
+    def session(self, wire: dict[str, Any]) -> tuple[Session, bool]:
+        """The session `wire` describes, made (without inputs yet) if this worker has not seen it."""
+        found = self.sessions.get(wire["id"])
+        if found is not None:
+            self.sessions.move_to_end(wire["id"])
+            return found, False
+        mod, fn = self.load(wire["original"])
+        session = Session(wire["id"], mod, fn, self.checker(wire["checker"]["cubin"]),
+                          {s["key"]: s for s in wire["inputs"]})
+        self.sessions[wire["id"]] = session
+        return session, True
+
+    def make_room(self, keep: Session, nbytes: int) -> None:
+        """Evict least recently used sessions (never `keep`) until `nbytes` more fit the budget."""
+        def used() -> int:
+            return sum(s.nbytes for s in self.sessions.values())
+        for key in list(self.sessions):
+            if used() + nbytes <= self.session_budget:
+                return
+            if key != keep.id:
+                self.sessions.pop(key).free()
+
+
+@dataclass
+class Checker:
+    """The loaded comparison kernels (checker.CHECK_KERNELS)."""
+
+    module: Any
+    functions: dict[str, Any]
+
+
+def nbytes_of(buf: dict[str, Any]) -> int:
+    return int(buf["count"]) * np.dtype(buf["dtype"]).itemsize
+
+
+def layout_of(kernel: dict[str, Any]) -> tuple[tuple[str, str, int], ...]:
+    return tuple((b["name"], b["dtype"], int(b["count"])) for b in kernel["buffers"])
+
+
+@dataclass
+class InputSet:
+    """One seed at one size: pristine device copies of the initialised buffers and, once the
+    original has run on them, its outputs."""
+
+    kernel: dict[str, Any]
+    seed: int
+    pristine: dict[str, Any]
+    reference: dict[str, Any] = field(default_factory=dict)
+    nbytes: int = 0
+
+    def free(self) -> None:
+        for alloc in (*self.pristine.values(), *self.reference.values()):
+            alloc.free()
+        self.pristine.clear()
+        self.reference.clear()
+
+
+class Working:
+    """Device buffers of one layout, each between two guard regions; restored before every run."""
+
+    def __init__(self, dev: Device, kernel: dict[str, Any]) -> None:
         self.dev = dev
-        self.kernel = kernel
-        self.host = host  # initial contents of in/inout (and out with init)
+        self.buffers = list(kernel["buffers"])
         self.allocs: dict[str, Any] = {}
         self.ptrs: dict[str, int] = {}
-        cuda = dev.cuda
-        for buf in kernel["buffers"]:
-            nbytes = host[buf["name"]].nbytes if buf["name"] in host else buf["count"] * np.dtype(buf["dtype"]).itemsize
-            alloc = cuda.mem_alloc(nbytes + 2 * GUARD_BYTES)
-            cuda.memset_d8(alloc, GUARD_BYTE, nbytes + 2 * GUARD_BYTES)
+        self.nbytes = 0
+        for buf in self.buffers:
+            size = nbytes_of(buf) + 2 * GUARD_BYTES
+            alloc = dev.alloc(size)
             self.allocs[buf["name"]] = alloc
             self.ptrs[buf["name"]] = int(alloc) + GUARD_BYTES
+            self.nbytes += size
+        # one zeroed results area for the comparison kernels, SLOTS_PER_BUFFER words per buffer
+        self.results_words = SLOTS_PER_BUFFER * max(1, len(self.buffers))
+        self.results = dev.alloc(8 * self.results_words)
 
-    def nbytes(self, buf: dict[str, Any]) -> int:
-        return int(buf["count"]) * np.dtype(buf["dtype"]).itemsize
-
-    def fill(self, roles: tuple[str, ...] = ("in", "inout", "out")) -> None:
-        """(Re)write buffer contents: inputs and inits from `host`, init-less outs poisoned."""
+    def restore(self, inputs: InputSet) -> None:
+        """Guards re-armed, initialised buffers copied from the pristine ones, the rest poisoned."""
         cuda = self.dev.cuda
-        for buf in self.kernel["buffers"]:
-            if buf["role"] not in roles:
+        for buf in self.buffers:
+            name, size = buf["name"], nbytes_of(buf)
+            cuda.memset_d8(int(self.allocs[name]), GUARD_BYTE, GUARD_BYTES)
+            cuda.memset_d8(self.ptrs[name] + size, GUARD_BYTE, GUARD_BYTES)
+            if size == 0:
                 continue
-            if buf["name"] in self.host:
-                cuda.memcpy_htod(self.ptrs[buf["name"]], self.host[buf["name"]])
+            if name in inputs.pristine:
+                cuda.memcpy_dtod(self.ptrs[name], inputs.pristine[name], size)
             else:
-                cuda.memset_d8(self.ptrs[buf["name"]], POISON_BYTE, self.nbytes(buf))
-
-    def read(self, name: str) -> np.ndarray:
-        buf = next(b for b in self.kernel["buffers"] if b["name"] == name)
-        out = np.empty(int(buf["count"]), dtype=np.dtype(buf["dtype"]))
-        self.dev.cuda.memcpy_dtoh(out, self.ptrs[name])
-        return out
-
-    def guards(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        buf = next(b for b in self.kernel["buffers"] if b["name"] == name)
-        before = np.empty(GUARD_BYTES, dtype=np.uint8)
-        after = np.empty(GUARD_BYTES, dtype=np.uint8)
-        self.dev.cuda.memcpy_dtoh(before, int(self.allocs[name]))
-        self.dev.cuda.memcpy_dtoh(after, self.ptrs[name] + self.nbytes(buf))
-        return before, after
+                cuda.memset_d8(self.ptrs[name], POISON_BYTE, size)
 
     def args(self, kernel: dict[str, Any]) -> list[Any]:
         values: list[Any] = []
@@ -134,10 +203,41 @@ class Buffers:
                 values.append(np.dtype(kernel["scalar_dtypes"][name]).type(kernel["scalars"][name]))
         return values
 
+    def read_element(self, pointer: int, index: int, dtype: str) -> np.ndarray:
+        out = np.empty(1, dtype=np.dtype(dtype))
+        self.dev.cuda.memcpy_dtoh(out, int(pointer) + index * out.itemsize)
+        return out
+
     def free(self) -> None:
         for alloc in self.allocs.values():
             alloc.free()
         self.allocs.clear()
+        self.results.free()
+
+
+@dataclass
+class Session:
+    """One original kernel + spec + seeds: its inputs, reference outputs and working buffers."""
+
+    id: str
+    original_module: Any
+    original: Any
+    checker: Checker
+    specs: dict[str, dict[str, Any]]  # input key -> {"key", "kernel", "seed"}
+    inputs: dict[str, InputSet] = field(default_factory=dict)
+    working: dict[tuple[tuple[str, str, int], ...], Working] = field(default_factory=dict)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(i.nbytes for i in self.inputs.values()) + sum(w.nbytes for w in self.working.values())
+
+    def free(self) -> None:
+        for inputs in self.inputs.values():
+            inputs.free()
+        for working in self.working.values():
+            working.free()
+        self.inputs.clear()
+        self.working.clear()
 
 
 def make_inputs(kernel: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
@@ -151,110 +251,200 @@ def make_inputs(kernel: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
     return host
 
 
-def launch(dev: Device, function: Any, kernel: dict[str, Any], buffers: Buffers) -> None:
+def input_set(dev: Device, session: Session, key: str) -> tuple[InputSet, Working]:
+    """The pristine inputs of `key` (generated and uploaded once) and working buffers of its layout."""
+    spec = session.specs[key]
+    kernel = spec["kernel"]
+    layout = layout_of(kernel)
+    if layout not in session.working:
+        dev.make_room(session, sum(nbytes_of(b) + 2 * GUARD_BYTES for b in kernel["buffers"]))
+        session.working[layout] = Working(dev, kernel)
+    if key not in session.inputs:
+        host = make_inputs(kernel, int(spec["seed"]))
+        outputs = sum(nbytes_of(b) for b in kernel["buffers"] if b["role"] in ("out", "inout"))
+        dev.make_room(session, sum(a.nbytes for a in host.values()) + outputs)
+        pristine = {}
+        for name, array in host.items():
+            pristine[name] = dev.alloc(array.nbytes)
+            if array.nbytes:
+                dev.cuda.memcpy_htod(pristine[name], array)
+        session.inputs[key] = InputSet(kernel, int(spec["seed"]), pristine,
+                                       nbytes=sum(a.nbytes for a in host.values()))
+    return session.inputs[key], session.working[layout]
+
+
+def launch(dev: Device, function: Any, kernel: dict[str, Any], working: Working) -> None:
     shared = int(kernel["shared_bytes"])
     if shared > 48 * 1024:
         function.set_attribute(dev.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
-    function(*buffers.args(kernel), block=tuple(kernel["block"]), grid=tuple(kernel["grid"]), shared=shared)
+    function(*working.args(kernel), block=tuple(kernel["block"]), grid=tuple(kernel["grid"]), shared=shared)
 
 
-def run_and_sync(dev: Device, function: Any, kernel: dict[str, Any], buffers: Buffers, who: str) -> None:
+def run_and_sync(dev: Device, function: Any, kernel: dict[str, Any], working: Working, who: str) -> None:
     try:
-        launch(dev, function, kernel, buffers)
+        launch(dev, function, kernel, working)
         dev.context.synchronize()
     except dev.cuda.Error as error:
         raise Fatal(f"{who}: {error}") from error
 
 
+def reference_for(dev: Device, session: Session, inputs: InputSet, working: Working) -> str | None:
+    """Run the original on `inputs` once and keep its outputs on the device; a reason if it fails."""
+    if inputs.reference or not any(b["role"] in ("out", "inout") for b in inputs.kernel["buffers"]):
+        return None
+    working.restore(inputs)
+    try:
+        run_and_sync(dev, session.original, inputs.kernel, working, "original")
+    except Fatal as error:
+        return str(error)
+    for buf in inputs.kernel["buffers"]:
+        if buf["role"] in ("out", "inout"):
+            size = nbytes_of(buf)
+            inputs.reference[buf["name"]] = dev.alloc(size)
+            inputs.nbytes += size
+            if size:
+                dev.cuda.memcpy_dtod(inputs.reference[buf["name"]], working.ptrs[buf["name"]], size)
+    return None
+
+
+@dataclass(frozen=True)
+class ElementReader:
+    """Reads single elements of the original's ("ref") or the candidate's ("got") output."""
+
+    working: Working
+    pointers: dict[str, int]
+    dtype: str
+
+    def __call__(self, which: str, index: int) -> np.ndarray:
+        return self.working.read_element(self.pointers[which], index, self.dtype)
+
+
+def _exact_kernel(dtype: np.dtype) -> str:
+    return {1: "rg_ne_u8", 2: "rg_ne_u16", 4: "rg_ne_u32", 8: "rg_ne_u64"}[dtype.itemsize]
+
+
+def verify(dev: Device, session: Session, inputs: InputSet, working: Working) -> str | None:
+    """Compare the working buffers after a candidate run with the pristine inputs and the
+    original's outputs, on the device; None if all is well, else the first problem's reason
+    (guards first, then inputs, then outputs, as the buffers are listed)."""
+    cuda, fns = dev.cuda, session.checker.functions
+    kernel = inputs.kernel
+    cuda.memset_d8(working.results, 0, 8 * working.results_words)
+    base = int(working.results)
+
+    def run(name: str, n: int, *args: Any) -> None:
+        if n > 0:
+            fns[name](*args, block=(THREADS, 1, 1), grid=(blocks_for(n, dev.sms), 1))
+
+    for j, buf in enumerate(kernel["buffers"]):
+        name, size, dtype = buf["name"], nbytes_of(buf), np.dtype(buf["dtype"])
+        slots = base + 8 * SLOTS_PER_BUFFER * j
+        ptr = working.ptrs[name]
+        run("rg_ne_fill_u8", GUARD_BYTES, np.uintp(ptr - GUARD_BYTES), np.uint32(GUARD_BYTE),
+            np.uint64(GUARD_BYTES), np.uintp(slots))
+        run("rg_ne_fill_u8", GUARD_BYTES, np.uintp(ptr + size), np.uint32(GUARD_BYTE), np.uint64(GUARD_BYTES),
+            np.uintp(slots + 16))
+        count = int(buf["count"])
+        if buf["role"] == "in":
+            if name in inputs.pristine:
+                run(_exact_kernel(dtype), count, np.uintp(ptr), np.uintp(int(inputs.pristine[name])),
+                    np.uint64(count), np.uintp(slots + 32))
+            else:  # never initialised: it must still hold the poison (a byte index, see below)
+                run("rg_ne_fill_u8", size, np.uintp(ptr), np.uint32(POISON_BYTE), np.uint64(size),
+                    np.uintp(slots + 32))
+        elif name in inputs.reference:
+            ref = np.uintp(int(inputs.reference[name]))
+            if dtype.kind == "f":
+                run("rg_cmp_f32" if dtype.itemsize == 4 else "rg_cmp_f64", count, ref, np.uintp(ptr),
+                    np.uint64(count), np.float64(kernel["atol"]), np.float64(kernel["rtol"]), np.uintp(slots + 32))
+            else:
+                run(_exact_kernel(dtype), count, ref, np.uintp(ptr), np.uint64(count), np.uintp(slots + 48))
+    summary = np.empty(working.results_words, dtype=np.uint64)
+    cuda.memcpy_dtoh(summary, working.results)  # synchronous: waits for the kernels above
+
+    def pair(j: int, k: int) -> tuple[int, int]:
+        count = int(summary[SLOTS_PER_BUFFER * j + 2 * k])
+        return count, decode_first(count, int(summary[SLOTS_PER_BUFFER * j + 2 * k + 1]))
+
+    buffers = list(enumerate(kernel["buffers"]))
+    for j, buf in buffers:
+        reason = guard_reason(buf["name"], pair(j, 0)[1], pair(j, 1)[1], GUARD_BYTES)
+        if reason:
+            return reason
+    for j, buf in buffers:
+        count, first = pair(j, 2)
+        if buf["role"] == "in" and count:
+            element = first if buf["name"] in inputs.pristine else first // np.dtype(buf["dtype"]).itemsize
+            return input_reason(buf["name"], element)
+    for j, buf in buffers:
+        if buf["role"] == "in" or buf["name"] not in inputs.reference:
+            continue
+        (nf_count, nf_first), (bad_count, bad_first) = pair(j, 2), pair(j, 3)
+        result = OutputSummary(nf_count, nf_first, bad_count, bad_first)
+        if result.ok:
+            continue
+        name, dtype = buf["name"], buf["dtype"]
+        element = ElementReader(working, {"ref": int(inputs.reference[name]), "got": working.ptrs[name]}, dtype)
+        reason = describe_output(name, result, element, rtol=float(kernel["rtol"]), atol=float(kernel["atol"]))
+        if reason:
+            return reason
+    return None
+
+
 def check(dev: Device, request: dict[str, Any]) -> dict[str, Any]:
-    original_mod, original_fn = dev.load(request["original"])
+    session, created = dev.session(request["session"])
+    # the module stays loaded (referenced here) for the whole check: __device__ state persists
+    # across the trials, which is what catches candidates that cache results between calls
     candidate_mod, candidate_fn = dev.load(request["candidate"])
-    modules = (original_mod, candidate_mod)  # loaded for the whole check: state persists across trials
-    original_id = hashlib.sha256(request["original"]["cubin"]).hexdigest() + request["original"]["entry"]
-    reused = 0
+    references = 0
     for trial in request["trials"]:
-        ref_kernel, cand_kernel, label = trial["original"], trial["candidate"], trial["label"]
-        key = hashlib.sha256(msgpack.packb([original_id, ref_kernel, trial["seed"]])).hexdigest()
-        outputs = [b for b in ref_kernel["buffers"] if b["role"] in ("out", "inout")]
-        if key in dev.references:
-            host, reference = dev.references[key]
-            dev.references.move_to_end(key)
-            reused += 1
-        else:
-            host = make_inputs(ref_kernel, int(trial["seed"]))
-            reference = {}
-        buffers = Buffers(dev, ref_kernel, host)
-        try:
-            if not reference:
-                buffers.fill()
-                try:
-                    run_and_sync(dev, original_fn, ref_kernel, buffers, "original")
-                except Fatal as error:
-                    return {"status": "original_failed", "reason": f"{error} ({label})", "fatal": True}
-                reference = {b["name"]: buffers.read(b["name"]) for b in outputs}
-                dev.remember(key, host, reference)
-            for run in range(int(trial.get("candidate_runs", 1))):
-                buffers.fill()
-                run_and_sync(dev, candidate_fn, cand_kernel, buffers, "candidate")
+        label = trial["label"]
+        inputs, working = input_set(dev, session, trial["input"])
+        had_reference = bool(inputs.reference)
+        if (failure := reference_for(dev, session, inputs, working)) is not None:
+            return {"status": "original_failed", "reason": f"{failure} ({label})", "fatal": True}
+        references += int(bool(inputs.reference) and not had_reference)
+        for run in range(int(trial.get("candidate_runs", 1))):
+            working.restore(inputs)
+            run_and_sync(dev, candidate_fn, trial["candidate"], working, "candidate")
+            if reason := verify(dev, session, inputs, working):
                 where = f" ({label}, run {run + 1})" if run else f" ({label})"
-                for buf in ref_kernel["buffers"]:
-                    before, after = buffers.guards(buf["name"])
-                    if reason := damaged_guard(buf["name"], before, after, GUARD_BYTES):
-                        return {"status": "wrong", "reason": reason + where}
-                for buf in ref_kernel["buffers"]:
-                    if buf["role"] == "in" and (reason := changed_input(buf["name"], host[buf["name"]],
-                                                                      buffers.read(buf["name"]))):
-                        return {"status": "wrong", "reason": reason + where}
-                for buf in outputs:
-                    got = buffers.read(buf["name"])
-                    reason = compare_output(buf["name"], reference[buf["name"]], got,
-                                            rtol=float(ref_kernel["rtol"]), atol=float(ref_kernel["atol"]))
-                    if reason:
-                        return {"status": "wrong", "reason": reason + where}
-        finally:
-            buffers.free()
-    return {"status": "ok", "trials": len(request["trials"]), "modules": len(modules), "reused": reused}
+                return {"status": "wrong", "reason": reason + where}
+    modules = (session.original_module, candidate_mod)
+    return {"status": "ok", "trials": len(request["trials"]), "session_created": created,
+            "references_run": references, "sessions": len(dev.sessions), "modules": len(modules)}
 
 
 def time_kernel(dev: Device, request: dict[str, Any]) -> dict[str, Any]:
+    session, _created = dev.session(request["session"])
     _module, function = dev.load(request["module"])
     kernel = request["kernel"]
-    host = make_inputs(kernel, 0)
-    buffers = Buffers(dev, kernel, host)
+    inputs, working = input_set(dev, session, request["input"])
     cuda = dev.cuda
-    start, end = cuda.Event(), cuda.Event()
-    times: list[float] = []
-    pristine: list[tuple[int, Any, int]] = []  # (buffer pointer, pristine copy, bytes)
-    try:
-        buffers.fill()
-        for buf in kernel["buffers"]:
-            if buf["role"] in ("inout", "out"):
-                nbytes = buffers.nbytes(buf)
-                copy = cuda.mem_alloc(nbytes)
-                cuda.memcpy_dtod(copy, buffers.ptrs[buf["name"]], nbytes)
-                pristine.append((buffers.ptrs[buf["name"]], copy, nbytes))
+    min_runs, max_runs = int(request["min_runs"]), max(int(request["max_runs"]), int(request["min_runs"]))
+    events = [(cuda.Event(), cuda.Event()) for _ in range(TIMING_BATCH)]
 
-        def one(i: int) -> float:
-            for pointer, copy, nbytes in pristine:  # device-to-device: cheap, and outside the events
-                cuda.memcpy_dtod(pointer, copy, nbytes)
-            dev.flush_l2(i)
+    def batch(count: int, first: int) -> list[float]:
+        # restore + L2 flush happen outside the events; one host synchronisation per batch
+        for k in range(count):
+            start, end = events[k]
+            working.restore(inputs)
+            dev.flush_l2(first + k)
             start.record()
-            launch(dev, function, kernel, buffers)
+            launch(dev, function, kernel, working)
             end.record()
-            end.synchronize()
-            return float(end.time_since(start))
+        events[count - 1][1].synchronize()
+        return [float(events[k][1].time_since(events[k][0])) for k in range(count)]
 
-        try:
-            warm = [one(i) for i in range(max(1, int(request["warmup"])))]
-            estimate = max(min(warm), 1e-3)
-            runs = int(min(max(request["min_runs"], request["target_ms"] / estimate), request["max_runs"]))
-            times = [one(i) for i in range(runs)]
-        except cuda.Error as error:
-            raise Fatal(f"timing: {error}") from error
-    finally:
-        for _pointer, copy, _nbytes in pristine:
-            copy.free()
-        buffers.free()
+    times: list[float] = []
+    try:
+        batch(max(1, min(int(request["warmup"]), TIMING_BATCH)), 0)
+        started = dev.clock()
+        target_s = float(request["target_ms"]) / 1e3
+        while len(times) < max_runs and (len(times) < min_runs or dev.clock() - started < target_s):
+            times += batch(min(TIMING_BATCH, max_runs - len(times)), len(times))
+    except cuda.Error as error:
+        raise Fatal(f"timing: {error}") from error
     return {"status": "ok", "times_ms": times}
 
 

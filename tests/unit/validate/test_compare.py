@@ -39,3 +39,23 @@ def test_inputs_and_guards() -> None:
     hit[4] = 0
     assert "4 bytes after its end" in (damaged_guard("y", guard, hit, 64) or "")
     assert "before its start" in (damaged_guard("y", hit, guard, 64) or "")
+
+
+def test_device_summary_words_findings_like_the_host_compare() -> None:
+    from regrapht.validate.compare import OutputSummary, describe_output, summarize_output
+
+    ref = np.linspace(-2, 2, 64).astype(np.float32)
+    got = ref.copy()
+    got[[9, 40]] += 1
+    got.view(np.uint8)[4 * 20:4 * 21] = 0xFF
+    summary = summarize_output(ref, got, rtol=1e-5, atol=1e-6)
+    assert summary == OutputSummary(nonfinite_count=1, nonfinite_first=20, bad_count=2, bad_first=9)
+    fixed = got.copy()
+    fixed[20] = ref[20]
+    text = compare_output("y", ref, fixed, rtol=1e-5, atol=1e-6) or ""
+    assert text.startswith("y[9]: ") and "2 elements differ" in text
+    assert describe_output("y", OutputSummary(), lambda which, i: ref[i:i + 1], rtol=0, atol=0) is None
+    ints = np.array([True, False, True])
+    odd = ints.copy()
+    odd.view(np.uint8)[2] = 2  # "true" but not the byte the original wrote: bit-exact like the device
+    assert summarize_output(ints, odd, rtol=0, atol=0).bad_first == 2
