@@ -93,7 +93,7 @@ def test_background_validation_publishes_slow_kernel_and_fills_the_card(
                     return published(uri)(message) and any(
                         d.get("code") == "V001" for d in message["params"]["diagnostics"])
 
-                diagnostics = await client.wait_for(slow, 240)
+                diagnostics = await client.wait_for(slow, 90)
                 line, character = kernel_name_position(text)
                 hover = await client.hover(uri, line, character)
                 return diagnostics, hover_text(hover)
@@ -123,7 +123,7 @@ def test_optimize_offers_a_confirmed_verified_edit(gpu_name: str, workspace: Pat
                 started = await client.execute("regrapht.optimizeKernel", {"uri": uri, "kernel": KERNEL})
                 assert started["started"] is True, started
                 token = started["token"]
-                request = await client.wait_for(method("workspace/applyEdit"), 300)
+                request = await client.wait_for(method("workspace/applyEdit"), 120)
                 await client.wait_for(progress_end(token), 30)
                 return started, request["params"], client.progress_of(token), client.messages("window/showMessage")
 
@@ -164,7 +164,7 @@ def test_optimize_offers_a_confirmed_verified_edit(gpu_name: str, workspace: Pat
     launch = parse_spec(infer_spec(new_text, KERNEL), file="(inferred)").kernel(KERNEL)
     command = [sys.executable, "-m", "regrapht", "check", str(path), str(candidate), "--kernel", KERNEL, "--json",
                "--grid", *[str(g) for g in launch.grid], "--block", *[str(b) for b in launch.block]]
-    checked = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+    checked = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     report = json.loads(checked.stdout)
     assert report["verified"] is True and report["gpu"] == gpu_name, report
