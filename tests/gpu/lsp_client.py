@@ -147,7 +147,7 @@ class LspClient:
 
     def messages(self, method: str) -> list[dict[str, Any]]:
         """The params of every message with `method` received so far."""
-        return [r.message.get("params") for r in self.received if r.message.get("method") == method]
+        return [r.message.get("params") or {} for r in self.received if r.message.get("method") == method]
 
     async def _read(self) -> None:
         stream = self.process.stdout
