@@ -76,7 +76,8 @@ def register(server: LanguageServer, state: ServerState) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(
-            code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite],
+            code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite,
+                               types.CodeActionKind.Source],
             resolve_provider=False,
         ),
     )

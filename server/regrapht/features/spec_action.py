@@ -1,8 +1,9 @@
 """"Create benchmark spec for <kernel>": `regrapht.createSpec {uri, kernel}` writes
 `<file>.regrapht.toml` beside the file through a WorkspaceEdit (CreateFile + insert).
 
-`spec_actions` gives the code actions (kind `source`) that run the command; the code-action
-handler (features/code_actions.py) appends them to its quick fixes.
+`spec_actions` gives the code actions (kind `source`: the action acts on the project, not on
+the code under the cursor) that run the command; `register` adds them to the code-action
+handler through `state.code_action_providers`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from regrapht.features.common import in_worker, require_document
 from regrapht.features.report import kernel_argument
 from regrapht.spec.infer import infer_spec
 from regrapht.spec.model import spec_path_for
-from regrapht.state import DocumentState, ServerState
+from regrapht.state import Analysis, DocumentState, ServerState
+from regrapht.text import Span
 
 CREATE_SPEC_COMMAND = "regrapht.createSpec"
 
@@ -37,13 +39,14 @@ def spec_uri(uri: str) -> tuple[str, Path] | None:
 
 def spec_actions(state: ServerState, document: DocumentState, params: types.CodeActionParams) -> list[types.CodeAction]:
     """One `source` action per kernel at the requested range when the file has no spec yet."""
+    return spec_actions_at(document, state.ensure_analysis(document), params.range.start.line)
+
+
+def spec_actions_at(document: DocumentState, analysis: Analysis, line: int) -> list[types.CodeAction]:
+    """`spec_actions` for a 0-based line of an analysed document."""
     located = spec_uri(document.uri)
-    if located is None or located[1].exists():
+    if located is None or located[1].exists() or analysis.model is None:
         return []
-    analysis = state.ensure_analysis(document)
-    if analysis.model is None:
-        return []
-    line = params.range.start.line
     actions = []
     for kernel in analysis.model.kernels:
         if not kernel.span.start.line <= line <= kernel.span.end.line:
@@ -71,6 +74,11 @@ def spec_edit(document: DocumentState, kernel: str) -> types.WorkspaceEdit:
 
 
 def register(server: LanguageServer, state: ServerState) -> None:
+    def provider(document: DocumentState, analysis: Analysis, span: Span, document_changes: bool) -> list[Any]:
+        return spec_actions_at(document, analysis, span.start.line)
+
+    state.code_action_providers.append(provider)
+
     @server.command(CREATE_SPEC_COMMAND)
     async def create_spec(*arguments: Any) -> dict[str, Any]:
         uri, kernel = kernel_argument(arguments)

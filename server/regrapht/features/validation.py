@@ -4,13 +4,16 @@
 Thin: the work is `regrapht.validate.background.validate_file`, run in a worker thread; this
 module publishes compile diagnostics and slow-kernel findings through
 `state.set_external_findings`, fills the kernel cards' `resources`/`timing`, and reports
-progress with `regrapht/status` ("validating"). The GPU worker process starts on first use.
+cancellable work-done progress (begin, one report per step - compile, check, time - and an end
+message that says what was measured, or why nothing was timed) besides `regrapht/status`. A
+cancel stops the work between steps. The GPU worker process starts on first use.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from pygls.uris import to_fs_path
 from regrapht.cards import Resources
 from regrapht.errors import InputError
 from regrapht.features.common import in_worker, require_document, send_status
+from regrapht.features.progress import CancellableProgress
 from regrapht.features.report import kernel_argument
 from regrapht.rules.types import Finding
 from regrapht.spec.model import load_spec, spec_path_for
@@ -46,7 +50,9 @@ class ValidationService:
         self._worker: GpuWorker | None = None
         self._worker_started = False
 
-    def run(self, uri: str, text: str, kernels: tuple[str, ...] | None) -> tuple[Path, FileValidation] | None:
+    def run(self, uri: str, text: str, kernels: tuple[str, ...] | None,
+            should_stop: Callable[[], bool] = lambda: False,
+            on_step: Callable[[str], None] = lambda message: None) -> tuple[Path, FileValidation] | None:
         path_text = to_fs_path(uri)
         if path_text is None:
             return None
@@ -63,7 +69,8 @@ class ValidationService:
                 self._worker = start_worker(os.environ)
             arch = self.state.settings.arch or DEFAULT_ARCH
             result = validate_file(path, text, load_spec(spec_file), compiler=self._compiler, worker=self._worker,
-                                   cache_dir=cache_dir, arch=arch, kernels=kernels)
+                                   cache_dir=cache_dir, arch=arch, kernels=kernels, should_stop=should_stop,
+                                   on_step=on_step)
         return path, result
 
 
@@ -113,20 +120,49 @@ def publish(state: ServerState, uri: str, path: Path, result: FileValidation) ->
             "messages": [k.slow_message or k.error for k in result.kernels if k.slow_message or k.error]}
 
 
+def summary(result: FileValidation, cancelled: bool) -> str:
+    """The progress end message: what was measured, and why not where nothing was timed."""
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    if errors:
+        return f"does not compile: {errors[0]}"
+    parts = []
+    for k in result.kernels:
+        report = k.report
+        if report is None:
+            parts.append(f"{k.kernel}: {k.error}")
+        elif report["time_ms"] is not None:
+            parts.append(f"{k.kernel}: {report['time_ms']:.4g} ms on {report['gpu']}")
+        else:
+            parts.append(f"{k.kernel}: compiled, {report['resources']['registers']} registers; "
+                         f"not timed: {report['reason']}")
+    text = "; ".join(parts) or "no kernel of the spec was validated"
+    return f"cancelled ({text})" if cancelled else text
+
+
 def register(server: LanguageServer, state: ServerState) -> None:
     service = ValidationService(state)
 
     async def validate(uri: str, text: str, kernels: tuple[str, ...] | None) -> dict[str, Any]:
-        send_status(server, state, "validating", f"validating {Path(uri).name}")
+        name = Path(uri).name
+        progress = CancellableProgress(server, state, f"Validating {name}")
+        await progress.begin("starting")
+        send_status(server, state, "validating", f"validating {name}")
         try:
-            done = await in_worker(server, service.run, uri, text, kernels)
+            done = await in_worker(server, service.run, uri, text, kernels, lambda: progress.cancelled,
+                                   lambda message: progress.report(message))
         except InputError as error:
+            progress.end(f"failed: {error}")
             send_status(server, state, "error", str(error))
-            return {"error": str(error)}
+            return {"error": str(error), "token": progress.token}
         send_status(server, state, "ready", "")
         if done is None:
-            return {"error": "no spec beside the file (run `Create benchmark spec` first)"}
-        return publish(state, uri, done[0], done[1])
+            progress.end("no spec beside the file")
+            return {"error": "no spec beside the file (run `Create benchmark spec` first)", "token": progress.token}
+        cancelled = progress.cancelled
+        message = summary(done[1], cancelled)
+        progress.end(message)
+        return {**publish(state, uri, done[0], done[1]), "summary": message, "cancelled": cancelled,
+                "token": progress.token}
 
     @server.command(VALIDATE_COMMAND)
     async def validate_kernel(*arguments: Any) -> dict[str, Any]:

@@ -102,12 +102,18 @@ def validate_file(
     for kernel in spec.kernels:
         if kernels is not None and kernel.name not in kernels:
             continue
+        # the stop flag is read between the steps (compile, check, time): a step already
+        # running on the GPU cannot be interrupted, but nothing new starts after a cancel
         if should_stop():
             break
-        on_step(f"{'timing' if worker else 'checking'} {kernel.name}")
+        on_step(f"checking {kernel.name} (resources, occupancy)")
         try:
             evaluator = CudaEvaluator(text, kernel.name, spec, arch=arch, worker=worker, cache_dir=cache_dir,
                                       compiler=compiler, file=str(path), include_dirs=(str(path.parent),))
+            if should_stop():
+                break
+            if worker is not None:
+                on_step(f"timing {kernel.name}")
             report = bench(evaluator, measure=worker is not None)
         except InputError as error:
             results.append(KernelValidation(kernel.name, None, None, str(error)))
