@@ -26,6 +26,7 @@ from regrapht.search.appliers.common import (
     located,
     norm,
     pointer_params,
+    with_body,
 )
 from regrapht.search.source import KernelText
 from regrapht.validate.types import LaunchConfig
@@ -35,6 +36,11 @@ _SUMMABLE = ("float", "double", "int", "unsigned int", "long long", "unsigned lo
 # Enough blocks of 256 threads to fill a large GPU (an H200 holds 1056 at once) without
 # leaving most of them idle at the end.
 REDUCE_MAX_BLOCKS = 1024
+# Vectorized sums: 8 and 4 resident blocks of 256 threads on each of an H200's 132 SMs; the
+# grid-stride loop covers any n, so the cap only trades per-block work for parallelism.
+REDUCE_VECTOR_BLOCKS = (132 * 8, 132 * 4)
+_VECTOR_NAMES = {"partial", "partial_b", "first", "stride", "total_", "vectors", "v", "p", "q", "warp_sums", "lane",
+                 "warp", "offset", "e"}
 
 
 class WarpShuffleReduction:
@@ -53,8 +59,8 @@ class WarpShuffleReduction:
         if re.search(r"\breturn\b|__syncthreads|__shfl|__shared__", text):
             return []
         atomic_only = self._atomic_per_element(given, kernel, body)
-        if atomic_only is not None:
-            return [atomic_only]
+        if atomic_only:
+            return atomic_only
         final = re.search(rf"atomicAdd\( ?(&? ?{_ID}(?: ?\[ ?(?:0|blockIdx\.x) ?\])?) ?, ?({_ID}) ?\); ?$", text)
         if final is None:
             return []
@@ -75,7 +81,9 @@ class WarpShuffleReduction:
         plain = "\n    " + prefix.replace("; ", ";\n    ").replace("{ ", "{\n    ") + "\n" + block_reduce
         rewrites.append(Rewrite(given.source[: kernel.body_start] + plain + given.source[kernel.body_end :],
                                 given.launch, "warp-shuffle block reduction, one atomic per block"))
-        coalesced = _coalesced_sum(text[: final.start()], acc, acc_type, pointers)
+        grid_parts = ceil_parts(given.launch.grid[0]) if len(given.launch.grid) == 1 else None
+        coalesced = _coalesced_sum(text[: final.start()], acc, acc_type, pointers, {p.name for p in kernel.params},
+                                   grid_parts, dims[0])
         if coalesced is not None:
             per_thread, bound = coalesced
             new_body = per_thread + block_reduce
@@ -86,23 +94,27 @@ class WarpShuffleReduction:
         return rewrites
 
 
-    def _atomic_per_element(self, given: ApplierInput, kernel: KernelText, body: str) -> Rewrite | None:
-        """`if (i < n) atomicAdd(P, expr);`: accumulate expr over a grid-stride loop instead."""
+    def _atomic_per_element(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
+        """`if (i < n) atomicAdd(P, expr);`: accumulate expr over a grid-stride loop instead; when
+        expr is just `src[i]` of a float array, also float4 loads with two accumulators."""
         form = elementwise_form(body)
         if form is None:
-            return None
+            return []
         m = re.fullmatch(rf"\{{? ?atomicAdd\( ?(&? ?{_ID}(?: ?\[ ?0 ?\])?) ?, ?([^;]+?) ?\); ?\}}?", form.inner.strip())
         if m is None or re.search(r"threadIdx|blockIdx|atomic|__shfl|\breturn\b", m.group(2)):
-            return None
+            return []
         target = m.group(1)
         name = re.match(rf"&? ?({_ID})", target)
         pointers = pointer_params(kernel)
         if name is None or pointers.get(name.group(1)) not in _SUMMABLE:
-            return None
+            return []
         acc_type = pointers[name.group(1)]
-        parts = ceil_parts(given.launch.grid[0]) if given.launch.grid else None
-        if parts is None:
-            return None
+        # The original adds each index in [0, bound) exactly once only when its 1-D grid is
+        # exactly ceil(bound / block); then the grid-stride loop over [0, bound) is the same sum.
+        parts = ceil_parts(given.launch.grid[0]) if len(given.launch.grid) == 1 else None
+        block = block_dims(given.launch)
+        if parts is None or block is None or parts != (form.bound, block[0]):
+            return []
         i = form.index
         code = (
             f"\n    // Each thread accumulates privately over a grid-stride loop (coalesced reads).\n"
@@ -114,7 +126,20 @@ class WarpShuffleReduction:
         launch = LaunchConfig((f"min(({parts[0]} + 2047) / 2048, {REDUCE_MAX_BLOCKS})",), ("256",),
                               given.launch.shared_bytes)
         source = given.source[: kernel.body_start] + code + given.source[kernel.body_end :]
-        return Rewrite(source, launch, "private grid-stride sums + warp-shuffle block reduction, one atomic per block")
+        rewrites = [Rewrite(source, launch, "private grid-stride sums + warp-shuffle block reduction, one atomic per block")]
+        src = re.fullmatch(rf"({_ID}) ?\[ ?{form.index} ?\]", m.group(2))
+        names = {p.name for p in kernel.params}
+        if (src is None or acc_type != "float" or pointers.get(src.group(1)) != "float"
+                or names & (_VECTOR_NAMES | {src.group(1) + "4"})):
+            return rewrites
+        vector_code = _vector_sum(src.group(1), form.bound, "partial") + _block_reduce("partial", "float", target)
+        vector_source = given.source[: kernel.body_start] + vector_code + given.source[kernel.body_end :]
+        for blocks in REDUCE_VECTOR_BLOCKS:
+            vector_launch = LaunchConfig((f"min(({form.bound} + 2047) / 2048, {blocks})",), ("256",),
+                                         given.launch.shared_bytes)
+            rewrites.insert(len(rewrites) - 1, Rewrite(vector_source, vector_launch,
+                                                       f"float4 grid-stride sums, {blocks} blocks + warp-shuffle block reduction"))
+        return rewrites
 
 
 class WarpPerRowReduction:
@@ -149,15 +174,62 @@ class WarpPerRowReduction:
         pointers = pointer_params(kernel)
         if pointers.get(src) != acc_type or pointers.get(out) != acc_type:
             return []
+        # The original writes exactly the rows [0, bound) only when its grid is ceil(bound / block).
+        parts = ceil_parts(given.launch.grid[0]) if len(given.launch.grid) == 1 else None
+        if parts is None or parts != (form.bound, dims[0]):
+            return []
+        names = {p.name for p in kernel.params}
+        if names & {"lane", "offset", "row_ptr", "row4", "quads", "p", "q", f"{acc}_b", form.index, j}:
+            return []
         row = form.index
-        code = f"""
+        rewrites = []
+        if acc_type == "float":
+            vector = _row_sums(row, form.bound, acc_type, acc, j, cols, src, out, vector=True)
+            for b in (256, 512):
+                warps = b // 32
+                launch = LaunchConfig((f"({form.bound} + {warps - 1}) / {warps}",), (str(b),), given.launch.shared_bytes)
+                rewrites.append(Rewrite(with_body(given, kernel, vector), launch,
+                                        f"one warp per row, float4 loads, block {b}"))
+        scalar = with_body(given, kernel, _row_sums(row, form.bound, acc_type, acc, j, cols, src, out, vector=False))
+        for b in (256, 128, 512):
+            warps = b // 32
+            launch = LaunchConfig((f"({form.bound} + {warps - 1}) / {warps}",), (str(b),), given.launch.shared_bytes)
+            rewrites.append(Rewrite(scalar, launch, f"one warp per row, block {b}"))
+        return rewrites
+
+
+def _row_sums(row: str, bound: str, acc_type: str, acc: str, j: str, cols: str, src: str, out: str, *,
+              vector: bool) -> str:
+    """One warp per row; `vector` adds 16-byte loads (two in flight, two accumulators) when
+    every row starts 16-byte aligned (cols a multiple of 4 and an aligned base)."""
+    loads = f"""        for (int {j} = lane; {j} < {cols}; {j} += 32)
+            {acc} += row_ptr[{j}];"""
+    if vector:
+        loads = f"""        if ((({cols}) & 3) == 0 && (reinterpret_cast<unsigned long long>({src}) & 15) == 0) {{
+            const float4 *row4 = reinterpret_cast<const float4 *>(row_ptr);
+            const int quads = ({cols}) / 4;
+            int {j} = lane;
+            for (; {j} + 32 < quads; {j} += 64) {{
+                const float4 p = row4[{j}], q = row4[{j} + 32];
+                {acc} += (p.x + p.y) + (p.z + p.w);
+                {acc}_b += (q.x + q.y) + (q.z + q.w);
+            }}
+            if ({j} < quads) {{
+                const float4 p = row4[{j}];
+                {acc} += (p.x + p.y) + (p.z + p.w);
+            }}
+        }} else {{
+    {loads.replace(chr(10), chr(10) + "    ")}
+        }}
+        {acc} += {acc}_b;"""
+    return f"""
     // One warp per row: lanes read consecutive elements (coalesced), then combine by shuffles.
     const unsigned int lane = threadIdx.x & 31;
     const long long {row} = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if ({row} < {form.bound}) {{  // the same for the whole warp, so the shuffles see full warps
-        {acc_type} {acc} = 0;
-        for (int {j} = lane; {j} < {cols}; {j} += 32)
-            {acc} += {src}[{row} * {cols} + {j}];
+    if ({row} < {bound}) {{  // the same for the whole warp, so the shuffles see full warps
+        {acc_type} {acc} = 0{", " + acc + "_b = 0" if vector else ""};
+        const {acc_type} *row_ptr = {src} + {row} * ({cols});
+{loads}
 #pragma unroll
         for (int offset = 16; offset > 0; offset >>= 1)
             {acc} += __shfl_down_sync(0xffffffffu, {acc}, offset);
@@ -165,13 +237,6 @@ class WarpPerRowReduction:
             {out}[{row}] = {acc};
     }}
 """
-        source = given.source[: kernel.body_start] + code + given.source[kernel.body_end :]
-        rewrites = []
-        for b in (256, 128, 512):
-            warps = b // 32
-            launch = LaunchConfig((f"({form.bound} + {warps - 1}) / {warps}",), (str(b),), given.launch.shared_bytes)
-            rewrites.append(Rewrite(source, launch, f"one warp per row, block {b}"))
-        return rewrites
 
 
 def _depth(text: str, at: int) -> int:
@@ -201,7 +266,36 @@ def _block_reduce(acc: str, acc_type: str, target: str) -> str:
 """
 
 
-def _coalesced_sum(prefix: str, acc: str, acc_type: str, pointers: dict[str, str]) -> tuple[str, str] | None:
+def _vector_sum(src: str, bound: str, acc: str) -> str:
+    """`float acc` = this thread's grid-stride share of src[0, bound): 16-byte loads (when src is
+    16-byte aligned), two loads in flight per iteration into two accumulators, scalar tail."""
+    return f"""
+    // Consecutive threads read consecutive 16-byte vectors (coalesced), striding over the grid;
+    // two independent loads and accumulators per iteration keep more bytes in flight.
+    float {acc} = 0.0f, {acc}_b = 0.0f;
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long stride = (long long)blockDim.x * gridDim.x;
+    const long long total_ = (long long)({bound});
+    const long long vectors = (reinterpret_cast<unsigned long long>({src}) & 15) == 0 && total_ > 0 ? total_ / 4 : 0;
+    const float4 *{src}4 = reinterpret_cast<const float4 *>({src});
+    long long v = first;
+    for (; v + stride < vectors; v += 2 * stride) {{
+        const float4 p = {src}4[v], q = {src}4[v + stride];
+        {acc} += (p.x + p.y) + (p.z + p.w);
+        {acc}_b += (q.x + q.y) + (q.z + q.w);
+    }}
+    if (v < vectors) {{
+        const float4 p = {src}4[v];
+        {acc} += (p.x + p.y) + (p.z + p.w);
+    }}
+    for (long long e = vectors * 4 + first; e < total_; e += stride)
+        {acc} += {src}[e];
+    {acc} += {acc}_b;
+"""
+
+
+def _coalesced_sum(prefix: str, acc: str, acc_type: str, pointers: dict[str, str], names: set[str],
+                   grid_parts: tuple[str, int] | None, block: int) -> tuple[str, str] | None:
     """The naive chunked loop as a coalesced grid-stride loop: (code, the element count)."""
     m = re.fullmatch(
         rf"(?:const )?int ({_ID}) = \(?{TID_RE}\)?; {re.escape(acc_type)} {acc} = 0(?:\.0?f?|f|u)?; "
@@ -211,19 +305,12 @@ def _coalesced_sum(prefix: str, acc: str, acc_type: str, pointers: dict[str, str
     )
     if m is None or acc_type != "float" or pointers.get(m.group(6)) != "float":
         return None
+    # The chunks cover [0, n) only when the grid has ceil(n / chunk) threads (rounded up to blocks).
+    covering = {f"ceil_div({m.group(5)},{m.group(3)})", f"({m.group(5)}+{m.group(3)}-1)/{m.group(3)}"}
+    if grid_parts is None or grid_parts[0].replace(" ", "") not in covering or grid_parts[1] != block:
+        return None
+    if names & (_VECTOR_NAMES | {acc + "_b", m.group(6) + "4"}):
+        return None
     src, n = m.group(6), m.group(5)
-    code = f"""
-    // Consecutive threads read consecutive 16-byte vectors (coalesced), striding over the grid.
-    {acc_type} {acc} = 0.0f;
-    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long stride = (long long)blockDim.x * gridDim.x;
-    const long long vectors = (reinterpret_cast<unsigned long long>({src}) & 15) == 0 ? (long long)({n}) / 4 : 0;
-    const float4 *{src}4 = reinterpret_cast<const float4 *>({src});
-    for (long long v = first; v < vectors; v += stride) {{
-        float4 q = {src}4[v];
-        {acc} += (q.x + q.y) + (q.z + q.w);
-    }}
-    for (long long {m.group(4)} = vectors * 4 + first; {m.group(4)} < ({n}); {m.group(4)} += stride)
-        {acc} += {src}[{m.group(4)}];
-"""
+    code = _vector_sum(src, n, acc)
     return code, n
