@@ -1,10 +1,26 @@
 // End-to-end test of the ReGraphT extension in a real VS Code: code-server (VS Code 1.100) from
 // npm, driven by playwright-core with Debian's chromium. Run by scripts/vscode-e2e.sh.
 //
-// Steps (each must happen, or the test fails): install the .vsix; open examples/saxpy.cu (a copy);
+// Two scenarios, each in its own code-server profile (HOME, user-data-dir, extensions-dir):
+//
+// smoke (regrapht.python = the repo's .venv): install the .vsix; open examples/saxpy.cu (a copy);
 // the status item reports the server; a diagnostic squiggle appears; hovering the kernel name
 // shows the kernel card; a quick fix from the Ctrl+. menu changes the code; the kernel report
-// command opens the long-form card. Screenshots, texts and logs go to test-artifacts/vscode/.
+// command opens the long-form card; a settings change reaches the server; a killed server restarts.
+//
+// first-run (regrapht.python = an interpreter where `import regrapht` fails): the notification
+// offers the private environment; clicking its button shows the progress notification; the server
+// starts from <globalStorage>/venv (pip installed the wheel from the .vsix and its dependencies from
+// the package index, honouring PIP_FIND_LINKS: the prebuilt wheels folder ../shared/wheels/gpu-cp312
+// when it exists, for llama-cpp-python); the status item is ready, a squiggle appears, and the
+// ReGraphT output channel shows pip's output.
+//
+// Every step must happen, or the test fails. Screenshots, texts and logs go to
+// test-artifacts/vscode/ (first-run ones prefixed `firstrun-`).
+// Env: REGRAPHT_PYTHON, REGRAPHT_VSIX, REGRAPHT_CHROMIUM, REGRAPHT_E2E_KEEP=1,
+// REGRAPHT_E2E_SCENARIOS (default "smoke,first-run"), REGRAPHT_E2E_BARE_PYTHON (default python3),
+// REGRAPHT_E2E_WHEELS (default <repo>/../shared/wheels/gpu-cp312), REGRAPHT_E2E_STEP_TIMEOUT_MS,
+// REGRAPHT_E2E_INSTALL_TIMEOUT_MS.
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -22,14 +38,26 @@ const codeServer = path.join(here, 'node_modules', '.bin', 'code-server');
 const browserPath = process.env.REGRAPHT_CHROMIUM || '/usr/bin/chromium';
 const keep = process.env.REGRAPHT_E2E_KEEP === '1';
 const STEP_TIMEOUT = Number(process.env.REGRAPHT_E2E_STEP_TIMEOUT_MS || 90_000);
+const scenarios = (process.env.REGRAPHT_E2E_SCENARIOS || 'smoke,first-run').split(',').map((s) => s.trim()).filter(Boolean);
+const barePythonCandidate = process.env.REGRAPHT_E2E_BARE_PYTHON || 'python3';
+// CI has the prebuilt wheels at ../shared/wheels/gpu-cp312 relative to the clone.
+const wheelsDir = path.resolve(repo, process.env.REGRAPHT_E2E_WHEELS || path.join('..', 'shared', 'wheels', 'gpu-cp312'));
+const hasWheels = fs.existsSync(wheelsDir);
+// Without the prebuilt llama-cpp-python wheel pip compiles it (about 15 minutes).
+const INSTALL_TIMEOUT = Number(process.env.REGRAPHT_E2E_INSTALL_TIMEOUT_MS || (hasWheels ? 300_000 : 1_500_000));
 
 const t0 = Date.now();
 const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
 const say = (msg) => console.log(`[e2e ${elapsed()}] ${msg}`);
 const results = [];
 
-for (const [what, file] of [['interpreter (REGRAPHT_PYTHON)', python], ['.vsix (npm run package)', vsix],
-    ['code-server (scripts/vscode-e2e.sh installs it)', codeServer], ['chromium', browserPath]]) {
+const unknown = scenarios.filter((s) => !['smoke', 'first-run'].includes(s));
+if (unknown.length > 0) {
+    console.error(`e2e: unknown scenario(s) ${unknown.join(', ')} (known: smoke, first-run)`);
+    process.exit(2);
+}
+for (const [what, file] of [...(scenarios.includes('smoke') ? [['interpreter (REGRAPHT_PYTHON)', python]] : []),
+    ['.vsix (npm run package)', vsix], ['code-server (scripts/vscode-e2e.sh installs it)', codeServer], ['chromium', browserPath]]) {
     if (!fs.existsSync(file)) {
         console.error(`e2e: missing ${what}: ${file}`);
         process.exit(2);
@@ -38,45 +66,8 @@ for (const [what, file] of [['interpreter (REGRAPHT_PYTHON)', python], ['.vsix (
 
 fs.rmSync(artifacts, { recursive: true, force: true });
 fs.mkdirSync(artifacts, { recursive: true });
-const work = fs.mkdtempSync(path.join(os.tmpdir(), 'regrapht-vscode-e2e-'));
-const home = path.join(work, 'home');
-const userData = path.join(work, 'data');
-const extensionsDir = path.join(work, 'extensions');
-const workspace = path.join(work, 'workspace');
-for (const d of [home, path.join(userData, 'User'), extensionsDir, workspace]) {
-    fs.mkdirSync(d, { recursive: true });
-}
-// A copy: the quick fix edits and saves the file.
-for (const f of ['saxpy.cu', 'saxpy.regrapht.toml']) {
-    fs.copyFileSync(path.join(repo, 'examples', f), path.join(workspace, f));
-}
-fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
-    'regrapht.python': python,
-    'regrapht.logLevel': 'debug',
-    'regrapht.trace.server': 'verbose',
-    'workbench.startupEditor': 'none',
-    'workbench.welcomePage.walkthroughs.openOnInstall': false,
-    'workbench.tips.enabled': false,
-    'workbench.enableExperiments': false,
-    'security.workspace.trust.enabled': false,
-    'telemetry.telemetryLevel': 'off',
-    'extensions.autoUpdate': false,
-    'extensions.autoCheckUpdates': false,
-    'update.mode': 'none',
-    'editor.hover.delay': 200,
-    'editor.lightbulb.enabled': 'on',
-    'files.autoSave': 'off',
-    'chat.disableAIFeatures': true,
-}, null, 2));
 
-const env = {
-    ...process.env,
-    HOME: home,
-    XDG_CONFIG_HOME: path.join(home, '.config'),
-    XDG_DATA_HOME: path.join(home, '.local', 'share'),
-    XDG_CACHE_HOME: path.join(home, '.cache'),
-};
-const baseArgs = ['--user-data-dir', userData, '--extensions-dir', extensionsDir];
+const squiggles = '.editor-instance .squiggly-error, .editor-instance .squiggly-warning, .editor-instance .squiggly-info, .editor-instance .squiggly-hint';
 
 function freePort() {
     return new Promise((resolve, reject) => {
@@ -89,16 +80,19 @@ function freePort() {
     });
 }
 
+let scenario = '';
+
 async function step(name, fn) {
     const start = Date.now();
-    say(`step: ${name}`);
+    const label = `[${scenario}] ${name}`;
+    say(`step: ${label}`);
     try {
         const detail = await fn();
-        results.push({ step: name, ok: true, ms: Date.now() - start, detail });
-        say(`  ok (${((Date.now() - start) / 1000).toFixed(1)}s)${detail ? `: ${String(detail).slice(0, 200).replace(/\n/g, ' | ')}` : ''}`);
+        results.push({ scenario, step: name, ok: true, ms: Date.now() - start, detail });
+        say(`  ok (${((Date.now() - start) / 1000).toFixed(1)}s)${detail ? `: ${String(detail).slice(0, 300).replace(/\n/g, ' | ')}` : ''}`);
     } catch (error) {
-        results.push({ step: name, ok: false, ms: Date.now() - start, error: String(error?.stack || error) });
-        throw new Error(`step "${name}" failed: ${error?.message || error}`);
+        results.push({ scenario, step: name, ok: false, ms: Date.now() - start, error: String(error?.stack || error) });
+        throw new Error(`step "${label}" failed: ${error?.message || error}`);
     }
 }
 
@@ -112,6 +106,9 @@ async function poll(what, fn, timeout = STEP_TIMEOUT, interval = 250) {
                 return v;
             }
         } catch (error) {
+            if (error?.fatal) {
+                throw error;
+            }
             last = error;
         }
         await new Promise((r) => setTimeout(r, interval));
@@ -119,54 +116,175 @@ async function poll(what, fn, timeout = STEP_TIMEOUT, interval = 250) {
     throw new Error(`timed out after ${timeout} ms waiting for ${what}${last ? ` (last error: ${last.message})` : ''}`);
 }
 
+// Per-session state (one code-server profile at a time).
 let server;
 let browser;
 let page;
-let failure;
-try {
-    await step('install the .vsix into code-server', async () => {
-        const r = spawnSync(codeServer, [...baseArgs, '--install-extension', vsix], { env, encoding: 'utf-8', timeout: 120_000 });
-        const out = `${r.stdout}\n${r.stderr}`;
-        fs.writeFileSync(path.join(artifacts, 'install-extension.log'), out);
-        if (r.status !== 0 || !/successfully installed/i.test(out)) {
-            throw new Error(`code-server --install-extension exited ${r.status}: ${out.trim()}`);
-        }
-        const installed = fs.readdirSync(extensionsDir).filter((d) => d.startsWith('regrapht.'));
-        if (installed.length === 0) {
-            throw new Error(`no regrapht.* folder in ${extensionsDir}`);
-        }
-        return installed.join(', ');
-    });
+let work;
+let userData;
+let workspace;
 
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    await step('start code-server', async () => {
-        const config = path.join(work, 'config.yaml');
-        fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
-        const logFile = fs.openSync(path.join(artifacts, 'code-server.log'), 'w');
-        server = spawn(codeServer, ['--config', config, ...baseArgs, '--disable-workspace-trust', '--disable-telemetry',
-            '--disable-update-check', '--disable-getting-started-override', workspace],
-        { env, detached: true, stdio: ['ignore', logFile, logFile] });
-        await poll('code-server /healthz', async () => (await fetch(`${url}/healthz`)).ok, 60_000, 500);
-        return url;
-    });
+async function statusItemText() {
+    const texts = await page.locator('.part.statusbar .statusbar-item').allInnerTexts();
+    return texts.map((t) => t.trim()).find((t) => t.includes('ReGraphT'));
+}
 
-    await step('open the workbench in chromium', async () => {
-        browser = await chromium.launch({
-            executablePath: browserPath,
-            headless: true,
-            args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-                '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+/** Processes of the language server in code-server's process group (not its own workers). */
+function serverProcesses() {
+    const rows = spawnSync('ps', ['-eo', 'pid=,ppid=,pgid=,args='], { encoding: 'utf-8' }).stdout
+        .split('\n').map((l) => l.trim().split(/\s+/)).filter((f) => f.length > 3 && Number(f[2]) === server.pid
+            && /-m regrapht serve|regrapht\.commands\.serve/.test(f.slice(3).join(' ')))
+        .map((f) => ({ pid: Number(f[0]), ppid: Number(f[1]), args: f.slice(3).join(' ') }));
+    const ids = new Set(rows.map((r) => r.pid));
+    return rows.filter((r) => !ids.has(r.ppid));
+}
+
+/** Files of the ReGraphT output channel (and the extension host logs) in the profile's logs folder. */
+function logFiles(pattern = /ReGraphT|exthost\.log|remoteexthost\.log/i) {
+    const found = [];
+    const walk = (dir) => {
+        for (const entry of fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }) : []) {
+            const p = path.join(dir, entry.name);
+            if (entry.isDirectory()) {
+                walk(p);
+            } else if (pattern.test(entry.name)) {
+                found.push(p);
+            }
+        }
+    };
+    walk(path.join(userData, 'logs'));
+    return found;
+}
+
+/**
+ * One code-server profile: fresh HOME, user-data-dir and extensions-dir; the .vsix installed;
+ * code-server started with `extraEnv`; the workbench open on a copy of examples/. Runs `body`,
+ * then tears everything down and copies the logs (names prefixed with `prefix`).
+ */
+async function session(name, prefix, { regraphtPython, extraEnv = {}, prepare }, body) {
+    scenario = name;
+    server = undefined;
+    browser = undefined;
+    page = undefined;
+    work = fs.mkdtempSync(path.join(os.tmpdir(), `regrapht-vscode-e2e-${name}-`));
+    const home = path.join(work, 'home');
+    userData = path.join(work, 'data');
+    const extensionsDir = path.join(work, 'extensions');
+    workspace = path.join(work, 'workspace');
+    for (const d of [home, path.join(userData, 'User'), extensionsDir, workspace]) {
+        fs.mkdirSync(d, { recursive: true });
+    }
+    // A copy: the quick fix edits and saves the file.
+    for (const f of ['saxpy.cu', 'saxpy.regrapht.toml']) {
+        fs.copyFileSync(path.join(repo, 'examples', f), path.join(workspace, f));
+    }
+    const env = {
+        ...process.env,
+        HOME: home,
+        XDG_CONFIG_HOME: path.join(home, '.config'),
+        XDG_DATA_HOME: path.join(home, '.local', 'share'),
+        XDG_CACHE_HOME: path.join(home, '.cache'),
+        ...extraEnv,
+    };
+    const baseArgs = ['--user-data-dir', userData, '--extensions-dir', extensionsDir];
+    let failure;
+    try {
+        const interpreter = prepare ? await prepare() : regraphtPython;
+        fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
+            'regrapht.python': interpreter,
+            'regrapht.logLevel': 'debug',
+            'regrapht.trace.server': 'verbose',
+            'workbench.startupEditor': 'none',
+            'workbench.welcomePage.walkthroughs.openOnInstall': false,
+            'workbench.tips.enabled': false,
+            'workbench.enableExperiments': false,
+            'security.workspace.trust.enabled': false,
+            'telemetry.telemetryLevel': 'off',
+            'extensions.autoUpdate': false,
+            'extensions.autoCheckUpdates': false,
+            'update.mode': 'none',
+            'editor.hover.delay': 200,
+            'editor.lightbulb.enabled': 'on',
+            'files.autoSave': 'off',
+            'chat.disableAIFeatures': true,
+        }, null, 2));
+
+        await step('install the .vsix into code-server', async () => {
+            const r = spawnSync(codeServer, [...baseArgs, '--install-extension', vsix], { env, encoding: 'utf-8', timeout: 120_000 });
+            const out = `${r.stdout}\n${r.stderr}`;
+            fs.writeFileSync(path.join(artifacts, `${prefix}install-extension.log`), out);
+            if (r.status !== 0 || !/successfully installed/i.test(out)) {
+                throw new Error(`code-server --install-extension exited ${r.status}: ${out.trim()}`);
+            }
+            const installed = fs.readdirSync(extensionsDir).filter((d) => d.startsWith('regrapht.'));
+            if (installed.length === 0) {
+                throw new Error(`no regrapht.* folder in ${extensionsDir}`);
+            }
+            return installed.join(', ');
         });
-        const context = await browser.newContext({ viewport: { width: 1500, height: 950 } });
-        page = await context.newPage();
-        page.on('pageerror', (e) => fs.appendFileSync(path.join(artifacts, 'browser-console.log'), `pageerror: ${e.message}\n`));
-        page.on('console', (m) => fs.appendFileSync(path.join(artifacts, 'browser-console.log'), `${m.type()}: ${m.text()}\n`));
-        await page.goto(`${url}/?folder=${encodeURIComponent(workspace)}`, { waitUntil: 'domcontentloaded' });
-        await page.locator('.monaco-workbench').waitFor({ timeout: STEP_TIMEOUT });
-        await page.locator('.part.statusbar').waitFor({ timeout: STEP_TIMEOUT });
-    });
 
+        const port = await freePort();
+        const url = `http://127.0.0.1:${port}`;
+        await step('start code-server', async () => {
+            const config = path.join(work, 'config.yaml');
+            fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
+            const logFile = fs.openSync(path.join(artifacts, `${prefix}code-server.log`), 'w');
+            server = spawn(codeServer, ['--config', config, ...baseArgs, '--disable-workspace-trust', '--disable-telemetry',
+                '--disable-update-check', '--disable-getting-started-override', workspace],
+            { env, detached: true, stdio: ['ignore', logFile, logFile] });
+            await poll('code-server /healthz', async () => (await fetch(`${url}/healthz`)).ok, 60_000, 500);
+            return `${url}${Object.keys(extraEnv).length ? ` with ${Object.entries(extraEnv).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}`;
+        });
+
+        await step('open the workbench in chromium', async () => {
+            browser = await chromium.launch({
+                executablePath: browserPath,
+                headless: true,
+                args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+                    '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+            });
+            const context = await browser.newContext({ viewport: { width: 1500, height: 950 } });
+            page = await context.newPage();
+            const consoleLog = path.join(artifacts, `${prefix}browser-console.log`);
+            page.on('pageerror', (e) => fs.appendFileSync(consoleLog, `pageerror: ${e.message}\n`));
+            page.on('console', (m) => fs.appendFileSync(consoleLog, `${m.type()}: ${m.text()}\n`));
+            await page.goto(`${url}/?folder=${encodeURIComponent(workspace)}`, { waitUntil: 'domcontentloaded' });
+            await page.locator('.monaco-workbench').waitFor({ timeout: STEP_TIMEOUT });
+            await page.locator('.part.statusbar').waitFor({ timeout: STEP_TIMEOUT });
+        });
+
+        await body();
+    } catch (error) {
+        failure = error;
+        console.error(`[e2e ${elapsed()}] FAILED: ${error.message}`);
+        if (page) {
+            await page.screenshot({ path: path.join(artifacts, `${prefix}failure.png`) }).catch(() => undefined);
+        }
+    } finally {
+        if (browser) {
+            await browser.close().catch(() => undefined);
+        }
+        if (server?.pid) {
+            try {
+                process.kill(-server.pid, 'SIGTERM');
+            } catch {
+                // already gone
+            }
+        }
+        // The extension's output channel (client log, pip output, server stderr) is a file in the logs folder.
+        for (const f of logFiles()) {
+            fs.copyFileSync(f, path.join(artifacts, `${prefix}log-${path.basename(path.dirname(f))}-${path.basename(f)}`));
+        }
+        if (!keep) {
+            fs.rmSync(work, { recursive: true, force: true });
+        } else {
+            say(`kept ${work}`);
+        }
+    }
+    return failure;
+}
+
+async function openSaxpy() {
     await step('open saxpy.cu from the explorer', async () => {
         const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'saxpy.cu' }).first();
         await poll('saxpy.cu in the explorer', async () => {
@@ -186,6 +304,11 @@ try {
         }, 30_000);
     });
 
+}
+
+async function smokeSteps() {
+    await openSaxpy();
+
     await step('status item shows the server is running', async () => {
         return poll('ReGraphT status item without "starting"/"error"', async () => {
             const texts = await page.locator('.part.statusbar .statusbar-item').allInnerTexts();
@@ -197,7 +320,6 @@ try {
         });
     });
 
-    const squiggles = '.editor-instance .squiggly-error, .editor-instance .squiggly-warning, .editor-instance .squiggly-info, .editor-instance .squiggly-hint';
     await step('a diagnostic squiggle appears', async () => {
         await page.locator(squiggles).first().waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
         await page.waitForTimeout(500);
@@ -383,51 +505,216 @@ try {
         await page.screenshot({ path: path.join(artifacts, '08-after-restart.png') });
         return `killed ${pids[0]}; status "${seen}" then "${ready}"; diagnostics back`;
     });
-} catch (error) {
-    failure = error;
-    console.error(`[e2e ${elapsed()}] FAILED: ${error.message}`);
-    if (page) {
-        await page.screenshot({ path: path.join(artifacts, 'failure.png') }).catch(() => undefined);
-    }
-} finally {
-    if (browser) {
-        await browser.close().catch(() => undefined);
-    }
-    if (server?.pid) {
-        try {
-            process.kill(-server.pid, 'SIGTERM');
-        } catch {
-            // already gone
-        }
-    }
-    // The extension's output channel (client log, server stderr) is a file in the logs folder.
-    const logsRoot = path.join(userData, 'logs');
-    const found = [];
-    const walk = (dir) => {
-        for (const entry of fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }) : []) {
-            const p = path.join(dir, entry.name);
-            if (entry.isDirectory()) {
-                walk(p);
-            } else if (/ReGraphT|exthost\.log|remoteexthost\.log/i.test(entry.name)) {
-                found.push(p);
+}
+
+/** An interpreter (>= 3.11) where `import regrapht` fails: `python3` itself, else a bare venv made from it. */
+async function prepareBarePython() {
+    let chosen;
+    await step('a Python where regrapht is not importable', async () => {
+        const describe = (py) => spawnSync(py, ['-c', [
+            'import json, sys',
+            'try:',
+            '    import regrapht; found = regrapht.__file__',
+            'except ImportError as e:',
+            '    found = None',
+            'print(json.dumps({"exe": sys.executable, "version": list(sys.version_info[:2]), "regrapht": found}))',
+        ].join('\n')], { encoding: 'utf-8', timeout: 30_000 });
+        const parse = (r, py) => {
+            if (r.status !== 0) {
+                throw new Error(`${py} could not be run: ${r.error?.message ?? ''} ${r.stderr}`);
             }
+            return JSON.parse(r.stdout.trim().split('\n').at(-1));
+        };
+        let info = parse(describe(barePythonCandidate), barePythonCandidate);
+        if (info.version[0] < 3 || (info.version[0] === 3 && info.version[1] < 11)) {
+            throw new Error(`${info.exe} is Python ${info.version.join('.')}; the private environment needs 3.11+ (set REGRAPHT_E2E_BARE_PYTHON)`);
         }
+        let how = `${barePythonCandidate} -> ${info.exe} (Python ${info.version.join('.')}): import regrapht fails`;
+        if (info.regrapht) {
+            // regrapht is importable there: a bare venv of that interpreter has nothing installed.
+            const venv = path.join(work, 'bare-venv');
+            const r = spawnSync(info.exe, ['-m', 'venv', '--without-pip', venv], { encoding: 'utf-8', timeout: 120_000 });
+            if (r.status !== 0) {
+                throw new Error(`${info.exe} -m venv failed: ${r.stderr}`);
+            }
+            const venvPy = path.join(venv, 'bin', 'python');
+            const was = info.regrapht;
+            info = parse(describe(venvPy), venvPy);
+            info.exe = venvPy;
+            if (info.regrapht) {
+                throw new Error(`regrapht is importable even in the bare venv ${venvPy}: ${info.regrapht}`);
+            }
+            how = `${barePythonCandidate} has regrapht (${was}); bare venv ${venvPy}: import regrapht fails`;
+        }
+        chosen = info.exe;
+        return how;
+    });
+    return chosen;
+}
+
+async function firstRunSteps() {
+    await openSaxpy();
+
+    const offer = page.locator('.notification-toast', { hasText: 'private environment' });
+    await step('a notification offers to install the server into a private environment', async () => {
+        await offer.first().waitFor({ timeout: STEP_TIMEOUT });
+        await page.waitForTimeout(300);
+        await page.screenshot({ path: path.join(artifacts, 'firstrun-01-offer.png') });
+        const text = (await offer.first().innerText()).replace(/\s+/g, ' ').trim();
+        if (!/not installed/i.test(text)) {
+            throw new Error(`unexpected notification: ${text}`);
+        }
+        return `"${text}"; status item "${await statusItemText()}"`;
+    });
+
+    const progress = page.locator('.notification-toast', { hasText: 'setting up the server' });
+    const progressSeen = new Set();
+    const statusSeen = new Set();
+    const watchProgress = async () => {
+        const s = await statusItemText().catch(() => undefined);
+        if (s) {
+            statusSeen.add(s);
+        }
+        if (await progress.first().isVisible().catch(() => false)) {
+            const t = (await progress.first().innerText().catch(() => '')).replace(/\s+/g, ' ').trim();
+            if (t) {
+                progressSeen.add(t);
+            }
+            return true;
+        }
+        return false;
     };
-    walk(logsRoot);
-    for (const f of found) {
-        fs.copyFileSync(f, path.join(artifacts, `log-${path.basename(path.dirname(f))}-${path.basename(f)}`));
-    }
-    fs.writeFileSync(path.join(artifacts, 'results.json'), JSON.stringify({ ok: !failure, seconds: (Date.now() - t0) / 1000, results }, null, 2));
-    if (!keep) {
-        fs.rmSync(work, { recursive: true, force: true });
-    } else {
-        say(`kept ${work}`);
+    const installStart = Date.now();
+    await step('click "Install in Private Environment": a progress notification appears', async () => {
+        await offer.first().locator('.monaco-button', { hasText: 'Install in Private Environment' }).click();
+        await poll('the progress notification', watchProgress, 30_000, 100);
+        await page.screenshot({ path: path.join(artifacts, 'firstrun-02-progress.png') });
+        return [...progressSeen].join(' / ');
+    });
+
+    const failed = page.locator('.notification-toast', { hasText: 'installing the server failed' });
+    await step('the server is installed and starts from the private environment', async () => {
+        let shotInstalling = false;
+        const ready = await poll('status item "ReGraphT" (server ready)', async () => {
+            await watchProgress();
+            if (!shotInstalling && [...progressSeen].some((t) => /Installing the ReGraphT server/.test(t))) {
+                shotInstalling = true;
+                await page.screenshot({ path: path.join(artifacts, 'firstrun-03-installing.png') });
+            }
+            if (await failed.first().isVisible().catch(() => false)) {
+                throw Object.assign(new Error(`install failed: ${(await failed.first().innerText()).trim()}`), { fatal: true });
+            }
+            const s = await statusItemText();
+            return s === 'ReGraphT' ? s : false;
+        }, INSTALL_TIMEOUT, 500).catch(async (error) => {
+            const err = await failed.first().isVisible().catch(() => false) ? (await failed.first().innerText()).trim() : '';
+            throw new Error(`${error.message}${err ? `; error notification: ${err}` : ''}; progress seen: ${[...progressSeen].join(' / ')}`);
+        });
+        const installSeconds = ((Date.now() - installStart) / 1000).toFixed(1);
+        const procs = serverProcesses();
+        const privateVenv = procs.map((p) => /(\S*\/globalStorage\/regrapht\.regrapht\/venv\/bin\/python)\S*\s+-m regrapht serve/.exec(p.args)?.[1]).find(Boolean);
+        if (procs.length !== 1 || !privateVenv) {
+            throw new Error(`expected one server process run by <globalStorage>/regrapht.regrapht/venv/bin/python, found: ${JSON.stringify(procs)}`);
+        }
+        if (!privateVenv.startsWith(userData)) {
+            throw new Error(`the private venv ${privateVenv} is not in this profile's global storage (${userData})`);
+        }
+        // Where llama-cpp-python came from: the prebuilt py3-none wheel (PIP_FIND_LINKS) or a build.
+        const venvDir = path.dirname(path.dirname(privateVenv));
+        const libDir = path.join(venvDir, 'lib');
+        const site = fs.readdirSync(libDir).map((d) => path.join(libDir, d, 'site-packages')).find((d) => fs.existsSync(d));
+        const dist = fs.readdirSync(site).filter((d) => /^(llama_cpp_python|regrapht)-.*\.dist-info$/.test(d));
+        const tags = dist.map((d) => {
+            const wheel = fs.existsSync(path.join(site, d, 'WHEEL')) ? fs.readFileSync(path.join(site, d, 'WHEEL'), 'utf-8') : '';
+            return `${d.replace(/\.dist-info$/, '')} [${(/^Tag: (.*)$/m.exec(wheel)?.[1]) ?? '?'}]`;
+        });
+        if (hasWheels && !tags.some((t) => /^llama_cpp_python-.*\[py3-none-/.test(t))) {
+            throw new Error(`llama-cpp-python was not installed from the prebuilt py3-none wheel in ${wheelsDir}: ${tags.join(', ')}`);
+        }
+        await page.screenshot({ path: path.join(artifacts, 'firstrun-04-ready.png') });
+        return `status "${ready}" ${installSeconds}s after the click; statuses seen: ${[...statusSeen].join(' -> ')}; server: ${privateVenv} -m regrapht serve (pid ${procs[0].pid}); ${tags.join(', ')}`;
+    });
+
+    await step('a diagnostic squiggle appears', async () => {
+        await page.locator(squiggles).first().waitFor({ state: 'attached', timeout: STEP_TIMEOUT });
+        await page.waitForTimeout(500);
+        await page.screenshot({ path: path.join(artifacts, 'firstrun-05-diagnostics.png') });
+        return `${await page.locator(squiggles).count()} squiggle(s)`;
+    });
+
+    await step('the ReGraphT output channel shows pip\'s output', async () => {
+        await page.keyboard.press('Escape');
+        await page.keyboard.press('F1');
+        const input = page.locator('.quick-input-widget input');
+        await input.waitFor({ timeout: 15_000 });
+        await input.fill('>ReGraphT: Show Output');
+        await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'ReGraphT: Show Output' }).first().waitFor({ timeout: 15_000 });
+        await page.keyboard.press('Enter');
+        const outputLines = page.locator('.part.panel .monaco-editor .view-lines');
+        await outputLines.first().waitFor({ timeout: 30_000 });
+        await poll('the ReGraphT channel selected in the Output view', async () => {
+            const selected = await page.locator('.part.panel select').evaluateAll((els) => els.map((e) => e.options[e.selectedIndex]?.text ?? ''));
+            return selected.some((t) => t === 'ReGraphT');
+        }, 30_000);
+        // Show pip's summary line with the Output view's filter box, as a user would.
+        const filter = page.locator('.part.panel .viewpane-filter input, .part.panel input[placeholder*="Filter"]').first();
+        await filter.waitFor({ timeout: 15_000 });
+        await filter.fill('Successfully installed');
+        const summary = page.locator('.part.panel .monaco-editor .view-line', { hasText: 'Successfully installed' });
+        const visibleLine = await poll('pip\'s "Successfully installed ... regrapht-..." in the Output view', async () => {
+            if (!await summary.first().isVisible()) {
+                return false;
+            }
+            // Long lines wrap over several view-lines: read the whole filtered view.
+            const shown = (await page.locator('.part.panel .monaco-editor .view-lines').first().innerText()).replace(/\s+/g, ' ');
+            return /Successfully installed .*regrapht-[0-9]/.test(shown) ? shown.slice(shown.indexOf('Successfully installed')) : false;
+        }, 30_000, 500);
+        await page.screenshot({ path: path.join(artifacts, 'firstrun-06-output-pip.png') });
+        // The channel's log file holds the whole pip log: keep the evidence.
+        const channelLog = logFiles(/ReGraphT/).map((f) => fs.readFileSync(f, 'utf-8')).join('\n');
+        const want = [/-m venv --clear/, /-m pip install .*regrapht-[0-9.]+-py3-none-any\.whl/, /Processing .*regrapht-[0-9.]+-py3-none-any\.whl/,
+            /Successfully installed .*regrapht-/, /Private environment ready/];
+        if (hasWheels) {
+            want.push(new RegExp(`Looking in links: .*${wheelsDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+        }
+        const missing = want.filter((re) => !re.test(channelLog));
+        if (missing.length > 0) {
+            throw new Error(`the ReGraphT output channel lacks ${missing.join(', ')}`);
+        }
+        const pipLines = channelLog.split('\n').filter((l) => /Looking in|Processing .*\.whl|Downloading|Successfully installed/.test(l));
+        fs.writeFileSync(path.join(artifacts, 'firstrun-pip-output.txt'), pipLines.join('\n') + '\n');
+        return `visible: "${visibleLine.slice(0, 120)}..."; ${pipLines.length} pip lines in the channel (firstrun-pip-output.txt)`;
+    });
+}
+
+const failures = [];
+if (scenarios.includes('smoke')) {
+    const f = await session('smoke', '', { regraphtPython: python }, smokeSteps);
+    if (f) {
+        failures.push(f);
     }
 }
+if (scenarios.includes('first-run')) {
+    const started = Date.now();
+    const extraEnv = {};
+    if (hasWheels) {
+        // Added to the user's own find-links (pip reads PIP_FIND_LINKS as a space-separated list).
+        extraEnv.PIP_FIND_LINKS = [process.env.PIP_FIND_LINKS, wheelsDir].filter(Boolean).join(' ');
+    } else {
+        say(`no prebuilt wheels at ${wheelsDir}: pip may build llama-cpp-python from source (slow)`);
+    }
+    const f = await session('first-run', 'firstrun-', { extraEnv, prepare: prepareBarePython }, firstRunSteps);
+    say(`first-run scenario took ${((Date.now() - started) / 1000).toFixed(1)}s`);
+    if (f) {
+        failures.push(f);
+    }
+}
+
+fs.writeFileSync(path.join(artifacts, 'results.json'), JSON.stringify({ ok: failures.length === 0, seconds: (Date.now() - t0) / 1000, scenarios, results }, null, 2));
 const shots = fs.readdirSync(artifacts).filter((f) => f.endsWith('.png')).map((f) => path.join('test-artifacts', 'vscode', f));
 say(`screenshots: ${shots.join(', ')}`);
-if (failure) {
-    console.error('e2e: FAILED');
+if (failures.length > 0) {
+    console.error(`e2e: FAILED: ${failures.map((f) => f.message).join('; ')}`);
     process.exit(1);
 }
-say(`e2e: PASSED (${results.length} steps)`);
+say(`e2e: PASSED (${scenarios.join(' + ')}: ${results.length} steps)`);
