@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from regrapht.search.appliers import APPLIERS, ApplierInput, appliers_for
+from regrapht.search.appliers.histogram import SharedHistogram
 from regrapht.search.appliers.launch import BlockSizeTuning, GridStrideLoop
 from regrapht.search.appliers.matmul import MatmulTiling
 from regrapht.search.appliers.qualifiers import RestrictPointers
@@ -88,11 +89,38 @@ def test_matmul_tiling_matches_the_naive_kernel_only() -> None:
 
 def test_reductions() -> None:
     [(_, full)] = inputs_of(ROOT / "bench/tasks/full_sum/full_sum.regrapht.toml")
-    [rewrite] = WarpShuffleReduction().apply(full)
-    assert "__shfl_down_sync" in rewrite.source and rewrite.source.count("atomicAdd(total") == 1
+    rewrites = WarpShuffleReduction().apply(full)
+    assert len(rewrites) == 3 and "float4" in rewrites[0].source and "float4" not in rewrites[-1].source
+    assert rewrites[0].launch.grid == ("min((n + 2047) / 2048, 1056)",)
+    for rewrite in rewrites:
+        assert "__shfl_down_sync" in rewrite.source and rewrite.source.count("atomicAdd(total") == 1
     [(_, rows)] = inputs_of(ROOT / "bench/tasks/row_sum/row_sum.regrapht.toml")
-    assert WarpPerRowReduction().apply(rows)[0].launch.grid == ("(rows + 7) / 8",)
+    row_rewrites = WarpPerRowReduction().apply(rows)
+    assert row_rewrites[0].launch.grid == ("(rows + 7) / 8",) and "float4" in row_rewrites[0].source
+    assert "(cols) & 3) == 0" in row_rewrites[0].source  # rows start aligned only then
     assert WarpPerRowReduction().apply(full) == []
+
+
+def test_reductions_refuse_a_grid_that_covers_only_part_of_the_input() -> None:
+    [(_, full)] = inputs_of(ROOT / "bench/tasks/full_sum/full_sum.regrapht.toml")
+    partial = ApplierInput(full.source, full.kernel, LaunchConfig(("(n + 511) / 512",), ("256",)))
+    assert WarpShuffleReduction().apply(partial) == []
+    [(_, rows)] = inputs_of(ROOT / "bench/tasks/row_sum/row_sum.regrapht.toml")
+    two_d = ApplierInput(rows.source, rows.kernel, LaunchConfig(("(rows + 255) / 256", "2"), ("256",)))
+    assert WarpPerRowReduction().apply(two_d) == []
+
+
+def test_byte_histogram_is_vectorized_per_warp() -> None:
+    [(_, given)] = inputs_of(ROOT / "bench/tasks/histogram/histogram.regrapht.toml")
+    rewrites = SharedHistogram().apply(given)
+    first = rewrites[0]
+    assert "uint4" in first.source and "warp_bins[8][256]" in first.source and "& 15) == 0" in first.source
+    assert first.launch == LaunchConfig(("min((n + 4095) / 4096, 528)",), ("256",), "0")
+    assert "warp_bins[32][256]" in rewrites[2].source and rewrites[2].launch.block == ("1024",)
+    assert any("private histogram (256 bins)" in r.note for r in rewrites)
+    # A 2-D block counts each byte twice in the original: not the shape the rewrite reproduces.
+    doubled = ApplierInput(given.source, given.kernel, LaunchConfig(("(n + 255) / 256",), ("256", "2")))
+    assert not any("uint4" in r.source for r in SharedHistogram().apply(doubled))
 
 
 def test_techniques_are_graph_vertex_names() -> None:
