@@ -179,6 +179,16 @@ def lens_title(findings: Sequence[Finding]) -> str:
     return f"{len(findings)} {noun}: " + ", ".join(techniques_of(findings))
 
 
+def launched_at(model: SourceModel, position: Position) -> tuple[Function, LaunchSite] | None:
+    """The kernel defined in this file that the launch site `k<<<...>>>(...)` at `position` launches."""
+    for site in model.launches:
+        if site.span.contains(position):
+            launched = model.kernel(site.kernel)
+            if launched is not None:
+                return launched, site
+    return None
+
+
 def card_target(model: SourceModel, position: Position) -> tuple[Function, Span] | None:
     """The kernel whose card a hover at `position` shows, and the span hovered.
 
@@ -188,9 +198,19 @@ def card_target(model: SourceModel, position: Position) -> tuple[Function, Span]
     for kernel in model.kernels:
         if kernel.name_span.contains(position):
             return kernel, kernel.name_span
-    for site in model.launches:
-        if site.span.contains(position):
-            launched = model.kernel(site.kernel)
-            if launched is not None:
-                return launched, site.span
-    return None
+    launched = launched_at(model, position)
+    return (launched[0], launched[1].span) if launched is not None else None
+
+
+def kernel_at(model: SourceModel | None, position: Position) -> str | None:
+    """The kernel an action at `position` is about: anywhere in its definition (name, signature
+    or body) or on one of its launch sites."""
+    if model is None:
+        return None
+    # Not `model.kernel_at` (the innermost function): after a syntax error an ERROR item can
+    # overlap a kernel, and the first kernel holding the position is the one to act on.
+    kernel = next((k for k in model.kernels if k.span.contains(position)), None)
+    if kernel is None:
+        launched = launched_at(model, position)
+        kernel = launched[0] if launched is not None else None
+    return str(kernel.name) if kernel is not None else None

@@ -51,6 +51,17 @@ def offset_of(text: str, position: Position) -> int:
     return min(line_start + position.character, line_end)
 
 
+def position_of(text: str, offset: int) -> Position:
+    """The position of the `str` index `offset` in `text` (the inverse of `offset_of`)."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    return Position(text.count("\n", 0, offset), offset - line_start)
+
+
+def span_of(text: str, start: int, end: int) -> Span:
+    """The span of `text[start:end]`."""
+    return Span(position_of(text, start), position_of(text, end))
+
+
 def apply_edits(text: str, edits: list[TextEdit] | tuple[TextEdit, ...]) -> str:
     """Apply non-overlapping edits (any order) to `text`."""
     located = sorted(
