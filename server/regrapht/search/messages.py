@@ -1,0 +1,101 @@
+"""What the user reads about an optimize run in the editor: progress lines, messages, the title
+of the edit and of the code actions, and the kernel card's "Optimize" section. Pure formatting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from regrapht.cards import CardSection
+from regrapht.search.pipeline import BestVersion, OptimizeResult
+from regrapht.search.session import Progress
+
+CARD_SECTION = "Optimize"
+KEPT = "kept (offered as a code action)"
+
+
+def action_title(kernel: str, running: bool) -> str:
+    """The code action that starts (or, while running, cancels) optimizing `kernel`."""
+    return f"Cancel optimizing {kernel}" if running else f"Optimize {kernel} with ReGraphT"
+
+
+def edit_title(kernel: str, speedup: float, gpu: str | None) -> str:
+    return f"Apply {speedup:.1f}x faster {kernel} (verified on {gpu or 'this GPU'})"
+
+
+def progress_message(progress: Progress) -> str:
+    best = f", best {progress.best_speedup:.2f}x" if progress.best_speedup else ""
+    return f"{progress.stage}: {progress.message} ({progress.evaluated}/{progress.budget}{best})"
+
+
+def progress_percentage(progress: Progress) -> int:
+    return min(100, progress.evaluated * 100 // max(progress.budget, 1))
+
+
+def no_gpu_message(kernel: str, reason: str) -> str:
+    return (
+        f"ReGraphT cannot verify optimizations of {kernel} on this machine ({reason or 'no CUDA device'}); "
+        "nothing unverified is offered. Run Optimize where a CUDA GPU is available."
+    )
+
+
+def ended_messages(kind: str, message: str, kernel: str, kernel_edited: bool) -> tuple[str, str | None]:
+    """(the progress's end text, a line for the client's log or None) of a finished search of
+    kind "cancelled", "nothing" or "found"."""
+    if kind == "cancelled":
+        edited = " (the kernel was edited)" if kernel_edited else ""
+        return "cancelled" + edited, f"regrapht: optimizing {kernel} cancelled; {message}"
+    if kind == "nothing":
+        return message, f"regrapht: {kernel}: no faster verified version: {message}"
+    return message, None
+
+
+def kept_message(kernel: str, speedup: float, title: str, can_apply: bool) -> str:
+    """Why a found version was not sent as an edit: the file changed, or the editor cannot apply edits."""
+    why = "the file changed during the search" if can_apply else "this editor cannot apply edits"
+    return (f"ReGraphT found a {speedup:.1f}x faster {kernel} but "
+            f"{why}; the result is kept: use the code action '{title}' on the kernel.")
+
+
+def not_applicable_message(kernel: str, speedup: float, problems: Sequence[str]) -> str:
+    return (f"ReGraphT found a {speedup:.1f}x faster {kernel} "
+            f"but cannot apply it automatically: {'; '.join(problems)}")
+
+
+def declined_message(title: str, reason: str | None) -> str:
+    return f"regrapht: {title} not applied ({reason or 'declined'}); it stays available as a code action"
+
+
+def path_text(best: BestVersion) -> tuple[str, ...]:
+    """The technique path with the gain after each step: ("vectorize (1.80x)", ...)."""
+    return tuple(
+        f"{step.technique} ({step.speedup:.2f}x)" if step.speedup is not None else step.technique
+        for step in best.steps
+    )
+
+
+def path_description(best: BestVersion) -> str:
+    """The path as one line, for the edit's change annotation."""
+    return " -> ".join(path_text(best))
+
+
+def card_section(result: OptimizeResult, applied: str) -> CardSection:
+    c = result.counters
+    counts = f"{c.generated} candidates, {c.correct} correct, {c.faster} faster ({result.strategy})"
+    if result.best is None:
+        return CardSection(CARD_SECTION, f"No faster verified version: {result.reason}. {counts}.")
+    best = result.best
+    baseline = f" ({result.baseline_ms:.4f} -> {best.time_ms:.4f} ms)" if result.baseline_ms else ""
+    steps = "\n".join(
+        f"{i}. `{s.technique}`" + (f": {s.speedup:.2f}x" if s.speedup is not None else "")
+        for i, s in enumerate(best.steps, 1)
+    )
+    return CardSection(
+        CARD_SECTION,
+        f"{best.speedup:.2f}x faster on {result.gpu}{baseline}, {applied}. {counts}.\n{steps}",
+    )
+
+
+def with_section(sections: Sequence[CardSection], section: CardSection) -> tuple[CardSection, ...]:
+    """`sections` with `section` in place of any earlier one of the same title (at the end)."""
+    return (*(s for s in sections if s.title != section.title), section)
