@@ -273,6 +273,19 @@ def fix_to_code_action(
     )
 
 
+def refactor_command_action(title: str, command: str, argument: dict[str, Any]) -> types.CodeAction:
+    """A `refactor.rewrite` code action that runs `command` with the one `argument`."""
+    return types.CodeAction(
+        title=title, kind=types.CodeActionKind.RefactorRewrite,
+        command=types.Command(title=title, command=command, arguments=[argument]),
+    )
+
+
+def refactor_edit_action(title: str, edit: types.WorkspaceEdit) -> types.CodeAction:
+    """A `refactor.rewrite` code action that applies `edit`."""
+    return types.CodeAction(title=title, kind=types.CodeActionKind.RefactorRewrite, edit=edit)
+
+
 def create_file_edit(uri: str, text: str) -> types.WorkspaceEdit:
     """A WorkspaceEdit that creates `uri` (failing if it exists) and inserts `text` into it."""
     return types.WorkspaceEdit(document_changes=[

@@ -1,15 +1,19 @@
-"""Helpers shared by the feature modules: document look-up errors, worker threads, messages."""
+"""Helpers shared by the feature modules: document look-up errors, command arguments, client
+capabilities, worker threads, messages."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 
 from regrapht.state import DocumentState, ServerState
 
@@ -25,6 +29,54 @@ def require_document(state: ServerState, uri: str) -> DocumentState:
     if document is None:
         raise JsonRpcInvalidParams(f"document is not open: {uri}")
     return document
+
+
+def kernel_argument(arguments: Sequence[Any]) -> tuple[str, str]:
+    """(uri, kernel) from the single `{uri, kernel}` argument of a kernel command."""
+    if len(arguments) != 1 or not isinstance(arguments[0], dict):
+        raise JsonRpcInvalidParams("expected one argument {uri, kernel}")
+    uri, kernel = arguments[0].get("uri"), arguments[0].get("kernel")
+    if not isinstance(uri, str) or not isinstance(kernel, str):
+        raise JsonRpcInvalidParams("expected one argument {uri: string, kernel: string}")
+    return uri, kernel
+
+
+def kernel_or_position_argument(arguments: Sequence[Any]) -> tuple[str, str | None, types.Position | None]:
+    """(uri, kernel, position) from `{uri, kernel}` or `{uri, position: {line, character}}`."""
+    if len(arguments) != 1 or not isinstance(arguments[0], dict) or not isinstance(arguments[0].get("uri"), str):
+        raise JsonRpcInvalidParams("expected one argument {uri, kernel} or {uri, position}")
+    argument = arguments[0]
+    kernel, position = argument.get("kernel"), argument.get("position")
+    if isinstance(kernel, str):
+        return argument["uri"], kernel, None
+    if isinstance(position, dict) and all(isinstance(position.get(k), int) for k in ("line", "character")):
+        return argument["uri"], None, types.Position(line=position["line"], character=position["character"])
+    raise JsonRpcInvalidParams("expected {uri, kernel: string} or {uri, position: {line, character}}")
+
+
+def file_path(uri: str) -> Path | None:
+    """The file a `file:` URI names; None for other schemes (untitled documents)."""
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    return Path(path) if path else None
+
+
+@dataclass(frozen=True)
+class EditCapabilities:
+    """What the client supports of workspace edits."""
+
+    apply_edit: bool  # workspace/applyEdit requests
+    document_changes: bool  # versioned TextDocumentEdits
+    annotations: bool  # change annotations (needsConfirmation)
+
+
+def edit_capabilities(server: LanguageServer) -> EditCapabilities:
+    workspace = server.client_capabilities.workspace
+    edit = workspace.workspace_edit if workspace else None
+    return EditCapabilities(
+        apply_edit=bool(workspace and workspace.apply_edit),
+        document_changes=bool(edit and edit.document_changes),
+        annotations=bool(edit and edit.change_annotation_support),
+    )
 
 
 async def in_worker(server: LanguageServer, function: Callable[..., T], *args: Any) -> T:

@@ -8,20 +8,10 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from regrapht.cards import kernel_card
-from regrapht.features.common import in_worker, require_document
+from regrapht.features.common import in_worker, kernel_argument, require_document
 from regrapht.state import DocumentState, ServerState
 
 REPORT_COMMAND = "regrapht.showKernelReport"
-
-
-def kernel_argument(arguments: tuple[Any, ...]) -> tuple[str, str]:
-    """(uri, kernel) from the single `{uri, kernel}` argument of a kernel command."""
-    if len(arguments) != 1 or not isinstance(arguments[0], dict):
-        raise JsonRpcInvalidParams("expected one argument {uri, kernel}")
-    uri, kernel = arguments[0].get("uri"), arguments[0].get("kernel")
-    if not isinstance(uri, str) or not isinstance(kernel, str):
-        raise JsonRpcInvalidParams("expected one argument {uri: string, kernel: string}")
-    return uri, kernel
 
 
 def report_for(state: ServerState, document: DocumentState, kernel_name: str) -> str | None:
