@@ -9,7 +9,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from regrapht.converters import finding_to_diagnostic, fix_to_code_action, from_lsp_range
-from regrapht.features.common import in_worker, require_document
+from regrapht.features.common import edit_capabilities, in_worker, require_document
 from regrapht.state import Analysis, DocumentState, ServerState
 from regrapht.text import Span
 
@@ -84,7 +84,5 @@ def register(server: LanguageServer, state: ServerState) -> None:
     async def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
         """Async; analysis and edit construction in a worker thread."""
         document = require_document(state, params.text_document.uri)
-        workspace = server.client_capabilities.workspace
-        edit_caps = workspace.workspace_edit if workspace else None
-        document_changes = bool(edit_caps and edit_caps.document_changes)
+        document_changes = edit_capabilities(server).document_changes
         return await in_worker(server, actions_for, state, document, params, document_changes)

@@ -18,8 +18,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from regrapht.converters import create_file_edit
 from regrapht.errors import InputError
-from regrapht.features.common import in_worker, require_document
-from regrapht.features.report import kernel_argument
+from regrapht.features.common import in_worker, kernel_argument, require_document
 from regrapht.spec.infer import infer_spec
 from regrapht.spec.model import spec_path_for
 from regrapht.state import Analysis, DocumentState, ServerState

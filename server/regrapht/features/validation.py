@@ -23,9 +23,8 @@ from pygls.uris import to_fs_path
 
 from regrapht.cards import Resources
 from regrapht.errors import InputError
-from regrapht.features.common import in_worker, require_document, send_status
+from regrapht.features.common import in_worker, kernel_argument, require_document, send_status
 from regrapht.features.progress import CancellableProgress
-from regrapht.features.report import kernel_argument
 from regrapht.rules.types import Finding
 from regrapht.spec.model import load_spec, spec_path_for
 from regrapht.state import ServerState
