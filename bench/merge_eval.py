@@ -1,0 +1,71 @@
+"""Merge `regrapht eval` reports of single tasks (run in parallel) into one report per strategy.
+
+    python bench/merge_eval.py RUNS_DIR OUT_DIR
+
+RUNS_DIR holds folders `eval-<strategy>-<task>/report.json`; OUT_DIR gets, per strategy,
+`<strategy>/report.json`, `report.md` and `speedups.svg` (the same files `regrapht eval` writes
+for a sequential run), plus `summary.md`: one table comparing the strategies.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from regrapht.evaluation.report import markdown, svg_chart, totals
+
+
+def merge(runs: Path, out: Path) -> dict[str, dict[str, object]]:
+    by_strategy: dict[str, list[dict[str, object]]] = defaultdict(list)
+    meta: dict[str, dict[str, object]] = {}
+    for report_path in sorted(runs.glob("eval-*/report.json")):
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+        strategy = str(report["strategy"])
+        by_strategy[strategy].extend(report["tasks"])
+        meta.setdefault(strategy, {k: report.get(k) for k in ("budget", "seed", "gpu", "model", "model_device")})
+    merged: dict[str, dict[str, object]] = {}
+    for strategy, rows in sorted(by_strategy.items()):
+        report = {"strategy": strategy, **meta[strategy], "tasks": rows, "totals": totals(rows)}
+        folder = out / strategy
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        (folder / "report.md").write_text(markdown(report), encoding="utf-8")
+        (folder / "speedups.svg").write_text(svg_chart(rows), encoding="utf-8")
+        merged[strategy] = report
+    return merged
+
+
+def summary_table(merged: dict[str, dict[str, object]]) -> str:
+    lines = [
+        "| strategy | tasks | verified correct | improved | slower | geomean speedup | geomean roofline fraction |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for strategy, report in merged.items():
+        t = report["totals"]
+        assert isinstance(t, dict)
+        fraction = t.get("geomean_roofline_fraction")
+        speedup = t.get("geomean_speedup")
+        lines.append(
+            f"| {strategy} | {t['tasks']} | {t['verified_correct']} | {t['improved']} | {t['slower']} "
+            f"| {speedup:.2f}x | {fraction:.2f} |" if isinstance(speedup, float) and isinstance(fraction, float)
+            else f"| {strategy} | {t['tasks']} | {t['verified_correct']} | {t['improved']} | {t['slower']} | {speedup} | {fraction} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    runs, out = Path(argv[0]), Path(argv[1])
+    merged = merge(runs, out)
+    table = summary_table(merged)
+    (out / "summary.md").write_text(table, encoding="utf-8")
+    print(table, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
