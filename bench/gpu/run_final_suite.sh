@@ -4,6 +4,7 @@
 # run in parallel. GPU work stays serialised by the GPU lock (shared cache dir); model
 # generation and nvcc use the host's cores. Each strategy keeps its own graph overlay so the
 # strategies do not learn from each other. Results: one tarball, $OUT/final.tgz.
+# SUITE_TIMEOUT (s) stops starting and waiting for jobs, then merges what finished.
 # Needs: wheels installed at $SITE (default /tmp/site), the GGUF at $REGRAPHT_MODEL.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -55,7 +56,7 @@ run_job() {  # kind strategy target [kernel]
 export -f run_job
 export RUN TASK_BUDGET EXAMPLE_BUDGET JOB_TIMEOUT REGRAPHT_MODEL
 start=$(date +%s)
-xargs -P "$JOBS" -L 1 bash -c 'run_job "$@"' _ < "$jobs_file"
+timeout "${SUITE_TIMEOUT:-100000}" xargs -P "$JOBS" -L 1 bash -c 'run_job "$@"' _ < "$jobs_file"
 echo "wall $(( $(date +%s) - start )) s for $(wc -l < "$jobs_file") jobs" | tee -a "$RUN/status.txt"
 python3 bench/merge_eval.py "$RUN/runs" "$RUN/merged" > "$RUN/summary.md" 2>&1
 cat "$RUN/summary.md"
