@@ -602,7 +602,10 @@ async function firstRunSteps() {
                 await page.screenshot({ path: path.join(artifacts, 'firstrun-03-installing.png') });
             }
             if (await failed.first().isVisible().catch(() => false)) {
-                throw Object.assign(new Error(`install failed: ${(await failed.first().innerText()).trim()}`), { fatal: true });
+                const pipErrors = logFiles(/ReGraphT/).flatMap((f) => fs.readFileSync(f, 'utf-8').split('\n'))
+                    .filter((l) => /ERROR:|setup failed/.test(l)).map((l) => l.replace(/^\S+ \S+ \[\w+\] /, ''));
+                const toast = (await failed.first().innerText()).replace(/\s+/g, ' ').trim();
+                throw Object.assign(new Error(`install failed: ${toast}; output channel: ${pipErrors.join(' | ')}`), { fatal: true });
             }
             const s = await statusItemText();
             return s === 'ReGraphT' ? s : false;
