@@ -15,6 +15,8 @@ EXAMPLE_BUDGET=${EXAMPLE_BUDGET:-8}
 JOBS=${JOBS:-10}
 JOB_TIMEOUT=${JOB_TIMEOUT:-200}
 STRATEGIES=${STRATEGIES:-"rules mcgs greedy random cot"}
+EXAMPLES=${EXAMPLES:-1}            # 0: bench tasks only
+MODEL_THREADS=${MODEL_THREADS:-2}  # per job
 RUN=${RUN_DIR:-/tmp/final}
 export PYTHONPATH="$PWD/server:$SITE${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export XDG_CACHE_HOME=/tmp/final-cache  # one GPU lock and one compile cache for all jobs
@@ -29,6 +31,7 @@ for strategy in $STRATEGIES; do  # tasks first: they carry the product's bar
     done
 done
 for strategy in $STRATEGIES; do
+    [ "$EXAMPLES" = 1 ] || break
     for spec in examples/*.regrapht.toml; do
         for kernel in $(python3 -c 'import sys, tomllib; print(" ".join(k["name"] for k in tomllib.load(open(sys.argv[1], "rb"))["kernel"]))' "$spec"); do
             echo "optimize $strategy ${spec%.regrapht.toml}.cu $kernel" >> "$jobs_file"
@@ -39,7 +42,7 @@ done
 run_job() {  # kind strategy target [kernel]
     local kind=$1 strategy=$2 target=$3 kernel=${4:-}
     local name model=()
-    [ "$strategy" != rules ] && model=(--model "$REGRAPHT_MODEL" --model-threads 2)
+    [ "$strategy" != rules ] && model=(--model "$REGRAPHT_MODEL" --model-threads "$MODEL_THREADS")
     if [ "$kind" = eval ]; then
         name="eval-$strategy-$(basename "$target")"
         XDG_DATA_HOME="$RUN/data-$strategy" timeout "$JOB_TIMEOUT" python3 -m regrapht eval "$target" \
@@ -54,7 +57,7 @@ run_job() {  # kind strategy target [kernel]
     echo "$name exit=$?" >> "$RUN/status.txt"
 }
 export -f run_job
-export RUN TASK_BUDGET EXAMPLE_BUDGET JOB_TIMEOUT REGRAPHT_MODEL
+export RUN TASK_BUDGET EXAMPLE_BUDGET JOB_TIMEOUT REGRAPHT_MODEL MODEL_THREADS
 start=$(date +%s)
 timeout "${SUITE_TIMEOUT:-100000}" xargs -P "$JOBS" -L 1 bash -c 'run_job "$@"' _ < "$jobs_file"
 echo "wall $(( $(date +%s) - start )) s for $(wc -l < "$jobs_file") jobs" | tee -a "$RUN/status.txt"
