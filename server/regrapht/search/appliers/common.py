@@ -41,6 +41,24 @@ class Applier(Protocol):
     def apply(self, given: ApplierInput) -> list[Rewrite]: ...
 
 
+class KernelApplier:
+    """The usual shape of an applier: `apply` locates the kernel (see `located`) and hands it,
+    with its comment-blanked body, to `rewrite`; a kernel it cannot locate gets no rewrites."""
+
+    technique: str
+    also: tuple[str, ...] = ()
+
+    def apply(self, given: ApplierInput) -> list[Rewrite]:
+        found = located(given)
+        if found is None:
+            return []
+        kernel, body = found
+        return self.rewrite(given, kernel, body)
+
+    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
+        raise NotImplementedError
+
+
 def norm(text: str) -> str:
     """Collapse whitespace (the caller has already blanked comments)."""
     return " ".join(text.split())

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from regrapht.search.appliers.common import ApplierInput, Rewrite, located
+from regrapht.search.appliers.common import ApplierInput, KernelApplier, Rewrite
+from regrapht.search.source import KernelText
 
 _LITERAL = re.compile(r"(?<![\w.])(\d+\.\d*|\.\d+)([eE][-+]?\d+)?(?![\w.])")
 _FUNCS = ("sqrt", "exp", "log", "sin", "cos", "tan", "pow", "fabs", "floor", "ceil", "fmax", "fmin",
@@ -18,15 +19,10 @@ _FUNCS = ("sqrt", "exp", "log", "sin", "cos", "tan", "pow", "fabs", "floor", "ce
 _INTRINSICS = {"expf": "__expf", "logf": "__logf", "sinf": "__sinf", "cosf": "__cosf"}
 
 
-class FastMath:
+class FastMath(KernelApplier):
     technique = "fast_math"
-    also: tuple[str, ...] = ()
 
-    def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = located(given)
-        if found is None:
-            return []
-        kernel, body = found
+    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
         if re.search(r"\bdouble\b", body) or re.search(r"\bdouble\b", given.source[kernel.params_start : kernel.params_end]):
             return []  # the kernel means double
         if "float" not in given.source[kernel.start : kernel.end]:

@@ -21,12 +21,12 @@ import re
 
 from regrapht.search.appliers.common import (
     ApplierInput,
+    KernelApplier,
     Rewrite,
     block_dims,
     ceil_parts,
     elementwise_form,
     grid_stride_header,
-    located,
     norm,
     pointer_params,
 )
@@ -41,15 +41,11 @@ HIST_MAX_BLOCKS = 1024
 BYTE_HIST_LAUNCHES = ((256, 132 * 4), (512, 132 * 2), (1024, 132 * 2))
 
 
-class SharedHistogram:
+class SharedHistogram(KernelApplier):
     technique = "shared_memory_privatization"
     also: tuple[str, ...] = ("atomic_reduction",)
 
-    def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = located(given)
-        if found is None:
-            return []
-        kernel, body = found
+    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
         text = norm(body)
         dims = block_dims(given.launch)
         if dims is None or re.search(r"\breturn\b|__syncthreads|__shared__", text):

@@ -12,6 +12,7 @@ import re
 
 from regrapht.search.appliers.common import (
     ApplierInput,
+    KernelApplier,
     Rewrite,
     block_dims,
     ceil_expr,
@@ -20,10 +21,10 @@ from regrapht.search.appliers.common import (
     grid_stride_header,
     has_launch_bounds,
     indent,
-    located,
     uses_other_index,
     with_body,
 )
+from regrapht.search.source import KernelText
 from regrapht.validate.types import LaunchConfig
 
 BLOCKS_1D = (256, 512, 128, 1024)
@@ -33,15 +34,10 @@ BLOCKS_2D = ((32, 8), (32, 4), (32, 16), (64, 4), (16, 16))
 GRID_STRIDE_MAX_BLOCKS = 4096
 
 
-class BlockSizeTuning:
+class BlockSizeTuning(KernelApplier):
     technique = "launch_configuration"
-    also: tuple[str, ...] = ()
 
-    def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = located(given)
-        if found is None:
-            return []
-        kernel, body = found
+    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
         if has_launch_bounds(kernel, given.source) or re.search(r"__shared__|__syncthreads|__shfl|warpSize", body):
             return []
         if "blockDim" not in body:
@@ -77,15 +73,10 @@ class BlockSizeTuning:
         return rewrites
 
 
-class GridStrideLoop:
+class GridStrideLoop(KernelApplier):
     technique = "grid_stride_loop"
-    also: tuple[str, ...] = ()
 
-    def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = located(given)
-        if found is None:
-            return []
-        kernel, body = found
+    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
         form = elementwise_form(body)
         dims = block_dims(given.launch)
         if form is None or dims is None or dims[1:] != [1, 1] or uses_other_index(form.inner):

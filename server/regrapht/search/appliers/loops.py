@@ -8,20 +8,16 @@ from __future__ import annotations
 
 import re
 
-from regrapht.search.appliers.common import ApplierInput, Rewrite, located
+from regrapht.search.appliers.common import ApplierInput, KernelApplier, Rewrite
+from regrapht.search.source import KernelText
 
 _FOR = re.compile(r"for\s*\(\s*(?:int|unsigned|unsigned int|long long|size_t)?\s*\w+\s*=\s*[^;]*;\s*\w+\s*(<|<=)\s*([^;]+);")
 
 
-class LoopUnrolling:
+class LoopUnrolling(KernelApplier):
     technique = "loop_unrolling"
-    also: tuple[str, ...] = ()
 
-    def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = located(given)
-        if found is None:
-            return []
-        kernel, body = found
+    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
         inserts: list[tuple[int, str]] = []
         for loop in _FOR.finditer(body):
             line_start = body.rfind("\n", 0, loop.start()) + 1

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-from regrapht.search.appliers.common import ApplierInput, Rewrite, located, norm, pointer_params
+from regrapht.search.appliers.common import ApplierInput, KernelApplier, Rewrite, norm, pointer_params
+from regrapht.search.source import KernelText
 from regrapht.validate.types import LaunchConfig
 
 # (BM, BN, BK, TM, TN), 256 threads each: the 128x128 tile with 8x8 per thread is the classic
@@ -26,15 +27,11 @@ _COL = r"(?:blockIdx\.x \* blockDim\.x \+ threadIdx\.x|threadIdx\.x \+ blockIdx\
 _ID = r"[A-Za-z_]\w*"
 
 
-class MatmulTiling:
+class MatmulTiling(KernelApplier):
     technique = "shared_memory_tiling"
     also: tuple[str, ...] = ("register_blocking",)
 
-    def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = located(given)
-        if found is None:
-            return []
-        kernel, body = found
+    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
         text = norm(body)
         m = re.fullmatch(
             rf"(?:const )?int ({_ID}) = \(?({_ROW}|{_COL})\)?; (?:const )?int ({_ID}) = \(?({_ROW}|{_COL})\)?; "

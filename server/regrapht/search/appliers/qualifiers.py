@@ -10,19 +10,14 @@ from __future__ import annotations
 
 import re
 
-from regrapht.search.appliers.common import ApplierInput, Rewrite, located, writes_to
-from regrapht.search.source import split_top_level
+from regrapht.search.appliers.common import ApplierInput, KernelApplier, Rewrite, writes_to
+from regrapht.search.source import KernelText, split_top_level
 
 
-class RestrictPointers:
+class RestrictPointers(KernelApplier):
     technique = "restrict_const"
-    also: tuple[str, ...] = ()
 
-    def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = located(given)
-        if found is None:
-            return []
-        kernel, body = found
+    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
         params_text = given.source[kernel.params_start : kernel.params_end]
         parts = split_top_level(params_text)
         extern_c = 'extern "C"' in given.source[max(0, kernel.start - 40) : kernel.body_start]

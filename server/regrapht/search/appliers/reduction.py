@@ -18,12 +18,12 @@ import re
 from regrapht.search.appliers.common import (
     TID_RE,
     ApplierInput,
+    KernelApplier,
     Rewrite,
     block_dims,
     ceil_parts,
     elementwise_form,
     grid_stride_header,
-    located,
     norm,
     pointer_params,
     with_body,
@@ -43,15 +43,11 @@ _VECTOR_NAMES = {"partial", "partial_b", "first", "stride", "total_", "vectors",
                  "warp", "offset", "e"}
 
 
-class WarpShuffleReduction:
+class WarpShuffleReduction(KernelApplier):
     technique = "warp_shuffle_reduction"
     also: tuple[str, ...] = ("memory_coalescing", "atomic_reduction")
 
-    def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = located(given)
-        if found is None:
-            return []
-        kernel, body = found
+    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
         text = norm(body)
         dims = block_dims(given.launch)
         if dims is None or dims[1:] != [1, 1] or dims[0] % 32 != 0:
@@ -142,7 +138,7 @@ class WarpShuffleReduction:
         return rewrites
 
 
-class WarpPerRowReduction:
+class WarpPerRowReduction(KernelApplier):
     """One thread per row summing `m[row * cols + j]` -> one warp per row with shuffles.
 
     A warp of the naive kernel reads 32 rows at once, 32 cache lines per step; a warp per row
@@ -152,11 +148,7 @@ class WarpPerRowReduction:
     technique = "warp_shuffle_reduction"
     also: tuple[str, ...] = ("memory_coalescing",)
 
-    def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = located(given)
-        if found is None:
-            return []
-        kernel, body = found
+    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
         form = elementwise_form(body)
         dims = block_dims(given.launch)
         if form is None or dims is None or dims[1:] != [1, 1]:

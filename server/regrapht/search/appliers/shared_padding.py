@@ -8,20 +8,16 @@ from __future__ import annotations
 
 import re
 
-from regrapht.search.appliers.common import ApplierInput, Rewrite, located
+from regrapht.search.appliers.common import ApplierInput, KernelApplier, Rewrite
+from regrapht.search.source import KernelText
 
 _DECL = re.compile(r"__shared__\s+[\w ]+?\s+(\w+)\s*\[\s*(\d+)\s*\]\s*\[\s*(\d+)\s*\]\s*;")
 
 
-class SharedMemoryPadding:
+class SharedMemoryPadding(KernelApplier):
     technique = "bank_conflict_padding"
-    also: tuple[str, ...] = ()
 
-    def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = located(given)
-        if found is None:
-            return []
-        kernel, body = found
+    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
         source = given.source
         padded = []
         for decl in reversed(list(_DECL.finditer(body))):

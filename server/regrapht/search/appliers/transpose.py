@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from regrapht.search.appliers.common import ApplierInput, Rewrite, located, norm, pointer_params
+from regrapht.search.appliers.common import ApplierInput, KernelApplier, Rewrite, norm, pointer_params
+from regrapht.search.source import KernelText
 from regrapht.validate.types import LaunchConfig
 
 _ID = r"[A-Za-z_]\w*"
@@ -18,15 +19,11 @@ _X = r"(?:blockIdx\.x \* blockDim\.x \+ threadIdx\.x|threadIdx\.x \+ blockIdx\.x
 _Y = _X.replace(".x", ".y")
 
 
-class TiledTranspose:
+class TiledTranspose(KernelApplier):
     technique = "memory_coalescing"
     also: tuple[str, ...] = ("shared_memory_tiling", "bank_conflict_padding")
 
-    def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = located(given)
-        if found is None:
-            return []
-        kernel, body = found
+    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
         text = norm(body)
         m = re.fullmatch(
             rf"(?:const )?int ({_ID}) = \(?({_X}|{_Y})\)?; (?:const )?int ({_ID}) = \(?({_X}|{_Y})\)?; "

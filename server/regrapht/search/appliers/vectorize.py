@@ -13,31 +13,27 @@ import re
 
 from regrapht.search.appliers.common import (
     ApplierInput,
+    KernelApplier,
     Rewrite,
     block_dims,
     ceil_expr,
     ceil_parts,
     elementwise_form,
-    located,
     pointer_params,
     uses_other_index,
     with_body,
 )
+from regrapht.search.source import KernelText
 from regrapht.validate.types import LaunchConfig
 
 _VECTOR = {"float": "float4", "int": "int4", "unsigned int": "uint4"}
 _LANES = ("x", "y", "z", "w")
 
 
-class VectorizedAccess:
+class VectorizedAccess(KernelApplier):
     technique = "vectorized_access"
-    also: tuple[str, ...] = ()
 
-    def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = located(given)
-        if found is None:
-            return []
-        kernel, body = found
+    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
         form = elementwise_form(body)
         dims = block_dims(given.launch)
         if form is None or dims is None or dims[1:] != [1, 1] or uses_other_index(form.inner):
