@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from spec_texts import xy_spec
 
 from regrapht.spec.model import parse_spec
 from regrapht.validate.compiler import Compiler
@@ -24,29 +25,7 @@ __global__ void scale(const float *x, float *y, int n)
 }
 """
 
-SPEC = """
-[[kernel]]
-name = "scale"
-grid = ["(n + 255) / 256"]
-block = [256]
-
-[[kernel.arg]]
-name = "x"
-type = "const float*"
-count = "n"
-init = "uniform(-1, 1)"
-
-[[kernel.arg]]
-name = "y"
-type = "float*"
-count = "n"
-role = "out"
-
-[[kernel.arg]]
-name = "n"
-type = "int"
-value = "(1 << 22) + 3"
-"""
+SPEC = xy_spec("scale", grid="(n + 255) / 256", block=256, n="(1 << 22) + 3")
 
 LAUNCH = LaunchConfig(("(n + 255) / 256",), ("256",))
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from spec_texts import xy_spec
 
 from regrapht.errors import InputError
 from regrapht.spec.expr import evaluate
@@ -39,29 +40,7 @@ def test_bad_expressions_name_the_key(text: str, message: str) -> None:
     assert info.value.key == "kernel[0].grid[0]" and info.value.file == "f.toml"
 
 
-GOOD = """
-[[kernel]]
-name = "k"
-grid = ["ceil_div(n, 128)"]
-block = [128]
-
-[[kernel.arg]]
-name = "x"
-type = "const float* __restrict__"
-count = "n"
-init = "uniform(-1, 1)"
-
-[[kernel.arg]]
-name = "y"
-type = "float*"
-count = "n"
-role = "out"
-
-[[kernel.arg]]
-name = "n"
-type = "int"
-value = "1000"
-"""
+GOOD = xy_spec("k", grid="ceil_div(n, 128)", block=128, n="1000", x_type="const float* __restrict__")
 
 
 def test_examples_parse_and_resolve() -> None:

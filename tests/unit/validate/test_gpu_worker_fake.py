@@ -12,6 +12,7 @@ from typing import Any
 import msgpack
 import numpy as np
 import pytest
+from spec_texts import xy_spec
 from tests.unit.validate.fake_cuda import CHECKER, FakeCuda, fake_device
 
 from regrapht.spec.model import parse_spec
@@ -22,29 +23,7 @@ from regrapht.validate.evaluator import CheckSettings, CudaEvaluator
 from regrapht.validate.gpu_worker import check, time_kernel
 from regrapht.validate.types import Candidate, LaunchConfig
 
-SPEC = """
-[[kernel]]
-name = "scale"
-grid = ["(n + 255) / 256"]
-block = [256]
-
-[[kernel.arg]]
-name = "x"
-type = "const float*"
-count = "n"
-init = "uniform(-1, 1)"
-
-[[kernel.arg]]
-name = "y"
-type = "float*"
-count = "n"
-role = "out"
-
-[[kernel.arg]]
-name = "n"
-type = "int"
-value = "1000 + 3"
-"""
+SPEC = xy_spec("scale", grid="(n + 255) / 256", block=256, n="1000 + 3")
 
 
 def scale(statement: str) -> Any:
