@@ -24,7 +24,31 @@ def run_mcgs(session: Session, graph: ReasoningGraph | None) -> None:
     MCGS(session, graph).run()
 
 
-def _walks(session: Session, walk: Callable[[], None]) -> None:
+# How a walk picks its next technique: (walker, vertex, techniques so far, successors) -> one.
+Pick = Callable[[GraphWalker, str, tuple[str, ...], list[str]], str]
+
+
+def _walks(session: Session, graph: ReasoningGraph | None, pick: Pick, *, record_edges: bool) -> None:
+    """Walks from START, each stopping at a failed step, until the budget is spent, 25 walks in a
+    row evaluate nothing new, or 10 * budget + 20 walks have run. With `record_edges` each step's
+    reward is recorded on its edge (what `greedy` then reads through `edge_q`)."""
+    walker = GraphWalker(session, graph)
+
+    def walk() -> None:
+        vertex, state = START, session.original
+        techniques: tuple[str, ...] = ()
+        for _ in range(session.options.max_depth):
+            choices = walker.successors(vertex, state)
+            if not choices or session.exhausted():
+                return
+            technique = pick(walker, vertex, techniques, choices)
+            result = walker.step(techniques, vertex, technique, state)
+            if record_edges:
+                walker.record_edge(vertex, technique, result.reward)
+            if result.state is None or result.reward <= FAILED:
+                return
+            vertex, state, techniques = technique, result.state, (*techniques, technique)
+
     stale = 0
     rounds = 0
     while not session.exhausted() and stale < _STALE_LIMIT and rounds < 10 * session.budget + 20:
@@ -35,44 +59,19 @@ def _walks(session: Session, walk: Callable[[], None]) -> None:
 
 
 def run_random(session: Session, graph: ReasoningGraph | None) -> None:
-    walker = GraphWalker(session, graph)
+    def pick(walker: GraphWalker, vertex: str, techniques: tuple[str, ...], choices: list[str]) -> str:
+        return session.rng.choice(choices)
 
-    def walk() -> None:
-        vertex, state = START, session.original
-        techniques: tuple[str, ...] = ()
-        for _ in range(session.options.max_depth):
-            choices = walker.successors(vertex, state)
-            if not choices or session.exhausted():
-                return
-            technique = session.rng.choice(choices)
-            result = walker.step(techniques, vertex, technique, state)
-            if result.state is None or result.reward <= FAILED:
-                return
-            vertex, state, techniques = technique, result.state, (*techniques, technique)
-
-    _walks(session, walk)
+    _walks(session, graph, pick, record_edges=False)
 
 
 def run_greedy(session: Session, graph: ReasoningGraph | None) -> None:
-    walker = GraphWalker(session, graph)
+    def pick(walker: GraphWalker, vertex: str, techniques: tuple[str, ...], choices: list[str]) -> str:
+        untried = [a for a in choices if (*techniques, a) not in walker.paths]
+        pool = untried or choices
+        return max(pool, key=lambda a: walker.edge_q(vertex, a))
 
-    def walk() -> None:
-        vertex, state = START, session.original
-        techniques: tuple[str, ...] = ()
-        for _ in range(session.options.max_depth):
-            choices = walker.successors(vertex, state)
-            if not choices or session.exhausted():
-                return
-            untried = [a for a in choices if (*techniques, a) not in walker.paths]
-            pool = untried or choices
-            technique = max(pool, key=lambda a: walker.edge_q(vertex, a))
-            result = walker.step(techniques, vertex, technique, state)
-            walker.record_edge(vertex, technique, result.reward)
-            if result.state is None or result.reward <= FAILED:
-                return
-            vertex, state, techniques = technique, result.state, (*techniques, technique)
-
-    _walks(session, walk)
+    _walks(session, graph, pick, record_edges=True)
 
 
 def run_cot(session: Session, graph: ReasoningGraph | None) -> None:
