@@ -38,7 +38,9 @@ const codeServer = path.join(here, 'node_modules', '.bin', 'code-server');
 const browserPath = process.env.REGRAPHT_CHROMIUM || '/usr/bin/chromium';
 const keep = process.env.REGRAPHT_E2E_KEEP === '1';
 const STEP_TIMEOUT = Number(process.env.REGRAPHT_E2E_STEP_TIMEOUT_MS || 90_000);
-const scenarios = (process.env.REGRAPHT_E2E_SCENARIOS || 'smoke,first-run').split(',').map((s) => s.trim()).filter(Boolean);
+const scenarios = (process.env.REGRAPHT_E2E_SCENARIOS || 'smoke,first-run,optimize-preview').split(',').map((s) => s.trim()).filter(Boolean);
+// Seconds between the optimize stub's progress reports (optimize-preview).
+const STUB_STAGE_SECONDS = Number(process.env.REGRAPHT_E2E_STUB_STAGE_SECONDS || 1.5);
 const barePythonCandidate = process.env.REGRAPHT_E2E_BARE_PYTHON || 'python3';
 // CI has the prebuilt wheels at ../shared/wheels/gpu-cp312 relative to the clone.
 const wheelsDir = path.resolve(repo, process.env.REGRAPHT_E2E_WHEELS || path.join('..', 'shared', 'wheels', 'gpu-cp312'));
@@ -51,9 +53,9 @@ const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
 const say = (msg) => console.log(`[e2e ${elapsed()}] ${msg}`);
 const results = [];
 
-const unknown = scenarios.filter((s) => !['smoke', 'first-run'].includes(s));
+const unknown = scenarios.filter((s) => !['smoke', 'first-run', 'optimize-preview'].includes(s));
 if (unknown.length > 0) {
-    console.error(`e2e: unknown scenario(s) ${unknown.join(', ')} (known: smoke, first-run)`);
+    console.error(`e2e: unknown scenario(s) ${unknown.join(', ')} (known: smoke, first-run, optimize-preview)`);
     process.exit(2);
 }
 for (const [what, file] of [...(scenarios.includes('smoke') ? [['interpreter (REGRAPHT_PYTHON)', python]] : []),
@@ -690,6 +692,220 @@ async function firstRunSteps() {
     });
 }
 
+/**
+ * The GPU stand-in (tests/vscode/fixtures/optimize_stub_server.py) as `regrapht.python`: a wrapper
+ * script that runs python3 with PYTHONPATH on a shim package `regrapht` (its `__main__` runs the stub),
+ * so the extension's probe and its `<python> -m regrapht serve` reach the stub, for this profile only.
+ */
+async function prepareOptimizeStub() {
+    let wrapper;
+    await step('a regrapht.python that runs the optimize stub server', async () => {
+        const stubDir = path.join(work, 'optimize-stub');
+        const shim = path.join(stubDir, 'path', 'regrapht');
+        fs.mkdirSync(shim, { recursive: true });
+        const stub = path.join(here, 'fixtures', 'optimize_stub_server.py');
+        fs.writeFileSync(path.join(shim, '__init__.py'), '__version__ = "0.0.0+e2e-optimize-stub"\n');
+        fs.writeFileSync(path.join(shim, '__main__.py'), `import runpy\nrunpy.run_path(${JSON.stringify(stub)}, run_name="__main__")\n`);
+        const r = spawnSync(barePythonCandidate, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf-8', timeout: 30_000 });
+        if (r.status !== 0) {
+            throw new Error(`${barePythonCandidate} could not be run: ${r.stderr}`);
+        }
+        stubRecord = path.join(stubDir, 'record.jsonl');
+        wrapper = path.join(stubDir, 'python');
+        fs.writeFileSync(wrapper, ['#!/bin/sh', `export PYTHONPATH=${JSON.stringify(path.dirname(shim))}`,
+            `export REGRAPHT_STUB_RECORD=${JSON.stringify(stubRecord)}`, `exec ${JSON.stringify(r.stdout.trim())} "$@"`, ''].join('\n'));
+        fs.chmodSync(wrapper, 0o755);
+        return `${wrapper} -> ${r.stdout.trim()} with PYTHONPATH=${path.dirname(shim)}`;
+    });
+    return wrapper;
+}
+
+let stubRecord;
+
+function stubEvents() {
+    return fs.existsSync(stubRecord) ? fs.readFileSync(stubRecord, 'utf-8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+}
+
+async function runCommand(title) {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 15_000 });
+    await input.fill(`>${title}`);
+    await page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 15_000 });
+    await page.keyboard.press('Enter');
+}
+
+async function optimizePreviewSteps() {
+    await openSaxpy();
+    const original = fs.readFileSync(path.join(workspace, 'saxpy.cu'), 'utf-8');
+    const sourceTab = page.locator('.tabs-container .tab', { hasText: /^saxpy\.cu$/ }).first();
+    const editorText = async () => {
+        const editor = page.locator('.editor-group-container.active .editor-instance .monaco-editor').first();
+        return (await editor.locator('.view-lines').innerText()).replace(/\u00a0/g, ' ');
+    };
+    /** Focus the saxpy.cu editor and put the cursor in the kernel body. */
+    const cursorInKernel = async () => {
+        await sourceTab.click();
+        const line = page.locator('.editor-instance .view-line', { hasText: 'blockIdx.x' }).first();
+        await line.waitFor({ timeout: 15_000 });
+        await line.click();
+        await page.waitForTimeout(200);
+        return page.locator('.statusbar-item[id="status.editor.selection"]').innerText().catch(() => '?');
+    };
+
+    await step('the stand-in server is running', async () => {
+        const ready = await poll('status item "ReGraphT" (server ready)', async () => {
+            const s = await statusItemText();
+            if (s && /error|stopped/i.test(s)) {
+                throw new Error(`status item says "${s}"`);
+            }
+            return s === 'ReGraphT' ? s : false;
+        });
+        const opened = await poll('didOpen of saxpy.cu at the stub', async () => stubEvents().some((e) => e.method === 'textDocument/didOpen'), 30_000);
+        const procs = serverProcesses();
+        return `status "${ready}"; didOpen seen: ${opened}; server: ${procs.map((p) => p.args).join(' | ')}`;
+    });
+
+    const progress = page.locator('.notification-toast', { hasText: 'Optimizing saxpy' });
+    const progressText = async () => (await progress.first().innerText().catch(() => '')).replace(/\s+/g, ' ').trim();
+    await step('Optimize Kernel at Cursor shows a cancellable progress notification with the stages', async () => {
+        const at = await cursorInKernel();
+        await runCommand('ReGraphT: Optimize Kernel at Cursor');
+        await progress.first().waitFor({ timeout: 30_000 });
+        const seen = new Set();
+        const text = await poll('the "timing: ... best 2.79x" stage in the notification', async () => {
+            const t = await progressText();
+            if (t) {
+                seen.add(t);
+            }
+            return /timing: .*best 2\.79x/.test(t) ? t : false;
+        }, 30_000, 100);
+        const cancel = progress.first().locator('.monaco-button', { hasText: 'Cancel' });
+        if (!await cancel.isVisible()) {
+            throw new Error(`the progress notification has no Cancel button: ${text}`);
+        }
+        await page.screenshot({ path: path.join(artifacts, 'optimize-01-progress.png') });
+        return `cursor ${at}; notification: ${[...seen].join(' / ')}; Cancel button visible`;
+    });
+
+    const preview = page.locator('.bulk-edit-panel');
+    const unchanged = async (when) => {
+        const dirty = await sourceTab.evaluate((el) => el.classList.contains('dirty'));
+        if (fs.readFileSync(path.join(workspace, 'saxpy.cu'), 'utf-8') !== original) {
+            throw new Error(`saxpy.cu changed on disk ${when}`);
+        }
+        const events = stubEvents();
+        if (!events.some((e) => e.event === 'applyEdit sent') || events.some((e) => e.event === 'applyEdit answered')) {
+            throw new Error(`expected an unanswered workspace/applyEdit at the stub ${when}: ${JSON.stringify(events.filter((e) => /applyEdit/.test(e.event)))}`);
+        }
+        await sourceTab.click();
+        const shown = await editorText();
+        if (shown.includes('__restrict__') || !shown.includes('y[i] * 1.0')) {
+            throw new Error(`the editor changed ${when}: ${shown}`);
+        }
+        return `saxpy.cu unchanged in the editor (tab dirty: ${dirty}) and on disk, applyEdit unanswered`;
+    };
+    await step('the Refactor Preview opens with the proposed changes, and the file is unchanged', async () => {
+        await preview.first().waitFor({ timeout: 30_000 });
+        const rows = preview.first().locator('.monaco-list-row');
+        await rows.first().waitFor({ timeout: 15_000 });
+        await page.waitForTimeout(800);
+        const rowTexts = (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+        fs.writeFileSync(path.join(artifacts, 'optimize-preview-panel.html'), await preview.first().evaluate((el) => el.outerHTML));
+        // Each change carries its annotation: the label and description are the rows' tooltip.
+        const titles = await preview.first().locator('[title]').evaluateAll((els) => els.map((e) => e.getAttribute('title')));
+        const label = titles.find((t) => t.startsWith('Apply 2.8x faster saxpy (verified on NVIDIA H200)'));
+        if (!label) {
+            throw new Error(`the preview does not show the change annotation's label: rows ${rowTexts.join(' / ')}; titles ${titles.join(' / ')}`);
+        }
+        if (await rows.filter({ hasText: '__restrict__' }).count() === 0 || await rows.filter({ hasText: '<<<(n + 255) / 256, 256>>>' }).count() === 0) {
+            throw new Error(`the preview lacks the kernel or launch change: ${rowTexts.join(' / ')}`);
+        }
+        await page.screenshot({ path: path.join(artifacts, 'optimize-02-refactor-preview.png') });
+        return `${rowTexts.length} rows (file + changes), change annotation "${label}"; ${await unchanged('while the preview is open')}`;
+    });
+
+    // needsConfirmation: VS Code lists the changes unchecked; the preview's diff shows the checked ones.
+    const checked = () => preview.first().evaluate((el) => [...el.querySelectorAll('input.edit-checkbox')].map((c) => c.checked));
+    await step('tick the changes: the preview diff shows the rewrite, the file is still unchanged', async () => {
+        const checkedBefore = await checked();
+        if (checkedBefore.length === 0) {
+            throw new Error('the preview shows no checkboxes');
+        }
+        if (checkedBefore.some(Boolean)) {
+            throw new Error(`changes that need confirmation were pre-checked: ${JSON.stringify(checkedBefore)}`);
+        }
+        await preview.first().locator('.monaco-list-row', { hasText: 'saxpy.cu' }).first().locator('input.edit-checkbox').click();
+        const checkedAfter = await poll('all changes checked', async () => {
+            const now = await checked();
+            return now.every(Boolean) ? now : false;
+        }, 10_000);
+        // Selecting a change opens saxpy.cu's preview diff editor: the file left, the proposal right.
+        const diff = page.locator('.editor-instance .monaco-diff-editor');
+        const editRow = preview.first().locator('.monaco-list-row', { hasText: '__restrict__' }).first();
+        const modified = await poll('the preview diff editor with the rewrite', async () => {
+            if (!await diff.first().isVisible().catch(() => false)) {
+                await editRow.locator('.monaco-icon-label, .monaco-highlighted-label').last().click().catch(() => undefined);
+                return false;
+            }
+            const right = (await diff.first().locator('.editor.modified .view-lines').innerText()).replace(/\u00a0/g, ' ');
+            return right.includes('__restrict__') && right.includes('<<<(n + 255) / 256, 256>>>') ? right : false;
+        }, 30_000, 1000);
+        const left = (await diff.first().locator('.editor.original .view-lines').innerText()).replace(/\u00a0/g, ' ');
+        if (!left.includes('y[i] * 1.0')) {
+            throw new Error(`the diff's original side is not the current file: ${left}`);
+        }
+        const tabs = (await page.locator('.tabs-container .tab').allInnerTexts()).map((t) => t.trim().replace(/\s+/g, ' '));
+        await page.waitForTimeout(500);
+        await page.screenshot({ path: path.join(artifacts, 'optimize-03-preview-diff.png') });
+        fs.writeFileSync(path.join(artifacts, 'optimize-preview-diff-modified.cu.txt'), modified);
+        return `checkboxes ${JSON.stringify(checkedBefore)} -> ${JSON.stringify(checkedAfter)}; diff tabs: ${tabs.join(', ')}; ${await unchanged('before Apply')}`;
+    });
+
+    await step('click Apply in the Refactor Preview: the file changes', async () => {
+        await preview.first().locator('.monaco-button', { hasText: /^Apply$/ }).first().click();
+        const after = await poll('the editor text to change', async () => {
+            await sourceTab.click().catch(() => undefined);
+            const t = await editorText();
+            return t.includes('__restrict__') ? t : false;
+        }, 30_000, 500);
+        const answered = await poll('the stub to get the applyEdit answer', async () => stubEvents().find((e) => e.event === 'applyEdit answered'), 15_000);
+        if (answered.answer?.applied !== true) {
+            throw new Error(`applyEdit answered ${JSON.stringify(answered.answer)}`);
+        }
+        await page.waitForTimeout(500);
+        await page.screenshot({ path: path.join(artifacts, 'optimize-04-applied.png') });
+        fs.writeFileSync(path.join(artifacts, 'optimize-after-apply.cu.txt'), after);
+        if (!after.includes('gridDim.x * blockDim.x') || !after.includes('<<<(n + 255) / 256, 256>>>') || after.includes('y[i] * 1.0')) {
+            throw new Error(`the editor lacks part of the edit: ${after}`);
+        }
+        return `applyEdit answered ${JSON.stringify(answered.answer)}; the editor has the grid-stride kernel and the new launch (optimize-after-apply.cu.txt)`;
+    });
+
+    await step('a second run: Cancel on the progress notification sends window/workDoneProgress/cancel', async () => {
+        const before = stubEvents().length;
+        await page.keyboard.press('Escape');
+        await cursorInKernel();
+        await runCommand('ReGraphT: Optimize Kernel at Cursor');
+        await progress.first().waitFor({ timeout: 30_000 });
+        await poll('the second optimize command at the stub', async () => stubEvents().slice(before).some((e) => e.method === 'workspace/executeCommand'), 15_000);
+        const cancel = progress.first().locator('.monaco-button', { hasText: 'Cancel' });
+        await cancel.waitFor({ timeout: 15_000 });
+        await page.screenshot({ path: path.join(artifacts, 'optimize-05-before-cancel.png') });
+        await cancel.click();
+        const got = await poll('window/workDoneProgress/cancel at the stub', async () => stubEvents().slice(before).find((e) => e.event === 'cancel'), 15_000);
+        const ended = await poll('the stub to end the run as cancelled', async () => stubEvents().slice(before).find((e) => e.event === 'ended' && e.how === 'cancelled'), 15_000);
+        await poll('the progress notification to close', async () => !await progress.first().isVisible().catch(() => false), 15_000);
+        await page.waitForTimeout(STUB_STAGE_SECONDS * 1000 * 2);
+        const late = stubEvents().slice(before).filter((e) => e.event === 'applyEdit sent');
+        if (late.length > 0) {
+            throw new Error(`the cancelled run still sent an edit: ${JSON.stringify(late)}`);
+        }
+        await page.screenshot({ path: path.join(artifacts, 'optimize-06-cancelled.png') });
+        return `stub got window/workDoneProgress/cancel for ${got.token}; progress ended "${ended.how}"; no edit sent`;
+    });
+}
+
 const failures = [];
 if (scenarios.includes('smoke')) {
     const f = await session('smoke', '', { regraphtPython: python }, smokeSteps);
@@ -708,6 +924,16 @@ if (scenarios.includes('first-run')) {
     }
     const f = await session('first-run', 'firstrun-', { extraEnv, prepare: prepareBarePython }, firstRunSteps);
     say(`first-run scenario took ${((Date.now() - started) / 1000).toFixed(1)}s`);
+    if (f) {
+        failures.push(f);
+    }
+}
+
+if (scenarios.includes('optimize-preview')) {
+    const started = Date.now();
+    const f = await session('optimize-preview', 'optimize-', { extraEnv: { REGRAPHT_STUB_STAGE_SECONDS: String(STUB_STAGE_SECONDS) }, prepare: prepareOptimizeStub },
+        optimizePreviewSteps);
+    say(`optimize-preview scenario took ${((Date.now() - started) / 1000).toFixed(1)}s`);
     if (f) {
         failures.push(f);
     }
