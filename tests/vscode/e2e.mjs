@@ -1,7 +1,7 @@
 // End-to-end test of the ReGraphT extension in a real VS Code: code-server (VS Code 1.100) from
 // npm, driven by playwright-core with Debian's chromium. Run by scripts/vscode-e2e.sh.
 //
-// Two scenarios, each in its own code-server profile (HOME, user-data-dir, extensions-dir):
+// Three scenarios, each in its own code-server profile (HOME, user-data-dir, extensions-dir):
 //
 // smoke (regrapht.python = the repo's .venv): install the .vsix; open examples/saxpy.cu (a copy);
 // the status item reports the server; a diagnostic squiggle appears; hovering the kernel name
@@ -15,12 +15,20 @@
 // when it exists, for llama-cpp-python); the status item is ready, a squiggle appears, and the
 // ReGraphT output channel shows pip's output.
 //
+// optimize-preview (regrapht.python = a wrapper running fixtures/optimize_stub_server.py, the GPU
+// stand-in that sends what the real server sends on a GPU machine): Optimize Kernel at Cursor shows
+// a progress notification with a Cancel button and the stages ("timing: ... best 2.79x"); then the
+// Refactor Preview lists the changes (unchecked: needsConfirmation) under the annotation's label,
+// the file unchanged in the editor and on disk and the stub's workspace/applyEdit unanswered; ticking
+// them shows the rewrite in the preview's diff; Apply changes the file and answers applied: true.
+// A second run's Cancel button must reach the stub as window/workDoneProgress/cancel (no edit).
+//
 // Every step must happen, or the test fails. Screenshots, texts and logs go to
-// test-artifacts/vscode/ (first-run ones prefixed `firstrun-`).
+// test-artifacts/vscode/ (first-run ones prefixed `firstrun-`, optimize-preview ones `optimize-`).
 // Env: REGRAPHT_PYTHON, REGRAPHT_VSIX, REGRAPHT_CHROMIUM, REGRAPHT_E2E_KEEP=1,
-// REGRAPHT_E2E_SCENARIOS (default "smoke,first-run"), REGRAPHT_E2E_BARE_PYTHON (default python3),
+// REGRAPHT_E2E_SCENARIOS (default "smoke,first-run,optimize-preview"), REGRAPHT_E2E_BARE_PYTHON (default python3),
 // REGRAPHT_E2E_WHEELS (default <repo>/../shared/wheels/gpu-cp312), REGRAPHT_E2E_STEP_TIMEOUT_MS,
-// REGRAPHT_E2E_INSTALL_TIMEOUT_MS.
+// REGRAPHT_E2E_INSTALL_TIMEOUT_MS, REGRAPHT_E2E_STUB_STAGE_SECONDS (default 1.5).
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
