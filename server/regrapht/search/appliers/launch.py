@@ -17,11 +17,10 @@ from regrapht.search.appliers.common import (
     block_dims,
     ceil_expr,
     ceil_parts,
-    elementwise_form,
+    elementwise_1d,
     grid_stride_header,
     has_launch_bounds,
     indent,
-    uses_other_index,
     with_body,
 )
 from regrapht.search.source import KernelText
@@ -77,23 +76,20 @@ class GridStrideLoop(KernelApplier):
     technique = "grid_stride_loop"
 
     def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
-        form = elementwise_form(body)
-        dims = block_dims(given.launch)
-        if form is None or dims is None or dims[1:] != [1, 1] or uses_other_index(form.inner):
+        found = elementwise_1d(given, body)
+        if found is None:
             return []
+        form, block, extent = found
         if re.search(rf"\b{form.index}\s*(=|\+=|-=|\+\+|--)", form.inner):
             return []  # the statements change the index themselves
-        parts = ceil_parts(given.launch.grid[0]) if given.launch.grid else None
-        if parts is None or parts[1] != dims[0]:
-            return []
         new_body = (
             f"\n    {grid_stride_header(form.index, form.index_type, form.bound)}\n"
             f"{indent(_statements(form.inner), '        ')}\n"
             "    }\n"
         )
         rewrites = []
-        for b in (dims[0], 256):
-            grid = f"min({ceil_expr(parts[0], b)}, {GRID_STRIDE_MAX_BLOCKS * 256 // b})"
+        for b in (block, 256):
+            grid = f"min({ceil_expr(extent, b)}, {GRID_STRIDE_MAX_BLOCKS * 256 // b})"
             launch = LaunchConfig((grid, *given.launch.grid[1:]), (str(b),), given.launch.shared_bytes)
             rewrites.append(Rewrite(with_body(given, kernel, new_body), launch, f"grid-stride loop, grid {grid}"))
             if b == 256:

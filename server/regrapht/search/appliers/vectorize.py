@@ -15,12 +15,9 @@ from regrapht.search.appliers.common import (
     ApplierInput,
     KernelApplier,
     Rewrite,
-    block_dims,
     ceil_expr,
-    ceil_parts,
-    elementwise_form,
+    elementwise_1d,
     pointer_params,
-    uses_other_index,
     with_body,
 )
 from regrapht.search.source import KernelText
@@ -34,10 +31,10 @@ class VectorizedAccess(KernelApplier):
     technique = "vectorized_access"
 
     def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
-        form = elementwise_form(body)
-        dims = block_dims(given.launch)
-        if form is None or dims is None or dims[1:] != [1, 1] or uses_other_index(form.inner):
+        found = elementwise_1d(given, body)
+        if found is None:
             return []
+        form, block, extent = found
         if re.search(r"\b(if|for|while|do|switch|goto|atomic\w*)\b", form.inner):
             return []  # straight-line code only: every lane does the same accesses
         pointers = pointer_params(kernel)
@@ -53,8 +50,7 @@ class VectorizedAccess(KernelApplier):
         if not accessed or re.search(rf"\b{index}\b", _without_accesses(form.inner, accessed, index)):
             return []  # the index is used as a value, not only as the element position
         written = [p for p in accessed if re.search(rf"\b{p}\s*\[\s*{index}\s*\]\s*[-+*/]?=(?!=)", form.inner)]
-        parts = ceil_parts(given.launch.grid[0]) if given.launch.grid else None
-        if parts is None or parts[1] != dims[0] or not written:
+        if not written:
             return []
         lane_code = []
         for lane in _LANES:
@@ -88,10 +84,10 @@ class VectorizedAccess(KernelApplier):
         )
         source = with_body(given, kernel, body_text)
         rewrites: list[Rewrite] = []
-        for b in (dims[0], 256, 128):
-            if b % 32 != 0 and b != dims[0]:
+        for b in (block, 256, 128):
+            if b % 32 != 0 and b != block:
                 continue
-            grid = ceil_expr(parts[0], 4 * b)
+            grid = ceil_expr(extent, 4 * b)
             launch = LaunchConfig((grid, *given.launch.grid[1:]), (str(b),), given.launch.shared_bytes)
             note = f"{_VECTOR[pointers[accessed[0]]]} loads/stores, block {b}"
             if all(r.launch != launch for r in rewrites):
