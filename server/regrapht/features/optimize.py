@@ -224,8 +224,12 @@ def register(server: LanguageServer, state: ServerState) -> None:
                                         state.encoding, title, path_description(best),
                                         document_changes=caps.document_changes, annotations=caps.annotations)
         answer = await server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=title))
-        if answer.applied:
+        # VS Code's refactor preview answers "applied" even when the user unticked every change:
+        # the document then still has the searched version, and the result must stay on offer.
+        unchanged = state.is_current(request.uri, request.open_id, request.version)
+        if answer.applied and not unchanged:
             registry.forget_kept(request.key)
             return "applied"
-        log_to_client(server, state, logging.INFO, declined_message(title, answer.failure_reason))
+        reason = answer.failure_reason or ("no change was selected" if answer.applied else None)
+        log_to_client(server, state, logging.INFO, declined_message(title, reason))
         return KEPT
