@@ -8,10 +8,9 @@ from pygls.lsp.server import LanguageServer
 from regrapht.cards import lens_title
 from regrapht.converters import kernel_lenses
 from regrapht.features.common import in_worker, require_document
+from regrapht.features.optimize import OPTIMIZE_COMMAND
+from regrapht.features.report import REPORT_COMMAND
 from regrapht.state import DocumentState, ServerState
-
-OPTIMIZE_COMMAND = "regrapht.optimizeKernel"  # implemented by the optimize feature
-REPORT_COMMAND = "regrapht.showKernelReport"
 
 
 def lenses_for(state: ServerState, document: DocumentState) -> list[types.CodeLens]:
