@@ -5,9 +5,10 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from regrapht.cards import card_target, kernel_card
+from regrapht.cards import card_target
 from regrapht.converters import from_lsp_position, markdown_hover
 from regrapht.features.common import in_worker, require_document
+from regrapht.features.report import card_for
 from regrapht.state import DocumentState, ServerState
 
 
@@ -19,13 +20,7 @@ def hover_for(state: ServerState, document: DocumentState, position: types.Posit
     if target is None:
         return None
     kernel, span = target
-    card = kernel_card(
-        kernel,
-        analysis.model.launches_of(kernel.name),
-        state.kernel_findings(document.uri, analysis, kernel.name),
-        state.facts_for(document.uri, kernel.name),
-        doc_link=state.doc_link,
-    )
+    card = card_for(state, document.uri, analysis, kernel)
     return markdown_hover(card, span, analysis.lines, state.encoding, plain)
 
 

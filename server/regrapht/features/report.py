@@ -2,31 +2,40 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from regrapht.cards import kernel_card
 from regrapht.features.common import in_worker, kernel_argument, require_document
-from regrapht.state import DocumentState, ServerState
+from regrapht.state import Analysis, DocumentState, ServerState
+
+if TYPE_CHECKING:
+    from regrapht.cuda.model import Function
 
 REPORT_COMMAND = "regrapht.showKernelReport"
+
+
+def card_for(state: ServerState, uri: str, analysis: Analysis, kernel: Function, *, long: bool = False) -> str:
+    """The kernel card from everything the server knows: launches, all findings, facts."""
+    assert analysis.model is not None  # `kernel` comes from it
+    return kernel_card(
+        kernel,
+        analysis.model.launches_of(kernel.name),
+        state.kernel_findings(uri, analysis, kernel.name),
+        state.facts_for(uri, kernel.name),
+        long=long,
+        doc_link=state.doc_link,
+    )
 
 
 def report_for(state: ServerState, document: DocumentState, kernel_name: str) -> str | None:
     analysis = state.ensure_analysis(document)
     kernel = analysis.kernel(kernel_name)
-    if analysis.model is None or kernel is None:
+    if kernel is None:
         return None
-    return kernel_card(
-        kernel,
-        analysis.model.launches_of(kernel_name),
-        state.kernel_findings(document.uri, analysis, kernel_name),
-        state.facts_for(document.uri, kernel_name),
-        long=True,
-        doc_link=state.doc_link,
-    )
+    return card_for(state, document.uri, analysis, kernel, long=True)
 
 
 def register(server: LanguageServer, state: ServerState) -> None:
