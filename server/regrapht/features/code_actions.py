@@ -25,21 +25,21 @@ def actions_for(
     document_changes: bool,
 ) -> list[types.CodeAction]:
     only = params.context.only
-    quickfix = types.CodeActionKind.QuickFix.value
-    wants_quickfix = not only or any(quickfix.startswith(getattr(kind, "value", kind)) for kind in only)
+    wants_quickfix = _wanted(types.CodeActionKind.QuickFix, only)
     if not wants_quickfix and not state.code_action_providers:
         return []
     analysis = state.ensure_analysis(document)
     requested = from_lsp_range(params.range, analysis.lines, state.encoding)
     actions = quick_fixes(state, document, analysis, params, requested, document_changes) if wants_quickfix else []
     for provider in state.code_action_providers:
-        actions += [a for a in provider(document, analysis, requested, document_changes) if _wanted(a, only)]
+        actions += [a for a in provider(document, analysis, requested, document_changes) if _wanted(a.kind, only)]
     return actions
 
 
-def _wanted(action: types.CodeAction, only: Sequence[Any] | None) -> bool:
-    kind = getattr(action.kind, "value", action.kind) or ""
-    return not only or any(kind.startswith(getattr(k, "value", k)) for k in only)
+def _wanted(kind: Any, only: Sequence[Any] | None) -> bool:
+    """Is an action of `kind` asked for by the request's `only` kinds (prefixes; empty = all)?"""
+    value = getattr(kind, "value", kind) or ""
+    return not only or any(value.startswith(getattr(k, "value", k)) for k in only)
 
 
 def quick_fixes(
