@@ -96,6 +96,7 @@ def findings_of(path: Path, analysis_kernels: dict[str, Span], result: FileValid
 
 
 def publish(state: ServerState, uri: str, path: Path, result: FileValidation) -> dict[str, Any]:
+    """Worker thread (it may analyse the document): records facts and findings, republishes."""
     document = state.get(uri)
     spans: dict[str, Span] = {}
     if document is not None:
@@ -142,6 +143,7 @@ def register(server: LanguageServer, state: ServerState) -> None:
     service = ValidationService(state)
 
     async def validate(uri: str, text: str, kernels: tuple[str, ...] | None) -> dict[str, Any]:
+        """On the loop: progress and status; the validation and `publish` run in workers."""
         name = Path(uri).name
         progress = CancellableProgress(server, state, f"Validating {name}")
         await progress.begin("starting")
@@ -160,17 +162,19 @@ def register(server: LanguageServer, state: ServerState) -> None:
         cancelled = progress.cancelled
         message = summary(done[1], cancelled)
         progress.end(message)
-        return {**publish(state, uri, done[0], done[1]), "summary": message, "cancelled": cancelled,
-                "token": progress.token}
+        published = await in_worker(server, publish, state, uri, done[0], done[1])
+        return {**published, "summary": message, "cancelled": cancelled, "token": progress.token}
 
     @server.command(VALIDATE_COMMAND)
     async def validate_kernel(*arguments: Any) -> dict[str, Any]:
+        """Async: compile + measure the kernel now, under cancellable progress (see `validate`)."""
         uri, kernel = kernel_argument(arguments)
         document = require_document(state, uri)
         return await validate(uri, document.text, (kernel,))
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        """Async: with `backgroundValidation`, validates every kernel of the spec (see `validate`)."""
         if not state.settings.background_validation:
             return
         document = state.get(params.text_document.uri)
