@@ -155,6 +155,10 @@ def register(server: LanguageServer, state: ServerState) -> None:
             progress.end(f"failed: {error}")
             send_status(server, state, "error", str(error))
             return {"error": str(error), "token": progress.token}
+        except Exception as error:  # a bug: end the progress and the status, then answer with the error
+            progress.end("failed")
+            send_status(server, state, "error", f"validating {name} failed: {error}")
+            raise
         send_status(server, state, "ready", "")
         if done is None:
             progress.end("no spec beside the file")
