@@ -14,7 +14,7 @@ from pathlib import Path
 from regrapht.cuda.parse import decode_source
 from regrapht.errors import InputError
 from regrapht.spec.model import Spec, load_spec, spec_path_for
-from regrapht.validate.compiler import CompileCache, Compiler, find_demangler, find_nvcc
+from regrapht.validate.compiler import Compiler
 from regrapht.validate.evaluator import CheckSettings, CudaEvaluator
 from regrapht.validate.worker import GpuWorker
 
@@ -38,10 +38,7 @@ def find_spec(source: Path, spec: Path | None) -> Spec:
 
 
 def make_compiler(env: Mapping[str, str], cache_dir: Path) -> Compiler:
-    nvcc = find_nvcc(env)
-    if nvcc is None:
-        raise InputError("nvcc not found on PATH or in $CUDA_HOME/bin; install the CUDA toolkit")
-    return Compiler(nvcc, cache=CompileCache(cache_dir), demangler=find_demangler(nvcc, env))
+    return Compiler.from_environment(env, cache_dir)
 
 
 def start_worker(env: Mapping[str, str]) -> GpuWorker | None:
