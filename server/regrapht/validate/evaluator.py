@@ -184,7 +184,7 @@ class CudaEvaluator:
 
     def evaluate_many(self, candidates: Sequence[Candidate]) -> list[Evaluation]:
         """Evaluate several candidates: compiled in parallel across cores, checked one by one."""
-        prepared: list[Evaluation | tuple[ResolvedKernel, dict[str, int] | None]] = []
+        prepared: list[Evaluation | ResolvedKernel] = []
         to_compile: list[int] = []
         for i, candidate in enumerate(candidates):
             early = self._precheck(candidate)
@@ -201,11 +201,11 @@ class CudaEvaluator:
             if isinstance(early, Evaluation):
                 results.append(early)
                 continue
-            results.append(self._finish(candidate, by_index[i], early[0]))
+            results.append(self._finish(candidate, by_index[i], early))
         return results
 
     # -- steps --------------------------------------------------------------------------------
-    def _precheck(self, candidate: Candidate) -> Evaluation | tuple[ResolvedKernel, dict[str, int] | None]:
+    def _precheck(self, candidate: Candidate) -> Evaluation | ResolvedKernel:
         violation = contract_violation(candidate.source, self.kernel.name, self.params)
         if violation is not None:
             return Evaluation("rejected", violation)
@@ -213,7 +213,7 @@ class CudaEvaluator:
             resolved = resolve(self.kernel, launch=candidate.launch)
         except InputError as error:
             return Evaluation("rejected", f"launch configuration: {error}")
-        return resolved, None
+        return resolved
 
     def _finish(self, candidate: Candidate, compiled: CompileResult, resolved: ResolvedKernel) -> Evaluation:
         details: dict[str, object] = {"compile_s": round(compiled.seconds, 3), "compile_cached": compiled.cached,
