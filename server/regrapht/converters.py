@@ -253,24 +253,21 @@ def fix_to_code_action(
     preferred: bool,
 ) -> types.CodeAction:
     edits = [types.TextEdit(range=to_lsp_range(e.span, lines, encoding), new_text=e.new_text) for e in fix.edits]
-    if document_changes:
-        edit = types.WorkspaceEdit(
-            document_changes=[
-                types.TextDocumentEdit(
-                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-                    edits=list(edits),
-                )
-            ]
-        )
-    else:
-        edit = types.WorkspaceEdit(changes={uri: list(edits)})
     return types.CodeAction(
         title=fix.title,
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diagnostic],
-        edit=edit,
+        edit=_document_edit(uri, version, edits, document_changes),
         is_preferred=preferred,
     )
+
+
+def _document_edit(uri: str, version: int, edits: list[types.TextEdit], document_changes: bool) -> types.WorkspaceEdit:
+    """`edits` to one document: versioned `documentChanges` when the client supports them, else `changes`."""
+    if not document_changes:
+        return types.WorkspaceEdit(changes={uri: edits})
+    identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+    return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=identifier, edits=edits)])
 
 
 def refactor_command_action(title: str, command: str, argument: dict[str, Any]) -> types.CodeAction:
@@ -316,12 +313,10 @@ def confirmed_workspace_edit(
     without change-annotation or documentChanges support.
     """
     ranges = [(to_lsp_range(e.span, lines, encoding), e.new_text) for e in edits]
-    if not document_changes:
-        return types.WorkspaceEdit(changes={uri: [types.TextEdit(range=r, new_text=t) for r, t in ranges]})
-    identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
-    if not annotations:
+    if not (document_changes and annotations):
         plain = [types.TextEdit(range=r, new_text=t) for r, t in ranges]
-        return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=identifier, edits=list(plain))])
+        return _document_edit(uri, version, plain, document_changes)
+    identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
     annotated = [types.AnnotatedTextEdit(range=r, new_text=t, annotation_id=annotation_id) for r, t in ranges]
     return types.WorkspaceEdit(
         document_changes=[types.TextDocumentEdit(text_document=identifier, edits=list(annotated))],
