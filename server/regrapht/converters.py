@@ -107,11 +107,6 @@ def from_lsp_range(range_: types.Range, lines: Sequence[str], encoding: str) -> 
     )
 
 
-def json_object(value: Any) -> dict[str, Any] | None:
-    """`value` if it is a JSON object (the `data` field of a diagnostic comes back untyped)."""
-    return value if isinstance(value, dict) else None
-
-
 # ---------------------------------------------------------------------------------------------
 # Engine types -> LSP
 

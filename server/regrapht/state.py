@@ -112,9 +112,6 @@ class Analysis:
     def kernel(self, name: str) -> Any:
         return self.model.kernel(name) if self.model is not None else None
 
-    def findings_for(self, kernel: str) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.kernel == kernel)
-
 
 class DocumentState:
     """One open document. `lines` is `text.split("\\n")` (a trailing `\\r` stays in its line)."""
