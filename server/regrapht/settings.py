@@ -103,9 +103,9 @@ def _rule_codes(codes: tuple[str, ...]) -> str | None:
 
 
 def _severity_map(mapping: Mapping[str, str]) -> str | None:
-    bad_codes = [c for c in mapping if not RULE_CODE.match(c)]
+    bad_codes = _rule_codes(tuple(mapping))
     if bad_codes:
-        return f"not rule codes like R001: {', '.join(bad_codes)}"
+        return bad_codes
     bad = [f"{c}={s}" for c, s in mapping.items() if s not in SEVERITIES]
     return f"severities must be one of {', '.join(SEVERITIES)}: {', '.join(bad)}" if bad else None
 
