@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from regrapht.errors import InputError
 from regrapht.validate.bench import bench, default_cache_dir, slow_kernel_message
+from regrapht.validate.evaluator import OriginalCompileError
 from regrapht.validate.session import open_evaluator, start_worker
 
 
@@ -41,11 +41,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         try:
             evaluator = open_evaluator(Path(args.file), args.kernel, spec=Path(args.spec) if args.spec else None,
                                        arch=args.arch or None, env=env, cache_dir=cache_dir, worker=worker)
-        except InputError as error:
-            if error.message.startswith("the original does not compile"):
-                print(f"regrapht: {error}", file=err)
-                return 1
-            raise
+        except OriginalCompileError as error:
+            print(f"regrapht: {error}", file=err)
+            return 1
         for diagnostic in evaluator.original.diagnostics:
             print(str(diagnostic), file=err)
         report = bench(evaluator, measure=not args.no_run)

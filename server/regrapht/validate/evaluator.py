@@ -43,6 +43,10 @@ from regrapht.validate.worker import GpuWorker, WorkerFailure
 NO_DEVICE = "no CUDA device present"
 
 
+class OriginalCompileError(InputError):
+    """The original file does not compile: `bench` exits 1 for it rather than 2 (bad input)."""
+
+
 @dataclass(frozen=True)
 class CheckSettings:
     seeds: tuple[int, ...] = (1, 2, 3, 4)  # offsets from the session's base seed, at the spec size
@@ -141,7 +145,7 @@ class CudaEvaluator:
                                               include_dirs=self.include_dirs)
         if not self.original.ok:
             error = self.original.errors[0] if self.original.errors else None
-            raise InputError(f"the original does not compile: {error.message if error else self.original.first_error()}",
+            raise OriginalCompileError(f"the original does not compile: {error.message if error else self.original.first_error()}",
                              file=error.file if error else file, line=error.line if error else None)
         entry = find_entry(self.original.entries(), self.kernel.name, self.params, self.compiler.demangle)
         if entry is None:
