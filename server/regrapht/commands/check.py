@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from regrapht.errors import InputError
 from regrapht.spec.model import load_spec, spec_path_for
+from regrapht.spec.resolve import spec_launch
 from regrapht.validate.bench import default_cache_dir
 from regrapht.validate.session import open_evaluator, read_source, start_worker
 from regrapht.validate.types import Candidate, LaunchConfig
@@ -38,16 +38,11 @@ def register(subparsers: Any) -> None:
 
 
 def candidate_launch(args: argparse.Namespace, default: LaunchConfig) -> LaunchConfig:
-    grid, block, shared = default.grid, default.block, default.shared_bytes
     beside = spec_path_for(Path(args.candidate))
-    if beside.is_file():
-        kernel = load_spec(beside).kernel(args.kernel)
-        grid = tuple(str(g) for g in kernel.grid)
-        block = tuple(str(b) for b in kernel.block)
-        shared = str(kernel.shared_bytes)
-    return LaunchConfig(grid=tuple(args.grid) if args.grid else grid,
-                        block=tuple(args.block) if args.block else block,
-                        shared_bytes=args.shared_bytes or shared)
+    base = spec_launch(load_spec(beside).kernel(args.kernel)) if beside.is_file() else default
+    return LaunchConfig(grid=tuple(args.grid) if args.grid else base.grid,
+                        block=tuple(args.block) if args.block else base.block,
+                        shared_bytes=args.shared_bytes or base.shared_bytes)
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -60,11 +55,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         evaluator = open_evaluator(Path(args.original), args.kernel, spec=Path(args.spec) if args.spec else None,
                                    arch=args.arch or None, env=env, cache_dir=default_cache_dir(env), worker=worker)
         k = evaluator.kernel
-        default = LaunchConfig(tuple(str(g) for g in k.grid), tuple(str(b) for b in k.block), str(k.shared_bytes))
-        try:
-            launch = candidate_launch(args, default)
-        except InputError:
-            raise
+        launch = candidate_launch(args, spec_launch(k))
         evaluation = evaluator.evaluate(Candidate(source=candidate_text, launch=launch))
         baseline = evaluator.baseline() if evaluation.verified else None
     finally:

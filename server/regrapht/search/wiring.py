@@ -18,8 +18,8 @@ from regrapht.graph import ReasoningGraph, default_overlay_path, open_graph, sav
 from regrapht.model.backend import ModelBackend
 from regrapht.search.pipeline import KernelTarget
 from regrapht.spec.model import KernelSpec, Spec, load_spec, spec_path_for
+from regrapht.spec.resolve import spec_launch
 from regrapht.validate.evaluator import CudaEvaluator
-from regrapht.validate.types import LaunchConfig
 from regrapht.validate.worker import GpuWorker
 
 MODEL_STRATEGIES = ("mcgs", "random", "greedy", "cot")
@@ -34,8 +34,6 @@ def cache_dir(env: Mapping[str, str], home: Path) -> Path:
 
 def kernel_target(kernel: KernelSpec) -> KernelTarget:
     """The spec's launch as expressions, and the counts/values it fixes to integer literals."""
-    launch = LaunchConfig(tuple(str(g) for g in kernel.grid), tuple(str(b) for b in kernel.block),
-                          str(kernel.shared_bytes))
     constants: dict[str, int] = {}
     for arg in kernel.args:
         raw = arg.count if arg.is_pointer else None
@@ -43,7 +41,7 @@ def kernel_target(kernel: KernelSpec) -> KernelTarget:
             constants[arg.name] = raw
         elif isinstance(raw, str) and re.fullmatch(r"\s*\d+\s*", raw):
             constants[arg.name] = int(raw)
-    return KernelTarget(launch, constants)
+    return KernelTarget(spec_launch(kernel), constants)
 
 
 def find_spec(source_path: Path, spec_path: Path | None) -> Spec:

@@ -91,6 +91,12 @@ def _cast(value: Number, dtype: str, key: str, file: str | None) -> Number:
     return value
 
 
+def spec_launch(kernel: KernelSpec) -> LaunchConfig:
+    """The spec's own launch configuration as expressions (a candidate's unless it asks for another)."""
+    return LaunchConfig(tuple(str(g) for g in kernel.grid), tuple(str(b) for b in kernel.block),
+                        str(kernel.shared_bytes))
+
+
 def resolve(
     kernel: KernelSpec,
     *,
