@@ -18,7 +18,8 @@ from regrapht.errors import InputError
 from regrapht.evaluation.report import markdown, svg_chart, totals
 from regrapht.evaluation.runner import load_task, run_task_kernel
 from regrapht.search import STRATEGIES, SearchOptions
-from regrapht.search.wiring import MODEL_STRATEGIES, cache_dir
+from regrapht.search.wiring import MODEL_STRATEGIES
+from regrapht.validate.peaks import device_peaks
 
 
 def register(subparsers: Any) -> None:
@@ -34,17 +35,13 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _peaks(env: dict[str, str], home: Path) -> Any:
-    def measure(wired: Any) -> tuple[float, float] | None:
-        from regrapht.validate.peaks import device_peaks
-
-        if wired.evaluator.gpu_name is None:
-            return None
-        found = device_peaks(wired.worker, wired.evaluator.compiler, cache_dir(env, home),
-                             arch=wired.evaluator.arch, gpu_lock=wired.evaluator.gpu_lock)
-        return (found.gbps, found.gflops) if found is not None else None
-
-    return measure
+def _peaks(wired: Any) -> tuple[float, float] | None:
+    """The device's (GB/s, GFLOP/s) peaks, measured once per GPU and cached in the run's cache dir."""
+    if wired.evaluator.gpu_name is None:
+        return None
+    found = device_peaks(wired.worker, wired.evaluator.compiler, wired.evaluator.cache_dir,
+                         arch=wired.evaluator.arch, gpu_lock=wired.evaluator.gpu_lock)
+    return (found.gbps, found.gflops) if found is not None else None
 
 
 def run(args: Any) -> int:
@@ -63,7 +60,7 @@ def run(args: Any) -> int:
         for kernel in task.spec.kernels:
             try:
                 row = run_task_kernel(task, kernel, strategy=args.strategy, budget=args.budget, seed=args.seed,
-                                      model=model, options=options, env=env, home=home, peaks=_peaks(env, home))
+                                      model=model, options=options, env=env, home=home, peaks=_peaks)
             except InputError as error:
                 row = {"task": task.name, "kernel": kernel.name, "best": None, "error": str(error),
                        "recheck": {"outcome": None, "reason": "task did not run"}}

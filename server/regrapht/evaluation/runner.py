@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from regrapht.errors import InputError
+from regrapht.evaluation.report import roofline_floor_ms
 from regrapht.model.backend import ModelBackend
 from regrapht.search import OptimizeResult, SearchOptions, optimize
 from regrapht.search.wiring import open_run, save_statistics
@@ -84,8 +85,6 @@ def run_task_kernel(task: Task, kernel: KernelSpec, *, strategy: str, budget: in
     time_ms = result.best.time_ms if result.best is not None else result.baseline_ms
     floor = None
     if peak is not None:
-        from regrapht.evaluation.report import roofline_floor_ms
-
         floor = roofline_floor_ms(bytes_moved, flops, peak[0], peak[1])
     row["roofline"] = {
         "bytes": bytes_moved, "flops": flops, "peak_gbps": peak[0] if peak else None,
