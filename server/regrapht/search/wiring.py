@@ -19,6 +19,7 @@ from regrapht.model.backend import ModelBackend
 from regrapht.search.pipeline import KernelTarget
 from regrapht.spec.model import KernelSpec, Spec, load_spec, spec_path_for
 from regrapht.spec.resolve import spec_launch
+from regrapht.validate.bench import default_cache_dir
 from regrapht.validate.evaluator import CudaEvaluator
 from regrapht.validate.worker import GpuWorker
 
@@ -26,8 +27,8 @@ MODEL_STRATEGIES = ("mcgs", "random", "greedy", "cot")
 
 
 def cache_dir(env: Mapping[str, str], home: Path) -> Path:
-    base = env.get("XDG_CACHE_HOME") or str(home / ".cache")
-    path = Path(base) / "regrapht"
+    """The validation engine's cache dir (the same for bench, check, optimize and the editor)."""
+    path = default_cache_dir(env, home)
     path.mkdir(parents=True, exist_ok=True)
     return path
 

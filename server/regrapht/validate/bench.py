@@ -19,11 +19,14 @@ from regrapht.validate.peaks import DevicePeaks, device_peaks
 from regrapht.validate.types import Timing
 
 
-def default_cache_dir(env: Mapping[str, str]) -> Path:
+def default_cache_dir(env: Mapping[str, str], home: Path | None = None) -> Path:
+    """The one cache dir (compile cache, device peaks, GPU lock): $REGRAPHT_CACHE_DIR, else
+    $XDG_CACHE_HOME/regrapht, else ~/.cache/regrapht."""
     if env.get("REGRAPHT_CACHE_DIR"):
         return Path(env["REGRAPHT_CACHE_DIR"])
-    base = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else Path(env.get("HOME", ".")) / ".cache"
-    return base / "regrapht"
+    if env.get("XDG_CACHE_HOME"):
+        return Path(env["XDG_CACHE_HOME"]) / "regrapht"
+    return (home if home is not None else Path(env.get("HOME", "."))) / ".cache" / "regrapht"
 
 
 @dataclass(frozen=True)
