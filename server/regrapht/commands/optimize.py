@@ -16,7 +16,8 @@ from typing import Any
 from regrapht.errors import InputError
 from regrapht.model.backend import ModelBackend
 from regrapht.search import STRATEGIES, OptimizeResult, Progress, SearchOptions, optimize
-from regrapht.search.wiring import MODEL_STRATEGIES, find_spec, open_run, save_statistics
+from regrapht.search.wiring import MODEL_STRATEGIES, open_run, save_statistics
+from regrapht.validate.session import find_spec
 
 
 def register(subparsers: Any) -> None:

@@ -17,7 +17,7 @@ from types import TracebackType
 from regrapht.graph import ReasoningGraph, default_overlay_path, open_graph, save_overlay
 from regrapht.model.backend import ModelBackend
 from regrapht.search.pipeline import KernelTarget
-from regrapht.spec.model import KernelSpec, Spec, load_spec, spec_path_for
+from regrapht.spec.model import KernelSpec, Spec
 from regrapht.spec.resolve import spec_launch
 from regrapht.validate.bench import default_cache_dir
 from regrapht.validate.evaluator import CudaEvaluator
@@ -43,10 +43,6 @@ def kernel_target(kernel: KernelSpec) -> KernelTarget:
         elif isinstance(raw, str) and re.fullmatch(r"\s*\d+\s*", raw):
             constants[arg.name] = int(raw)
     return KernelTarget(spec_launch(kernel), constants)
-
-
-def find_spec(source_path: Path, spec_path: Path | None) -> Spec:
-    return load_spec(spec_path if spec_path is not None else spec_path_for(source_path))
 
 
 @dataclass
