@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -70,11 +70,13 @@ from regrapht.search.messages import (
     path_text,
     with_section,
 )
-from regrapht.search.pipeline import OptimizeResult
 from regrapht.search.result_edits import build_edit, kernel_text
 from regrapht.state import Analysis, DocumentState, ServerState
 from regrapht.text import Span
 from regrapht.validate.types import LaunchConfig
+
+if TYPE_CHECKING:  # annotations only: the server starts without the search engine
+    from regrapht.search.pipeline import OptimizeResult
 
 log = logging.getLogger(__name__)
 

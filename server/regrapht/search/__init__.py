@@ -1,8 +1,31 @@
 """Search for faster kernels: MCGS over the reasoning graph, baselines, deterministic appliers,
-model rewriting and the optimize pipeline (`optimize`)."""
+model rewriting and the optimize pipeline (`optimize`).
 
-from regrapht.search.options import STRATEGIES, SearchOptions
-from regrapht.search.pipeline import BestVersion, KernelTarget, OptimizeResult, optimize
-from regrapht.search.session import Progress
+The names below load on first use (PEP 562), so importing a light submodule such as
+`regrapht.search.messages` (the language server does at start-up) does not import the engine,
+the reasoning graph and networkx.
+"""
 
-__all__ = ["STRATEGIES", "BestVersion", "KernelTarget", "OptimizeResult", "Progress", "SearchOptions", "optimize"]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "STRATEGIES": "regrapht.search.options",
+    "SearchOptions": "regrapht.search.options",
+    "BestVersion": "regrapht.search.pipeline",
+    "KernelTarget": "regrapht.search.pipeline",
+    "OptimizeResult": "regrapht.search.pipeline",
+    "optimize": "regrapht.search.pipeline",
+    "Progress": "regrapht.search.session",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'regrapht.search' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

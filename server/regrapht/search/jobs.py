@@ -17,16 +17,18 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from regrapht.errors import InputError
 from regrapht.search.messages import progress_message, progress_percentage
-from regrapht.search.pipeline import OptimizeResult
 from regrapht.search.result_edits import kernel_changed
-from regrapht.search.session import Progress
 from regrapht.settings import Settings
 from regrapht.spec.model import Spec, parse_spec, spec_path_for
 from regrapht.validate.types import LaunchConfig
+
+if TYPE_CHECKING:  # annotations only: the server starts without the search engine
+    from regrapht.search.pipeline import OptimizeResult
+    from regrapht.search.session import Progress
 
 RunKey = tuple[str, str]  # (uri, kernel)
 

@@ -5,10 +5,13 @@ of the edit and of the code actions, and the kernel card's "Optimize" section. P
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from regrapht.cards import CardSection
-from regrapht.search.pipeline import BestVersion, OptimizeResult
-from regrapht.search.session import Progress
+
+if TYPE_CHECKING:  # annotations only: the server starts without the search engine
+    from regrapht.search.pipeline import BestVersion, OptimizeResult
+    from regrapht.search.session import Progress
 
 CARD_SECTION = "Optimize"
 KEPT = "kept (offered as a code action)"

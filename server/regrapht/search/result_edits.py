@@ -12,11 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from regrapht.search.pipeline import BestVersion
 from regrapht.search.source import code_mask, find_kernel, find_launch_sites, matching, split_top_level
 from regrapht.text import TextEdit, span_of
 from regrapht.validate.types import LaunchConfig
+
+if TYPE_CHECKING:  # annotations only: the server starts without the search engine
+    from regrapht.search.pipeline import BestVersion
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _SIMPLE = re.compile(r"[A-Za-z_]\w*|\d+[uUlL]*")
