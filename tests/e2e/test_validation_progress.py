@@ -80,3 +80,19 @@ async def test_validate_kernel_progress_and_no_device(client, tmp_path):
         await asyncio.sleep(0.05)
     assert nvcc_errors and nvcc_errors[0].range.start.line == SAXPY.splitlines().index(
         next(line for line in SAXPY.splitlines() if "y[i] = a * x[i]" in line))
+
+
+async def test_untitled_document_gets_no_spec_action_and_no_validation(client):
+    uri = "untitled:Untitled-1"
+    open_document(client, uri, SAXPY)
+    await wait_for_publication(client, uri, version=1)
+    position = position_of(SAXPY, "blockIdx.x", encoding_of(client))
+    where = {"line": position.line, "character": position.character}
+    actions = await send_raw_request(client, types.TEXT_DOCUMENT_CODE_ACTION, {
+        "textDocument": {"uri": uri}, "range": {"start": where, "end": where},
+        "context": {"diagnostics": [], "only": ["source"]},
+    })
+    assert actions == []  # nowhere to write a spec beside an unsaved buffer
+    answer = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="regrapht.validateKernel", arguments=[{"uri": uri, "kernel": "saxpy"}]))
+    assert answer["error"] == "untitled:Untitled-1 is not a file: save it, then create its benchmark spec"

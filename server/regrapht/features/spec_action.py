@@ -18,7 +18,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from regrapht.converters import create_file_edit
 from regrapht.errors import InputError
-from regrapht.features.common import in_worker, kernel_argument, require_document
+from regrapht.features.common import file_path, in_worker, kernel_argument, require_document
 from regrapht.spec.infer import infer_spec
 from regrapht.spec.model import spec_path_for
 from regrapht.state import Analysis, DocumentState, ServerState
@@ -28,10 +28,11 @@ CREATE_SPEC_COMMAND = "regrapht.createSpec"
 
 
 def spec_uri(uri: str) -> tuple[str, Path] | None:
-    path = to_fs_path(uri)
+    """Where the spec of the file at `uri` goes; None for documents that are not files."""
+    path = file_path(uri)
     if path is None:
         return None
-    target = spec_path_for(Path(path))
+    target = spec_path_for(path)
     target_uri = from_fs_path(str(target))
     return (target_uri, target) if target_uri else None
 

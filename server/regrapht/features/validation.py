@@ -19,11 +19,10 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
 
 from regrapht.cards import Resources
 from regrapht.errors import InputError
-from regrapht.features.common import in_worker, kernel_argument, require_document, send_status
+from regrapht.features.common import file_path, in_worker, kernel_argument, require_document, send_status
 from regrapht.features.progress import CancellableProgress
 from regrapht.rules.types import Finding
 from regrapht.spec.model import load_spec, spec_path_for
@@ -52,10 +51,9 @@ class ValidationService:
     def run(self, uri: str, text: str, kernels: tuple[str, ...] | None,
             should_stop: Callable[[], bool] = lambda: False,
             on_step: Callable[[str], None] = lambda message: None) -> tuple[Path, FileValidation] | None:
-        path_text = to_fs_path(uri)
-        if path_text is None:
+        path = file_path(uri)  # an untitled document has no spec beside it
+        if path is None:
             return None
-        path = Path(path_text)
         spec_file = spec_path_for(path)
         if not spec_file.is_file():
             return None
@@ -174,6 +172,8 @@ def register(server: LanguageServer, state: ServerState) -> None:
         """Async: compile + measure the kernel now, under cancellable progress (see `validate`)."""
         uri, kernel = kernel_argument(arguments)
         document = require_document(state, uri)
+        if file_path(uri) is None:
+            return {"error": f"{uri} is not a file: save it, then create its benchmark spec"}
         return await validate(uri, document.text, (kernel,))
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
