@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,15 @@ def run(args: Any) -> int:
             if row.get("best") is not None and isinstance(recheck, dict) and recheck.get("outcome") not in ("faster", "slower"):
                 failed = True
             rows.append(row)
+            # Written after every task, so a run stopped by a time limit keeps what it finished.
+            write_report(out, args, rows)
+            print(f"{task.name}/{kernel.name}: {task_line(row)}", file=sys.stderr, flush=True)
+    write_report(out, args, rows)
+    print(f"wrote {out / 'report.json'}, {out / 'report.md'}, {out / 'speedups.svg'}")
+    return 1 if failed else 0
+
+
+def write_report(out: Path, args: Any, rows: list[dict[str, object]]) -> None:
     first = next((r for r in rows if r.get("gpu")), rows[0] if rows else {})
     report = {
         "strategy": args.strategy, "budget": args.budget, "seed": args.seed,
@@ -78,5 +88,10 @@ def run(args: Any) -> int:
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     (out / "report.md").write_text(markdown(report), encoding="utf-8")
     (out / "speedups.svg").write_text(svg_chart(rows), encoding="utf-8")
-    print(f"wrote {out / 'report.json'}, {out / 'report.md'}, {out / 'speedups.svg'}")
-    return 1 if failed else 0
+
+
+def task_line(row: dict[str, object]) -> str:
+    best = row.get("best")
+    if isinstance(best, dict):
+        return f"{float(best['speedup']):.2f}x verified ({', '.join(map(str, best.get('techniques', [])))})"
+    return str(row.get("error") or row.get("reason") or "no faster verified version")
