@@ -66,7 +66,7 @@ def run_optimize(args: Any, *, env: dict[str, str], home: Path) -> OptimizeResul
         result = optimize(
             source, args.kernel, wired.target, wired.evaluator, model, wired.graph, args.strategy, args.budget,
             args.seed, None, progress, options=options,
-            gpu_lock=lambda: wired.evaluator.gpu_lock.hold(600.0),
+            gpu_lock=wired.evaluator.hold_gpu,
         )
         save_statistics(wired.graph, wired.overlay_path)
     return result

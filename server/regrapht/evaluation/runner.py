@@ -74,7 +74,7 @@ def run_task_kernel(task: Task, kernel: KernelSpec, *, strategy: str, budget: in
     with open_run(source, str(task.source_path), kernel.name, task.spec, env=env, home=home, model=model) as wired:
         result: OptimizeResult = optimize(
             source, kernel.name, wired.target, wired.evaluator, model, wired.graph, strategy, budget, seed,
-            options=options, gpu_lock=lambda: wired.evaluator.gpu_lock.hold(600.0),
+            options=options, gpu_lock=wired.evaluator.hold_gpu,
         )
         save_statistics(wired.graph, wired.overlay_path)
         peak = peaks(wired)

@@ -154,7 +154,7 @@ def run_search(
             request.snapshot, request.kernel, wired.target, evaluator, model, wired.graph,
             settings.search_strategy, settings.search_budget, 0, cancel, on_progress,
             options=SearchOptions(use_model=model is not None),
-            gpu_lock=lambda: evaluator.gpu_lock.hold(600.0),
+            gpu_lock=evaluator.hold_gpu,
         )
         save_statistics(wired.graph, wired.overlay_path)
     kind = "cancelled" if result.cancelled else "found" if result.best is not None else "nothing"

@@ -22,6 +22,7 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -170,6 +171,10 @@ class CudaEvaluator:
     @property
     def has_device(self) -> bool:
         return self.worker is not None and self.device is not None
+
+    def hold_gpu(self) -> AbstractContextManager[None]:
+        """The GPU lock for work beside this evaluator's (on-GPU generation), same timeout."""
+        return self.gpu_lock.hold(self.settings.lock_timeout_s)
 
     # -- the protocol -------------------------------------------------------------------------
     def baseline(self) -> Timing | None:

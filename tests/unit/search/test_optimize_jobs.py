@@ -122,7 +122,9 @@ class FakeEvaluator:
     arch: str = "sm_90"
     no_device_reason: str = "no CUDA device present"
     seen: list[Candidate] = field(default_factory=list)
-    gpu_lock: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(hold=lambda timeout: _Null()))
+
+    def hold_gpu(self) -> _Null:
+        return _Null()
 
     def baseline(self) -> Timing | None:
         return Timing(1.0, 1.0, 1.0, 20) if self.gpu_name else None
