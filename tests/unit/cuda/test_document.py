@@ -6,19 +6,12 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from random_edits import random_span
+
 from regrapht.cuda import SourceDocument, parse_source
 from regrapht.text import Position, Span, TextEdit, apply_edits
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-
-
-def _random_span(text: str, rng: random.Random) -> Span:
-    lines = text.split("\n")
-    a_line = rng.randrange(len(lines))
-    b_line = min(len(lines) - 1, a_line + rng.randrange(3))
-    a = Position(a_line, rng.randrange(len(lines[a_line]) + 1))
-    b = Position(b_line, rng.randrange(len(lines[b_line]) + 1))
-    return Span(min(a, b), max(a, b))
 
 
 def test_incremental_edits_match_fresh_parse() -> None:
@@ -28,7 +21,7 @@ def test_incremental_edits_match_fresh_parse() -> None:
     assert document.model == parse_source(text)
     insertions = ["", "x", "\n", "  ", "é😀", "a[threadIdx.x * 2] = 1.0;\n", "}", "/*", "__syncthreads();"]
     for _ in range(60):
-        span = _random_span(text, rng)
+        span = random_span(text, rng, 2)
         new_text = rng.choice(insertions)
         text = apply_edits(text, [TextEdit(span, new_text)])
         document.apply_change(span, new_text)

@@ -8,9 +8,11 @@ import dataclasses
 import random
 from pathlib import Path
 
+from random_edits import random_span
+
 from regrapht.cuda import SourceDocument, parse_source
 from regrapht.rules import Finding, RuleConfig, analyze
-from regrapht.text import Position, Span, TextEdit, apply_edits
+from regrapht.text import Span, TextEdit, apply_edits
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "rules"
 CONFIGS = [
@@ -37,15 +39,6 @@ def _reference(text: str, config: RuleConfig = CONFIGS[0]) -> list[Finding]:
     return analyze(dataclasses.replace(parse_source(text), placements=()), config)
 
 
-def _random_span(text: str, rng: random.Random) -> Span:
-    lines = text.split("\n")
-    a_line = rng.randrange(len(lines))
-    b_line = min(len(lines) - 1, a_line + rng.randrange(2))
-    a = Position(a_line, rng.randrange(len(lines[a_line]) + 1))
-    b = Position(b_line, rng.randrange(len(lines[b_line]) + 1))
-    return Span(min(a, b), max(a, b))
-
-
 def test_incremental_findings_match_fresh_analysis() -> None:
     rng = random.Random(11)
     text = _corpus()
@@ -53,7 +46,7 @@ def test_incremental_findings_match_fresh_analysis() -> None:
     insertions = ["", "x", "\n", "\n\n", "  ", "é😀", "a[threadIdx.x * 2] = 1.0;\n", "}", "{", "/*", "*/",
                   "__syncthreads();\n", "sqrt(2.0)", "kernel<<<1, 48>>>(p);\n"]
     for step in range(60):
-        span = _random_span(text, rng)
+        span = random_span(text, rng, 1)
         new_text = rng.choice(insertions)
         text = apply_edits(text, [TextEdit(span, new_text)])
         document.apply_change(span, new_text)
