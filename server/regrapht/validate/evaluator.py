@@ -6,7 +6,8 @@ kernel lookup by mangled name -> differential check against the original in the 
 (several seeds, the spec size and an odd size, repeated and reordered runs, poisoned outputs,
 guarded buffers) -> timing (median of >= 20 runs, L2 flushed) -> an `Evaluation`. Without a
 device, compiled candidates are "unverified" with reason "no CUDA device present" and never
-get a timing. All GPU work holds the GPU lock.
+get a timing. All GPU work holds the GPU lock; drawing the random inputs (host work) is done
+before it is taken.
 
 One evaluator is one worker session: its seeds are drawn from a random base seed (recorded in
 each evaluation's details) when it is made, so the inputs are fresh random inputs that the
@@ -160,6 +161,7 @@ class CudaEvaluator:
         seed = self.settings.session_seed
         self.session_seed: int = secrets.randbits(31) if seed is None else int(seed)
         self._session: dict[str, Any] | None = None
+        self._inputs_prepared = False
 
     # -- what needs no device -----------------------------------------------------------------
     def resources(self) -> KernelResources:
@@ -316,8 +318,18 @@ class CudaEvaluator:
                              "checker": {"cubin": checker.cubin}, "inputs": inputs}
         return self._session
 
+    def _prepare_inputs(self) -> None:
+        """Have the worker draw the session's inputs on the host before the GPU lock is taken:
+        other processes keep the GPU meanwhile. Once per evaluator; a failure here is left for
+        the locked request that follows to report (it generates whatever is missing itself)."""
+        assert self.worker is not None
+        if not self._inputs_prepared:
+            self._inputs_prepared = True
+            self.worker.call({"op": "prepare", "session": self.session()}, timeout_s=self.settings.check_timeout_s)
+
     def _check(self, compiled: CompileResult, entry: str, launch: LaunchConfig) -> tuple[str, str] | None:
         assert self.worker is not None
+        self._prepare_inputs()
         try:
             trials = self.trial_plan(launch)
         except InputError as error:
@@ -342,6 +354,7 @@ class CudaEvaluator:
 
     def _time(self, compiled: CompileResult, entry: str, resolved: ResolvedKernel) -> Timing | WorkerFailure | str:
         assert self.worker is not None
+        self._prepare_inputs()
         session = self.session()
         request = {"op": "time", "session": session, "input": session["inputs"][0]["key"],
                    "module": {"cubin": compiled.cubin, "entry": entry}, "kernel": resolved.to_wire(),

@@ -76,6 +76,7 @@ class Device:
         self.session_budget = int(free * SESSION_MEMORY_SHARE)
         self.sessions: OrderedDict[str, Session] = OrderedDict()
         self.checkers: dict[str, Checker] = {}
+        self.host_inputs: dict[tuple[str, str], dict[str, np.ndarray]] = {}
 
     def info(self) -> dict[str, Any]:
         return {"name": self.name, "cc": self.cc, "l2_bytes": self.l2_bytes, "sms": self.sms,
@@ -260,7 +261,9 @@ def input_set(dev: Device, session: Session, key: str) -> tuple[InputSet, Workin
         dev.make_room(session, sum(nbytes_of(b) + 2 * GUARD_BYTES for b in kernel["buffers"]))
         session.working[layout] = Working(dev, kernel)
     if key not in session.inputs:
-        host = make_inputs(kernel, int(spec["seed"]))
+        host = dev.host_inputs.pop((session.id, key), None)
+        if host is None:
+            host = make_inputs(kernel, int(spec["seed"]))
         outputs = sum(nbytes_of(b) for b in kernel["buffers"] if b["role"] in ("out", "inout"))
         dev.make_room(session, sum(a.nbytes for a in host.values()) + outputs)
         pristine = {}
@@ -391,6 +394,26 @@ def verify(dev: Device, session: Session, inputs: InputSet, working: Working) ->
     return None
 
 
+def prepare(dev: Device, request: dict[str, Any]) -> dict[str, Any]:
+    """Generate on the host the inputs a session has not uploaded yet; touches no device.
+
+    The evaluator sends this before taking the GPU lock, so drawing large random inputs (CPU
+    work, seconds for big specs) does not keep other processes from the GPU.
+    """
+    wire = request["session"]
+    known = dev.sessions.get(wire["id"])
+    for stale in [k for k in dev.host_inputs if k[0] != wire["id"]]:  # bound host memory: one session
+        del dev.host_inputs[stale]
+    generated = 0
+    for spec in wire["inputs"]:
+        key = (wire["id"], spec["key"])
+        if (known is not None and spec["key"] in known.inputs) or key in dev.host_inputs:
+            continue
+        dev.host_inputs[key] = make_inputs(spec["kernel"], int(spec["seed"]))
+        generated += 1
+    return {"status": "ok", "generated": generated}
+
+
 def check(dev: Device, request: dict[str, Any]) -> dict[str, Any]:
     session, created = dev.session(request["session"])
     # the module stays loaded (referenced here) for the whole check: __device__ state persists
@@ -508,7 +531,7 @@ def serve(read: BinaryIO, write: BinaryIO, make_device: Callable[[], Device]) ->
     except RuntimeError as error:
         reason = str(error)
     handlers: dict[str, Callable[[Device, dict[str, Any]], dict[str, Any]]] = {
-        "check": check, "time": time_kernel, "peaks": peaks,
+        "prepare": prepare, "check": check, "time": time_kernel, "peaks": peaks,
     }
     while True:
         header = read.read(_HEADER.size)

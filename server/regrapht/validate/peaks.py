@@ -50,6 +50,9 @@ def device_peaks(worker: GpuWorker, compiler: Compiler, cache_dir: Path, *, arch
         return None
     lock = gpu_lock or GpuLock.in_dir(cache_dir)
     with lock.hold(timeout_s):
+        # another process may have measured them while this one waited for the lock
+        if cached := _read(path).get(device["name"]):
+            return DevicePeaks(device["name"], float(cached["gbps"]), float(cached["gflops"]))
         reply = worker.call({"op": "peaks", "fma": {"cubin": compiled.cubin, "entry": "fma_peak"}},
                             timeout_s=timeout_s)
     if isinstance(reply, WorkerFailure) or reply.get("status") != "ok":

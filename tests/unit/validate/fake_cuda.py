@@ -143,6 +143,7 @@ def fake_device(cuda: FakeCuda, budget: int = 1 << 30) -> Device:
     dev.session_budget = budget
     dev.sessions = OrderedDict()
     dev.checkers = {}
+    dev.host_inputs = {}
     return dev
 
 

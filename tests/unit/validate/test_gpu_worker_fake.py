@@ -20,7 +20,8 @@ from regrapht.spec.resolve import resolve
 from regrapht.validate.checker import CHECK_ENTRIES, CHECK_KERNELS
 from regrapht.validate.compiler import CompileCache, Compiler, find_demangler, find_nvcc
 from regrapht.validate.evaluator import CheckSettings, CudaEvaluator
-from regrapht.validate.gpu_worker import check, time_kernel
+from regrapht.validate.gpu_lock import GpuLock
+from regrapht.validate.gpu_worker import check, prepare, time_kernel
 from regrapht.validate.types import Candidate, LaunchConfig
 
 SPEC = xy_spec("scale", grid="(n + 255) / 256", block=256, n="1000 + 3")
@@ -119,6 +120,24 @@ def test_session_inputs_and_references_are_made_once(cuda: FakeCuda) -> None:
     assert all(np.array_equal(pristine[k], again[k]) for k in pristine)
 
 
+def test_prepared_inputs_are_the_ones_uploaded_and_touch_no_device(cuda: FakeCuda) -> None:
+    plain, prepared = fake_device(cuda), fake_device(cuda)
+    request = check_request("good")
+    before = dict(cuda.memory)
+    assert prepare(prepared, request) == {"status": "ok", "generated": 4}
+    assert cuda.memory == before and not prepared.sessions  # host work only: no allocation, no session
+    assert prepare(prepared, request)["generated"] == 0  # already waiting
+    assert check(plain, request)["status"] == check(prepared, request)["status"] == "ok"
+    assert not prepared.host_inputs  # handed over to the device copies
+    def firsts(dev: Any) -> dict[str, bytes]:
+        inputs = next(iter(dev.sessions.values())).inputs
+        return {k: cuda.array(v.pristine["x"], 8, np.float32).tobytes() for k, v in inputs.items()}
+    assert firsts(plain) == firsts(prepared)  # same seeds, same inputs, whoever generated them
+    assert prepare(prepared, request)["generated"] == 0  # on the device already
+    prepare(prepared, check_request("good", seeds=(5,)))
+    assert {k[0] for k in prepared.host_inputs} == {"session-5"}  # one session's inputs kept at most
+
+
 def test_sessions_are_evicted_past_the_budget(cuda: FakeCuda) -> None:
     dev = fake_device(cuda, budget=40_000)
     assert check(dev, check_request("good", seeds=(1,)))["status"] == "ok"
@@ -153,7 +172,7 @@ class InProcessWorker:
     def call(self, request: dict[str, Any], *, timeout_s: float) -> dict[str, Any]:
         wire = roundtrip(request)
         self.requests.append(wire)
-        handler = {"check": check, "time": time_kernel}[wire["op"]]
+        handler = {"prepare": prepare, "check": check, "time": time_kernel}[wire["op"]]
         return roundtrip(handler(self.dev, wire))
 
 
@@ -203,3 +222,31 @@ def test_evaluator_and_worker_speak_the_same_session_protocol(cuda: FakeCuda, tm
     other = CudaEvaluator(ORIGINAL, "scale", spec, arch=None, worker=None, cache_dir=tmp_path, compiler=compiler,
                           file="scale.cu")
     assert other.session_seed != evaluator.session_seed  # fresh random inputs per session
+
+
+def test_the_evaluator_prepares_inputs_outside_the_gpu_lock(cuda: FakeCuda, tmp_path: Path) -> None:
+    nvcc = find_nvcc(os.environ)
+    if nvcc is None:
+        pytest.skip("nvcc not on PATH")
+    compiler = Compiler(nvcc, cache=CompileCache(tmp_path), demangler=find_demangler(nvcc, os.environ))
+    checker = compiler.compile(CHECK_KERNELS, arch="sm_90", file="regrapht_check.cu")
+    original = compiler.compile(ORIGINAL, arch="sm_90", file="scale.cu")
+    assert checker.cubin is not None and original.cubin is not None
+    cuda.modules[checker.cubin] = CHECKER
+    cuda.modules[original.cubin] = {"*": scale(GOOD)}
+    lock = GpuLock.in_dir(tmp_path)
+    held: list[tuple[str, bool]] = []
+
+    class LockWatchingWorker(InProcessWorker):
+        def call(self, request: dict[str, Any], *, timeout_s: float) -> dict[str, Any]:
+            held.append((request["op"], lock._depth > 0))
+            return super().call(request, timeout_s=timeout_s)
+
+    evaluator = CudaEvaluator(ORIGINAL, "scale", parse_spec(SPEC, file="scale.regrapht.toml"), arch=None,
+                              worker=LockWatchingWorker(cuda), cache_dir=tmp_path,  # type: ignore[arg-type]
+                              compiler=compiler, file="scale.cu", gpu_lock=lock,
+                              settings=CheckSettings(odd_size_cap=700))
+    assert evaluator.evaluate(Candidate(ORIGINAL, LaunchConfig(("ceil_div(n, 128)",), ("128",)))).verified
+    evaluator.evaluate(Candidate(ORIGINAL + "// again\n", LaunchConfig(("ceil_div(n, 256)",), ("256",))))
+    assert held[0] == ("prepare", False)
+    assert [op for op, _ in held].count("prepare") == 1 and all(h for op, h in held if op != "prepare")
