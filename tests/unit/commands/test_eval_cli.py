@@ -69,3 +69,21 @@ def test_merge_eval_combines_per_task_reports(tmp_path: Path) -> None:
     assert report["totals"]["verified_correct"] == 1 and report["totals"]["geomean_speedup"] == pytest.approx(2.0)
     assert report["totals"]["geomean_roofline_fraction"] == pytest.approx(0.3)
     assert "| mcgs | 2 | 1 | 1 | 0 | 2.00x | 0.30 |" in (merged / "summary.md").read_text()
+
+
+def test_merge_eval_tabulates_optimize_results_of_the_examples(tmp_path: Path) -> None:
+    runs, merged = tmp_path / "runs", tmp_path / "merged"
+    runs.mkdir()
+    faster = {"best": {"speedup": 3.25, "time_ms": 0.1, "verified": True, "techniques": ["grid_stride_loop"]},
+              "wall_s": 12.4, "reason": None}
+    (runs / "optimize-mcgs-saxpy-saxpy.json").write_text(json.dumps(faster))
+    (runs / "optimize-cot-saxpy-saxpy.json").write_text(json.dumps({"best": None, "wall_s": 9.0,
+                                                                     "reason": "no candidate passed the check"}))
+    (runs / "optimize-random-transpose-transpose_tiled.json").write_text("")  # killed before writing
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / "merge_eval.py"), str(runs), str(merged)],
+                            capture_output=True, text=True, cwd=ROOT, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = (merged / "summary.md").read_text().splitlines()
+    assert lines[0] == "| example kernel | mcgs | random | cot |"
+    assert lines[2] == "| saxpy-saxpy | 3.25x (grid_stride_loop; 12 s) | not run | none: no candidate passed the check |"
+    assert lines[3].startswith("| transpose-transpose_tiled | not run | no result (killed")
