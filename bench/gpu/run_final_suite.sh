@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole optimize evaluation on a GPU host in one go: every strategy on every bench task
 # (`regrapht eval`, one task per process) and on every example kernel (`regrapht optimize`),
-# run in parallel. GPU work stays serialised by the GPU lock (shared cache dir); model
-# generation and nvcc use the host's cores. Each strategy keeps its own graph overlay so the
+# run in parallel, spread over the host's GPUs. GPU work stays serialised per GPU by its GPU lock
+# (one cache dir per GPU); model generation and nvcc use the host's cores. Each strategy keeps its own graph overlay so the
 # strategies do not learn from each other. Results: one tarball, $OUT/final.tgz.
 # SUITE_TIMEOUT (s) stops starting and waiting for jobs, then merges what finished.
 # Needs: wheels installed at $SITE (default /tmp/site), the GGUF at $REGRAPHT_MODEL.
@@ -12,7 +12,7 @@ OUT=${OUT:?set OUT}
 SITE=${SITE:-/tmp/site}
 TASK_BUDGET=${TASK_BUDGET:-12}
 EXAMPLE_BUDGET=${EXAMPLE_BUDGET:-8}
-JOBS=${JOBS:-4}                    # 4 jobs x 4 model threads fill a 16-core host
+JOBS=${JOBS:-}                     # default 4 per GPU: 4 jobs x 4 model threads fill 16 cores
 JOB_TIMEOUT=${JOB_TIMEOUT:-300}
 STRATEGIES=${STRATEGIES:-"rules mcgs greedy random cot"}
 TASKS=${TASKS:-1}                  # 0: example kernels only
@@ -20,41 +20,47 @@ EXAMPLES=${EXAMPLES:-1}            # 0: bench tasks only
 MODEL_THREADS=${MODEL_THREADS:-4}  # per job
 RUN=${RUN_DIR:-/tmp/final}
 export PYTHONPATH="$PWD/server:$SITE${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-export XDG_CACHE_HOME=/tmp/final-cache  # one GPU lock and one compile cache for all jobs
 mkdir -p "$RUN/runs" "$RUN/logs"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$RUN/gpu.txt" 2>&1
+# Jobs are spread over the host's GPUs round-robin; each GPU has its own cache dir, so its own
+# GPU lock: the jobs of one GPU never time kernels at the same moment.
+GPUS=${GPUS:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)}
+[ "$GPUS" -ge 1 ] 2>/dev/null || GPUS=1
 
 jobs_file="$RUN/jobs.txt"
-: > "$jobs_file"
+: > "$jobs_file.plain"
 # Task-major order: a run cut short by SUITE_TIMEOUT loses whole tasks, so the strategies it
 # did finish are still compared on the same tasks.
 for task in bench/tasks/*/; do  # tasks first: they carry the product's bar
     [ "$TASKS" = 1 ] || break
     for strategy in $STRATEGIES; do
-        echo "eval $strategy $task" >> "$jobs_file"
+        echo "eval $strategy $task" >> "$jobs_file.plain"
     done
 done
 for spec in examples/*.regrapht.toml; do
     [ "$EXAMPLES" = 1 ] || break
     for kernel in $(python3 -c 'import sys, tomllib; print(" ".join(k["name"] for k in tomllib.load(open(sys.argv[1], "rb"))["kernel"]))' "$spec"); do
         for strategy in $STRATEGIES; do
-            echo "optimize $strategy ${spec%.regrapht.toml}.cu $kernel" >> "$jobs_file"
+            echo "optimize $strategy ${spec%.regrapht.toml}.cu $kernel" >> "$jobs_file.plain"
         done
     done
 done
+awk -v gpus="$GPUS" '{ print (NR - 1) % gpus, $0 }' "$jobs_file.plain" > "$jobs_file"
+JOBS=${JOBS:-$(( 4 * GPUS ))}
 
-run_job() {  # kind strategy target [kernel]
-    local kind=$1 strategy=$2 target=$3 kernel=${4:-}
+run_job() {  # gpu kind strategy target [kernel]
+    local gpu=$1 kind=$2 strategy=$3 target=$4 kernel=${5:-}
     local name model=()
+    export CUDA_VISIBLE_DEVICES=$gpu XDG_CACHE_HOME=/tmp/final-cache-gpu$gpu
     [ "$strategy" != rules ] && model=(--model "$REGRAPHT_MODEL" --model-threads "$MODEL_THREADS")
     if [ "$kind" = eval ]; then
         name="eval-$strategy-$(basename "$target")"
-        XDG_DATA_HOME="$RUN/data-$strategy" timeout "$JOB_TIMEOUT" python3 -m regrapht eval "$target" \
+        XDG_DATA_HOME="$RUN/data-$strategy" timeout "$JOB_TIMEOUT" python3 -m regrapht --log-level INFO eval "$target" \
             --strategy "$strategy" --budget "$TASK_BUDGET" --out "$RUN/runs/$name" "${model[@]}" \
             > "$RUN/logs/$name.log" 2>&1
     else
         name="optimize-$strategy-$(basename "${target%.cu}")-$kernel"
-        XDG_DATA_HOME="$RUN/data-$strategy" timeout "$JOB_TIMEOUT" python3 -m regrapht optimize "$target" \
+        XDG_DATA_HOME="$RUN/data-$strategy" timeout "$JOB_TIMEOUT" python3 -m regrapht --log-level INFO optimize "$target" \
             --kernel "$kernel" --strategy "$strategy" --budget "$EXAMPLE_BUDGET" --json "${model[@]}" \
             > "$RUN/runs/$name.json" 2> "$RUN/logs/$name.log"
     fi
@@ -64,6 +70,7 @@ export -f run_job
 export RUN TASK_BUDGET EXAMPLE_BUDGET JOB_TIMEOUT REGRAPHT_MODEL MODEL_THREADS
 start=$(date +%s)
 timeout "${SUITE_TIMEOUT:-100000}" xargs -P "$JOBS" -L 1 bash -c 'run_job "$@"' _ < "$jobs_file"
+pkill -f "regrapht --log-level INFO" 2>/dev/null  # jobs still running when SUITE_TIMEOUT hit
 echo "wall $(( $(date +%s) - start )) s for $(wc -l < "$jobs_file") jobs" | tee -a "$RUN/status.txt"
 python3 bench/merge_eval.py "$RUN/runs" "$RUN/merged" > "$RUN/summary.md" 2>&1
 cat "$RUN/summary.md"

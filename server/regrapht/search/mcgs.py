@@ -1,7 +1,8 @@
 """Monte Carlo Graph Search over the reasoning graph, as published (ReGraphT, arXiv 2510.19873).
 
 - Selection walks the expanded subgraph from START by P-UCB(s) = Q(s) + sqrt(2 ln N(parent) / N(s))
-  (an unvisited vertex first), never revisiting a vertex on the same path.
+  (an unvisited vertex first), never revisiting a vertex on the same path. Ties (unvisited
+  vertices, equal rollout scores) go to the graph's prior, then to a matching deterministic applier.
 - Expansion adds all graph successors of the selected vertex on its first visit.
 - Rollout picks the next technique by argmax_a [Q(s,a) - lambda N(s,a)] with probability
   1 - epsilon, uniformly at random otherwise, up to a step cap, stopping at the first failed step.
@@ -43,6 +44,16 @@ class GraphWalker:
             names = {name for a in appliers for name in (a.technique, *a.also)}
             found = [t for t in found if t in names]
         return found
+
+    def applier_rank(self, state: Candidate, technique: str) -> int:
+        """Higher for a technique whose applier matches `state` earlier in APPLIERS (pattern
+        rewrites come first there); 0 when none matches. Breaks ties between equal scores: an
+        applier rewrite is cheap, safe and, on a pattern it recognises, usually the big gain."""
+        appliers = self.session.applicable(state)
+        for position, applier in enumerate(appliers):
+            if technique == applier.technique:
+                return len(appliers) - position
+        return 0
 
     def prior(self, u: str, v: str) -> float:
         if self.graph is None:
@@ -118,8 +129,11 @@ class MCGS(GraphWalker):
             children = [c for c in self.expanded[vertex] if c not in path]
             if not children or len(path) > self.session.options.max_depth:
                 break
-            # Ties (several unvisited children) go to the best prior, then the graph's order.
-            child = max(children, key=lambda c: (self.ucb(vertex, c), self.prior(vertex, c)))
+            # Ties (several unvisited children) go to the best prior, then to a matching applier,
+            # then the graph's order.
+            here = state
+            child = max(children, key=lambda c: (self.ucb(vertex, c), self.prior(vertex, c),
+                                                 self.applier_rank(here, c)))
             result = self.step(tuple(path[1:]), vertex, child, state)
             path.append(child)
             rewards.append(result.reward)
@@ -141,8 +155,9 @@ class MCGS(GraphWalker):
             if self.session.rng.random() < options.epsilon:
                 technique = self.session.rng.choice(choices)
             else:
-                technique = max(choices, key=lambda a: self.edge_q(vertex, a)
-                                - options.visit_penalty * self.edge_visits.get((vertex, a), 0))
+                technique = max(choices, key=lambda a: (
+                    self.edge_q(vertex, a) - options.visit_penalty * self.edge_visits.get((vertex, a), 0),
+                    self.applier_rank(state, a)))
             result = self.step(techniques, vertex, technique, state)
             self.record_edge(vertex, technique, result.reward)
             rewards.append(result.reward)

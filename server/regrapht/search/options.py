@@ -16,6 +16,9 @@ class SearchOptions:
     max_depth: int = 6  # selection depth (techniques on the selected path)
     max_variants: int = 3  # applier rewrites judged per step (block sizes, tilings...)
     use_model: bool = True
+    # Ask the model in a step even when an applier rewrite of that technique already improved
+    # on the code (off: the budget goes to techniques the appliers cannot do).
+    model_after_applier_gain: bool = False
     # Expansion also adds, as successors, techniques whose deterministic applier matches the
     # current code, so that the appliers stay reachable from a small or sparse graph.
     applier_edges: bool = True

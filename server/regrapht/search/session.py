@@ -4,12 +4,16 @@ Every strategy generates candidates and has them evaluated through a `Session`, 
 accounting (one unit per candidate judged: evaluated by the evaluator or rejected before it),
 token counts, progress reports, cancellation and the "fastest verified so far" rule are the same
 for all of them. Applying one technique to one code state (`apply_technique`) is also here: the
-deterministic applier's rewrites and the model's rewrite are all judged and the best one wins.
+deterministic applier's rewrites and the model's rewrite are all judged and the best one wins
+(the model is not asked when an applier rewrite already improved on the code, unless
+`model_after_applier_gain`: with a small model that answer rarely wins and costs budget).
 """
 
 from __future__ import annotations
 
+import logging
 import random
+import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -30,6 +34,7 @@ from regrapht.search.source import find_kernel
 from regrapht.validate.types import Candidate, Evaluation, Evaluator, LaunchConfig
 
 FAILED = -1.0
+logger = logging.getLogger(__name__)
 
 
 def reward_of(evaluation: Evaluation) -> float:
@@ -139,7 +144,7 @@ class Session:
             return None
         self.report("compiling", f"{'+'.join(candidate.techniques) or 'original'}: {note}".rstrip(": "))
         evaluation = self.evaluator.evaluate(candidate)
-        self._record(candidate, evaluation)
+        self._record(candidate, evaluation, note)
         return Judged(candidate, evaluation, reward_of(evaluation), note)
 
     def reject(self, candidate: Candidate, reason: str) -> Judged | None:
@@ -147,11 +152,18 @@ class Session:
         if self.exhausted():
             return None
         evaluation = Evaluation("rejected", reason)
-        self._record(candidate, evaluation)
+        self._record(candidate, evaluation, "model answer")
         return Judged(candidate, evaluation, FAILED, reason)
 
-    def _record(self, candidate: Candidate, evaluation: Evaluation) -> None:
+    def _record(self, candidate: Candidate, evaluation: Evaluation, note: str) -> None:
         self.evaluated += 1
+        # one line per candidate (CLI: --log-level INFO): where a run's time and budget went
+        seconds = ", ".join(f"{k[:-2]} {evaluation.details[k]} s" for k in ("compile_s", "check_s", "time_s")
+                            if k in evaluation.details)
+        logger.info("%s [%d/%d] %s (%s): %s%s%s%s", self.kernel, self.evaluated, self.budget,
+                    "+".join(candidate.techniques) or "original", note or "-", evaluation.outcome,
+                    f" {evaluation.speedup:.2f}x" if evaluation.speedup is not None else "",
+                    f" {evaluation.reason[:160]}" if evaluation.reason else "", f" ({seconds})" if seconds else "")
         self.counters.generated += 1
         self._cache[(candidate.source, candidate.launch)] = evaluation
         if evaluation.outcome in ("faster", "slower", "wrong", "crashed", "timeout", "unverified"):
@@ -169,13 +181,17 @@ class Session:
     # ---- applying a technique ----------------------------------------------------------------
     def apply_technique(self, state: Candidate, previous: str, technique: str) -> StepResult:
         """Apply `technique` to `state`: the applier's rewrites (up to `max_variants`) and one model
-        rewrite are judged; the one with the highest reward is the step's result."""
+        rewrite (see the module docstring for when it is skipped) are judged; the one with the
+        highest reward is the step's result."""
         judged: list[Judged] = []
         for rewrite in self.applier_rewrites(state, technique)[: self.options.max_variants]:
             result = self.judge(Candidate(rewrite.source, rewrite.launch, (*state.techniques, technique)), rewrite.note)
             if result is not None:
                 judged.append(result)
-        if self.model is not None and self.options.use_model and not self.exhausted():
+        before = self.speedup_of(state)
+        applier_gained = any(j.evaluation.outcome == "faster" and (j.evaluation.speedup or 0.0) > before for j in judged)
+        if (self.model is not None and self.options.use_model and not self.exhausted()
+                and (not applier_gained or self.options.model_after_applier_gain)):
             result = self.model_rewrite(state, previous, technique)
             if result is not None:
                 judged.append(result)
@@ -189,6 +205,13 @@ class Session:
         if winner.reward <= FAILED:
             return StepResult(technique, None, FAILED, winner.evaluation, winner.note)
         return StepResult(technique, winner.candidate, winner.reward, winner.evaluation, winner.note)
+
+    def speedup_of(self, state: Candidate) -> float:
+        """The measured speedup of a code state over the original (1.0 for the original or unknown)."""
+        evaluation = self._cache.get((state.source, state.launch))
+        if evaluation is not None and evaluation.outcome == "faster" and evaluation.speedup is not None:
+            return evaluation.speedup
+        return 1.0
 
     def _remember(self, state: Candidate, winner: Judged, technique: str) -> None:
         if winner.candidate not in self.history:
@@ -252,6 +275,7 @@ class Session:
         seed = self.rng.randrange(2**31)
         self._model_calls += 1
         lock = self.gpu_lock() if self.gpu_lock is not None and self.model.device != "cpu" else nullcontext()
+        started = time.perf_counter()
         with lock:
             completion = self.model.complete(
                 messages, max_tokens=max_tokens, temperature=self.options.temperature, seed=seed,
@@ -259,6 +283,9 @@ class Session:
             )
         self.prompt_tokens += completion.prompt_tokens
         self.completion_tokens += completion.completion_tokens
+        logger.info("%s %s: %d prompt + %d completion tokens in %.1f s (%s)", self.kernel, note,
+                    completion.prompt_tokens, completion.completion_tokens, time.perf_counter() - started,
+                    completion.finish_reason)
         if completion.finish_reason == "cancelled":
             return None
         code = extract_code(completion.text)

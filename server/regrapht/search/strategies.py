@@ -2,7 +2,8 @@
 
 - `random`: random walks on the graph from START, same budget, stopping at a failed step.
 - `greedy`: walks that always take the best-known successor (this run's mean reward where
-  tried, else the graph's statistics), preferring a continuation not yet tried.
+  tried, else the graph's statistics; ties to a matching applier), preferring a continuation not
+  yet tried.
 - `cot`: the model alone, no graph: "think step by step and optimize", from the best so far.
 - `rules`: the deterministic appliers only, in their fixed order, keeping each verified gain.
 """
@@ -24,8 +25,8 @@ def run_mcgs(session: Session, graph: ReasoningGraph | None) -> None:
     MCGS(session, graph).run()
 
 
-# How a walk picks its next technique: (walker, vertex, techniques so far, successors) -> one.
-Pick = Callable[[GraphWalker, str, tuple[str, ...], list[str]], str]
+# How a walk picks its next technique: (walker, vertex, code state, techniques so far, successors) -> one.
+Pick = Callable[[GraphWalker, str, Candidate, tuple[str, ...], list[str]], str]
 
 
 def _walks(session: Session, graph: ReasoningGraph | None, pick: Pick, *, record_edges: bool) -> None:
@@ -41,7 +42,7 @@ def _walks(session: Session, graph: ReasoningGraph | None, pick: Pick, *, record
             choices = walker.successors(vertex, state)
             if not choices or session.exhausted():
                 return
-            technique = pick(walker, vertex, techniques, choices)
+            technique = pick(walker, vertex, state, techniques, choices)
             result = walker.step(techniques, vertex, technique, state)
             if record_edges:
                 walker.record_edge(vertex, technique, result.reward)
@@ -59,17 +60,19 @@ def _walks(session: Session, graph: ReasoningGraph | None, pick: Pick, *, record
 
 
 def run_random(session: Session, graph: ReasoningGraph | None) -> None:
-    def pick(walker: GraphWalker, vertex: str, techniques: tuple[str, ...], choices: list[str]) -> str:
+    def pick(walker: GraphWalker, vertex: str, state: Candidate, techniques: tuple[str, ...],
+             choices: list[str]) -> str:
         return session.rng.choice(choices)
 
     _walks(session, graph, pick, record_edges=False)
 
 
 def run_greedy(session: Session, graph: ReasoningGraph | None) -> None:
-    def pick(walker: GraphWalker, vertex: str, techniques: tuple[str, ...], choices: list[str]) -> str:
+    def pick(walker: GraphWalker, vertex: str, state: Candidate, techniques: tuple[str, ...],
+             choices: list[str]) -> str:
         untried = [a for a in choices if (*techniques, a) not in walker.paths]
         pool = untried or choices
-        return max(pool, key=lambda a: walker.edge_q(vertex, a))
+        return max(pool, key=lambda a: (walker.edge_q(vertex, a), walker.applier_rank(state, a)))
 
     _walks(session, graph, pick, record_edges=True)
 

@@ -4,10 +4,10 @@ Owns the pipeline for a candidate: contract check (same kernel name and paramete
 "rejected") -> launch configuration evaluated with the spec's scalars -> nvcc (cached) ->
 kernel lookup by mangled name -> differential check against the original in the GPU worker
 (several seeds, the spec size and an odd size, repeated and reordered runs, poisoned outputs,
-guarded buffers) -> timing (median of >= 20 runs, L2 flushed) -> an `Evaluation`. Without a
-device, compiled candidates are "unverified" with reason "no CUDA device present" and never
-get a timing. All GPU work holds the GPU lock; drawing the random inputs (host work) is done
-before it is taken.
+guarded buffers) -> timing (median of >= 20 runs, L2 flushed; one batch of 10 when a candidate
+is already 3x slower than the original) -> an `Evaluation`. Without a device, compiled
+candidates are "unverified" with reason "no CUDA device present" and never get a timing.
+All GPU work holds the GPU lock; drawing the random inputs (host work) is done before it is taken.
 
 One evaluator is one worker session: its seeds are drawn from a random base seed (recorded in
 each evaluation's details) when it is made, so the inputs are fresh random inputs that the
@@ -63,6 +63,7 @@ class CheckSettings:
     max_runs: int = 200
     target_timing_ms: float = 150.0  # wall time of the timed runs after min_runs (stop once spent)
     faster_margin: float = 0.02  # "faster" means a speedup above 1 + margin
+    slow_cutoff: float = 3.0  # a candidate this many times slower than the original: one timing batch
     lock_timeout_s: float | None = 600.0
 
 
@@ -359,7 +360,8 @@ class CudaEvaluator:
         request = {"op": "time", "session": session, "input": session["inputs"][0]["key"],
                    "module": {"cubin": compiled.cubin, "entry": entry}, "kernel": resolved.to_wire(),
                    "warmup": self.settings.warmup, "min_runs": self.settings.min_runs,
-                   "max_runs": self.settings.max_runs, "target_ms": self.settings.target_timing_ms}
+                   "max_runs": self.settings.max_runs, "target_ms": self.settings.target_timing_ms,
+                   "slow_ms": None if self._baseline is None else self._baseline.median_ms * self.settings.slow_cutoff}
         try:
             with self.gpu_lock.hold(self.settings.lock_timeout_s):
                 reply = self.worker.call(request, timeout_s=self.settings.time_timeout_s)

@@ -459,6 +459,9 @@ def time_kernel(dev: Device, request: dict[str, Any]) -> dict[str, Any]:
         events[count - 1][1].synchronize()
         return [float(events[k][1].time_since(events[k][0])) for k in range(count)]
 
+    # A candidate whose first batch is already far slower than the original (`slow_ms`) cannot
+    # win: one batch tells enough, and a 100x slower kernel would otherwise hold the GPU for long.
+    slow_ms = request.get("slow_ms")
     times: list[float] = []
     try:
         batch(max(1, min(int(request["warmup"]), TIMING_BATCH)), 0)
@@ -466,6 +469,8 @@ def time_kernel(dev: Device, request: dict[str, Any]) -> dict[str, Any]:
         target_s = float(request["target_ms"]) / 1e3
         while len(times) < max_runs and (len(times) < min_runs or dev.clock() - started < target_s):
             times += batch(min(TIMING_BATCH, max_runs - len(times)), len(times))
+            if slow_ms is not None and sorted(times)[len(times) // 2] > float(slow_ms):
+                break
     except cuda.Error as error:
         raise Fatal(f"timing: {error}") from error
     return {"status": "ok", "times_ms": times}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 from regrapht.search.session import FAILED, Session, StepResult
 from regrapht.validate.types import Candidate, Evaluation, Timing
@@ -40,6 +41,7 @@ class ScriptedSteps(Session):
 
     rewards: dict[str, float] = field(default_factory=dict)
     applied: list[tuple[str, ...]] = field(default_factory=list)
+    matching: list[str] = field(default_factory=list)  # techniques whose "applier" matches, in APPLIERS order
 
     def apply_technique(self, state: Candidate, previous: str, technique: str) -> StepResult:
         self.evaluated += 1
@@ -52,4 +54,4 @@ class ScriptedSteps(Session):
         return StepResult(technique, new, reward, Evaluation("faster", speedup=reward))
 
     def applicable(self, state: Candidate) -> list:  # type: ignore[type-arg]
-        return []
+        return [SimpleNamespace(technique=t, also=()) for t in self.matching]

@@ -106,3 +106,12 @@ def test_epsilon_one_is_uniform_random_choice() -> None:
         search.rollout([START], s.original)
     counts = {t: search.edge_visits[(START, t)] for t in "abc"}
     assert all(15 < n < 50 for n in counts.values()), counts
+
+
+def test_ties_go_to_the_prior_then_to_a_matching_applier() -> None:
+    graph = graph_of((START, "a"), (START, "b"), (START, "c"), (START, "d"))
+    graph.record_outcome(START, "d", 0.5, 1.5, "sm_90")  # a measured prior beats an applier match
+    s = session(4, {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0})
+    s.matching = ["c", "b"]  # c's applier comes first in APPLIERS
+    MCGS(s, graph).run()
+    assert s.applied == [("d",), ("c",), ("b",), ("a",)]

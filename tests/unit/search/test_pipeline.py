@@ -115,7 +115,8 @@ def test_progress_names_stages_and_cancel_stops_between_steps() -> None:
         return len(seen) > 6
 
     result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), ScriptedModel([MODEL_ANSWER] * 40),
-                      graph(), "mcgs", 30, 0, cancel, seen.append)
+                      graph(), "mcgs", 30, 0, cancel, seen.append,
+                      options=SearchOptions(model_after_applier_gain=True))
     stages = {p.stage for p in seen}
     assert {"generating", "compiling"} <= stages and ("timing" in stages or "checking" in stages)
     assert result.cancelled and result.counters.generated < 30
@@ -138,7 +139,23 @@ def test_bad_input() -> None:
 
 def test_model_prompt_carries_the_edge_example() -> None:
     model = ScriptedModel([MODEL_ANSWER] * 40)
-    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), model, graph(), "mcgs", 6, 0)
+    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), model, graph(), "mcgs", 6, 0,
+             options=SearchOptions(model_after_applier_gain=True))
     user = model.prompts[0][1].content
     assert "Example of this technique" in user and "because" in user
     assert re.search(r"__global__ void saxpy", user)
+
+
+def test_the_model_is_not_asked_where_an_applier_already_gained() -> None:
+    """A step whose applier rewrite verified faster keeps its budget for other techniques; with
+    model_after_applier_gain the model is asked in that step too."""
+    def steps_with_model(options: SearchOptions) -> list[tuple[str, ...]]:
+        evaluator = FakeEvaluator(speed_by_text)
+        optimize(SAXPY, "saxpy", TARGET, evaluator, ScriptedModel([MODEL_ANSWER] * 40), graph(), "mcgs", 8, 0,
+                 options=options)
+        assert evaluator.seen[0].techniques == ("launch_configuration",)  # block 256: 1.2x by an applier
+        return [c.techniques for c in evaluator.seen if "WRONG" in c.source]
+
+    default = steps_with_model(SearchOptions())
+    assert default and ("launch_configuration",) not in default  # asked later, where no applier gained
+    assert ("launch_configuration",) in steps_with_model(SearchOptions(model_after_applier_gain=True))

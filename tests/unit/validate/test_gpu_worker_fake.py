@@ -157,6 +157,10 @@ def test_timing_runs_at_least_min_runs_and_stops(cuda: FakeCuda) -> None:
     assert reply["status"] == "ok" and len(reply["times_ms"]) == 45
     request["target_ms"] = 0.0
     assert len(time_kernel(dev, request)["times_ms"]) == 20
+    request["slow_ms"] = 0.0  # far slower than the original already: one batch is enough
+    assert len(time_kernel(dev, request)["times_ms"]) == 10
+    request["slow_ms"] = 1e9
+    assert len(time_kernel(dev, request)["times_ms"]) == 20
 
 
 class InProcessWorker:
