@@ -134,6 +134,9 @@ class LlamaBackend:
             model_path=str(self.path),
             n_ctx=self.settings.context,
             n_threads=self.settings.threads or None,
+            # prompt processing too: llama-cpp-python's default for it is every core, which
+            # thrashes when several searches (or the editor and a build) share the machine
+            n_threads_batch=self.settings.threads or None,
             n_gpu_layers=self.settings.gpu_layers,
             seed=self.settings.seed,
             verbose=False,  # llama.cpp's load chatter would land on the server's stderr
