@@ -12,7 +12,8 @@ No pygls here (tests drive it directly). Thread model:
 
 Extension points for other features (validation, optimize, timing):
 - `kernel_facts[(uri, kernel)]`: a `cards.KernelFacts` record rendered into the kernel card
-  (hover and `regrapht.showKernelReport`). Update with `update_kernel_facts` (thread-safe).
+  (hover and `regrapht.showKernelReport`). Update with `update_kernel_facts` (thread-safe);
+  dropped when the document closes.
 - `set_external_findings(uri, source, findings)`: findings from another source (e.g. measured
   slow kernels) published alongside the rules' diagnostics; then call
   `state.publisher.refresh(uri)` to republish.
@@ -272,6 +273,10 @@ class ServerState:
         self.debouncer.cancel(uri)
         with self._lock:
             self.external_findings.pop(uri, None)
+            # measurements describe the text that was open; the file may change before it is
+            # reopened, and facts of closed files would otherwise accumulate for the session
+            for key in [k for k in self.kernel_facts if k[0] == uri]:
+                del self.kernel_facts[key]
         return document
 
     def get(self, uri: str) -> DocumentState | None:

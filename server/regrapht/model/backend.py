@@ -34,4 +34,9 @@ class ModelBackend(Protocol):
         seed: int,
         should_stop: Callable[[], bool] | None = None,
         on_token: Callable[[str], None] | None = None,
-    ) -> Completion: ...
+        prefill: str = "",
+    ) -> Completion:
+        """Generate the assistant's answer to `messages`. `prefill` is the start of that answer,
+        which the model continues (it is part of the prompt, and `Completion.text` begins with
+        it; `completion_tokens` counts only what the model generated)."""
+        ...

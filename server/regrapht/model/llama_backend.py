@@ -224,12 +224,13 @@ class LlamaBackend:
         seed: int,
         should_stop: Callable[[], bool] | None = None,
         on_token: Callable[[str], None] | None = None,
+        prefill: str = "",
     ) -> Completion:
         with self._lock:
             llama = self._ensure_loaded()
             rendered = self._render(messages)
             prompt = llama.tokenize(
-                rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True
+                (rendered.prompt + prefill).encode("utf-8"), add_bos=not rendered.added_special, special=True
             )
             n_ctx = int(llama.n_ctx())
             if len(prompt) >= n_ctx:
@@ -243,7 +244,8 @@ class LlamaBackend:
             self._prompt_tokens += len(prompt)
             self._completion_tokens += generated
             self._calls += 1
-            return Completion(text=text, prompt_tokens=len(prompt), completion_tokens=generated, finish_reason=finish)
+            return Completion(text=prefill + text, prompt_tokens=len(prompt), completion_tokens=generated,
+                              finish_reason=finish)
 
     def _generate(
         self,

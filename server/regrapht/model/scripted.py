@@ -24,6 +24,7 @@ class ScriptedCall:
     max_tokens: int
     temperature: float
     seed: int
+    prefill: str = ""
 
 
 @dataclass
@@ -62,16 +63,20 @@ class ScriptedModel:
         seed: int,
         should_stop: Callable[[], bool] | None = None,
         on_token: Callable[[str], None] | None = None,
+        prefill: str = "",
     ) -> Completion:
         if self.remaining <= 0:
             raise IndexError(f"ScriptedModel ran out of answers after {len(self.calls)} calls")
         answer = self.answers[len(self.calls)]
-        self.calls.append(ScriptedCall(list(messages), max_tokens, temperature, seed))
+        self.calls.append(ScriptedCall(list(messages), max_tokens, temperature, seed, prefill))
+        # A scripted answer that starts with the prefill is the whole answer (scripts can be
+        # written either way); otherwise it is what the model generated after the prefill.
+        generated_part = answer[len(prefill):] if answer.startswith(prefill) else answer
         prompt_tokens = sum(count_tokens(m.content) for m in messages)
         # Stream word by word (keeping the separating whitespace) so that callers see
         # several `on_token` calls and can cancel between them, as with the real model.
-        words = answer.split(" ")
-        pieces = [w if i == 0 else " " + w for i, w in enumerate(words)] if answer else []
+        words = generated_part.split(" ")
+        pieces = [w if i == 0 else " " + w for i, w in enumerate(words)] if generated_part else []
         emitted: list[str] = []
         finish = "stop"
         for piece in pieces:
@@ -84,8 +89,8 @@ class ScriptedModel:
             emitted.append(piece)
             if on_token is not None:
                 on_token(piece)
-        text = "".join(emitted)
-        completion_tokens = count_tokens(text)
+        generated = "".join(emitted)
+        completion_tokens = count_tokens(generated)
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
-        return Completion(text, prompt_tokens, completion_tokens, finish)
+        return Completion(prefill + generated, prompt_tokens, completion_tokens, finish)

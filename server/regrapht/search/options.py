@@ -22,5 +22,8 @@ class SearchOptions:
     # Expansion also adds, as successors, techniques whose deterministic applier matches the
     # current code, so that the appliers stay reachable from a small or sparse graph.
     applier_edges: bool = True
+    # Start the model's answer with "```cuda" and the kernel's own header (name, parameters,
+    # opening brace), so it writes a body for this kernel rather than prose or another kernel.
+    prefill_header: bool = True
     temperature: float = 0.7
     max_new_tokens: int = 1536

@@ -65,6 +65,19 @@ def rewrite_messages(technique: str, description: str, example: Example | None, 
     return [ChatMessage("system", SYSTEM), ChatMessage("user", "\n\n".join(parts))]
 
 
+def answer_prefill(kernel_header: str) -> str:
+    """The start of the model's answer: a cuda fence and the kernel's header up to its "{".
+
+    A 135M model asked for "the full kernel in one block" mostly answers with prose, a fragment
+    or another kernel; continuing from the exact header it writes a body for this kernel, and
+    the name and parameter list cannot change. The indentation matters: after a bare newline
+    SmolLM2 often closes the fence at once (10 of 18 answers spliced on three tasks, 15 of 18
+    with it). The cot baseline gets no prefill: it is asked to
+    think first, as published.
+    """
+    return "```cuda\n" + kernel_header.strip() + "\n    "  # indented: a statement comes next, not a fence
+
+
 def cot_messages(kernel_text: str, launch: LaunchConfig) -> list[ChatMessage]:
     user = (
         _kernel_block(kernel_text, launch) + "\n\n" + COT_INSTRUCTION

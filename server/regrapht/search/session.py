@@ -23,6 +23,7 @@ from regrapht.model.backend import ChatMessage, ModelBackend
 from regrapht.search.appliers import APPLIERS, Applier, ApplierInput, Rewrite, appliers_for
 from regrapht.search.options import SearchOptions
 from regrapht.search.prompt import (
+    answer_prefill,
     choose_example,
     cot_messages,
     extract_code,
@@ -257,7 +258,8 @@ class Session:
                 e for u in self.graph.predecessors(technique) for e in self.graph.examples(u, technique)
             )
         messages = rewrite_messages(technique, description, example, kernel.text(state.source), state.launch)
-        return self._ask(messages, state, (*state.techniques, technique), f"model: {technique}")
+        prefill = answer_prefill(kernel.header(state.source)) if self.options.prefill_header else ""
+        return self._ask(messages, state, (*state.techniques, technique), f"model: {technique}", prefill)
 
     def cot_rewrite(self, state: Candidate) -> Judged | None:
         kernel = find_kernel(state.source, self.kernel)
@@ -265,7 +267,8 @@ class Session:
             return None
         return self._ask(cot_messages(kernel.text(state.source), state.launch), state, ("model_cot",), "model: step by step")
 
-    def _ask(self, messages: list[ChatMessage], state: Candidate, techniques: tuple[str, ...], note: str) -> Judged | None:
+    def _ask(self, messages: list[ChatMessage], state: Candidate, techniques: tuple[str, ...], note: str,
+             prefill: str = "") -> Judged | None:
         assert self.model is not None
         kernel = find_kernel(state.source, self.kernel)
         kernel_chars = len(kernel.text(state.source)) if kernel is not None else 2000
@@ -279,7 +282,7 @@ class Session:
         with lock:
             completion = self.model.complete(
                 messages, max_tokens=max_tokens, temperature=self.options.temperature, seed=seed,
-                should_stop=self.cancel,
+                should_stop=self.cancel, prefill=prefill,
             )
         self.prompt_tokens += completion.prompt_tokens
         self.completion_tokens += completion.completion_tokens

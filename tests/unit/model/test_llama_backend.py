@@ -116,3 +116,16 @@ def test_loading_never_redirects_stdout_or_stderr(monkeypatch: pytest.MonkeyPatc
     done = fresh.complete([ChatMessage("user", "Hi")], max_tokens=2, temperature=0.0, seed=0)
     assert done.prompt_tokens > 0
     assert not {1, 2} & set(redirected), redirected
+
+
+@pytest.mark.model
+def test_prefill_is_continued_and_not_counted(backend: LlamaBackend) -> None:
+    prefill = "```cuda\n__global__ void scale(float *y, int n)\n{\n"
+    streamed: list[str] = []
+    done = backend.complete([ChatMessage("user", "Write a CUDA kernel that doubles y.")], max_tokens=12,
+                            temperature=0.0, seed=1, prefill=prefill, on_token=streamed.append)
+    plain = backend.complete([ChatMessage("user", "Write a CUDA kernel that doubles y.")], max_tokens=12,
+                             temperature=0.0, seed=1)
+    assert done.text.startswith(prefill) and done.text == prefill + "".join(streamed)
+    assert 0 < done.completion_tokens <= 12
+    assert done.prompt_tokens > plain.prompt_tokens  # the prefill is part of the prompt

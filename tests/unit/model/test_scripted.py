@@ -32,3 +32,12 @@ def test_streaming_length_and_cancel() -> None:
         [], max_tokens=10, temperature=0.0, seed=0, on_token=seen.append, should_stop=lambda: len(seen) >= 1
     )
     assert (cancelled.text, cancelled.finish_reason) == ("a", "cancelled")
+
+
+def test_prefill_starts_the_answer() -> None:
+    model = ScriptedModel.of("body }", "```cuda\nvoid k() { body }")
+    continued = model.complete([], max_tokens=10, temperature=0.0, seed=0, prefill="```cuda\nvoid k() {\n")
+    assert continued.text == "```cuda\nvoid k() {\nbody }" and continued.completion_tokens == 2
+    whole = model.complete([], max_tokens=10, temperature=0.0, seed=0, prefill="```cuda\nvoid k() {")
+    assert whole.text == "```cuda\nvoid k() { body }" and whole.completion_tokens == 2  # scripted whole
+    assert [c.prefill for c in model.calls] == ["```cuda\nvoid k() {\n", "```cuda\nvoid k() {"]

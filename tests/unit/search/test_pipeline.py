@@ -49,7 +49,7 @@ def graph() -> ReasoningGraph:
     return g
 
 
-MODEL_ANSWER = "```cuda\n__global__ void saxpy(int n, float a, float *x, float *y)\n{ /* WRONG */ }\n```"
+MODEL_ANSWER = "```cuda\n__global__ void saxpy(int n, float a, float *x, float *y)\n{\n    /* WRONG */\n}\n```"
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -151,7 +151,8 @@ def test_the_model_is_not_asked_where_an_applier_already_gained() -> None:
     model_after_applier_gain the model is asked in that step too."""
     def steps_with_model(options: SearchOptions) -> list[tuple[str, ...]]:
         evaluator = FakeEvaluator(speed_by_text)
-        optimize(SAXPY, "saxpy", TARGET, evaluator, ScriptedModel([MODEL_ANSWER] * 40), graph(), "mcgs", 8, 0,
+        # continuations of the prefilled header, whatever qualifiers earlier steps added to it
+        optimize(SAXPY, "saxpy", TARGET, evaluator, ScriptedModel(["    /* WRONG */\n}\n```"] * 40), graph(), "mcgs", 8, 0,
                  options=options)
         assert evaluator.seen[0].techniques == ("launch_configuration",)  # block 256: 1.2x by an applier
         return [c.techniques for c in evaluator.seen if "WRONG" in c.source]
@@ -159,3 +160,18 @@ def test_the_model_is_not_asked_where_an_applier_already_gained() -> None:
     default = steps_with_model(SearchOptions())
     assert default and ("launch_configuration",) not in default  # asked later, where no applier gained
     assert ("launch_configuration",) in steps_with_model(SearchOptions(model_after_applier_gain=True))
+
+
+def test_technique_rewrites_continue_the_kernel_header_and_cot_thinks_first() -> None:
+    model = ScriptedModel(["    /* WRONG */\n}\n```"] * 40)
+    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), model, graph(), "mcgs", 10, 0,
+             options=SearchOptions(model_after_applier_gain=True))
+    assert model.calls and all(c.prefill.startswith("```cuda\n__global__ void saxpy(") and c.prefill.endswith("{\n    ")
+                               for c in model.calls)
+    cot = ScriptedModel([MODEL_ANSWER] * 40)
+    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), cot, None, "cot", 3, 0)
+    assert cot.calls and all(c.prefill == "" for c in cot.calls)
+    plain = ScriptedModel([MODEL_ANSWER] * 40)
+    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), plain, graph(), "mcgs", 10, 0,
+             options=SearchOptions(model_after_applier_gain=True, prefill_header=False))
+    assert plain.calls and all(c.prefill == "" for c in plain.calls)

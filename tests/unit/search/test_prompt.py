@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from regrapht.graph.types import Example
 from regrapht.search.prompt import (
+    answer_prefill,
     choose_example,
     extract_code,
     extract_launch,
@@ -65,3 +66,7 @@ def test_splice_rejects_renamed_kernel_or_changed_parameters() -> None:
     changed = splice_answer(SOURCE, "scale", "__global__ void scale(float *x, long n) {}")
     assert changed.source is None and "parameter list" in changed.reason
     assert splice_answer(SOURCE, "scale", "int main() {}").reason == "answer holds no kernel"
+
+
+def test_answer_prefill_is_a_fence_and_the_kernel_header() -> None:
+    assert answer_prefill("__global__ void k(int n, float *y)\n{") == "```cuda\n__global__ void k(int n, float *y)\n{\n    "

@@ -4,6 +4,7 @@ import asyncio
 
 import pytest
 
+from regrapht.cards import KernelFacts
 from regrapht.rules.types import Finding
 from regrapht.state import MAX_ANALYZED_CHARS, Debouncer, ServerState
 from regrapht.text import Span, apply_edits
@@ -126,6 +127,19 @@ def test_kernel_facts_merge():
     state.update_kernel_facts("u", "k", resources=Resources(registers=32))
     facts = state.update_kernel_facts("u", "k", technique_path=("tiling",))
     assert facts.resources == Resources(registers=32) and facts.technique_path == ("tiling",)
+
+
+def test_kernel_facts_are_dropped_when_their_document_closes():
+    from regrapht.cards import Resources
+
+    state = ServerState(engine=RecordingEngine())
+    state.open("file:///a.cu", "x", 1)
+    state.open("file:///b.cu", "x", 1)
+    state.update_kernel_facts("file:///a.cu", "k", resources=Resources(registers=32))
+    state.update_kernel_facts("file:///b.cu", "k", resources=Resources(registers=40))
+    state.close("file:///a.cu")
+    assert state.facts_for("file:///a.cu", "k") is None
+    assert state.facts_for("file:///b.cu", "k") == KernelFacts(resources=Resources(registers=40))
 
 
 async def test_debouncer_runs_only_the_last_scheduled_work():
