@@ -7,7 +7,8 @@ product sends, with the reasoning graph's example for the edge START -> techniqu
 with the same seeds. Each answer is classified by what the product does with it: rejected before
 compiling (no code block, no kernel, another kernel, a changed parameter list), compile error,
 or compiled — on a machine without a GPU that is as far as it goes ("unverified"); with one, the
-candidate is checked and timed too (wrong / crashed / slower / faster).
+candidate is checked and timed too (wrong / crashed / slower / faster). An answer that is the
+original kernel again (up to white space) is marked so.
 
     python bench/model_answers.py [--tasks bench/tasks/*] [--model PATH] [--threads N]
         [--seeds 2] [--out results.md]
@@ -87,6 +88,9 @@ def main() -> int:
                         seconds[mode] += time.perf_counter() - started
                         cls = "no answer" if judged is None else outcome_class(judged.evaluation.outcome,
                                                                                judged.evaluation.reason)
+                        if (judged is not None and judged.evaluation.outcome != "rejected"
+                                and " ".join(judged.candidate.source.split()) == " ".join(source.split())):
+                            cls += " (the original again)"
                         counts[mode][cls] += 1
                         print(f"{task.name} {technique} seed {seed} {mode}: {cls}", file=sys.stderr, flush=True)
     classes = sorted(set(counts["prefill"]) | set(counts["no prefill"]),
@@ -101,7 +105,7 @@ def main() -> int:
     ]
     for cls in classes:
         lines.append(f"| {cls} | {counts['prefill'][cls]} | {counts['no prefill'][cls]} |")
-    compiled = {mode: sum(n for c, n in counts[mode].items() if not c.startswith("rejected") and c != "compile_error"
+    compiled = {mode: sum(n for c, n in counts[mode].items() if not c.startswith(("rejected", "compile_error"))
                           and c != "no answer") for mode in counts}
     lines += [
         f"| **compiled** | **{compiled['prefill']} of {total['prefill']}** | "
