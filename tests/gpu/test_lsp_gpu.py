@@ -7,7 +7,9 @@ Driven by the raw client in lsp_client.py (the GPU host has no pytest-lsp), from
   occupancy and the measured time;
 - Optimize: `regrapht.optimizeKernel` with the "rules" strategy reports named stages and the
   best speedup, then sends a confirmed, versioned `workspace/applyEdit` titled
-  "Apply N.Nx faster saxpy (verified on <this GPU>)"; the edited file passes `regrapht check`.
+  "Apply N.Nx faster saxpy (verified on <this GPU>)"; the edited file passes `regrapht check`;
+- no answer is lost while a model-driven search runs in the server (`model` too): every hover sent
+  during a model-driven search is answered (loading the model once redirected the JSON-RPC stream).
 
 Skips cleanly without pycuda, a CUDA device or nvcc (the `gpu_worker` and `compiler` fixtures).
 """
@@ -169,3 +171,53 @@ def test_optimize_offers_a_confirmed_verified_edit(gpu_name: str, workspace: Pat
     report = json.loads(checked.stdout)
     assert report["verified"] is True and report["gpu"] == gpu_name, report
     assert report["speedup"] > 1.0, report
+
+
+@pytest.fixture
+def model_file() -> Path:
+    """The GGUF the server will use ($REGRAPHT_MODEL, else the embedded one); skips without."""
+    import importlib.util
+
+    from regrapht.errors import InputError
+    from regrapht.model.locate import locate_model
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python not installed")
+    try:
+        return locate_model()
+    except InputError as error:
+        pytest.skip(str(error))
+
+
+@pytest.mark.model
+def test_no_answer_is_lost_while_a_model_search_runs(gpu_name: str, model_file: Path, workspace: Path,
+                                                       tmp_path: Path) -> None:
+    path = workspace / "saxpy.cu"
+    text, uri = path.read_text(), path.as_uri()
+    # cot: the model from the first step (mcgs may spend a small budget on appliers alone)
+    settings = {"debounceMs": 0, "searchStrategy": "cot", "searchBudget": 4, "modelPath": str(model_file),
+                "modelThreads": 4}
+    line, character = kernel_name_position(text)
+
+    async def scenario() -> tuple[int, list[dict[str, Any]]]:
+        with (tmp_path / "server-model-search.log").open("w") as log:
+            async with LspClient.spawn(cwd=workspace, stderr=log) as client:
+                client.apply_edits = False
+                await client.initialize(root_uri=workspace.as_uri(), settings=settings)
+                client.open(uri, text)
+                await client.wait_for(published(uri, 1), 60)
+                started = await client.execute("regrapht.optimizeKernel", {"uri": uri, "kernel": KERNEL})
+                token = started["token"]
+                ended = client.next_matching(progress_end(token))
+                answered = 0
+                while not ended.done():
+                    # a lost response shows as a timeout here, not as a slow answer
+                    assert await client.hover(uri, line, character, timeout=20) is not None
+                    answered += 1
+                    await asyncio.sleep(0.02)
+                return answered, client.progress_of(token)
+
+    answered, progress = asyncio.run(scenario())
+    assert answered >= 5, answered  # hovers really fell inside the search
+    messages = [r.get("message") or "" for r in progress]
+    assert any(m.startswith("generating") for m in messages), messages  # the model ran meanwhile
