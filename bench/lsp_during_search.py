@@ -6,7 +6,8 @@ while idle, then starts `regrapht.optimizeKernel` and sends a hover every ~50 ms
 until the search's work-done progress ends or the time limit is reached (the search is then
 cancelled with `regrapht.cancelOptimize`). Latency is request sent -> response bytes arrived.
 
-Target (product spec): hover p95 <= 50 ms while a search runs.
+Target (product spec): hover p95 <= 50 ms while a search runs, and no hover unanswered (one
+that gets no answer within 10 s is counted as lost and fails the target).
 
 Without a CUDA device the search ends within a second or two with "cannot verify", so only a
 few hovers fall inside it; the output says so.
