@@ -12,7 +12,7 @@
 from regrapht.graph.build import add_trajectory, build_graph, read_trajectories
 from regrapht.graph.canon import SYNONYMS, Canonicaliser, normalise
 from regrapht.graph.graph import ReasoningGraph
-from regrapht.graph.overlay import Overlay, default_overlay_path, load_overlay, save_overlay
+from regrapht.graph.overlay import Overlay, default_overlay_path, load_overlay, merge_into_file, save_overlay
 from regrapht.graph.store import load_bundled_graph, load_graph, open_graph, save_graph
 from regrapht.graph.types import START, EdgeStats, Example, GraphSummary, Step, Trajectory
 
@@ -33,6 +33,7 @@ __all__ = [
     "load_bundled_graph",
     "load_graph",
     "load_overlay",
+    "merge_into_file",
     "normalise",
     "open_graph",
     "read_trajectories",

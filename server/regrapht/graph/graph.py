@@ -28,6 +28,7 @@ class ReasoningGraph:
             self.digraph.add_node(START, description="the unoptimized kernel")
         self.trajectories = trajectories
         self._overlay = Overlay()
+        self._unsaved = Overlay()  # outcomes recorded here and not yet merged into the overlay file
         self._lock = threading.Lock()
 
     # ---- vertices -------------------------------------------------------------------------
@@ -121,7 +122,14 @@ class ReasoningGraph:
         with self._lock:
             updated = self._overlay.get(u, v).with_outcome(reward, speedup, arch)
             self._overlay.set(u, v, updated)
+            self._unsaved.set(u, v, self._unsaved.get(u, v).with_outcome(reward, speedup, arch))
         return self.edge_stats(u, v)
+
+    def take_unsaved(self) -> Overlay:
+        """The outcomes recorded since the last call (what a save must add to the file); resets."""
+        with self._lock:
+            unsaved, self._unsaved = self._unsaved, Overlay()
+        return unsaved
 
     @property
     def overlay(self) -> Overlay:

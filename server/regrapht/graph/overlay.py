@@ -2,11 +2,15 @@
 
 The bundled graph is read-only; verified outcomes (visits, mean reward, best speedup per arch)
 go to a small msgpack file under the user's data dir (the caller passes the path). Saving is
-atomic (temp file in the same directory, then rename), so a crash never leaves half a file.
+atomic (temp file in the same directory, then rename), so a crash never leaves half a file, and
+`merge_into_file` adds a run's new outcomes to what the file holds *now*, under a lock file, so
+the editor and a CLI run (or parallel runs) that save the same overlay do not lose each other's.
 """
 
 from __future__ import annotations
 
+import fcntl
+import logging
 import os
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -21,6 +25,7 @@ from regrapht.graph.types import EdgeStats
 OVERLAY_FORMAT = "regrapht-graph-overlay"
 OVERLAY_VERSION = 1
 OVERLAY_NAME = "graph-overlay.msgpack"
+logger = logging.getLogger(__name__)
 
 
 def default_overlay_path(env: Mapping[str, str], home: Path) -> Path:
@@ -129,3 +134,27 @@ def _valid_row(row: object) -> bool:
         and isinstance(mean, int | float) and isinstance(best, dict)
         and all(isinstance(x, int | float) for x in best.values())
     )
+
+
+def merge_into_file(path: Path, new_outcomes: Overlay) -> Overlay:
+    """Add `new_outcomes` to the overlay saved at `path` and save the sum; returns it.
+
+    Read, merge and write happen under an exclusive lock on a file beside the overlay, so
+    concurrent savers serialise and each one's outcomes are kept. An unreadable overlay file is
+    replaced (with a warning naming it): losing old statistics beats failing the user's search.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            current = load_overlay(path)
+        except InputError as error:
+            logger.warning("replacing the unreadable graph overlay: %s", error)
+            current = Overlay()
+        for (u, v), stats in new_outcomes.items():
+            current.set(u, v, current.get(u, v).merged(stats))
+        save_overlay(current, path)
+        return current
+    finally:
+        os.close(lock)  # closing releases the lock

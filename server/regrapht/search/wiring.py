@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from regrapht.graph import ReasoningGraph, default_overlay_path, open_graph, save_overlay
+from regrapht.graph import ReasoningGraph, default_overlay_path, merge_into_file, open_graph
 from regrapht.model.backend import ModelBackend
 from regrapht.search.pipeline import KernelTarget
 from regrapht.spec.model import KernelSpec, Spec
@@ -93,5 +93,7 @@ def open_run(
 
 
 def save_statistics(graph: ReasoningGraph, overlay_path: Path) -> None:
-    if len(graph.overlay):
-        save_overlay(graph.overlay, overlay_path)
+    """Add this run's verified outcomes to the overlay file (keeping other runs' saves)."""
+    new_outcomes = graph.take_unsaved()
+    if len(new_outcomes):
+        graph.apply_overlay(merge_into_file(overlay_path, new_outcomes))

@@ -134,6 +134,33 @@ def test_overlay_save_load_and_merge(tmp_path: Path) -> None:
     assert [p.name for p in overlay_path.parent.iterdir()] == ["overlay.msgpack"]  # no temp files left
 
 
+def test_runs_saving_the_same_overlay_keep_each_others_outcomes(tmp_path: Path) -> None:
+    """The editor and a CLI run (or two parallel runs) open the overlay, search, then save:
+    the second save adds to what the first wrote instead of overwriting it."""
+    from regrapht.search.wiring import save_statistics
+
+    bundled = tmp_path / "bundled.msgpack"
+    save_graph(sample_graph(), bundled)
+    overlay_path = tmp_path / "user" / "overlay.msgpack"
+    save_overlay(Overlay({(START, "restrict_const"): EdgeStats(2, 1.0, {"sm_90": 1.1})}), overlay_path)
+    editor, cli = open_graph(bundled, overlay_path), open_graph(bundled, overlay_path)
+    editor.record_outcome(START, "restrict_const", 3.0, 3.0, "sm_90")
+    cli.record_outcome(START, "restrict_const", -1.0, None, "sm_90")
+    cli.record_outcome(START, "fast_math", 1.5, 1.5, "sm_80")
+    save_statistics(editor, overlay_path)
+    save_statistics(cli, overlay_path)
+    saved = load_overlay(overlay_path)
+    assert saved.get(START, "restrict_const") == EdgeStats(4, (2 * 1.0 + 3.0 - 1.0) / 4, {"sm_90": 3.0})
+    assert saved.get(START, "fast_math") == EdgeStats(1, 1.5, {"sm_80": 1.5})
+    assert cli.edge_stats(START, "restrict_const").visits >= 4  # the saver now sees the sum
+    save_statistics(cli, overlay_path)  # nothing new: nothing added twice
+    assert load_overlay(overlay_path).get(START, "restrict_const").visits == 4
+    overlay_path.write_bytes(b"\xc1")  # unreadable: replaced, the search's outcomes kept
+    editor.record_outcome(START, "fast_math", 2.0, 2.0, "sm_90")
+    save_statistics(editor, overlay_path)
+    assert load_overlay(overlay_path).get(START, "fast_math") == EdgeStats(1, 2.0, {"sm_90": 2.0})
+
+
 def test_overlay_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "overlay.msgpack"
     save_overlay(Overlay({(START, "a"): EdgeStats(1, 1.0, {})}), path)
