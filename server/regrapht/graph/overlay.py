@@ -71,6 +71,16 @@ class Overlay:
         }
 
 
+def check_header(document: object, expected_format: str, version: int, what: str, shown: str) -> dict[str, Any]:
+    """`document` itself when it is a dict with this format and version; else InputError naming `shown`."""
+    if not isinstance(document, dict) or document.get("format") != expected_format:
+        raise InputError(f"not a ReGraphT {what} file", file=shown)
+    if document.get("version") != version:
+        raise InputError(f"unsupported {what} version {document.get('version')!r} (supported: {version})",
+                         file=shown)
+    return document
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` so that readers see the old file or the new one, never a mix."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -106,13 +116,7 @@ def load_overlay(path: Path) -> Overlay:
         raise InputError(f"cannot read graph overlay: {error.strerror or error}", file=shown) from error
     except (ValueError, msgpack.UnpackException) as error:
         raise InputError(f"corrupt graph overlay ({error})", file=shown) from error
-    if not isinstance(document, dict) or document.get("format") != OVERLAY_FORMAT:
-        raise InputError("not a ReGraphT graph overlay file", file=shown)
-    if document.get("version") != OVERLAY_VERSION:
-        raise InputError(
-            f"unsupported graph overlay version {document.get('version')!r} (supported: {OVERLAY_VERSION})",
-            file=shown,
-        )
+    document = check_header(document, OVERLAY_FORMAT, OVERLAY_VERSION, "graph overlay", shown)
     overlay = Overlay()
     rows = document.get("edges")
     if not isinstance(rows, list):

@@ -20,7 +20,7 @@ import msgpack
 
 from regrapht.errors import InputError
 from regrapht.graph.graph import ReasoningGraph
-from regrapht.graph.overlay import atomic_write_bytes, load_overlay
+from regrapht.graph.overlay import atomic_write_bytes, check_header, load_overlay
 from regrapht.graph.types import START, EdgeStats, Example
 
 GRAPH_FORMAT = "regrapht-reasoning-graph"
@@ -64,13 +64,7 @@ def to_document(graph: ReasoningGraph) -> dict[str, Any]:
 
 def from_document(document: object, shown: str) -> ReasoningGraph:
     """Build a graph from a decoded document; InputError (naming `shown`) if malformed."""
-    if not isinstance(document, dict) or document.get("format") != GRAPH_FORMAT:
-        raise InputError("not a ReGraphT reasoning graph file", file=shown)
-    if document.get("version") != GRAPH_VERSION:
-        raise InputError(
-            f"unsupported reasoning graph version {document.get('version')!r} (supported: {GRAPH_VERSION})",
-            file=shown,
-        )
+    document = check_header(document, GRAPH_FORMAT, GRAPH_VERSION, "reasoning graph", shown)
     if document.get("start") != START:
         raise InputError(f"reasoning graph's initial vertex is not {START!r}", file=shown, key="start")
     trajectories = document.get("trajectories", 0)
