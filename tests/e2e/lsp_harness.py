@@ -131,5 +131,16 @@ async def send_raw_request(client: Any, method: str, params: Any, timeout: float
     return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
 
 
+async def raw_code_actions(client: Any, uri: str, text: str, needle: str, only: str) -> Any:
+    """The code actions of kind `only` at the first `needle` of `text`, as raw JSON: the typed
+    client deserialises a CodeAction that carries a command as a Command."""
+    position = position_of(text, needle, encoding_of(client))
+    where = {"line": position.line, "character": position.character}
+    return await send_raw_request(client, types.TEXT_DOCUMENT_CODE_ACTION, {
+        "textDocument": {"uri": uri}, "range": {"start": where, "end": where},
+        "context": {"diagnostics": [], "only": [only]},
+    })
+
+
 def send_raw_notification(client: Any, method: str, params: Any) -> None:
     _write_raw(client, {"jsonrpc": "2.0", "method": method, "params": params})

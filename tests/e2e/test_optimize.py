@@ -12,7 +12,12 @@ import shutil
 import time
 
 import pytest
-from lsp_harness import DATA, encoding_of, open_document, position_of, send_raw_request, wait_for_publication
+from lsp_harness import (
+    DATA,
+    open_document,
+    raw_code_actions,
+    wait_for_publication,
+)
 from lsprotocol import types
 
 SAXPY = (DATA / "optimize" / "saxpy.cu").read_text()
@@ -36,14 +41,7 @@ async def test_optimize_action_and_no_gpu_run(client, tmp_path):
 
     open_document(client, uri, SAXPY)
     await wait_for_publication(client, uri, version=1)
-    encoding = encoding_of(client)
-    position = position_of(SAXPY, "blockIdx.x", encoding)
-    # raw: the typed client deserialises a CodeAction carrying a command as a Command
-    where = {"line": position.line, "character": position.character}
-    actions = await send_raw_request(client, types.TEXT_DOCUMENT_CODE_ACTION, {
-        "textDocument": {"uri": uri}, "range": {"start": where, "end": where},
-        "context": {"diagnostics": [], "only": ["refactor"]},
-    })
+    actions = await raw_code_actions(client, uri, SAXPY, "blockIdx.x", "refactor")
     assert [a["title"] for a in actions] == ["Optimize saxpy with ReGraphT"]
     (action,) = actions
     assert action["kind"] == "refactor.rewrite"

@@ -10,7 +10,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from lsp_harness import encoding_of, open_document, position_of, send_raw_request, wait_for_publication
+from lsp_harness import (
+    open_document,
+    raw_code_actions,
+    wait_for_publication,
+)
 from lsprotocol import types
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -28,12 +32,7 @@ async def test_create_spec_action_is_offered_without_a_spec(client, tmp_path):
     uri = path.as_uri()
     open_document(client, uri, SAXPY)
     await wait_for_publication(client, uri, version=1)
-    position = position_of(SAXPY, "blockIdx.x", encoding_of(client))
-    where = {"line": position.line, "character": position.character}
-    actions = await send_raw_request(client, types.TEXT_DOCUMENT_CODE_ACTION, {
-        "textDocument": {"uri": uri}, "range": {"start": where, "end": where},
-        "context": {"diagnostics": [], "only": ["source"]},
-    })
+    actions = await raw_code_actions(client, uri, SAXPY, "blockIdx.x", "source")
     assert [a["title"] for a in actions] == ["Create benchmark spec for saxpy"]
     assert actions[0]["kind"] == "source"
     assert actions[0]["command"]["command"] == "regrapht.createSpec"
@@ -86,12 +85,7 @@ async def test_untitled_document_gets_no_spec_action_and_no_validation(client):
     uri = "untitled:Untitled-1"
     open_document(client, uri, SAXPY)
     await wait_for_publication(client, uri, version=1)
-    position = position_of(SAXPY, "blockIdx.x", encoding_of(client))
-    where = {"line": position.line, "character": position.character}
-    actions = await send_raw_request(client, types.TEXT_DOCUMENT_CODE_ACTION, {
-        "textDocument": {"uri": uri}, "range": {"start": where, "end": where},
-        "context": {"diagnostics": [], "only": ["source"]},
-    })
+    actions = await raw_code_actions(client, uri, SAXPY, "blockIdx.x", "source")
     assert actions == []  # nowhere to write a spec beside an unsaved buffer
     answer = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="regrapht.validateKernel", arguments=[{"uri": uri, "kernel": "saxpy"}]))
