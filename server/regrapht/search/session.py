@@ -120,7 +120,7 @@ class Session:
     history: dict[Candidate, StepRecord] = field(default_factory=dict)
     _cache: dict[tuple[str, LaunchConfig], Evaluation] = field(default_factory=dict)
     _model_calls: int = 0
-    _applicable: dict[tuple[str, LaunchConfig], list[Applier]] = field(default_factory=dict)
+    _applier_rewrites: dict[tuple[str, LaunchConfig], list[list[Rewrite]]] = field(default_factory=dict)
 
     # ---- budget, cancellation, progress ----------------------------------------------------
     def cancelled(self) -> bool:
@@ -229,20 +229,24 @@ class Session:
         return steps
 
     def applier_rewrites(self, state: Candidate, technique: str) -> list[Rewrite]:
-        given = ApplierInput(state.source, self.kernel, state.launch, self.constants)
-        rewrites: list[Rewrite] = []
-        for applier in appliers_for(technique):
-            rewrites.extend(applier.apply(given))
-        return rewrites
+        """The rewrites of `technique`'s appliers for `state`."""
+        wanted = appliers_for(technique)
+        return [r for applier, rewrites in zip(APPLIERS, self._rewrites_of(state), strict=True)
+                if applier in wanted for r in rewrites]
 
     def applicable(self, state: Candidate) -> list[Applier]:
-        """The deterministic appliers that have a rewrite for `state` (cached per state)."""
+        """The deterministic appliers that have a rewrite for `state`."""
+        return [a for a, rewrites in zip(APPLIERS, self._rewrites_of(state), strict=True) if rewrites]
+
+    def _rewrites_of(self, state: Candidate) -> list[list[Rewrite]]:
+        """Every applier's rewrites of `state`, in APPLIERS order; computed once per state (the
+        graph strategies ask which appliers match, then for the chosen technique's rewrites)."""
         key = (state.source, state.launch)
-        found = self._applicable.get(key)
+        found = self._applier_rewrites.get(key)
         if found is None:
             given = ApplierInput(state.source, self.kernel, state.launch, self.constants)
-            found = [a for a in APPLIERS if a.apply(given)]
-            self._applicable[key] = found
+            found = [applier.apply(given) for applier in APPLIERS]
+            self._applier_rewrites[key] = found
         return found
 
     # ---- the model ---------------------------------------------------------------------------
