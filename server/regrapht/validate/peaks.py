@@ -34,6 +34,11 @@ def _read(path: Path) -> dict[str, dict[str, float]]:
     return raw if isinstance(raw, dict) else {}
 
 
+def _cached(path: Path, gpu: str) -> DevicePeaks | None:
+    entry = _read(path).get(gpu)
+    return DevicePeaks(gpu, float(entry["gbps"]), float(entry["gflops"])) if entry else None
+
+
 def device_peaks(worker: GpuWorker, compiler: Compiler, cache_dir: Path, *, arch: str,
                  gpu_lock: GpuLock | None = None, timeout_s: float = 120.0) -> DevicePeaks | None:
     """The cached peaks of the worker's device, measuring them the first time; None without one."""
@@ -42,17 +47,16 @@ def device_peaks(worker: GpuWorker, compiler: Compiler, cache_dir: Path, *, arch
     if not isinstance(device, dict):
         return None
     path = cache_dir / "peaks.msgpack"
-    cached = _read(path).get(device["name"])
-    if cached:
-        return DevicePeaks(device["name"], float(cached["gbps"]), float(cached["gflops"]))
+    if (cached := _cached(path, device["name"])) is not None:
+        return cached
     compiled = compiler.compile(PEAK_KERNEL, arch=arch, file="fma_peak.cu")
     if not compiled.ok:
         return None
     lock = gpu_lock or GpuLock.in_dir(cache_dir)
     with lock.hold(timeout_s):
         # another process may have measured them while this one waited for the lock
-        if cached := _read(path).get(device["name"]):
-            return DevicePeaks(device["name"], float(cached["gbps"]), float(cached["gflops"]))
+        if (cached := _cached(path, device["name"])) is not None:
+            return cached
         reply = worker.call({"op": "peaks", "fma": {"cubin": compiled.cubin, "entry": "fma_peak"}},
                             timeout_s=timeout_s)
     if isinstance(reply, WorkerFailure) or reply.get("status") != "ok":
