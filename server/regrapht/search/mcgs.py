@@ -2,7 +2,8 @@
 
 - Selection walks the expanded subgraph from START by P-UCB(s) = Q(s) + sqrt(2 ln N(parent) / N(s))
   (an unvisited vertex first), never revisiting a vertex on the same path. Ties (unvisited
-  vertices, equal rollout scores) go to the graph's prior, then to a matching deterministic applier.
+  vertices, equal rollout scores) go to a technique whose deterministic applier matches the code,
+  then to the graph's prior (see `GraphWalker.promise`).
 - Expansion adds all graph successors of the selected vertex on its first visit.
 - Rollout picks the next technique by argmax_a [Q(s,a) - lambda N(s,a)] with probability
   1 - epsilon, uniformly at random otherwise, up to a step cap, stopping at the first failed step.
@@ -55,6 +56,15 @@ class GraphWalker:
                 return len(appliers) - position
         return 0
 
+    def promise(self, vertex: str, state: Candidate, technique: str) -> tuple[bool, float, int]:
+        """How a technique not yet tried here ranks against the others (higher first): one whose
+        deterministic applier matches `state` (evidence about this kernel), then the graph's prior
+        (the mean reward on the kernels seen before, which one 500x histogram can dominate: on the
+        H200 a prior learnt that way sent a tiled transpose's whole budget to model-only
+        techniques and never to the matching bank-conflict padding), then the applier order."""
+        rank = self.applier_rank(state, technique)
+        return rank > 0, self.prior(vertex, technique), rank
+
     def prior(self, u: str, v: str) -> float:
         if self.graph is None:
             return 0.0
@@ -66,8 +76,9 @@ class GraphWalker:
         return 0.0
 
     def edge_q(self, u: str, v: str) -> float:
-        key = (u, v)
-        return self.edge_value[key] if key in self.edge_visits else self.prior(u, v)
+        """This search's mean reward for u -> v; 0 (neutral) before it is tried: a prior is a
+        measure of other kernels, so it only orders untried techniques (`promise`)."""
+        return self.edge_value.get((u, v), 0.0)
 
     def step(self, techniques: tuple[str, ...], vertex: str, technique: str, state: Candidate) -> StepResult:
         key = (*techniques, technique)
@@ -129,11 +140,9 @@ class MCGS(GraphWalker):
             children = [c for c in self.expanded[vertex] if c not in path]
             if not children or len(path) > self.session.options.max_depth:
                 break
-            # Ties (several unvisited children) go to the best prior, then to a matching applier,
-            # then the graph's order.
+            # Ties (several unvisited children) go by promise, then the graph's order.
             here = state
-            child = max(children, key=lambda c: (self.ucb(vertex, c), self.prior(vertex, c),
-                                                 self.applier_rank(here, c)))
+            child = max(children, key=lambda c: (self.ucb(vertex, c), *self.promise(vertex, here, c)))
             result = self.step(tuple(path[1:]), vertex, child, state)
             path.append(child)
             rewards.append(result.reward)
@@ -155,9 +164,10 @@ class MCGS(GraphWalker):
             if self.session.rng.random() < options.epsilon:
                 technique = self.session.rng.choice(choices)
             else:
+                here = state
                 technique = max(choices, key=lambda a: (
                     self.edge_q(vertex, a) - options.visit_penalty * self.edge_visits.get((vertex, a), 0),
-                    self.applier_rank(state, a)))
+                    *self.promise(vertex, here, a)))
             result = self.step(techniques, vertex, technique, state)
             self.record_edge(vertex, technique, result.reward)
             rewards.append(result.reward)

@@ -72,7 +72,7 @@ def run_greedy(session: Session, graph: ReasoningGraph | None) -> None:
              choices: list[str]) -> str:
         untried = [a for a in choices if (*techniques, a) not in walker.paths]
         pool = untried or choices
-        return max(pool, key=lambda a: (walker.edge_q(vertex, a), walker.applier_rank(state, a)))
+        return max(pool, key=lambda a: (walker.edge_q(vertex, a), *walker.promise(vertex, state, a)))
 
     _walks(session, graph, pick, record_edges=True)
 

@@ -12,6 +12,7 @@ from regrapht.graph.types import EdgeStats, Example
 from regrapht.model.scripted import ScriptedModel
 from regrapht.search.mcgs import MCGS
 from regrapht.search.options import SearchOptions
+from regrapht.search.strategies import run_greedy
 from regrapht.validate.types import Candidate, LaunchConfig
 
 from .fakes import FakeEvaluator, ScriptedSteps
@@ -78,7 +79,7 @@ def test_rollout_policy_visit_penalty() -> None:
     search = MCGS(s, graph)
     search.edge_visits[(START, "a")] = 2
     search.edge_value[(START, "a")] = 1.0
-    # Q - lambda N: a = 1.0 - 0.5 * 2 = 0.0 ; b = 0.5 (prior) - 0 = 0.5 -> b
+    # Q - lambda N: a = 1.0 - 0.5 * 2 = 0.0 ; b untried = 0 (neutral); tie -> b's prior 0.5 > a's 0
     rewards = search.rollout([START], s.original)
     assert s.applied == [("b",)] and rewards == [1.0]
     # now b: Q = 1.0 (mean of one visit), N = 1 -> 0.5 ; a still 0.0 -> b again
@@ -108,10 +109,29 @@ def test_epsilon_one_is_uniform_random_choice() -> None:
     assert all(15 < n < 50 for n in counts.values()), counts
 
 
-def test_ties_go_to_the_prior_then_to_a_matching_applier() -> None:
-    graph = graph_of((START, "a"), (START, "b"), (START, "c"), (START, "d"))
-    graph.record_outcome(START, "d", 0.5, 1.5, "sm_90")  # a measured prior beats an applier match
-    s = session(4, {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0})
+@pytest.mark.parametrize("strategy", ["mcgs", "greedy"])
+def test_ties_go_to_a_matching_applier_then_to_the_prior(strategy: str) -> None:
+    graph = graph_of((START, "a"), (START, "b"), (START, "c"), (START, "d"), (START, "e"))
+    # d: another kernel's 500x (no applier matches here); b: a modest measured prior
+    graph.record_outcome(START, "d", 500.0, 500.0, "sm_90")
+    graph.record_outcome(START, "b", 0.5, 1.5, "sm_90")
+    s = session(5, {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0, "e": 1.0})
     s.matching = ["c", "b"]  # c's applier comes first in APPLIERS
-    MCGS(s, graph).run()
-    assert s.applied == [("d",), ("c",), ("b",), ("a",)]
+    if strategy == "mcgs":
+        MCGS(s, graph).run()
+    else:
+        run_greedy(s, graph)
+    # matching appliers first (b by its prior before c), then d by its prior, then graph order
+    assert s.applied == [("b",), ("c",), ("d",), ("a",), ("e",)]
+
+
+def test_a_prior_from_other_kernels_does_not_outrank_a_tried_gain_in_the_rollout() -> None:
+    graph = graph_of((START, "a"), (START, "d"))
+    graph.record_outcome(START, "d", 500.0, 500.0, "sm_90")
+    s = session(10, {"a": 2.0, "d": -1.0}, visit_penalty=0.5)
+    search = MCGS(s, graph)
+    search.edge_visits[(START, "a")] = 1
+    search.edge_value[(START, "a")] = 2.0
+    # a: Q 2.0 - 0.5 * 1 = 1.5 (this kernel's gain) > d untried: 0, whatever its prior
+    search.rollout([START], s.original)
+    assert s.applied == [("a",)]
