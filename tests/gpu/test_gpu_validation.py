@@ -114,6 +114,38 @@ def test_bad_candidates_are_classified(evaluator: CudaEvaluator, case: str) -> N
     assert after.verified, after
 
 
+def test_device_fingerprints_match_their_host_twin(evaluator: CudaEvaluator, compiler: Compiler) -> None:
+    # The worker's audit of its cached buffers relies on rg_hash_u8; checked here against the
+    # host formula, on sizes with and without a partial last word, in this process's own context.
+    import numpy as np
+
+    from regrapht.validate.checker import CHECK_KERNELS, fingerprint
+    from regrapht.validate.gpu_worker import Device, fingerprints_of
+
+    compiled = compiler.compile(CHECK_KERNELS, arch=evaluator.arch, file="regrapht_check.cu")
+    assert compiled.ok and compiled.cubin is not None
+    dev = Device()
+    try:
+        checker = dev.checker(compiled.cubin)
+        rng = np.random.default_rng(7)
+        for size in (1, 3, 4, 5, 1023, (1 << 22) + 3):
+            data = rng.integers(0, 256, size, dtype=np.uint8)
+            changed = data.copy()
+            changed[size // 2] ^= 1
+            buffers = []
+            for array in (data, changed):
+                alloc = dev.alloc(size)
+                dev.cuda.memcpy_htod(alloc, array)
+                buffers.append(alloc)
+            found = fingerprints_of(dev, checker, [("data", int(buffers[0]), size), ("changed", int(buffers[1]), size)])
+            assert found == {"data": fingerprint(data.tobytes()), "changed": fingerprint(changed.tobytes())}, size
+            assert found["data"] != found["changed"]
+            for alloc in buffers:
+                alloc.free()
+    finally:
+        dev.close()
+
+
 def test_timing_repeats_within_3_percent(gpu_worker: GpuWorker, compiler: Compiler, cache_dir: Path) -> None:
     large = SPEC.replace('value = "(1 << 22) + 3"', 'value = "1 << 26"')
     evaluator = CudaEvaluator(ORIGINAL, "scale", parse_spec(large, file="scale.regrapht.toml"), arch=None,

@@ -3,17 +3,23 @@
 Owns CHECK_KERNELS (compiled by the parent with the candidates' compiler and arch, loaded by
 the worker from the cubin) and the layout of their results. Each kernel adds a mismatch count
 to `res[0]` and records the first mismatching index as `~index` with atomicMax in `res[1]`, so
-one zeroed results buffer needs no other initialisation; `decode_first` undoes that. The rule
+one zeroed results buffer needs no other initialisation; `decode_first` undoes that.
+`rg_hash_u8` adds a fingerprint of a buffer to `res[0]` (the worker's audit of its cached
+inputs and reference outputs; FINGERPRINT_MULTIPLIER and `fingerprint` are its host twin). The rule
 for floats is compare.summarize_output's, computed in double with explicit round-to-nearest
 operations so that nvcc cannot contract it into an FMA and disagree with numpy.
 """
 
 from __future__ import annotations
 
-CHECK_ENTRIES = ("rg_ne_fill_u8", "rg_ne_u8", "rg_ne_u16", "rg_ne_u32", "rg_ne_u64", "rg_cmp_f32", "rg_cmp_f64")
+import numpy as np
+
+CHECK_ENTRIES = ("rg_ne_fill_u8", "rg_ne_u8", "rg_ne_u16", "rg_ne_u32", "rg_ne_u64", "rg_cmp_f32", "rg_cmp_f64",
+                 "rg_hash_u8")
 SLOTS_PER_BUFFER = 8  # uint64 words: guard before (count, ~first), guard after, nonfinite/input, bad
 MASK64 = (1 << 64) - 1
 THREADS = 256
+FINGERPRINT_MULTIPLIER = 0x9E3779B97F4A7C15
 
 CHECK_KERNELS = r"""
 typedef unsigned long long u64;
@@ -94,6 +100,34 @@ extern "C" __global__ void rg_cmp_f32(const float *ref, const float *got, u64 n,
 { rg_cmp<float>(ref, got, n, atol, rtol, res); }
 extern "C" __global__ void rg_cmp_f64(const double *ref, const double *got, u64 n, double atol, double rtol, u64 *res)
 { rg_cmp<double>(ref, got, n, atol, rtol, res); }
+
+__device__ __forceinline__ u64 rg_mix(u64 x)  // splitmix64's finaliser
+{
+    x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27; x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+// res[0] += the sum over the 4-byte words w_i of `a` (n bytes; a last partial word zero-padded)
+// of rg_mix(i * 0x9e3779b97f4a7c15 + w_i + 1): order-independent, so one atomicAdd per warp.
+// `a` comes from cuMemAlloc, so it is aligned for word reads. blockDim is a multiple of 32.
+extern "C" __global__ void rg_hash_u8(const unsigned char *a, u64 n, u64 *res)
+{
+    const unsigned int *w = (const unsigned int *)a;
+    u64 words = n / 4, sum = 0, tid = blockIdx.x * (u64)blockDim.x + threadIdx.x;
+    for (u64 i = tid; i < words; i += (u64)gridDim.x * blockDim.x)
+        sum += rg_mix(i * 0x9e3779b97f4a7c15ULL + w[i] + 1);
+    if (tid == 0 && n % 4) {
+        unsigned int last = 0;
+        for (u64 k = words * 4; k < n; k++)
+            last |= (unsigned int)a[k] << (8 * (k - words * 4));
+        sum += rg_mix(words * 0x9e3779b97f4a7c15ULL + last + 1);
+    }
+    for (int offset = 16; offset > 0; offset /= 2)
+        sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    if ((threadIdx.x & 31) == 0 && sum)
+        atomicAdd(&res[0], sum);
+}
 """
 
 
@@ -105,3 +139,16 @@ def decode_first(count: int, stored: int) -> int:
 def blocks_for(n: int, sms: int) -> int:
     """Grid size of a grid-stride check kernel over n elements: enough to fill the device."""
     return max(1, min((n + THREADS - 1) // THREADS, sms * 8))
+
+
+def fingerprint(data: bytes | bytearray | memoryview) -> int:
+    """What rg_hash_u8 computes for `data`, on the host (tests, the fake device)."""
+    raw = np.frombuffer(bytes(data) + b"\0" * (-len(data) % 4), dtype="<u4").astype(np.uint64)
+    with np.errstate(over="ignore"):
+        x = np.arange(raw.size, dtype=np.uint64) * np.uint64(FINGERPRINT_MULTIPLIER) + raw + np.uint64(1)
+        x ^= x >> np.uint64(30)
+        x *= np.uint64(0xBF58476D1CE4E5B9)
+        x ^= x >> np.uint64(27)
+        x *= np.uint64(0x94D049BB133111EB)
+        x ^= x >> np.uint64(31)
+        return int(x.sum(dtype=np.uint64))

@@ -187,8 +187,8 @@ class CudaEvaluator:
             if self.has_device:
                 result = self._time(self.original, self.original_entry, self.resolved)
                 self._baseline = result if isinstance(result, Timing) else None
-                if isinstance(result, str):
-                    raise InputError(f"the original kernel failed on the GPU: {result}", file=self.file)
+                if isinstance(result, tuple):
+                    raise InputError(f"the original kernel failed on the GPU: {result[1]}", file=self.file)
         return self._baseline
 
     def evaluate(self, candidate: Candidate) -> Evaluation:
@@ -260,8 +260,8 @@ class CudaEvaluator:
         details["time_s"] = round(self.clock() - started, 3)
         if isinstance(timed, WorkerFailure):
             return Evaluation(timed.kind, timed.reason, details=details)
-        if isinstance(timed, str):
-            return Evaluation("crashed", timed, details=details)
+        if isinstance(timed, tuple):
+            return Evaluation(timed[0], timed[1], details=details)  # type: ignore[arg-type]
         speedup = baseline.median_ms / timed.median_ms if baseline and timed.median_ms > 0 else None
         outcome = "faster" if speedup is not None and speedup > 1 + self.settings.faster_margin else "slower"
         details["baseline_ms"] = baseline.median_ms if baseline else None
@@ -353,7 +353,10 @@ class CudaEvaluator:
             raise InputError(f"the original kernel failed on the GPU: {reply.get('reason')}", file=self.file)
         return "crashed", str(reply.get("reason", f"unexpected worker reply {status!r}"))
 
-    def _time(self, compiled: CompileResult, entry: str, resolved: ResolvedKernel) -> Timing | WorkerFailure | str:
+    def _time(self, compiled: CompileResult, entry: str,
+              resolved: ResolvedKernel) -> Timing | WorkerFailure | tuple[str, str]:
+        """The timing, a failure of the worker, or the worker's verdict (kind, reason): "wrong"
+        when the timed runs wrote into the session's cached buffers, else "crashed"."""
         assert self.worker is not None
         self._prepare_inputs()
         session = self.session()
@@ -370,7 +373,7 @@ class CudaEvaluator:
         if isinstance(reply, WorkerFailure):
             return reply
         if reply.get("status") != "ok":
-            return str(reply.get("reason", "timing failed"))
+            return ("wrong" if reply.get("status") == "wrong" else "crashed"), str(reply.get("reason", "timing failed"))
         return timing_from(reply["times_ms"])
 
 

@@ -8,7 +8,11 @@ before and after each buffer; init-less outputs poisoned with 0xFF) and the comp
 (checker.py, compiled by the parent). Checking a candidate restores the working buffers with
 device-to-device copies, runs it, and compares on the GPU: guards intact, inputs unchanged,
 outputs equal within tolerance; only counts and first indices come back, plus the two
-elements of the first mismatch for the reason. Timing uses CUDA events (warm-up, L2 flushed by
+elements of the first mismatch for the reason. A candidate can write past its guards into
+other allocations, so after every check and timing the worker audits the cached pristine
+inputs and reference outputs of every session against fingerprints taken when they were made:
+a changed one is dropped (made again when next needed) and the candidate judged wrong; on the
+H200 one such write had made every later candidate of a search fail on one seed. Timing uses CUDA events (warm-up, L2 flushed by
 writing a 2x-L2 buffer before every run, at least min_runs and about target_ms of wall time).
 Sessions are evicted least-recently-used past a device-memory budget. Requests and replies are
 msgpack frames on stdin/stdout (worker.py is the parent side). A CUDA error that poisons the
@@ -154,6 +158,13 @@ class InputSet:
     pristine: dict[str, Any]
     reference: dict[str, Any] = field(default_factory=dict)
     nbytes: int = 0
+    fingerprints: dict[str, int] = field(default_factory=dict)  # cached buffer label -> fingerprint
+
+    def cached(self) -> list[tuple[str, int, int]]:
+        """(label, device pointer, bytes) of every buffer this set keeps between requests."""
+        sizes = {b["name"]: nbytes_of(b) for b in self.kernel["buffers"]}
+        return ([(f"input {name}", int(a), sizes[name]) for name, a in self.pristine.items()]
+                + [(f"reference {name}", int(a), sizes[name]) for name, a in self.reference.items()])
 
     def free(self) -> None:
         for alloc in (*self.pristine.values(), *self.reference.values()):
@@ -271,9 +282,45 @@ def input_set(dev: Device, session: Session, key: str) -> tuple[InputSet, Workin
             pristine[name] = dev.alloc(array.nbytes)
             if array.nbytes:
                 dev.cuda.memcpy_htod(pristine[name], array)
-        session.inputs[key] = InputSet(kernel, int(spec["seed"]), pristine,
-                                       nbytes=sum(a.nbytes for a in host.values()))
+        made = InputSet(kernel, int(spec["seed"]), pristine, nbytes=sum(a.nbytes for a in host.values()))
+        made.fingerprints = fingerprints_of(dev, session.checker, made.cached())
+        session.inputs[key] = made
     return session.inputs[key], session.working[layout]
+
+
+def fingerprints_of(dev: Device, checker: Checker, buffers: list[tuple[str, int, int]]) -> dict[str, int]:
+    """label -> on-device fingerprint (checker.rg_hash_u8) of each (label, pointer, bytes)."""
+    if not buffers:
+        return {}
+    out = dev.alloc(8 * len(buffers))
+    try:
+        dev.cuda.memset_d8(out, 0, 8 * len(buffers))
+        for k, (_label, pointer, size) in enumerate(buffers):
+            if size:
+                checker.functions["rg_hash_u8"](np.uintp(pointer), np.uint64(size), np.uintp(int(out) + 8 * k),
+                                                block=(THREADS, 1, 1), grid=(blocks_for(size // 4 + 1, dev.sms), 1))
+        values = np.empty(len(buffers), dtype=np.uint64)
+        dev.cuda.memcpy_dtoh(values, out)  # synchronous: waits for the kernels above
+    finally:
+        out.free()
+    return {label: int(value) for (label, _pointer, _size), value in zip(buffers, values, strict=True)}
+
+
+def audit(dev: Device) -> str | None:
+    """Re-fingerprint every session's cached inputs and references; drop the input sets whose
+    buffers changed (they are made again when next needed). The first change's description, or
+    None when all are intact. Run after candidate code ran: only a candidate writes there."""
+    damage: list[str] = []
+    for session in dev.sessions.values():
+        for key, inputs in list(session.inputs.items()):
+            now = fingerprints_of(dev, session.checker, inputs.cached())
+            changed = [label for label, value in now.items() if inputs.fingerprints.get(label) != value]
+            if changed:
+                damage.append(f"the cached {changed[0]} of {key}")
+                session.inputs.pop(key).free()
+    if not damage:
+        return None
+    return f"wrote outside its buffers, past the guard regions: {damage[0]} changed"
 
 
 def launch(dev: Device, function: Any, kernel: dict[str, Any], working: Working) -> None:
@@ -307,6 +354,7 @@ def reference_for(dev: Device, session: Session, inputs: InputSet, working: Work
             inputs.nbytes += size
             if size:
                 dev.cuda.memcpy_dtod(inputs.reference[buf["name"]], working.ptrs[buf["name"]], size)
+    inputs.fingerprints = fingerprints_of(dev, session.checker, inputs.cached())
     return None
 
 
@@ -430,7 +478,10 @@ def check(dev: Device, request: dict[str, Any]) -> dict[str, Any]:
         for run in range(int(trial.get("candidate_runs", 1))):
             working.restore(inputs)
             run_and_sync(dev, candidate_fn, trial["candidate"], working, "candidate")
-            if reason := verify(dev, session, inputs, working):
+            reason = verify(dev, session, inputs, working)
+            if damage := audit(dev):  # before `reason`: what it compared against may be damaged
+                reason = damage
+            if reason:
                 where = f" ({label}, run {run + 1})" if run else f" ({label})"
                 return {"status": "wrong", "reason": reason + where}
     modules = (session.original_module, candidate_mod)
@@ -473,6 +524,8 @@ def time_kernel(dev: Device, request: dict[str, Any]) -> dict[str, Any]:
                 break
     except cuda.Error as error:
         raise Fatal(f"timing: {error}") from error
+    if damage := audit(dev):
+        return {"status": "wrong", "reason": f"{damage} (while timed)"}
     return {"status": "ok", "times_ms": times}
 
 

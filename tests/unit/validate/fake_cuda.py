@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from regrapht.validate.checker import fingerprint
 from regrapht.validate.compare import summarize_output
 from regrapht.validate.gpu_worker import Device
 
@@ -100,6 +101,10 @@ class FakeCuda:
                 return data[pointer - base:pointer - base + size]
         raise FakeError(f"illegal address {pointer:#x} (+{size})")
 
+    def first_alloc_of(self, size: int) -> np.ndarray:
+        """The oldest live allocation of exactly `size` bytes (a stray write's target in tests)."""
+        return next(data for data in self.memory.values() if data.size == size)
+
     def memset_d8(self, dest: int | FakeAlloc, value: int, count: int) -> None:
         self.view(dest, count)[:] = value
 
@@ -182,7 +187,14 @@ def _cmp(dtype: str) -> Kernel:
     return body
 
 
+def _hash(cuda: FakeCuda, args: list[Any], _state: dict[str, int]) -> None:
+    assert isinstance(args[1], np.uint64)
+    a, n, res = (int(x) for x in args)
+    word = cuda.array(res, 1, np.uint64)
+    word[0] = np.uint64((int(word[0]) + fingerprint(cuda.view(a, n).tobytes())) & MASK64)
+
+
 CHECKER: dict[str, Kernel] = {
     "rg_ne_fill_u8": _ne_fill, "rg_ne_u8": _ne(1), "rg_ne_u16": _ne(2), "rg_ne_u32": _ne(4), "rg_ne_u64": _ne(8),
-    "rg_cmp_f32": _cmp("float32"), "rg_cmp_f64": _cmp("float64"),
+    "rg_cmp_f32": _cmp("float32"), "rg_cmp_f64": _cmp("float64"), "rg_hash_u8": _hash,
 }

@@ -40,6 +40,7 @@ def scale(statement: str) -> Any:
 
 
 GOOD = "y[:] = 2 * x + 1"
+CACHED = "cuda.first_alloc_of(4 * n)"  # cached copies have no guards: this is the pristine x of seed 11
 CASES = {
     "good": (GOOD, None),
     "wrong_value": ("y[:] = 2 * x + np.float32(1.001)", "y[0]: "),
@@ -52,6 +53,9 @@ CASES = {
                      "wrote outside y: 8 bytes before its start"),
     "stateful": ("if state['launches'] == 1: y[:] = 2 * x + 1", "was not written"),
     "launch_order": ("y[:] = 2 * x + (1 if state['launches'] <= 5 else 1.5)", "again, after the other trials"),
+    # past the guards, into the worker's cached pristine x of seed 11 (the first allocation of n floats)
+    "far_outside": (f"y[:] = 2 * x + 1; {CACHED}[:4] = 0",
+                    "wrote outside its buffers, past the guard regions: the cached input x of seed 11 changed"),
 }
 
 
@@ -104,6 +108,25 @@ def test_every_case_is_classified(cuda: FakeCuda, case: str) -> None:
     assert after["status"] == "ok", after
     assert after["session_created"] is False
     assert check(dev, check_request("good"))["references_run"] == 0  # the original ran once per seed
+
+
+def test_damaged_cached_inputs_are_made_again_and_blamed_on_the_candidate(cuda: FakeCuda) -> None:
+    dev = fake_device(cuda)
+    assert check(dev, check_request("good"))["status"] == "ok"
+    reply = check(dev, check_request("far_outside"))
+    assert reply["status"] == "wrong" and "cached input x of seed 11" in reply["reason"], reply
+    # before the audit, every later candidate failed on seed 11 (the pristine x it reads was
+    # damaged, the reference was not): now the set is made again, from its seed
+    after = check(dev, check_request("good"))
+    assert after["status"] == "ok" and after["references_run"] == 1, after
+    # while timed: the same audit, the same verdict
+    session, trials = session_and_trials()
+    timing = roundtrip({"op": "time", "session": session, "input": "seed 11",
+                        "module": {"cubin": b"far_outside", "entry": "scale"}, "kernel": trials[0]["candidate"],
+                        "warmup": 1, "min_runs": 1, "max_runs": 1, "target_ms": 0.0})
+    timed = time_kernel(dev, timing)
+    assert timed["status"] == "wrong" and timed["reason"].endswith("changed (while timed)"), timed
+    assert check(dev, check_request("good"))["status"] == "ok"
 
 
 def test_session_inputs_and_references_are_made_once(cuda: FakeCuda) -> None:
