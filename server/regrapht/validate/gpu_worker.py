@@ -309,7 +309,8 @@ def fingerprints_of(dev: Device, checker: Checker, buffers: list[tuple[str, int,
 def audit(dev: Device) -> str | None:
     """Re-fingerprint every session's cached inputs and references; drop the input sets whose
     buffers changed (they are made again when next needed). The first change's description, or
-    None when all are intact. Run after candidate code ran: only a candidate writes there."""
+    None when all are intact. Run after candidate code ran. (An original that writes out of
+    bounds would be blamed on the candidate checked with it; its baseline timing reports it too.)"""
     damage: list[str] = []
     for session in dev.sessions.values():
         for key, inputs in list(session.inputs.items()):
