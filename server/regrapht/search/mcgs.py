@@ -59,9 +59,8 @@ class GraphWalker:
     def promise(self, vertex: str, state: Candidate, technique: str) -> tuple[bool, float, int]:
         """How a technique not yet tried here ranks against the others (higher first): one whose
         deterministic applier matches `state` (evidence about this kernel), then the graph's prior
-        (the mean reward on the kernels seen before, which one 500x histogram can dominate: on the
-        H200 a prior learnt that way sent a tiled transpose's whole budget to model-only
-        techniques and never to the matching bank-conflict padding), then the applier order."""
+        (a mean reward over other kernels, which one 500x histogram can dominate), then the
+        applier order. docs/search.md has the H200 runs behind this order."""
         rank = self.applier_rank(state, technique)
         return rank > 0, self.prior(vertex, technique), rank
 
@@ -164,10 +163,9 @@ class MCGS(GraphWalker):
             if self.session.rng.random() < options.epsilon:
                 technique = self.session.rng.choice(choices)
             else:
-                here = state
                 technique = max(choices, key=lambda a: (
                     self.edge_q(vertex, a) - options.visit_penalty * self.edge_visits.get((vertex, a), 0),
-                    *self.promise(vertex, here, a)))
+                    *self.promise(vertex, state, a)))
             result = self.step(techniques, vertex, technique, state)
             self.record_edge(vertex, technique, result.reward)
             rewards.append(result.reward)

@@ -11,9 +11,10 @@ outputs equal within tolerance; only counts and first indices come back, plus th
 elements of the first mismatch for the reason. A candidate can write past its guards into
 other allocations, so after every check and timing the worker audits the cached pristine
 inputs and reference outputs of every session against fingerprints taken when they were made:
-a changed one is dropped (made again when next needed) and the candidate judged wrong; on the
-H200 one such write had made every later candidate of a search fail on one seed. Timing uses CUDA events (warm-up, L2 flushed by
-writing a 2x-L2 buffer before every run, at least min_runs and about target_ms of wall time).
+a changed set is dropped (made again when next needed) and the candidate judged wrong; on the
+H200 one such write had made every later candidate of a search fail on one seed. Timing uses
+CUDA events (warm-up, L2 flushed by writing a 2x-L2 buffer before every run, at least min_runs
+and about target_ms of wall time).
 Sessions are evicted least-recently-used past a device-memory budget. Requests and replies are
 msgpack frames on stdin/stdout (worker.py is the parent side). A CUDA error that poisons the
 context is answered with status "fatal" and the process exits; the parent starts a fresh one.
@@ -160,11 +161,12 @@ class InputSet:
     nbytes: int = 0
     fingerprints: dict[str, int] = field(default_factory=dict)  # cached buffer label -> fingerprint
 
-    def cached(self) -> list[tuple[str, int, int]]:
-        """(label, device pointer, bytes) of every buffer this set keeps between requests."""
+    def cached(self, *, pristine: bool = True) -> list[tuple[str, int, int]]:
+        """(label, device pointer, bytes) of every buffer this set keeps between requests (the
+        reference outputs only, without `pristine`)."""
         sizes = {b["name"]: nbytes_of(b) for b in self.kernel["buffers"]}
-        return ([(f"input {name}", int(a), sizes[name]) for name, a in self.pristine.items()]
-                + [(f"reference {name}", int(a), sizes[name]) for name, a in self.reference.items()])
+        inputs = [(f"input {name}", int(a), sizes[name]) for name, a in self.pristine.items()] if pristine else []
+        return inputs + [(f"reference {name}", int(a), sizes[name]) for name, a in self.reference.items()]
 
     def free(self) -> None:
         for alloc in (*self.pristine.values(), *self.reference.values()):
@@ -355,7 +357,9 @@ def reference_for(dev: Device, session: Session, inputs: InputSet, working: Work
             inputs.nbytes += size
             if size:
                 dev.cuda.memcpy_dtod(inputs.reference[buf["name"]], working.ptrs[buf["name"]], size)
-    inputs.fingerprints = fingerprints_of(dev, session.checker, inputs.cached())
+    # the pristine inputs keep their fingerprints from the upload: damage done to them before
+    # this reference was made is still found by the audit
+    inputs.fingerprints |= fingerprints_of(dev, session.checker, inputs.cached(pristine=False))
     return None
 
 
@@ -479,12 +483,13 @@ def check(dev: Device, request: dict[str, Any]) -> dict[str, Any]:
         for run in range(int(trial.get("candidate_runs", 1))):
             working.restore(inputs)
             run_and_sync(dev, candidate_fn, trial["candidate"], working, "candidate")
-            reason = verify(dev, session, inputs, working)
-            if damage := audit(dev):  # before `reason`: what it compared against may be damaged
-                reason = damage
-            if reason:
+            if reason := verify(dev, session, inputs, working):
                 where = f" ({label}, run {run + 1})" if run else f" ({label})"
-                return {"status": "wrong", "reason": reason + where}
+                # a damaged cached set explains the mismatch better than the mismatch itself
+                return {"status": "wrong", "reason": audit(dev) or reason + where}
+    # One audit per check, after the candidate's last run (and on the early return above).
+    if damage := audit(dev):
+        return {"status": "wrong", "reason": damage}
     modules = (session.original_module, candidate_mod)
     return {"status": "ok", "trials": len(request["trials"]), "session_created": created,
             "references_run": references, "sessions": len(dev.sessions), "modules": len(modules)}
