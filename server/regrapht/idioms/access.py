@@ -1,0 +1,98 @@
+"""Memory accesses of a statement or expression, and what an expression may do besides compute.
+
+`accesses(node, symbols)` lists every `array[index]` under `node` with the index as a polynomial
+(`Symbols.poly`) and whether it is read, written (`=`), updated in place (`+=`, `++`) or has its
+address taken (`&a[i]`: atomics, pointer escapes). `is_pure(node)` says whether an expression
+only computes: no assignments, increments, or calls other than known side-effect-free math.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from tree_sitter import Node
+
+from regrapht.cuda.affine import Poly
+from regrapht.idioms.syntax import Symbols, call_name, subscript_parts, text, unparen, walk
+
+AccessKind = Literal["read", "write", "update", "address"]
+
+# Calls that only compute a value from their arguments.
+PURE_CALLS = frozenset({
+    "expf", "exp", "__expf", "exp2f", "exp2", "logf", "log", "__logf", "log2f", "log1pf", "expm1f", "sqrtf", "sqrt",
+    "rsqrtf", "rsqrt", "cbrtf", "powf", "pow", "__powf", "sinf", "cosf", "tanf", "__sinf", "__cosf", "tanhf", "tanh",
+    "sinhf", "coshf", "erff", "erf", "fabsf", "fabs", "abs", "fmaxf", "fminf", "fmax", "fmin", "max", "min",
+    "floorf", "ceilf", "roundf", "truncf", "fmaf", "fma", "__fmaf_rn", "__fdividef", "__frcp_rn", "__fsqrt_rn",
+    "__ldg", "__float2int_rn", "__int2float_rn", "static_cast", "float", "double", "int",
+})
+
+
+@dataclass(frozen=True)
+class Access:
+    array: str  # the pointer or array name ("" when the base is not a plain name)
+    index: Poly | None  # the (single) subscript; None for `a[i][j]` or an unnamed base
+    kind: AccessKind
+    node: Node  # the subscript expression
+
+
+def _kind(node: Node) -> AccessKind:
+    parent = node.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        node, parent = parent, parent.parent
+    if parent is None:
+        return "read"
+    if parent.type == "assignment_expression" and parent.child_by_field_name("left") == node:
+        return "write" if text(parent.child_by_field_name("operator")) == "=" else "update"
+    if parent.type == "update_expression":
+        return "update"
+    if parent.type == "pointer_expression" and text(parent.child_by_field_name("operator")) == "&":
+        return "address"
+    return "read"
+
+
+def accesses(node: Node, symbols: Symbols) -> list[Access]:
+    found = []
+    for current in walk(node):
+        if current.type != "subscript_expression":
+            continue
+        if current.parent is not None and current.parent.type == "subscript_expression" and \
+                current.parent.child_by_field_name("argument") == current:
+            continue  # the inner part of `a[i][j]`: reported with the outer one
+        base, indices = subscript_parts(current)
+        base = unparen(base)
+        name = text(base) if base is not None and base.type == "identifier" else ""
+        index = symbols.poly(indices[0]) if len(indices) == 1 else None
+        if name in symbols.aliases:
+            name, offset = symbols.aliases[name]
+            index = offset + index if index is not None else None
+        found.append(Access(name, index, _kind(current), current))
+    return found
+
+
+def is_pure(node: Node | None) -> bool:
+    """Whether evaluating `node` only computes a value (reads memory at most)."""
+    if node is None:
+        return True
+    for current in walk(node):
+        if current.type in ("assignment_expression", "update_expression", "comma_expression", "lambda_expression"):
+            return False
+        if current.type == "call_expression" and call_name(current) not in PURE_CALLS:
+            return False
+        if current.type == "pointer_expression" and text(current.child_by_field_name("operator")) == "&":
+            return False
+    return True
+
+
+def identifiers(node: Node | None) -> set[str]:
+    """The plain names an expression mentions (call names excluded)."""
+    if node is None:
+        return set()
+    names = set()
+    for current in walk(node):
+        if current.type == "identifier":
+            parent = current.parent
+            if parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") == current:
+                continue
+            names.add(text(current))
+    return names
