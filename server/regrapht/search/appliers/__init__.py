@@ -13,10 +13,10 @@ from regrapht.search.appliers.histogram import SharedHistogram
 from regrapht.search.appliers.launch import BlockSizeTuning, GridStrideLoop
 from regrapht.search.appliers.loops import LoopUnrolling
 from regrapht.search.appliers.matmul import MatmulTiling
+from regrapht.search.appliers.permutation import TiledPermutation
 from regrapht.search.appliers.qualifiers import RestrictPointers
 from regrapht.search.appliers.reduction import WarpPerRowReduction, WarpShuffleReduction
 from regrapht.search.appliers.shared_padding import SharedMemoryPadding
-from regrapht.search.appliers.transpose import TiledTranspose
 from regrapht.search.appliers.vectorize import VectorizedAccess
 
 APPLIERS: tuple[Applier, ...] = (
@@ -24,7 +24,7 @@ APPLIERS: tuple[Applier, ...] = (
     WarpShuffleReduction(),
     WarpPerRowReduction(),
     SharedHistogram(),
-    TiledTranspose(),
+    TiledPermutation(),
     VectorizedAccess(),
     GridStrideLoop(),
     BlockSizeTuning(),

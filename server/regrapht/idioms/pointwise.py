@@ -1,0 +1,644 @@
+"""Point kernels: one thread per point of a 1-3-D index space, read from the source model.
+
+Most kernels of the copy, stencil, map and dense-product families have one shape: each thread
+takes *coordinates* from its global thread id (`x = blockIdx.x * blockDim.x + threadIdx.x`),
+checks them against bounds (`if (x < W && y < H)` or `if (x >= W || y >= H) return;`) and does
+its *work* at that point. `point_kernel` recognises that shape on the tree-sitter tree of the
+kernel and describes it with the affine algebra of `cuda/affine.py`: every subscript of a
+pointer parameter in the work becomes an `Access` whose index is a polynomial over the
+coordinates (kept as atoms, not expanded into thread ids), loop variables and scalars.
+
+Rewrites built on a `PointKernel` keep the kernel's own statements and re-bind its coordinates
+(a tile's threads visit the same points in another order), so they never re-derive the index
+arithmetic. That is only sound when the work is *pointwise*: no barrier, no shared memory, no
+use of the thread geometry other than through the coordinates, no `return` inside the work;
+`point_kernel` returns None otherwise (and for data-dependent or non-affine bounds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from regrapht.cuda.affine import Poly, opaque_atom
+from regrapht.cuda.extract import int_literal, node_text
+from regrapht.cuda.parse import encode_source, make_parser
+
+AXES = ("x", "y", "z")
+# Calls that only compute a value from their arguments: work calling anything else is not
+# known to be pointwise (it might write memory or synchronise).
+PURE_CALLS = frozenset({
+    "min", "max", "fminf", "fmaxf", "fmin", "fmax", "abs", "fabsf", "fabs", "sqrtf", "sqrt", "rsqrtf", "expf",
+    "exp", "__expf", "logf", "log", "__logf", "log1pf", "expm1f", "sinf", "cosf", "tanf", "tanhf", "tanh",
+    "sin", "cos", "erff", "erf", "powf", "pow", "floorf", "ceilf", "roundf", "truncf", "fmaf", "fma",
+    "exp2f", "log2f", "__fdividef", "__saturatef", "__ldg", "copysignf", "hypotf", "cbrtf", "rintf",
+    "__float2int_rn", "__int2float_rn", "static_cast", "float", "int", "double", "unsigned",
+})
+_GEOMETRY = ("threadIdx", "blockIdx", "blockDim", "gridDim")
+
+
+@dataclass(frozen=True)
+class Coordinate:
+    name: str
+    type: str  # as declared, e.g. "int", "const unsigned int"
+    axis: str  # "x", "y" or "z": the thread-id axis it comes from
+
+
+@dataclass(frozen=True)
+class Bound:
+    """`lower <= coordinate < upper`; `upper` is a launch-expressible text (scalars, literals)."""
+
+    lower: str  # "0" when the guard gives none
+    upper: str
+
+
+@dataclass(frozen=True)
+class Access:
+    array: str  # the pointer parameter
+    index: Poly  # over coordinates, loop variables, scalars (opaque atoms for the rest)
+    index_text: str
+    start: int  # byte offsets of the whole subscript expression in `PointKernel.text`
+    end: int
+    write: bool
+    read: bool
+    loop_vars: tuple[str, ...]  # enclosing loop variables, outermost first
+
+
+@dataclass(frozen=True)
+class LoopRange:
+    variable: str
+    first: int  # inclusive constant range of the variable
+    last: int
+
+
+@dataclass(frozen=True)
+class PointKernel:
+    text: str  # the kernel's whole definition
+    params: Mapping[str, str]  # parameter name -> type text ("const float *")
+    pointers: Mapping[str, str]  # pointer parameter name -> element type ("float")
+    coordinates: tuple[Coordinate, ...]
+    bounds: Mapping[str, Bound]  # per coordinate name
+    guard: str  # condition text under which the work runs, over coordinates and scalars
+    prelude: tuple[str, ...]  # pure declarations (statement texts) the guard or work may use
+    work: tuple[str, ...]  # the statements run at each point, in order
+    work_start: int  # byte offsets of the work statements in `text` (first start, last end)
+    work_end: int
+    accesses: tuple[Access, ...]  # subscripts of pointer parameters in the work
+    loops: Mapping[str, LoopRange]  # constant-range loop variables of the work
+    identifiers: frozenset[str]  # every identifier in the kernel (to pick fresh names)
+
+    def coordinate(self, name: str) -> Coordinate | None:
+        return next((c for c in self.coordinates if c.name == name), None)
+
+    def reads(self, array: str) -> tuple[Access, ...]:
+        return tuple(a for a in self.accesses if a.array == array and a.read)
+
+    def writes(self, array: str) -> tuple[Access, ...]:
+        return tuple(a for a in self.accesses if a.array == array and a.write)
+
+    @property
+    def written(self) -> frozenset[str]:
+        return frozenset(a.array for a in self.accesses if a.write)
+
+    def work_with(self, replacements: Mapping[tuple[int, int], str]) -> str:
+        """The work statements' text with the byte ranges `(start, end)` replaced."""
+        data = encode_source(self.text)
+        out = []
+        cursor = self.work_start
+        for (start, end), text in sorted(replacements.items()):
+            out.append(data[cursor:start].decode())
+            out.append(text)
+            cursor = end
+        out.append(data[cursor : self.work_end].decode())
+        return "".join(out)
+
+
+def fresh(kernel: PointKernel, base: str) -> str:
+    """`base` with a suffix that no identifier of the kernel has."""
+    name = f"{base}_rg"
+    while name in kernel.identifiers:
+        name += "_"
+    return name
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class _NotPointwise(Exception):
+    """Internal: the kernel leaves the recognised shape (caught in `point_kernel` only)."""
+
+
+def point_kernel(kernel_text: str, block: tuple[int, int, int] | None,
+                 constants: Mapping[str, int] | None = None) -> PointKernel | None:
+    """The point-kernel view of one `__global__` definition, or None when it is not one.
+
+    `block` is the launch's block size when it is literal (lets `blockIdx.x * 16 + threadIdx.x`
+    count as a coordinate when the block is 16 wide); `constants` are file-level `#define`s.
+    """
+    data = encode_source(kernel_text)
+    tree = make_parser().parse(data)
+    function = next((n for n in _walk(tree.root_node) if n.type == "function_definition"), None)
+    if function is None or tree.root_node.has_error:
+        return None
+    try:
+        return _Builder(kernel_text, data, function, block, dict(constants or {})).build()
+    except _NotPointwise:
+        return None
+
+
+def _walk(node: Node) -> Iterator[Node]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _strip(node: Node | None) -> Node | None:
+    while node is not None and node.type in ("parenthesized_expression", "condition_clause") and node.named_children:
+        node = node.named_children[-1] if node.type == "condition_clause" else node.named_children[0]
+    return node
+
+
+class _Builder:
+    def __init__(self, text: str, data: bytes, function: Node, block: tuple[int, int, int] | None,
+                 constants: dict[str, int]) -> None:
+        self.text = text
+        self.data = data
+        self.function = function
+        self.block = block
+        self.constants = constants
+        self.env: dict[str, Poly] = {}
+        self.params: dict[str, str] = {}
+        self.pointers: dict[str, str] = {}
+        self.coordinates: list[Coordinate] = []
+        self.prelude: list[str] = []
+        self.mutable: set[str] = set()
+
+    # ------------------------------------------------------------------ structure
+    def build(self) -> PointKernel:
+        self._parameters()
+        body = self.function.child_by_field_name("body")
+        if body is None:
+            raise _NotPointwise
+        statements = [c for c in body.named_children if c.type != "comment"]
+        guard: Node | None = None
+        negated = False
+        work: list[Node] = []
+        index = 0
+        while index < len(statements):
+            statement = statements[index]
+            if statement.type == "declaration" and self._coordinate(statement):
+                index += 1
+                continue
+            if statement.type == "declaration" and self._pure_declaration(statement):
+                index += 1
+                continue
+            if statement.type == "if_statement" and guard is None and self.coordinates:
+                condition = statement.child_by_field_name("condition")
+                consequence = statement.child_by_field_name("consequence")
+                if statement.child_by_field_name("alternative") is not None or condition is None or consequence is None:
+                    raise _NotPointwise
+                if _is_return(consequence):
+                    guard, negated = condition, True
+                    index += 1
+                    continue
+                if index == len(statements) - 1:
+                    guard = condition
+                    inner = consequence.named_children if consequence.type == "compound_statement" else [consequence]
+                    inner = [c for c in inner if c.type != "comment"]
+                    while inner and inner[0].type == "declaration" and self._pure_declaration(inner[0]):
+                        inner = inner[1:]
+                    work = inner
+                    break
+            work = statements[index:]
+            break
+        if guard is None or not work or not self.coordinates:
+            raise _NotPointwise
+        bounds = self._bounds(guard, negated)
+        for statement in work:
+            self._check_pointwise(statement)
+        self.mutable = self._assigned_names(work)
+        accesses: list[Access] = []
+        loops: dict[str, LoopRange] = {}
+        for statement in work:
+            self._scan(statement, (), accesses, loops)
+        guard_text = node_text(_strip(guard))
+        return PointKernel(
+            text=self.text,
+            params=self.params,
+            pointers=self.pointers,
+            coordinates=tuple(self.coordinates),
+            bounds=bounds,
+            guard=f"!({guard_text})" if negated else guard_text,
+            prelude=tuple(self.prelude),
+            work=tuple(node_text(s) for s in work),
+            work_start=work[0].start_byte,
+            work_end=work[-1].end_byte,
+            accesses=tuple(accesses),
+            loops=loops,
+            identifiers=frozenset(node_text(n) for n in _walk(self.function) if n.type == "identifier"),
+        )
+
+    def _parameters(self) -> None:
+        declarator = self.function.child_by_field_name("declarator")
+        while declarator is not None and declarator.type != "function_declarator":
+            declarator = declarator.child_by_field_name("declarator")
+        params = declarator.child_by_field_name("parameters") if declarator is not None else None
+        if params is None:
+            raise _NotPointwise
+        for param in params.named_children:
+            if param.type != "parameter_declaration":
+                raise _NotPointwise
+            inner = param.child_by_field_name("declarator")
+            is_pointer = False
+            while inner is not None and inner.type != "identifier":
+                if inner.type == "pointer_declarator":
+                    is_pointer = True
+                elif inner.type != "type_qualifier":
+                    raise _NotPointwise  # arrays, references, function pointers
+                inner = inner.child_by_field_name("declarator")
+            if inner is None:
+                raise _NotPointwise
+            name = node_text(inner)
+            base = node_text(param.child_by_field_name("type"))
+            whole = node_text(param)
+            self.params[name] = " ".join(whole[: whole.rfind(name)].split())
+            if is_pointer:
+                self.pointers[name] = base
+            else:
+                self.env[name] = Poly.atom(name)
+
+    def _coordinate(self, statement: Node) -> bool:
+        """`int x = <global thread id along an axis>;` (one declarator)."""
+        declarators = statement.children_by_field_name("declarator")
+        if len(declarators) != 1 or declarators[0].type != "init_declarator":
+            return False
+        target = declarators[0].child_by_field_name("declarator")
+        value = declarators[0].child_by_field_name("value")
+        if target is None or target.type != "identifier" or value is None:
+            return False
+        poly = self.poly(value)
+        for axis in AXES:
+            if self._is_global_id(poly, axis):
+                name = node_text(target)
+                if any(c.name == name or c.axis == axis for c in self.coordinates):
+                    raise _NotPointwise
+                type_text = " ".join(node_text(c) for c in statement.children
+                                     if c.type in ("type_qualifier", "primitive_type", "sized_type_specifier",
+                                                   "type_identifier"))
+                if not type_text or "float" in type_text or "double" in type_text:
+                    raise _NotPointwise
+                self.coordinates.append(Coordinate(name, type_text, axis))
+                self.env[name] = Poly.atom(name)
+                return True
+        return False
+
+    def _is_global_id(self, poly: Poly, axis: str) -> bool:
+        thread, block, dim = f"threadIdx.{axis}", f"blockIdx.{axis}", f"blockDim.{axis}"
+        size = self.block[AXES.index(axis)] if self.block is not None else None
+        thread_id = Poly.of({(block, dim): 1, (thread,): 1}) if block < dim else Poly.of({(dim, block): 1, (thread,): 1})
+        if poly == thread_id:
+            return True
+        if size is not None and poly == Poly.of({(block,): size, (thread,): 1}):
+            return True
+        # `blockIdx.z` alone when the block is one thread deep along that axis.
+        return size == 1 and poly == Poly.atom(block)
+
+    def _pure_declaration(self, statement: Node) -> bool:
+        """`int i = y * W + x;`: integer locals computed from coordinates and scalars only."""
+        if any(node_text(c) in ("static", "__shared__", "extern") for c in statement.children):
+            return False
+        type_node = statement.child_by_field_name("type")
+        if type_node is None or node_text(type_node) in ("float", "double", "half", "auto"):
+            return False
+        names = []
+        for declarator in statement.children_by_field_name("declarator"):
+            if declarator.type != "init_declarator":
+                return False
+            target = declarator.child_by_field_name("declarator")
+            value = declarator.child_by_field_name("value")
+            if target is None or target.type != "identifier" or value is None:
+                return False
+            if any(n.type in ("subscript_expression", "call_expression", "pointer_expression", "assignment_expression",
+                              "update_expression") for n in _walk(value)):
+                return False
+            poly = self.poly(value)
+            if poly.thread_dependent or any(a.startswith(("threadIdx", "blockIdx", "blockDim", "gridDim"))
+                                            for a in poly.atoms()):
+                return False
+            names.append((node_text(target), poly))
+        if not self.coordinates:
+            return False
+        for name, poly in names:
+            self.env[name] = poly
+        self.prelude.append(node_text(statement))
+        return True
+
+    def _bounds(self, guard: Node, negated: bool) -> dict[str, Bound]:
+        """Per coordinate, its bounds from a conjunction (`!negated`) or disjunction of negated
+        comparisons (`negated`, the early-return form)."""
+        join = "||" if negated else "&&"
+        terms: list[Node] = []
+        stack: list[Node] = [guard]
+        while stack:
+            node = _strip(stack.pop())
+            if node is None:
+                raise _NotPointwise
+            if node.type == "binary_expression" and node_text(node.child_by_field_name("operator")) == join:
+                stack.extend((node.child_by_field_name("right"), node.child_by_field_name("left")))  # type: ignore[arg-type]
+                continue
+            terms.append(node)
+        lower: dict[str, str] = {}
+        upper: dict[str, str] = {}
+        names = {c.name for c in self.coordinates}
+        for term in terms:
+            if term.type != "binary_expression":
+                raise _NotPointwise
+            op = node_text(term.child_by_field_name("operator"))
+            left, right = term.child_by_field_name("left"), term.child_by_field_name("right")
+            if left is None or right is None:
+                raise _NotPointwise
+            flip = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
+            if op not in flip:
+                raise _NotPointwise
+            if node_text(_strip(left)) not in names:
+                left, right, op = right, left, flip[op]
+            coordinate = node_text(_strip(left))
+            if coordinate not in names:
+                raise _NotPointwise
+            if negated:  # `x >= W` returns, so the work has `x < W`
+                op = {"<": ">=", ">=": "<", ">": "<=", "<=": ">"}[op]
+            bound = self._bound_text(right)
+            if op == "<":
+                upper[coordinate] = bound
+            elif op == "<=":
+                upper[coordinate] = f"{bound} + 1"
+            elif op == ">=":
+                lower[coordinate] = bound
+            else:
+                lower[coordinate] = f"{bound} + 1"
+        if set(upper) != names:
+            raise _NotPointwise  # a coordinate with no upper bound: its extent is the launch's
+        return {name: Bound(lower.get(name, "0"), upper[name]) for name in names}
+
+    def _bound_text(self, node: Node) -> str:
+        """A bound's text when it uses scalars and literals only (so a launch can use it)."""
+        for inner in _walk(node):
+            if inner.type == "identifier" and node_text(inner) not in self.params and \
+                    node_text(inner) not in self.constants:
+                raise _NotPointwise
+            if inner.type in ("subscript_expression", "call_expression", "pointer_expression", "field_expression"):
+                raise _NotPointwise
+            if inner.type == "identifier" and node_text(inner) in self.pointers:
+                raise _NotPointwise
+        text = node_text(node)
+        for name, value in self.constants.items():
+            if any(inner.type == "identifier" and node_text(inner) == name for inner in _walk(node)):
+                text = _replace_word(text, name, str(value))
+        return " ".join(text.split())
+
+    def _check_pointwise(self, statement: Node) -> None:
+        for node in _walk(statement):
+            kind = node.type
+            if kind in ("return_statement", "goto_statement", "break_statement", "lambda_expression", "asm_statement"):
+                raise _NotPointwise  # `break` out of the work's own loops is fine but rare: keep it simple
+            if kind == "field_expression":
+                argument = node.child_by_field_name("argument")
+                if argument is not None and node_text(argument) in _GEOMETRY:
+                    raise _NotPointwise
+            if kind == "declaration":
+                if any(node_text(c) in ("__shared__", "static", "extern") for c in node.children):
+                    raise _NotPointwise
+                if any(d.type == "pointer_declarator" or (d.type == "init_declarator" and
+                       (d.child_by_field_name("declarator") or d).type == "pointer_declarator")
+                       for d in node.children_by_field_name("declarator")):
+                    raise _NotPointwise  # a local pointer could alias a parameter
+            if kind == "call_expression":
+                function = node.child_by_field_name("function")
+                name = node_text(function.child_by_field_name("name") if function is not None and
+                                 function.type == "template_function" else function)
+                if name not in PURE_CALLS:
+                    raise _NotPointwise
+            if kind in ("assignment_expression", "update_expression"):
+                target = node.child_by_field_name("left") or node.child_by_field_name("argument")
+                target = _strip(target)
+                if target is None:
+                    raise _NotPointwise
+                if target.type == "identifier":
+                    if node_text(target) in self.params or any(c.name == node_text(target) for c in self.coordinates):
+                        raise _NotPointwise  # re-binding a parameter or a coordinate
+                elif target.type != "subscript_expression":
+                    raise _NotPointwise  # `*p = v`, fields: not tracked
+            if kind == "pointer_expression" and node_text(node.child_by_field_name("operator")) == "&":
+                raise _NotPointwise
+
+    def _assigned_names(self, work: list[Node]) -> set[str]:
+        names: set[str] = set()
+        for statement in work:
+            for node in _walk(statement):
+                if node.type in ("assignment_expression", "update_expression"):
+                    target = _strip(node.child_by_field_name("left") or node.child_by_field_name("argument"))
+                    if target is not None and target.type == "identifier":
+                        names.add(node_text(target))
+        return names
+
+    def _scan(self, node: Node, loop_vars: tuple[str, ...], accesses: list[Access],
+              loops: dict[str, LoopRange]) -> None:
+        """Accesses and loop ranges under `node`, in source order, tracking local definitions."""
+        if node.type == "for_statement":
+            variable = self._loop_header(node, loops)
+            inner = loop_vars + ((variable,) if variable else ())
+            for child in node.children:
+                if child.type == "declaration" and child == node.child_by_field_name("initializer"):
+                    continue
+                self._scan(child, inner, accesses, loops)
+            return
+        if node.type == "declaration":
+            for declarator in node.children_by_field_name("declarator"):
+                if declarator.type == "init_declarator":
+                    target = declarator.child_by_field_name("declarator")
+                    value = declarator.child_by_field_name("value")
+                    if value is not None:
+                        self._scan(value, loop_vars, accesses, loops)
+                    if target is not None and target.type == "identifier" and value is not None:
+                        name = node_text(target)
+                        self.env[name] = Poly.atom(opaque_atom(name, "", False)) if name in self.mutable \
+                            else self.poly(value)
+                elif declarator.type == "identifier":
+                    self.env[node_text(declarator)] = Poly.atom(opaque_atom(node_text(declarator), "", False))
+                else:
+                    self._scan(declarator, loop_vars, accesses, loops)
+            return
+        if node.type == "subscript_expression":
+            base = node.child_by_field_name("argument")
+            index = _subscript_index(node)
+            if base is not None and base.type == "identifier" and node_text(base) in self.pointers and index is not None:
+                read, write = _access_kind(node)
+                accesses.append(Access(node_text(base), self.poly(index), node_text(index), node.start_byte,
+                                       node.end_byte, write, read, loop_vars))
+            elif base is not None and base.type != "identifier":
+                raise _NotPointwise  # `t[i][j]` on parameters, casts: not tracked
+            if index is not None:
+                self._scan(index, loop_vars, accesses, loops)
+            return
+        for child in node.children:
+            self._scan(child, loop_vars, accesses, loops)
+
+    def _loop_header(self, node: Node, loops: dict[str, LoopRange]) -> str | None:
+        init = node.child_by_field_name("initializer")
+        condition = _strip(node.child_by_field_name("condition"))
+        update = node.child_by_field_name("update")
+        if init is None or init.type != "declaration":
+            return None
+        declarators = init.children_by_field_name("declarator")
+        if len(declarators) != 1 or declarators[0].type != "init_declarator":
+            return None
+        variable = node_text(declarators[0].child_by_field_name("declarator"))
+        first = self.poly(declarators[0].child_by_field_name("value")).constant
+        self.env[variable] = Poly.atom(variable)
+        if first is None or condition is None or condition.type != "binary_expression" or update is None:
+            return variable
+        if node_text(condition.child_by_field_name("left")) != variable or variable in self.mutable and \
+                node_text(update).replace(" ", "") not in (f"{variable}++", f"++{variable}", f"{variable}+=1"):
+            return variable
+        # The loop variable's own update is its only assignment: other assignments forfeit a range.
+        assigned = sum(1 for n in _walk(node) if n.type in ("assignment_expression", "update_expression")
+                       and node_text(_strip(n.child_by_field_name("left") or n.child_by_field_name("argument")))
+                       == variable)
+        if assigned != 1 or node_text(update).replace(" ", "") not in (f"{variable}++", f"++{variable}",
+                                                                       f"{variable}+=1"):
+            return variable
+        bound = self.poly(condition.child_by_field_name("right")).constant
+        op = node_text(condition.child_by_field_name("operator"))
+        if bound is None or op not in ("<", "<="):
+            return variable
+        last = bound - 1 if op == "<" else bound
+        if last >= first:
+            loops[variable] = LoopRange(variable, first, last)
+        return variable
+
+    # ------------------------------------------------------------------ expressions
+    def poly(self, node: Node | None) -> Poly:
+        node = _strip(node)
+        if node is None:
+            return Poly.const(0)
+        kind = node.type
+        if kind == "number_literal":
+            value = int_literal(node_text(node))
+            return Poly.const(value) if value is not None else self._opaque(node)
+        if kind == "identifier":
+            name = node_text(node)
+            if name in self.env:
+                return self.env[name]
+            if name in self.constants:
+                return Poly.const(self.constants[name])
+            return self._opaque(node)
+        if kind == "field_expression":
+            argument = node.child_by_field_name("argument")
+            if argument is not None and node_text(argument) in _GEOMETRY:
+                return Poly.atom(f"{node_text(argument)}.{node_text(node.child_by_field_name('field'))}")
+            return self._opaque(node)
+        if kind == "cast_expression":
+            type_text = node_text(node.child_by_field_name("type"))
+            if "float" in type_text or "double" in type_text:
+                return self._opaque(node)
+            return self.poly(node.child_by_field_name("value"))
+        if kind == "unary_expression":
+            operator = node_text(node.child_by_field_name("operator"))
+            if operator in ("-", "+"):
+                inner = self.poly(node.child_by_field_name("argument"))
+                return -inner if operator == "-" else inner
+            return self._opaque(node)
+        if kind == "binary_expression":
+            operator = node_text(node.child_by_field_name("operator"))
+            left = self.poly(node.child_by_field_name("left"))
+            right = self.poly(node.child_by_field_name("right"))
+            result: Poly | None = None
+            if operator == "+":
+                result = left + right
+            elif operator == "-":
+                result = left - right
+            elif operator == "*":
+                result = left * right
+            elif operator == "<<" and right.constant is not None and 0 <= right.constant < 31:
+                result = left * Poly.const(1 << right.constant)
+            elif operator in ("/", "%") and left.constant is not None and right.constant:
+                quotient = abs(left.constant) // abs(right.constant)
+                quotient = quotient if (left.constant >= 0) == (right.constant > 0) else -quotient
+                result = Poly.const(quotient if operator == "/" else left.constant - right.constant * quotient)
+            if result is not None:
+                return result
+        return self._opaque(node)
+
+    def _opaque(self, node: Node) -> Poly:
+        memory = any(n.type in ("subscript_expression", "pointer_expression") for n in _walk(node))
+        dims = "".join(sorted({node_text(n.child_by_field_name("field"))[-1:] for n in _walk(node)
+                               if n.type == "field_expression" and node_text(n.child_by_field_name("argument"))
+                               == "threadIdx"}))
+        return Poly.atom(opaque_atom(" ".join(node_text(node).split()), dims, memory))
+
+
+def _is_return(statement: Node) -> bool:
+    if statement.type == "return_statement":
+        return statement.named_child_count == 0
+    return statement.type == "compound_statement" and [c.type for c in statement.named_children
+                                                        if c.type != "comment"] == ["return_statement"] and \
+        statement.named_children[0].named_child_count == 0
+
+
+def _subscript_index(node: Node) -> Node | None:
+    indices = node.child_by_field_name("indices")
+    if indices is not None:
+        named = [c for c in indices.named_children if c.type != "comment"]
+        return named[0] if len(named) == 1 else None
+    return node.child_by_field_name("index")
+
+
+def _access_kind(node: Node) -> tuple[bool, bool]:
+    """(read, write) for a subscript expression."""
+    child = node
+    parent = node.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        child, parent = parent, parent.parent
+    if parent is not None and parent.type == "assignment_expression" and parent.child_by_field_name("left") == child:
+        return node_text(parent.child_by_field_name("operator")) != "=", True
+    if parent is not None and parent.type == "update_expression":
+        return True, True
+    return True, False
+
+
+def _replace_word(text: str, word: str, replacement: str) -> str:
+    import re
+
+    return re.sub(rf"\b{re.escape(word)}\b", replacement, text)
+
+
+def coefficient_of(poly: Poly, atom: str) -> Poly:
+    """The part of `poly` linear in `atom`, divided by it (`W*y + x` -> W for y); zero when
+    `atom` does not occur linearly."""
+    out: dict[tuple[str, ...], int] = {}
+    for monomial, value in poly.terms:
+        if monomial.count(atom) == 1:
+            rest = list(monomial)
+            rest.remove(atom)
+            out[tuple(rest)] = out.get(tuple(rest), 0) + value
+    return Poly.of(out)
+
+
+def unit_coordinate(poly: Poly, coordinates: tuple[Coordinate, ...]) -> str | None:
+    """The coordinate whose +1 moves the index by +-1 element (the fast, contiguous one)."""
+    found = [c.name for c in coordinates if coefficient_of(poly, c.name).constant in (1, -1)]
+    return found[0] if len(found) == 1 else None
+
+
+def launch_block(block: tuple[str, ...]) -> tuple[int, int, int] | None:
+    values = []
+    for text in block:
+        value = int_literal(text)
+        if value is None:
+            return None
+        values.append(value)
+    return tuple((values + [1, 1, 1])[:3])  # type: ignore[return-value]

@@ -1,0 +1,65 @@
+"""What the appliers built on point kernels (`idioms/pointwise.py`) share: finding the view of
+the kernel, checking that its launch visits every point of the guarded domain exactly once, and
+re-binding the coordinates in a rewrite."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from regrapht.cuda.parse import parse_source
+from regrapht.idioms.pointwise import AXES, PointKernel, launch_block, point_kernel
+from regrapht.search.appliers.common import ApplierInput, ceil_parts, int_literal, norm
+from regrapht.search.source import KernelText, find_kernel
+
+
+def point_view(given: ApplierInput) -> tuple[KernelText, PointKernel] | None:
+    kernel = find_kernel(given.source, given.kernel)
+    if kernel is None:
+        return None
+    constants = dict(parse_source(given.source).constants)
+    view = point_kernel(kernel.text(given.source), launch_block(given.launch.block), constants)
+    if view is None or not covers_domain(given, view):
+        return None
+    return kernel, view
+
+
+def covers_domain(given: ApplierInput, view: PointKernel) -> bool:
+    """Whether the launch has a thread for every point of the guarded domain (so a rewrite that
+    visits the whole domain does the same work), and one launch dimension per coordinate."""
+    block = launch_block(given.launch.block)
+    if block is None:
+        return False
+    grid = list(given.launch.grid) + ["1"] * (3 - len(given.launch.grid))
+    used = {c.axis for c in view.coordinates}
+    for axis_index, axis in enumerate(AXES):
+        if axis not in used and (block[axis_index] != 1 or int_literal(grid[axis_index]) != 1):
+            return False  # extra threads along an unused axis would repeat the work
+    for coordinate in view.coordinates:
+        axis_index = AXES.index(coordinate.axis)
+        size = block[axis_index]
+        upper = norm(view.bounds[coordinate.name].upper)
+        expr = grid[axis_index]
+        parts = ceil_parts(expr)
+        if parts is not None and parts[1] == size and norm(parts[0]).strip("()") == upper.strip("()"):
+            continue
+        if size == 1 and norm(expr).strip("()") == upper.strip("()"):
+            continue
+        grid_value, upper_value = int_literal(expr), int_literal(upper)
+        if grid_value is not None and upper_value is not None and grid_value * size >= upper_value:
+            continue
+        return False
+    return True
+
+
+def bind(view: PointKernel, values: Mapping[str, str]) -> str:
+    """Declarations giving each coordinate its value in the rewrite (same names and types)."""
+    return " ".join(f"{view.coordinate(name).type} {name} = {value};"  # type: ignore[union-attr]
+                    for name, value in values.items())
+
+
+def prelude(view: PointKernel) -> str:
+    return " ".join(view.prelude)
+
+
+def ceil_div(upper: str, size: int) -> str:
+    return upper if size == 1 else f"({upper} + {size - 1}) / {size}"

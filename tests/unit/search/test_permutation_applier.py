@@ -1,0 +1,152 @@
+"""TiledPermutation: transposes, rotations and 3-D permutations written differently are tiled;
+near-misses (in-place, data-dependent bounds, extra side effects, gathers, partial launches)
+are left alone; every rewrite compiles with nvcc."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from nvcc_check import compile_ok, needs_nvcc
+
+from regrapht.search.appliers import ApplierInput
+from regrapht.search.appliers.permutation import TiledPermutation
+from regrapht.validate.types import LaunchConfig
+
+GRID_2D = ("(cols + 15) / 16", "(rows + 15) / 16")
+
+MATCHES = {
+    "textbook": ("""
+__global__ void transpose(const float *in, float *out, int rows, int cols) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < cols && y < rows) {
+        out[x * rows + y] = in[y * cols + x];
+    }
+}
+""", LaunchConfig(GRID_2D, ("16", "16")), ("x", "y")),
+    "early_return_locals": ("""
+#define TB 16
+__global__ void transpose(const double *__restrict__ src, double *__restrict__ dst, int rows, int cols) {
+    const int col = threadIdx.x + blockIdx.x * TB;
+    const int row = threadIdx.y + TB * blockIdx.y;
+    if (row >= rows || col >= cols) return;
+    int from = row * cols + col;
+    int to = col * rows + row;
+    dst[to] = 2.0 * src[from];
+}
+""", LaunchConfig(GRID_2D, ("16", "16")), ("col", "row")),
+    "rotation_90": ("""
+template <typename T>
+__global__ void rotate90(const T *img, T *rot, int h, int w) {
+    unsigned int c = blockDim.x * blockIdx.x + threadIdx.x;
+    unsigned int r = blockDim.y * blockIdx.y + threadIdx.y;
+    if (c < w && r < h)
+        rot[c * h + (h - 1 - r)] = img[r * w + c];
+}
+template __global__ void rotate90<int>(const int *, int *, int, int);
+""", LaunchConfig(("(w + 31) / 32", "(h + 7) / 8"), ("32", "8")), ("c", "r")),
+    "permute_3d": ("""
+__global__ void permute021(const float *a, float *b, int D0, int D1, int D2) {
+    int i2 = blockIdx.x * blockDim.x + threadIdx.x;
+    int i1 = blockIdx.y * blockDim.y + threadIdx.y;
+    int i0 = blockIdx.z;
+    if (i0 < D0 && i1 < D1 && i2 < D2) {
+        b[(i0 * D2 + i2) * D1 + i1] = a[(i0 * D1 + i1) * D2 + i2];
+    }
+}
+""", LaunchConfig(("(D2 + 31) / 32", "(D1 + 7) / 8", "D0"), ("32", "8", "1")), ("i2", "i1")),
+}
+
+NEAR_MISSES = {
+    "in_place": ("""
+__global__ void transpose_inplace(float *a, int n) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < n && y < n) a[x * n + y] = a[y * n + x];
+}
+""", LaunchConfig(("(n + 15) / 16", "(n + 15) / 16"), ("16", "16"))),
+    "data_dependent_bound": ("""
+__global__ void ragged(const float *in, float *out, const int *lens, int rows, int cols) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < lens[y] && y < rows) out[x * rows + y] = in[y * cols + x];
+}
+""", LaunchConfig(GRID_2D, ("16", "16"))),
+    "extra_side_effect": ("""
+__global__ void transpose_count(const float *in, float *out, int *done, int rows, int cols) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < cols && y < rows) {
+        out[x * rows + y] = in[y * cols + x];
+        atomicAdd(done, 1);
+    }
+}
+""", LaunchConfig(GRID_2D, ("16", "16"))),
+    "early_return_in_work": ("""
+__global__ void transpose_skip(const float *in, float *out, int rows, int cols) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < cols && y < rows) {
+        if (in[y * cols + x] == 0.0f) return;
+        out[x * rows + y] = in[y * cols + x];
+    }
+}
+""", LaunchConfig(GRID_2D, ("16", "16"))),
+    "gather": ("""
+__global__ void gather_t(const float *in, const int *perm, float *out, int rows, int cols) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < cols && y < rows) out[x * rows + y] = in[perm[y] * cols + x];
+}
+""", LaunchConfig(GRID_2D, ("16", "16"))),
+    "launch_covers_a_part": ("""
+__global__ void transpose(const float *in, float *out, int rows, int cols) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < cols && y < rows) out[x * rows + y] = in[y * cols + x];
+}
+""", LaunchConfig(("4", "(rows + 15) / 16"), ("16", "16"))),
+    "already_coalesced_copy": ("""
+__global__ void copy2d(const float *in, float *out, int rows, int cols) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < cols && y < rows) out[y * cols + x] = in[y * cols + x];
+}
+""", LaunchConfig(GRID_2D, ("16", "16"))),
+}
+
+
+def _name(source: str) -> str:
+    return source.split("void ", 1)[1].split("(", 1)[0].strip()
+
+
+@pytest.mark.parametrize("case", sorted(MATCHES))
+def test_rewrites_permutations_written_differently(case: str) -> None:
+    source, launch, (fast_in, fast_out) = MATCHES[case]
+    [rewrite] = TiledPermutation().apply(ApplierInput(source, _name(source), launch))
+    assert "__shared__" in rewrite.source and "[32][33]" in rewrite.source
+    assert rewrite.launch.block == ("32", "8")
+    assert f"tile of ({fast_in}, {fast_out})" in rewrite.source
+
+
+def test_3d_launch_strides_the_third_coordinate() -> None:
+    source, launch, _ = MATCHES["permute_3d"]
+    [rewrite] = TiledPermutation().apply(ApplierInput(source, "permute021", launch))
+    assert rewrite.launch.grid == ("(D2 + 31) / 32", "(D1 + 31) / 32", "min(D0, 65535)")
+    assert "gridDim.z" in rewrite.source
+
+
+@pytest.mark.parametrize("case", sorted(NEAR_MISSES))
+def test_leaves_near_misses_alone(case: str) -> None:
+    source, launch = NEAR_MISSES[case]
+    assert TiledPermutation().apply(ApplierInput(source, _name(source), launch)) == []
+
+
+@pytest.mark.nvcc
+@needs_nvcc
+@pytest.mark.parametrize("case", sorted(MATCHES))
+def test_rewrites_compile(case: str, tmp_path: Path) -> None:
+    source, launch, _ = MATCHES[case]
+    [rewrite] = TiledPermutation().apply(ApplierInput(source, _name(source), launch))
+    compile_ok(rewrite.source, tmp_path)
