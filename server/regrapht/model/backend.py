@@ -35,8 +35,10 @@ class ModelBackend(Protocol):
         should_stop: Callable[[], bool] | None = None,
         on_token: Callable[[str], None] | None = None,
         prefill: str = "",
+        grammar: str | None = None,
     ) -> Completion:
         """Generate the assistant's answer to `messages`. `prefill` is the start of that answer,
         which the model continues (it is part of the prompt, and `Completion.text` begins with
-        it; `completion_tokens` counts only what the model generated)."""
+        it; `completion_tokens` counts only what the model generated). `grammar`, a GBNF
+        grammar, restricts what the model may generate (llama.cpp enforces it token by token)."""
         ...

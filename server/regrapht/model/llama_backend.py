@@ -225,6 +225,7 @@ class LlamaBackend:
         should_stop: Callable[[], bool] | None = None,
         on_token: Callable[[str], None] | None = None,
         prefill: str = "",
+        grammar: str | None = None,
     ) -> Completion:
         with self._lock:
             llama = self._ensure_loaded()
@@ -240,7 +241,8 @@ class LlamaBackend:
                     file=str(self.path),
                 )
             budget = min(max_tokens, n_ctx - len(prompt))
-            text, generated, finish = self._generate(llama, prompt, budget, temperature, seed, should_stop, on_token)
+            text, generated, finish = self._generate(llama, prompt, budget, temperature, seed, should_stop, on_token,
+                                                     grammar)
             self._prompt_tokens += len(prompt)
             self._completion_tokens += generated
             self._calls += 1
@@ -256,6 +258,7 @@ class LlamaBackend:
         seed: int,
         should_stop: Callable[[], bool] | None,
         on_token: Callable[[str], None] | None,
+        grammar: str | None = None,
     ) -> tuple[str, int, str]:
         if should_stop is not None and should_stop():
             return "", 0, "cancelled"
@@ -269,7 +272,10 @@ class LlamaBackend:
         pieces: list[str] = []
         generated = 0
         finish = "length"
-        tokens = llama.generate(prompt, temp=max(temperature, 0.0), top_k=40, top_p=0.95, min_p=0.05, reset=True)
+        # A GBNF grammar is parsed by llama.cpp; a malformed one is the caller's bug, not input.
+        constraint = llama_cpp.LlamaGrammar.from_string(grammar, verbose=False) if grammar else None
+        tokens = llama.generate(prompt, temp=max(temperature, 0.0), top_k=40, top_p=0.95, min_p=0.05, reset=True,
+                                grammar=constraint)
         try:
             for token in tokens:
                 if llama_cpp.llama_vocab_is_eog(llama._model.vocab, token):

@@ -25,6 +25,7 @@ class ScriptedCall:
     temperature: float
     seed: int
     prefill: str = ""
+    grammar: str | None = None
 
 
 @dataclass
@@ -64,11 +65,12 @@ class ScriptedModel:
         should_stop: Callable[[], bool] | None = None,
         on_token: Callable[[str], None] | None = None,
         prefill: str = "",
+        grammar: str | None = None,
     ) -> Completion:
         if self.remaining <= 0:
             raise IndexError(f"ScriptedModel ran out of answers after {len(self.calls)} calls")
         answer = self.answers[len(self.calls)]
-        self.calls.append(ScriptedCall(list(messages), max_tokens, temperature, seed, prefill))
+        self.calls.append(ScriptedCall(list(messages), max_tokens, temperature, seed, prefill, grammar))
         # A scripted answer that starts with the prefill is the whole answer (scripts can be
         # written either way); otherwise it is what the model generated after the prefill.
         generated_part = answer[len(prefill):] if answer.startswith(prefill) else answer

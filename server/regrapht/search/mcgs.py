@@ -1,15 +1,23 @@
-"""Monte Carlo Graph Search over the reasoning graph, as published (ReGraphT, arXiv 2510.19873).
+"""Monte Carlo Graph Search over the reasoning graph (ReGraphT, arXiv 2510.19873), with the
+changes docs/search.md explains and measures.
 
-- Selection walks the expanded subgraph from START by P-UCB(s) = Q(s) + sqrt(2 ln N(parent) / N(s))
-  (an unvisited vertex first), never revisiting a vertex on the same path. Ties (unvisited
-  vertices, equal rollout scores) go to a technique whose deterministic applier matches the code,
-  then to the graph's prior (see `GraphWalker.promise`).
+- Selection walks the expanded subgraph from START by P-UCB(s) = Q(s) + sqrt(2 ln N(parent) / N(s)),
+  never revisiting a vertex on the same path. A child not yet visited scores as if visited once
+  with the neutral reward 0 (first-play value; the paper gives it infinity, which made every
+  untried sibling outrank a proven branch). Ties go by `GraphWalker.promise`.
 - Expansion adds all graph successors of the selected vertex on its first visit.
+- Structural techniques first: while a vertex's code state has a matching structural rewrite
+  (an applier outside `REFINEMENTS`) not yet tried from it, the iteration's simulation is that
+  one step (its first variant), so every matching structural technique is measured before a
+  branch below it is refined.
+- Variants are refinements: a step judges an applier's first variant only; the next variant of
+  a technique (another block shape, tile size, unroll factor) is judged when selection passes
+  through that step again and the step proved itself (verified faster than the code it
+  rewrote), one variant per iteration.
 - Rollout picks the next technique by argmax_a [Q(s,a) - lambda N(s,a)] with probability
   1 - epsilon, uniformly at random otherwise, up to a step cap, stopping at the first failed step.
-- Each step applies a technique to the current code (session.apply_technique); the rollout's
-  reward is the maximum step reward along the whole path, back-propagated to every vertex on the
-  selected path.
+- The iteration's reward is the maximum step reward along the whole path, back-propagated to
+  every vertex on the selected path.
 
 Statistics are per vertex (graph search: a technique reached by two paths shares them); the code
 a technique path produced is cached per path, so re-selecting a path costs no budget.
@@ -22,7 +30,24 @@ from dataclasses import dataclass, field
 
 from regrapht.graph import START, ReasoningGraph
 from regrapht.search.session import FAILED, Session, StepResult
-from regrapht.validate.types import Candidate
+from regrapht.validate.types import Candidate, LaunchConfig
+
+# Techniques that tune code rather than restructure it: their variants (block shapes, unroll
+# factors, where a qualifier or intrinsic goes) refine a kernel whose algorithm is settled. Every
+# other technique with an applier is structural (tiling, warp reductions, privatization, ...):
+# a new applier is structural unless it is listed here.
+REFINEMENTS = frozenset({
+    "launch_configuration", "loop_unrolling", "restrict_const", "fast_math", "bank_conflict_padding",
+    "grid_stride_loop",
+})
+
+
+def is_structural(technique: str) -> bool:
+    return technique not in REFINEMENTS
+
+
+def state_key(state: Candidate) -> tuple[str, LaunchConfig]:
+    return state.source, state.launch
 
 
 @dataclass
@@ -34,17 +59,28 @@ class GraphWalker:
     edge_visits: dict[tuple[str, str], int] = field(default_factory=dict)
     edge_value: dict[tuple[str, str], float] = field(default_factory=dict)
     paths: dict[tuple[str, ...], StepResult] = field(default_factory=dict)
+    # the code state each cached path step was applied to (a refined parent makes it stale)
+    parents: dict[tuple[str, ...], tuple[str, LaunchConfig]] = field(default_factory=dict)
+    # applier variants judged for each path step (MCGS: one per step, more when refined)
+    variants_judged: dict[tuple[str, ...], int] = field(default_factory=dict)
+    # None: each step judges up to `options.max_variants` applier variants at once (the
+    # baselines); MCGS judges one and refines later (module docstring).
+    variants_per_step: int | None = None
 
     def successors(self, vertex: str, state: Candidate) -> list[str]:
         found = [v for v in (self.graph.successors(vertex) if self.graph is not None else []) if v != START]
         appliers = self.session.applicable(state)
         if self.session.options.applier_edges:
             found += [a.technique for a in appliers if a.technique not in found]
-        if self.session.model is None or not self.session.options.use_model:
-            # Without a model a technique with no applier rewrite is a certain failure.
-            names = {name for a in appliers for name in (a.technique, *a.also)}
+        if not self.session.model_usable():
+            # Without a model (or one that kept failing on this kernel) a technique with no
+            # applier rewrite is a certain failure.
+            names = self.applier_names(state)
             found = [t for t in found if t in names]
         return found
+
+    def applier_names(self, state: Candidate) -> set[str]:
+        return {name for a in self.session.applicable(state) for name in (a.technique, *a.also)}
 
     def applier_rank(self, state: Candidate, technique: str) -> int:
         """Higher for a technique whose applier matches `state` earlier in APPLIERS (pattern
@@ -56,13 +92,14 @@ class GraphWalker:
                 return len(appliers) - position
         return 0
 
-    def promise(self, vertex: str, state: Candidate, technique: str) -> tuple[bool, float, int]:
+    def promise(self, vertex: str, state: Candidate, technique: str) -> tuple[bool, bool, float, int]:
         """How a technique not yet tried here ranks against the others (higher first): one whose
-        deterministic applier matches `state` (evidence about this kernel), then the graph's prior
-        (a mean reward over other kernels, which one 500x histogram can dominate), then the
-        applier order. docs/search.md has the H200 runs behind this order."""
+        deterministic applier matches `state` (evidence about this kernel), a structural one
+        before a refinement, then the graph's prior (a mean reward over other kernels, which one
+        500x histogram can dominate), then the applier order. docs/search.md has the H200 runs
+        behind this order."""
         rank = self.applier_rank(state, technique)
-        return rank > 0, self.prior(vertex, technique), rank
+        return rank > 0, rank > 0 and is_structural(technique), self.prior(vertex, technique), rank
 
     def prior(self, u: str, v: str) -> float:
         if self.graph is None:
@@ -82,11 +119,14 @@ class GraphWalker:
     def step(self, techniques: tuple[str, ...], vertex: str, technique: str, state: Candidate) -> StepResult:
         key = (*techniques, technique)
         cached = self.paths.get(key)
-        if cached is not None:
+        if cached is not None and self.parents.get(key) == state_key(state):
             return cached
-        result = self.session.apply_technique(state, vertex, technique)
+        variants = self.variants_per_step or self.session.options.max_variants
+        result = self.session.apply_technique(state, vertex, technique, variants=variants)
         if result.evaluation is not None or result.state is None:
             self.paths[key] = result
+            self.parents[key] = state_key(state)
+            self.variants_judged[key] = variants
         return result
 
     def record_edge(self, u: str, v: str, reward: float) -> None:
@@ -102,32 +142,71 @@ class MCGS(GraphWalker):
     visits: dict[str, int] = field(default_factory=dict)
     value: dict[str, float] = field(default_factory=dict)
     expanded: dict[str, list[str]] = field(default_factory=dict)
+    # selection statistics of each edge u -> v taken by selection (what P-UCB's Q and n read)
+    selected_visits: dict[tuple[str, str], int] = field(default_factory=dict)
+    selected_value: dict[tuple[str, str], float] = field(default_factory=dict)
+    # technique paths whose iterations judged nothing new: selection no longer enters them
+    closed: set[tuple[str, ...]] = field(default_factory=set)
     iterations: int = 0
+    variants_per_step: int | None = 1
+    last_path: list[str] = field(default_factory=list)
 
     def run(self) -> None:
         stale = 0
         limit = 10 * self.session.budget + 20
-        while not self.session.exhausted() and self.iterations < limit and stale < 25:
+        while not self.session.exhausted() and self.iterations < limit and stale < 60:
             before = self.session.evaluated
             self.iteration()
-            stale = stale + 1 if self.session.evaluated == before else 0
+            if self.session.evaluated == before:
+                stale += 1
+                if len(self.last_path) > 1:
+                    self.closed.add(tuple(self.last_path[1:]))
+            else:
+                stale = 0
 
     def iteration(self) -> float:
         self.iterations += 1
         path, rewards, state = self.select()
         if state is not None:
-            rewards += self.rollout(path, state)
+            probe = self.untried_structural(path, state)
+            if probe is not None:
+                # The simulation of this iteration is the one structural step (module docstring).
+                result = self.step(tuple(path[1:]), path[-1], probe, state)
+                self.record_edge(path[-1], probe, result.reward)
+                rewards.append(result.reward)
+                path.append(probe)
+            else:
+                rewards += self.rollout(path, state)
         reward = max(rewards) if rewards else 0.0
         self.backpropagate(path, reward)
+        self.last_path = path
         return reward
 
     def ucb(self, parent: str, child: str) -> float:
-        n = self.visits.get(child, 0)
+        """P-UCB(child) = Q + sqrt(2 ln N(parent) / n), with Q and n those of the edge parent ->
+        child (a vertex's own statistics mix in the rewards of paths through its other parents);
+        an edge not yet selected counts as one visit of reward 0 (the first-play value)."""
+        n = self.selected_visits.get((parent, child), 0)
+        explore = 2.0 * math.log(max(self.visits.get(parent, 1), 1))
         if n == 0:
-            return math.inf
-        return self.value.get(child, 0.0) + math.sqrt(2.0 * math.log(max(self.visits.get(parent, 1), 1)) / n)
+            return math.sqrt(explore)
+        return self.selected_value.get((parent, child), 0.0) + math.sqrt(explore / n)
+
+    def untried_structural(self, path: list[str], state: Candidate) -> str | None:
+        """The most promising structural technique among the last vertex's successors whose
+        applier matches `state` and which has not been tried from this path yet, if any."""
+        vertex = path[-1]
+        techniques = tuple(path[1:])
+        matching = {a.technique for a in self.session.applicable(state)}
+        untried = [t for t in self.expanded.get(vertex, ()) if t in matching and is_structural(t)
+                   and t not in path and (*techniques, t) not in self.paths]
+        if not untried:
+            return None
+        return max(untried, key=lambda t: self.promise(vertex, state, t))
 
     def select(self) -> tuple[list[str], list[float], Candidate | None]:
+        """The selected path, the rewards of its steps, and the code state at its end (None if a
+        step failed or the iteration's candidate was a refinement judged on the way)."""
         path = [START]
         rewards: list[float] = []
         state: Candidate | None = self.session.original
@@ -136,18 +215,52 @@ class MCGS(GraphWalker):
             if vertex not in self.expanded:
                 self.expanded[vertex] = self.successors(vertex, state)
                 break
-            children = [c for c in self.expanded[vertex] if c not in path]
+            if self.untried_structural(path, state) is not None:
+                break
+            children = [c for c in self.expanded[vertex] if c not in path and (*path[1:], c) not in self.closed]
             if not children or len(path) > self.session.options.max_depth:
                 break
-            # Ties (several unvisited children) go by promise, then the graph's order.
+            # Ties (unvisited children) go by promise, then the graph's order.
             here = state
-            child = max(children, key=lambda c: (self.ucb(vertex, c), *self.promise(vertex, here, c)))
+            scores = {c: self.ucb(vertex, c) for c in children}
+            child = max(children, key=lambda c: (scores[c], *self.promise(vertex, here, c)))
+            child = self.model_choice(vertex, state, children, scores, child)
+            seen_before = (*path[1:], child) in self.paths
             result = self.step(tuple(path[1:]), vertex, child, state)
             path.append(child)
             rewards.append(result.reward)
+            # a step is refined when selection comes back to it, not the moment it is first judged
+            refined = self.refine(path, state) if seen_before else None
+            if refined is not None:
+                rewards.append(refined)
+                return path, rewards, None
             state = result.state
             vertex = child
         return path, rewards, state
+
+    def refine(self, path: list[str], parent: Candidate) -> float | None:
+        """Judge the next applier variant of the path's last step if that step proved itself
+        (verified faster than `parent`); its reward, or None if nothing was judged. A better
+        variant replaces the step's code, so the steps below it are applied afresh."""
+        key = tuple(path[1:])
+        result = self.paths.get(key)
+        if result is None or result.state is None or result.evaluation is None:
+            return None
+        speedup = result.evaluation.speedup
+        if result.evaluation.outcome != "faster" or speedup is None or speedup <= self.session.speedup_of(parent):
+            return None
+        judged_so_far = self.variants_judged.get(key, 1)
+        rewrites = self.session.applier_rewrites(parent, path[-1])
+        if judged_so_far >= min(len(rewrites), self.session.options.max_variants):
+            return None
+        self.variants_judged[key] = judged_so_far + 1
+        judged = self.session.judge_variant(parent, path[-2], path[-1], rewrites[judged_so_far])
+        if judged is None:
+            return None
+        self.record_edge(path[-2], path[-1], judged.reward)
+        if judged.reward > result.reward:
+            self.paths[key] = StepResult(path[-1], judged.candidate, judged.reward, judged.evaluation, judged.note)
+        return judged.reward
 
     def rollout(self, path: list[str], state: Candidate) -> list[float]:
         rewards: list[float] = []
@@ -157,15 +270,16 @@ class MCGS(GraphWalker):
         for _ in range(options.step_cap):
             if self.session.exhausted():
                 break
-            choices = self.successors(vertex, state)
+            choices = self.no_model_delay(techniques, state, self.successors(vertex, state))
             if not choices:
                 break
             if self.session.rng.random() < options.epsilon:
                 technique = self.session.rng.choice(choices)
             else:
-                technique = max(choices, key=lambda a: (
-                    self.edge_q(vertex, a) - options.visit_penalty * self.edge_visits.get((vertex, a), 0),
-                    *self.promise(vertex, state, a)))
+                scores = {a: self.edge_q(vertex, a) - options.visit_penalty * self.edge_visits.get((vertex, a), 0)
+                          for a in choices}
+                technique = max(choices, key=lambda a: (scores[a], *self.promise(vertex, state, a)))
+                technique = self.model_choice(vertex, state, choices, scores, technique)
             result = self.step(techniques, vertex, technique, state)
             self.record_edge(vertex, technique, result.reward)
             rewards.append(result.reward)
@@ -176,9 +290,35 @@ class MCGS(GraphWalker):
             vertex = technique
         return rewards
 
+    def no_model_delay(self, techniques: tuple[str, ...], state: Candidate, choices: list[str]) -> list[str]:
+        """`choices` without the model-only techniques while one with an applier rewrite has not
+        been tried from here: a model answer takes seconds to tens of seconds and seldom wins,
+        an applier rewrite is ready now."""
+        names = self.applier_names(state)
+        if any(t in names and (*techniques, t) not in self.paths for t in choices):
+            return [t for t in choices if t in names]
+        return choices
+
+    def model_choice(self, vertex: str, state: Candidate, choices: list[str], scores: dict[str, float],
+                     policy_pick: str) -> str:
+        """Where the policy cannot tell the model-only techniques apart (equal scores, none with
+        an applier), the model picks the one it would write, under a grammar of their names."""
+        names = self.applier_names(state)
+        tied = [t for t in choices if t not in names and scores[t] == scores[policy_pick]]
+        if policy_pick in names or len(tied) < 2:
+            return policy_pick
+        descriptions = {t: self.graph.description(t) if self.graph is not None and self.graph.has_technique(t) else ""
+                        for t in tied}
+        return self.session.choose_technique(state, descriptions) or policy_pick
+
     def backpropagate(self, path: list[str], reward: float) -> None:
         for vertex in path:
             n = self.visits.get(vertex, 0) + 1
             self.visits[vertex] = n
             q = self.value.get(vertex, 0.0)
             self.value[vertex] = q + (reward - q) / n
+        for edge in zip(path, path[1:], strict=False):
+            n = self.selected_visits.get(edge, 0) + 1
+            self.selected_visits[edge] = n
+            q = self.selected_value.get(edge, 0.0)
+            self.selected_value[edge] = q + (reward - q) / n

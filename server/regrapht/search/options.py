@@ -14,11 +14,20 @@ class SearchOptions:
     epsilon: float = 0.2
     step_cap: int = 4  # rollout steps after the selected vertex
     max_depth: int = 6  # selection depth (techniques on the selected path)
-    max_variants: int = 3  # applier rewrites judged per step (block sizes, tilings...)
+    # Applier variants judged per technique and code state (block sizes, tilings...): the
+    # baselines judge them in one step; MCGS judges the first and refines a proven technique.
+    max_variants: int = 3
     use_model: bool = True
-    # Ask the model in a step even when an applier rewrite of that technique already improved
-    # on the code (off: the budget goes to techniques the appliers cannot do).
+    # Ask the model also for a technique that has applier rewrites for the code, unless one of
+    # them already improved on it (off: the model is asked only for techniques no applier can
+    # do, so it never delays a rewrite an applier can produce now).
     model_after_applier_gain: bool = False
+    # Stop asking the model for kernel rewrites in one search after this many answers in a row
+    # gave no correct candidate (0: never stop).
+    model_give_up: int = 2
+    # Let the model pick among model-only techniques the search cannot tell apart (a short
+    # answer under a grammar of their names) before it is asked to write one.
+    model_choice: bool = True
     # Expansion also adds, as successors, techniques whose deterministic applier matches the
     # current code, so that the appliers stay reachable from a small or sparse graph.
     applier_edges: bool = True

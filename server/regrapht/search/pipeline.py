@@ -18,7 +18,7 @@ from regrapht.errors import InputError
 from regrapht.graph import ReasoningGraph
 from regrapht.model.backend import ModelBackend
 from regrapht.search.options import STRATEGIES, SearchOptions
-from regrapht.search.session import Counters, Progress, Session, StepRecord
+from regrapht.search.session import Counters, ModelUse, Progress, Session, StepRecord
 from regrapht.search.source import find_kernel
 from regrapht.search.strategies import RUNNERS
 from regrapht.validate.types import Candidate, Evaluator, LaunchConfig, Timing
@@ -61,6 +61,9 @@ class OptimizeResult:
     model_device: str | None
     seed: int
     cancelled: bool = False
+    # per kind of model call ("rewrite", "choose", "cot"): calls, seconds, and what the answers became
+    model_use: Mapping[str, ModelUse] = field(default_factory=dict)
+    first_faster_s: float | None = None  # seconds to the first verified faster candidate
 
     def to_json(self) -> dict[str, object]:
         best: dict[str, object] | None = None
@@ -92,6 +95,8 @@ class OptimizeResult:
             "model_device": self.model_device,
             "seed": self.seed,
             "cancelled": self.cancelled,
+            "model_calls": {kind: use.to_json() for kind, use in sorted(self.model_use.items())},
+            "first_faster_s": None if self.first_faster_s is None else round(self.first_faster_s, 3),
         }
 
 
@@ -124,7 +129,7 @@ def optimize(
     session = Session(
         kernel=kernel, original=Candidate(source, spec.launch, ()), evaluator=evaluator, model=model,
         graph=graph, budget=budget, rng=random.Random(seed), options=options, constants=spec.constants,
-        cancel=cancel, progress=progress, gpu_lock=gpu_lock,
+        cancel=cancel, progress=progress, gpu_lock=gpu_lock, clock=clock, started=started,
     )
     if strategy == "cot" and model is None:
         reason = "strategy cot needs a model"
@@ -149,7 +154,7 @@ def optimize(
         completion_tokens=session.completion_tokens, wall_s=clock() - started, reason=reason,
         model=model.name if model is not None else None,
         model_device=model.device if model is not None else None, seed=seed,
-        cancelled=session.cancelled(),
+        cancelled=session.cancelled(), model_use=dict(session.model_use), first_faster_s=session.first_faster_s,
     )
 
 

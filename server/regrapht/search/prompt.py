@@ -10,7 +10,7 @@ that changes the kernel's name or parameter list is rejected here, before any co
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from regrapht.graph.types import Example
@@ -76,6 +76,30 @@ def answer_prefill(kernel_header: str) -> str:
     think first, as published.
     """
     return "```cuda\n" + kernel_header.strip() + "\n    "  # indented: a statement comes next, not a fence
+
+
+CHOICE_SYSTEM = (
+    "You are an expert CUDA performance engineer. Given a CUDA kernel and a list of optimization "
+    "techniques, reply with the name of the one technique that would make this kernel faster. "
+    "Reply with the name only."
+)
+_MAX_CHOICE_KERNEL_CHARS = 3000
+
+
+def choice_messages(kernel_text: str, descriptions: Mapping[str, str]) -> list[ChatMessage]:
+    """Ask which of `descriptions` (technique name -> what it does) suits this kernel best."""
+    listing = "\n".join(f"- {name}: {text}" if text else f"- {name}" for name, text in sorted(descriptions.items()))
+    return [
+        ChatMessage("system", CHOICE_SYSTEM),
+        ChatMessage("user", f"Kernel:\n```cuda\n{kernel_text[:_MAX_CHOICE_KERNEL_CHARS]}\n```\n\n"
+                            f"Techniques:\n{listing}\n\nWhich technique?"),
+    ]
+
+
+def choice_grammar(names: Iterable[str]) -> str:
+    """A GBNF grammar (llama.cpp) whose only sentences are the given names."""
+    alternatives = " | ".join(sorted({'"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"' for name in names}))
+    return f"root ::= {alternatives}\n"
 
 
 def cot_messages(kernel_text: str, launch: LaunchConfig) -> list[ChatMessage]:

@@ -4,9 +4,12 @@ Every strategy generates candidates and has them evaluated through a `Session`, 
 accounting (one unit per candidate judged: evaluated by the evaluator or rejected before it),
 token counts, progress reports, cancellation and the "fastest verified so far" rule are the same
 for all of them. Applying one technique to one code state (`apply_technique`) is also here: the
-deterministic applier's rewrites and the model's rewrite are all judged and the best one wins
-(the model is not asked when an applier rewrite already improved on the code, unless
-`model_after_applier_gain`: with a small model that answer rarely wins and costs budget).
+deterministic applier's rewrites and the model's rewrite are all judged and the best one wins.
+The model is asked only for a technique no applier can do here (unless
+`model_after_applier_gain`): a small model's answer rarely wins, takes seconds, and must never
+delay a rewrite an applier can produce now. Each kind of model call ("rewrite", "choose", "cot")
+is scored in `model_use` by what its answers became; after `model_give_up` rewrites in a row
+without a correct candidate the search stops asking the model for this kernel.
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ from dataclasses import dataclass, field
 
 from regrapht.graph import ReasoningGraph
 from regrapht.model.backend import ChatMessage, ModelBackend
-from regrapht.search.appliers import APPLIERS, Applier, ApplierInput, Rewrite, appliers_for
+from regrapht.search.appliers import APPLIERS, Applier, ApplierInput, Rewrite
 from regrapht.search.options import SearchOptions
 from regrapht.search.prompt import (
     answer_prefill,
+    choice_grammar,
+    choice_messages,
     choose_example,
     cot_messages,
     extract_code,
@@ -55,7 +60,7 @@ def reward_of(evaluation: Evaluation) -> float:
 
 @dataclass(frozen=True)
 class Progress:
-    stage: str  # "generating" | "compiling" | "checking" | "timing" | "done"
+    stage: str  # "generating" | "compiling" | "checking" | "timing" | "found" (a new best) | "done"
     message: str
     evaluated: int
     budget: int
@@ -68,6 +73,44 @@ class Counters:
     compiled: int = 0
     correct: int = 0
     faster: int = 0
+
+
+@dataclass
+class ModelUse:
+    """How one kind of model call fared in one search: calls, time, and what the answers became
+    (a candidate to judge, compiled, correct, correct and faster than the code it rewrote)."""
+
+    calls: int = 0
+    seconds: float = 0.0
+    answered: int = 0
+    compiled: int = 0
+    correct: int = 0
+    faster: int = 0
+    failures_in_row: int = 0
+    gave_up: bool = False
+
+    def score(self, evaluation: Evaluation | None, before: float) -> None:
+        """Count one answer's fate (`evaluation` None: it gave nothing to judge)."""
+        if evaluation is not None and evaluation.outcome != "rejected":
+            self.answered += 1
+            if evaluation.outcome in _COMPILED:
+                self.compiled += 1
+        if evaluation is not None and evaluation.verified:
+            self.correct += 1
+            self.failures_in_row = 0
+        else:
+            self.failures_in_row += 1
+        if (evaluation is not None and evaluation.outcome == "faster" and evaluation.speedup is not None
+                and evaluation.speedup > before):
+            self.faster += 1
+
+    def to_json(self) -> dict[str, object]:
+        return {"calls": self.calls, "seconds": round(self.seconds, 3), "answered": self.answered,
+                "compiled": self.compiled, "correct": self.correct, "faster": self.faster,
+                "gave_up": self.gave_up}
+
+
+_COMPILED = ("faster", "slower", "wrong", "crashed", "timeout", "unverified")
 
 
 @dataclass(frozen=True)
@@ -113,6 +156,7 @@ class Session:
     progress: Callable[[Progress], None] | None = None
     gpu_lock: Callable[[], AbstractContextManager[object]] | None = None
     counters: Counters = field(default_factory=Counters)
+    appliers: tuple[Applier, ...] = APPLIERS  # in the `rules` order; tests pass their own
     prompt_tokens: int = 0
     completion_tokens: int = 0
     evaluated: int = 0
@@ -120,6 +164,11 @@ class Session:
     history: dict[Candidate, StepRecord] = field(default_factory=dict)
     _cache: dict[tuple[str, LaunchConfig], Evaluation] = field(default_factory=dict)
     _model_calls: int = 0
+    model_use: dict[str, ModelUse] = field(default_factory=dict)
+    clock: Callable[[], float] = time.monotonic
+    started: float | None = None  # clock() when the search began (set by optimize)
+    first_faster_s: float | None = None  # seconds from `started` to the first verified faster candidate
+    _chosen: str | None = None  # the technique the last "choose" call picked, until it is written
     _applier_rewrites: dict[tuple[str, LaunchConfig], list[list[Rewrite]]] = field(default_factory=dict)
 
     # ---- budget, cancellation, progress ----------------------------------------------------
@@ -167,7 +216,7 @@ class Session:
                     f" {evaluation.reason[:160]}" if evaluation.reason else "", f" ({seconds})" if seconds else "")
         self.counters.generated += 1
         self._cache[(candidate.source, candidate.launch)] = evaluation
-        if evaluation.outcome in ("faster", "slower", "wrong", "crashed", "timeout", "unverified"):
+        if evaluation.outcome in _COMPILED:
             self.counters.compiled += 1
         if evaluation.verified:
             self.counters.correct += 1
@@ -175,24 +224,33 @@ class Session:
             self.counters.faster += 1
             if self.best is None or (evaluation.speedup or 0.0) > (self.best.evaluation.speedup or 0.0):
                 self.best = Judged(candidate, evaluation, reward_of(evaluation), "")
+                if self.first_faster_s is None and self.started is not None:
+                    self.first_faster_s = self.clock() - self.started
+                # shown at once: the user may take this one while the search goes on
+                self.report("found", f"verified {evaluation.speedup:.2f}x faster: "
+                            f"{'+'.join(candidate.techniques) or 'original'}")
         stage = "timing" if evaluation.verified else "checking"
         speed = f" {evaluation.speedup:.2f}x" if evaluation.speedup is not None else ""
         self.report(stage, f"{evaluation.outcome}{speed}")
 
     # ---- applying a technique ----------------------------------------------------------------
-    def apply_technique(self, state: Candidate, previous: str, technique: str) -> StepResult:
-        """Apply `technique` to `state`: the applier's rewrites (up to `max_variants`) and one model
-        rewrite (see the module docstring for when it is skipped) are judged; the one with the
-        highest reward is the step's result."""
+    def apply_technique(self, state: Candidate, previous: str, technique: str, *,
+                        variants: int | None = None) -> StepResult:
+        """Apply `technique` to `state`: the applier's first `variants` rewrites (default
+        `max_variants`) and, where the module docstring says so, one model rewrite are judged;
+        the one with the highest reward is the step's result."""
         judged: list[Judged] = []
-        for rewrite in self.applier_rewrites(state, technique)[: self.options.max_variants]:
+        rewrites = self.applier_rewrites(state, technique)
+        limit = self.options.max_variants if variants is None else min(variants, self.options.max_variants)
+        for rewrite in rewrites[:limit]:
             result = self.judge(Candidate(rewrite.source, rewrite.launch, (*state.techniques, technique)), rewrite.note)
             if result is not None:
                 judged.append(result)
         before = self.speedup_of(state)
         applier_gained = any(j.evaluation.outcome == "faster" and (j.evaluation.speedup or 0.0) > before for j in judged)
-        if (self.model is not None and self.options.use_model and not self.exhausted()
-                and (not applier_gained or self.options.model_after_applier_gain)):
+        if self.model_usable() and not self.exhausted() and (
+                not rewrites or self.options.model_after_applier_gain) and (
+                not applier_gained or self.options.model_after_applier_gain):
             result = self.model_rewrite(state, previous, technique)
             if result is not None:
                 judged.append(result)
@@ -200,12 +258,23 @@ class Session:
             return StepResult(technique, None, FAILED, None, "no rewrite")
         winner = max(judged, key=lambda j: j.reward)
         self._remember(state, winner, technique)
-        if self.graph is not None and winner.evaluation.verified:
-            arch = self.evaluator.arch
-            self.graph.record_outcome(previous, technique, winner.reward, winner.evaluation.speedup, arch)
+        self._record_graph(previous, technique, winner)
         if winner.reward <= FAILED:
             return StepResult(technique, None, FAILED, winner.evaluation, winner.note)
         return StepResult(technique, winner.candidate, winner.reward, winner.evaluation, winner.note)
+
+    def judge_variant(self, state: Candidate, previous: str, technique: str, rewrite: Rewrite) -> Judged | None:
+        """Judge one more applier variant of `technique` on `state` (a refinement); None if the
+        budget is spent."""
+        judged = self.judge(Candidate(rewrite.source, rewrite.launch, (*state.techniques, technique)), rewrite.note)
+        if judged is not None:
+            self._remember(state, judged, technique)
+            self._record_graph(previous, technique, judged)
+        return judged
+
+    def _record_graph(self, previous: str, technique: str, judged: Judged) -> None:
+        if self.graph is not None and judged.evaluation.verified:
+            self.graph.record_outcome(previous, technique, judged.reward, judged.evaluation.speedup, self.evaluator.arch)
 
     def speedup_of(self, state: Candidate) -> float:
         """The measured speedup of a code state over the original (1.0 for the original or unknown)."""
@@ -230,13 +299,12 @@ class Session:
 
     def applier_rewrites(self, state: Candidate, technique: str) -> list[Rewrite]:
         """The rewrites of `technique`'s appliers for `state`."""
-        wanted = appliers_for(technique)
-        return [r for applier, rewrites in zip(APPLIERS, self._rewrites_of(state), strict=True)
-                if applier in wanted for r in rewrites]
+        return [r for applier, rewrites in zip(self.appliers, self._rewrites_of(state), strict=True)
+                if technique == applier.technique or technique in applier.also for r in rewrites]
 
     def applicable(self, state: Candidate) -> list[Applier]:
         """The deterministic appliers that have a rewrite for `state`."""
-        return [a for a, rewrites in zip(APPLIERS, self._rewrites_of(state), strict=True) if rewrites]
+        return [a for a, rewrites in zip(self.appliers, self._rewrites_of(state), strict=True) if rewrites]
 
     def _rewrites_of(self, state: Candidate) -> list[list[Rewrite]]:
         """Every applier's rewrites of `state`, in APPLIERS order; computed once per state (the
@@ -245,11 +313,53 @@ class Session:
         found = self._applier_rewrites.get(key)
         if found is None:
             given = ApplierInput(state.source, self.kernel, state.launch, self.constants)
-            found = [applier.apply(given) for applier in APPLIERS]
+            found = [applier.apply(given) for applier in self.appliers]
             self._applier_rewrites[key] = found
         return found
 
     # ---- the model ---------------------------------------------------------------------------
+    def model_usable(self) -> bool:
+        """Whether the search may ask the model for a kernel rewrite now."""
+        use = self.model_use.get("rewrite")
+        return self.model is not None and self.options.use_model and not (use is not None and use.gave_up)
+
+    def _use(self, kind: str) -> ModelUse:
+        return self.model_use.setdefault(kind, ModelUse())
+
+    def choose_technique(self, state: Candidate, descriptions: Mapping[str, str]) -> str | None:
+        """The technique the model picks among `descriptions` (name -> what it does) for this
+        kernel: a few tokens under a GBNF grammar of the names that llama.cpp enforces; None if
+        the model is not asked or answers something else."""
+        kernel = find_kernel(state.source, self.kernel)
+        if (kernel is None or self.model is None or not self.model_usable() or not self.options.model_choice
+                or len(descriptions) < 2 or self.cancelled()):
+            return None
+        names = sorted(descriptions)
+        use = self._use("choose")
+        use.calls += 1
+        self.report("generating", "model: choosing a technique")
+        started = time.perf_counter()
+        with self._model_lock():
+            completion = self.model.complete(
+                choice_messages(kernel.text(state.source), descriptions), max_tokens=24, temperature=0.0,
+                seed=self.rng.randrange(2**31), should_stop=self.cancel, grammar=choice_grammar(names),
+            )
+        use.seconds += time.perf_counter() - started
+        self.prompt_tokens += completion.prompt_tokens
+        self.completion_tokens += completion.completion_tokens
+        answer = completion.text.strip()
+        logger.info("%s model choice among %s: %r (%.1f s)", self.kernel, ", ".join(names), answer,
+                    time.perf_counter() - started)
+        if answer not in descriptions:
+            use.score(None, 1.0)
+            return None
+        self._chosen = answer
+        return answer
+
+    def _model_lock(self) -> AbstractContextManager[object]:
+        assert self.model is not None
+        return self.gpu_lock() if self.gpu_lock is not None and self.model.device != "cpu" else nullcontext()
+
     def model_rewrite(self, state: Candidate, previous: str, technique: str) -> Judged | None:
         kernel = find_kernel(state.source, self.kernel)
         if kernel is None or self.model is None:
@@ -263,16 +373,35 @@ class Session:
             )
         messages = rewrite_messages(technique, description, example, kernel.text(state.source), state.launch)
         prefill = answer_prefill(kernel.header(state.source)) if self.options.prefill_header else ""
-        return self._ask(messages, state, (*state.techniques, technique), f"model: {technique}", prefill)
+        judged = self._ask(messages, state, (*state.techniques, technique), f"model: {technique}", "rewrite", prefill)
+        if self._chosen == technique:
+            self._chosen = None
+            self._use("choose").score(judged.evaluation if judged is not None else None, self.speedup_of(state))
+        return judged
 
     def cot_rewrite(self, state: Candidate) -> Judged | None:
         kernel = find_kernel(state.source, self.kernel)
         if kernel is None or self.model is None:
             return None
-        return self._ask(cot_messages(kernel.text(state.source), state.launch), state, ("model_cot",), "model: step by step")
+        return self._ask(cot_messages(kernel.text(state.source), state.launch), state, ("model_cot",),
+                         "model: step by step", "cot")
 
     def _ask(self, messages: list[ChatMessage], state: Candidate, techniques: tuple[str, ...], note: str,
-             prefill: str = "") -> Judged | None:
+             kind: str, prefill: str = "") -> Judged | None:
+        judged = self._answer(messages, state, techniques, note, kind, prefill)
+        if judged is None and self.cancelled():
+            return None
+        use = self._use(kind)
+        use.score(judged.evaluation if judged is not None else None, self.speedup_of(state))
+        give_up = self.options.model_give_up
+        if kind == "rewrite" and give_up > 0 and use.failures_in_row >= give_up and not use.gave_up:
+            use.gave_up = True
+            logger.info("%s: %d model rewrites in a row gave no correct candidate; not asking the model again",
+                        self.kernel, use.failures_in_row)
+        return judged
+
+    def _answer(self, messages: list[ChatMessage], state: Candidate, techniques: tuple[str, ...], note: str,
+                kind: str, prefill: str) -> Judged | None:
         assert self.model is not None
         kernel = find_kernel(state.source, self.kernel)
         kernel_chars = len(kernel.text(state.source)) if kernel is not None else 2000
@@ -281,13 +410,15 @@ class Session:
         self.report("generating", note)
         seed = self.rng.randrange(2**31)
         self._model_calls += 1
-        lock = self.gpu_lock() if self.gpu_lock is not None and self.model.device != "cpu" else nullcontext()
+        use = self._use(kind)
+        use.calls += 1
         started = time.perf_counter()
-        with lock:
+        with self._model_lock():
             completion = self.model.complete(
                 messages, max_tokens=max_tokens, temperature=self.options.temperature, seed=seed,
                 should_stop=self.cancel, prefill=prefill,
             )
+        use.seconds += time.perf_counter() - started
         self.prompt_tokens += completion.prompt_tokens
         self.completion_tokens += completion.completion_tokens
         logger.info("%s %s: %d prompt + %d completion tokens in %.1f s (%s)", self.kernel, note,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from regrapht.graph import START, ReasoningGraph
-from regrapht.search.appliers import APPLIERS, ApplierInput
+from regrapht.search.appliers import ApplierInput
 from regrapht.search.mcgs import MCGS, GraphWalker
 from regrapht.search.session import FAILED, Session, StepRecord
 from regrapht.validate.types import Candidate
@@ -98,7 +98,7 @@ def run_rules(session: Session, graph: ReasoningGraph | None) -> None:
     improved = True
     while improved and not session.exhausted():
         improved = False
-        for applier in APPLIERS:
+        for applier in session.appliers:
             given = ApplierInput(current.source, session.kernel, current.launch, session.constants)
             best: tuple[Candidate, float] | None = None
             for rewrite in applier.apply(given):

@@ -43,7 +43,8 @@ class ScriptedSteps(Session):
     applied: list[tuple[str, ...]] = field(default_factory=list)
     matching: list[str] = field(default_factory=list)  # techniques whose "applier" matches, in APPLIERS order
 
-    def apply_technique(self, state: Candidate, previous: str, technique: str) -> StepResult:
+    def apply_technique(self, state: Candidate, previous: str, technique: str, *,
+                        variants: int | None = None) -> StepResult:
         self.evaluated += 1
         path = (*state.techniques, technique)
         self.applied.append(path)

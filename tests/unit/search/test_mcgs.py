@@ -47,19 +47,32 @@ def test_selection_expansion_rollout_and_backpropagation_of_the_max() -> None:
     assert search.iteration() == 2.0
     assert search.expanded[START] == ["a", "b"]
     assert search.visits == {START: 1} and search.value[START] == 2.0
-    # 2: a and b unvisited (P-UCB inf) -> a (cached step, reward 2); a expanded to [c];
-    #    rollout applies c (3). R = max(2, 3) = 3, backed up to START and a.
+    # 2: a and b not yet selected: both score the first-play value 0 + sqrt(2 ln 1) = 0; tie by
+    #    the graph's order -> a (cached step, reward 2); a expanded to [c]; rollout applies c (3).
+    #    R = max(2, 3) = 3, backed up to START and a (vertices) and START -> a (the edge).
+    assert search.ucb(START, "a") == search.ucb(START, "b") == 0.0
     assert search.iteration() == 3.0
     assert search.visits == {START: 2, "a": 1}
     assert search.value[START] == pytest.approx(2.5) and search.value["a"] == 3.0
     assert search.edge_visits == {(START, "a"): 1, ("a", "c"): 1}
-    # 3: P-UCB(a) = 3 + sqrt(2 ln 2 / 1) < inf = P-UCB(b) -> b fails (-1): R = -1.
+    assert search.selected_visits == {(START, "a"): 1} and search.selected_value[(START, "a")] == 3.0
+    # 3: P-UCB(a) = 3 + sqrt(2 ln 2 / 1) > P-UCB(b) = 0 + sqrt(2 ln 2) (first play) -> a, then c
+    #    (both cached): nothing new is judged, R = 3.
     assert search.ucb(START, "a") == pytest.approx(3 + math.sqrt(2 * math.log(2)))
-    assert search.iteration() == -1.0
-    assert search.visits == {START: 3, "a": 1, "b": 1}
-    assert search.value[START] == pytest.approx(4 / 3) and search.value["b"] == -1.0
+    assert search.ucb(START, "b") == pytest.approx(math.sqrt(2 * math.log(2)))
+    assert search.iteration() == 3.0
+    assert s.evaluated == 2
+    assert s.applied == [("a",), ("a", "c")]
+
+
+def test_a_branch_that_judges_nothing_new_is_closed_and_the_budget_goes_elsewhere() -> None:
+    graph = graph_of((START, "a"), (START, "b"), ("a", "c"))
+    s = session(3, {"a": 2.0, "b": -1.0, "c": 3.0})
+    search = MCGS(s, graph)
+    search.run()
     assert s.evaluated == 3
     assert s.applied == [("a",), ("a", "c"), ("b",)]
+    assert ("a", "c") in search.closed
 
 
 def test_run_stops_at_the_budget_and_reuses_cached_paths() -> None:
