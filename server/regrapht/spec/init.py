@@ -1,7 +1,8 @@
 """Buffer initialisers of the kernel spec: parsing `uniform(-1, 1)` and friends, and drawing data.
 
 Owns the initialiser language (`uniform`, `normal`, `randint`, `zeros`, `ones`, `const`,
-`arange`) and turning one into a numpy array for a given generator, count and dtype.
+`arange`): `InitSpec` as written (arguments are expressions over the kernel's scalars), `Init`
+once evaluated, and turning one into a numpy array for a given generator, count and dtype.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from regrapht.errors import InputError
-from regrapht.spec.expr import Number, evaluate
+from regrapht.spec.expr import Number, evaluate, names_in
 
 _ARITY = {"uniform": 2, "normal": 2, "randint": 2, "zeros": 0, "ones": 0, "const": 1, "arange": 2}
 
 
 @dataclass(frozen=True)
 class Init:
+    """An initialiser with its arguments evaluated (what the GPU worker draws from)."""
+
     kind: str
     params: tuple[float, ...] = ()
 
@@ -31,6 +34,33 @@ class Init:
         if not _ARITY[self.kind]:
             return self.kind
         return f"{self.kind}({', '.join(_fmt(p) for p in self.params)})"
+
+
+@dataclass(frozen=True)
+class InitSpec:
+    """An initialiser as the spec writes it: its arguments are expressions over every scalar of
+    the kernel, evaluated when the kernel is resolved (so `randint(0, n)` follows `n`)."""
+
+    kind: str
+    args: tuple[str, ...] = ()
+
+    @property
+    def random(self) -> bool:
+        return self.kind in ("uniform", "normal", "randint")
+
+    def names(self) -> set[str]:
+        return set().union(*(names_in(a) for a in self.args)) if self.args else set()
+
+    def evaluate(self, names: Mapping[str, Number], *, file: str | None = None,
+                 key: str | None = None) -> Init:
+        params = tuple(float(evaluate(a, names, file=file, key=key)) for a in self.args)
+        shown = f"{self.kind}({', '.join(self.args)})"
+        if self.kind in ("uniform", "randint") and not params[0] < params[1]:
+            raise InputError(f"{self.kind}: lo must be less than hi in {shown!r} "
+                             f"(here {_fmt(params[0])} and {_fmt(params[1])})", file=file, key=key)
+        if self.kind == "normal" and params[1] < 0:
+            raise InputError(f"normal: std must not be negative in {shown!r}", file=file, key=key)
+        return Init(self.kind, params)
 
 
 def _fmt(value: float) -> str:
@@ -50,29 +80,30 @@ def _split_args(text: str) -> list[str]:
     return [p.strip() for p in parts]
 
 
-def parse_init(
-    text: object, names: Mapping[str, Number] | None = None, *, file: str | None = None,
-    key: str | None = None,
-) -> Init:
-    """Parse an initialiser; its arguments may be expressions over `names`."""
+def parse_init_spec(text: object, *, file: str | None = None, key: str | None = None) -> InitSpec:
+    """Parse an initialiser's shape (kind and argument count); its arguments stay expressions."""
     if not isinstance(text, str):
         raise InputError(f"init must be a string such as \"uniform(-1, 1)\", got {text!r}", file=file, key=key)
-    match = re.fullmatch(r"\s*([A-Za-z_]+)\s*(?:\((.*)\))?\s*", text)
+    match = re.fullmatch(r"\s*([A-Za-z_]+)\s*(?:\((.*)\))?\s*", text, flags=re.S)
     if match is None or match.group(1) not in _ARITY:
+        shown = text if len(text) <= 80 else text[:60] + "..."
         raise InputError(
-            f"unknown initialiser {text!r} (known: uniform(lo, hi), normal(mean, std), randint(lo, hi), "
+            f"unknown initialiser {shown!r} (known: uniform(lo, hi), normal(mean, std), randint(lo, hi), "
             "zeros, ones, const(v), arange(start, step))", file=file, key=key,
         )
     kind, inner = match.group(1), match.group(2)
     args = _split_args(inner) if inner is not None and inner.strip() else []
     if len(args) != _ARITY[kind]:
-        raise InputError(f"{kind} takes {_ARITY[kind]} arguments, got {len(args)} in {text!r}", file=file, key=key)
-    params = tuple(float(evaluate(a, names or {}, file=file, key=key)) for a in args)
-    if kind in ("uniform", "randint") and not params[0] < params[1]:
-        raise InputError(f"{kind}: lo must be less than hi in {text!r}", file=file, key=key)
-    if kind == "normal" and params[1] < 0:
-        raise InputError(f"normal: std must not be negative in {text!r}", file=file, key=key)
-    return Init(kind, params)
+        raise InputError(f"{kind} takes {_ARITY[kind]} arguments, got {len(args)}", file=file, key=key)
+    return InitSpec(kind, tuple(args))
+
+
+def parse_init(
+    text: object, names: Mapping[str, Number] | None = None, *, file: str | None = None,
+    key: str | None = None,
+) -> Init:
+    """Parse and evaluate an initialiser; its arguments may be expressions over `names`."""
+    return parse_init_spec(text, file=file, key=key).evaluate(names or {}, file=file, key=key)
 
 
 def generate(init: Init, count: int, dtype: str, rng: np.random.Generator) -> np.ndarray:

@@ -7,7 +7,9 @@ finding the spec that belongs to a source file. Evaluation with concrete scalars
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import math
 import re
 import tomllib
 from dataclasses import dataclass
@@ -15,9 +17,10 @@ from pathlib import Path
 from typing import Literal
 
 from regrapht.errors import InputError
+from regrapht.inputs import MAX_SPEC_BYTES, read_text_bounded
 from regrapht.spec.ctypes_ import CType, parse_ctype
-from regrapht.spec.expr import Number, names_in
-from regrapht.spec.init import Init, parse_init
+from regrapht.spec.expr import names_in, shown
+from regrapht.spec.init import InitSpec, parse_init_spec
 
 Role = Literal["in", "out", "inout"]
 Expr = str | int | float
@@ -32,7 +35,7 @@ class ArgSpec:
     ctype: CType
     value: Expr | None = None  # scalars
     count: Expr | None = None  # pointers
-    init: Init | None = None
+    init: InitSpec | None = None
     role: Role | None = None  # pointers
 
     @property
@@ -85,8 +88,20 @@ class Spec:
         raise InputError(f"no kernel {name!r} in the spec (it has: {known})", file=self.file)
 
 
-_KERNEL_KEYS = {"name", "grid", "block", "shared_bytes", "rtol", "atol", "arg", "flops"}
-_ARG_KEYS = {"name", "type", "value", "count", "init", "role"}
+_TOP_KEYS = ("kernel",)
+_KERNEL_KEYS = ("name", "grid", "block", "shared_bytes", "rtol", "atol", "arg", "flops")
+_ARG_KEYS = ("name", "type", "value", "count", "init", "role")
+
+
+def _check_keys(table: dict[str, object], known: tuple[str, ...], key: str, file: str | None) -> None:
+    """An unknown key is an error with a "did you mean" hint: a typo such as `blok` must not
+    silently fall back to a default."""
+    for name in table:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(known)})"
+            raise InputError(f"unknown key {name!r}{hint}", file=file,
+                             key=f"{key}.{name}" if key else name)
 
 
 def _line_of(message: str) -> int | None:
@@ -100,11 +115,7 @@ def spec_path_for(source: Path) -> Path:
 
 
 def load_spec(path: Path) -> Spec:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise InputError(f"cannot read spec: {error.strerror}", file=str(path)) from error
-    return parse_spec(text, file=str(path))
+    return parse_spec(read_text_bounded(path, MAX_SPEC_BYTES, "spec"), file=str(path))
 
 
 def parse_spec(text: str, *, file: str | None = None) -> Spec:
@@ -112,6 +123,10 @@ def parse_spec(text: str, *, file: str | None = None) -> Spec:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"not valid TOML: {error}", file=file, line=_line_of(str(error))) from error
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively: `a = [[[[...]]]]`.
+        raise InputError("not valid TOML: arrays or inline tables nested too deeply", file=file) from None
+    _check_keys(data, _TOP_KEYS, "", file)
     kernels = data.get("kernel")
     if not isinstance(kernels, list) or not kernels:
         raise InputError("a spec needs at least one [[kernel]] table", file=file, key="kernel")
@@ -138,6 +153,7 @@ def _parse_kernel(table: object, index: int, file: str | None) -> KernelSpec:
     key = f"kernel[{index}]"
     if not isinstance(table, dict):
         raise InputError("must be a table", file=file, key=key)
+    _check_keys(table, _KERNEL_KEYS, key, file)
     name = table.get("name")
     if not isinstance(name, str) or not re.fullmatch(r"\s*[A-Za-z_][A-Za-z_0-9:]*\s*(<.*>)?\s*", name):
         raise InputError(f"needs a kernel name string, got {name!r}", file=file, key=f"{key}.name")
@@ -152,9 +168,15 @@ def _parse_kernel(table: object, index: int, file: str | None) -> KernelSpec:
     tolerances = {}
     for tol, default in (("rtol", DEFAULT_RTOL), ("atol", DEFAULT_ATOL)):
         value = table.get(tol, default)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise InputError(f"must be a non-negative number, got {value!r}", file=file, key=f"{key}.{tol}")
-        tolerances[tol] = float(value)
+        if (isinstance(value, bool) or not isinstance(value, int | float) or value < 0
+                or (isinstance(value, float) and not math.isfinite(value))):
+            raise InputError(f"must be a finite non-negative number, got {shown(str(value))}", file=file,
+                             key=f"{key}.{tol}")
+        try:
+            tolerances[tol] = float(value)
+        except OverflowError:
+            raise InputError(f"must be a finite non-negative number, got {shown(str(value))}", file=file,
+                             key=f"{key}.{tol}") from None
     raw_args = table.get("arg", [])
     if not isinstance(raw_args, list):
         raise InputError("must be an array of tables ([[kernel.arg]])", file=file, key=f"{key}.arg")
@@ -174,6 +196,9 @@ def _parse_kernel(table: object, index: int, file: str | None) -> KernelSpec:
     for i, arg in enumerate(args):
         if arg.count is not None:
             _check_names(arg.count, scalars, f"{key}.arg[{i}].count", file)
+        if arg.init is not None:
+            for arg_expr in arg.init.args:
+                _check_names(arg_expr, scalars, f"{key}.arg[{i}].init", file)
     kernel = KernelSpec(
         name=name.strip(), grid=grid, block=block, args=tuple(args), shared_bytes=shared,
         rtol=tolerances["rtol"], atol=tolerances["atol"], index=index, file=file, flops=flops,
@@ -189,8 +214,10 @@ def _check_names(expr: Expr, scalars: set[str], key: str, file: str | None) -> N
     for name in sorted(names_in(expr)):
         if name not in scalars:
             known = ", ".join(sorted(scalars)) or "none"
+            close = difflib.get_close_matches(name, sorted(scalars), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
             raise InputError(
-                f"unknown name {name!r} in expression {expr!r} (the kernel's scalars: {known})",
+                f"unknown name {name!r} in expression {shown(str(expr))} (the kernel's scalars: {known}){hint}",
                 file=file, key=key,
             )
 
@@ -198,6 +225,7 @@ def _check_names(expr: Expr, scalars: set[str], key: str, file: str | None) -> N
 def _parse_arg(raw: object, key: str, earlier: list[ArgSpec], file: str | None) -> ArgSpec:
     if not isinstance(raw, dict):
         raise InputError("must be a table", file=file, key=key)
+    _check_keys(raw, _ARG_KEYS, key, file)
     name = raw.get("name")
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name):
         raise InputError(f"needs a parameter name, got {name!r}", file=file, key=f"{key}.name")
@@ -206,7 +234,6 @@ def _parse_arg(raw: object, key: str, earlier: list[ArgSpec], file: str | None) 
     if "type" not in raw:
         raise InputError("missing 'type'", file=file, key=f"{key}.type")
     ctype = parse_ctype(raw["type"], file=file, key=f"{key}.type")
-    scalars: dict[str, Number] = {}
     if not ctype.pointer:
         for other in ("count", "init", "role"):
             if other in raw:
@@ -235,7 +262,7 @@ def _parse_arg(raw: object, key: str, earlier: list[ArgSpec], file: str | None) 
         raise InputError(f"const pointer {name!r} can only have role 'in'", file=file, key=f"{key}.role")
     init = None
     if "init" in raw:
-        init = parse_init(raw["init"], scalars, file=file, key=f"{key}.init")
+        init = parse_init_spec(raw["init"], file=file, key=f"{key}.init")
     elif role in ("in", "inout"):
         raise InputError(f"{role} pointer {name!r} needs an 'init'", file=file, key=f"{key}.init")
     return ArgSpec(name=name, ctype=ctype, count=count, init=init, role=role)

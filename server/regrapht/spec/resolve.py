@@ -15,9 +15,16 @@ from regrapht.errors import InputError
 from regrapht.spec.expr import Number, evaluate, evaluate_int, names_in
 from regrapht.spec.init import Init
 from regrapht.spec.model import KernelSpec
+from regrapht.validate.occupancy import ARCH_LIMITS
 from regrapht.validate.types import LaunchConfig
 
-MAX_DIM = (2**31 - 1, 65535, 65535)
+MAX_DIM = (2**31 - 1, 65535, 65535)  # grid dimensions, every CUDA device
+MAX_BLOCK_DIM = (1024, 1024, 64)  # block dimensions, every CUDA device
+MAX_THREADS_PER_BLOCK = 1024
+MAX_BUFFER_BYTES = 2**63 - 1  # what a signed 64-bit byte count can address
+# No GPU gives one block more dynamic shared memory than the largest opt-in maximum of the
+# architectures we know; the device a check runs on may allow less (its own limit applies there).
+MAX_SHARED_BYTES = max(limits.max_smem_per_block for limits in ARCH_LIMITS.values())
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,8 @@ class ResolvedKernel:
 def _cast(value: Number, dtype: str, key: str, file: str | None) -> Number:
     kind = np.dtype(dtype).kind
     if kind == "f":
+        if abs(value) > float(np.finfo(np.dtype(dtype)).max):
+            raise InputError(f"value {value} does not fit in {dtype}", file=file, key=key)
         return float(value)
     if isinstance(value, float):
         if not value.is_integer():
@@ -127,7 +136,12 @@ def resolve(
         count = evaluate_int(arg.count, scalars, file=file, key=key)
         if count <= 0:
             raise InputError(f"count {arg.count!r} is {count}; it must be positive", file=file, key=key)
-        buffers.append(Buffer(arg.name, arg.ctype.info.dtype, count, arg.role, arg.init))
+        if count * np.dtype(arg.ctype.info.dtype).itemsize > MAX_BUFFER_BYTES:
+            raise InputError(f"count {arg.count!r} is {count}: {arg.name} would need more than 2^63 bytes",
+                             file=file, key=key)
+        init = None if arg.init is None else arg.init.evaluate(
+            scalars, file=file, key=kernel.key(f".arg[{i}].init"))
+        buffers.append(Buffer(arg.name, arg.ctype.info.dtype, count, arg.role, init))
     grid_exprs, block_exprs, shared_expr = kernel.grid, kernel.block, kernel.shared_bytes
     where = "kernel"
     if launch is not None:
@@ -135,13 +149,21 @@ def resolve(
         where = "candidate launch"
     grid = _dims(grid_exprs, scalars, kernel, "grid", where)
     block = _dims(block_exprs, scalars, kernel, "block", where)
-    shared = evaluate_int(shared_expr, scalars, file=file,
-                          key=kernel.key(".shared_bytes") if launch is None else "launch.shared_bytes")
+    shared_key = kernel.key(".shared_bytes") if launch is None else "launch.shared_bytes"
+    shared = evaluate_int(shared_expr, scalars, file=file, key=shared_key)
     if shared < 0:
-        raise InputError(f"shared_bytes is {shared}", file=file, key=kernel.key(".shared_bytes"))
-    if block[0] * block[1] * block[2] > 1024:
-        raise InputError(f"{where}: a block of {block} has more than 1024 threads", file=file,
-                         key=kernel.key(".block") if launch is None else "launch.block")
+        raise InputError(f"{where}: shared_bytes is {shared}; it must not be negative", file=file, key=shared_key)
+    if shared > MAX_SHARED_BYTES:
+        raise InputError(f"{where}: shared_bytes is {shared}; no GPU gives a block more than "
+                         f"{MAX_SHARED_BYTES} bytes of dynamic shared memory", file=file, key=shared_key)
+    block_key = kernel.key(".block") if launch is None else "launch.block"
+    if block[0] * block[1] * block[2] > MAX_THREADS_PER_BLOCK:
+        raise InputError(f"{where}: a block of {block} has more than {MAX_THREADS_PER_BLOCK} threads",
+                         file=file, key=block_key)
+    for i, (size, limit) in enumerate(zip(block, MAX_BLOCK_DIM, strict=True)):
+        if size > limit:
+            raise InputError(f"{where}: block[{i}] is {size}; CUDA allows at most {limit}", file=file,
+                             key=f"{block_key}[{i}]")
     return ResolvedKernel(
         name=kernel.name, scalars=scalars,
         args=tuple((a.name, "buffer" if a.is_pointer else "scalar") for a in kernel.args),
