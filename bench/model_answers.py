@@ -1,7 +1,7 @@
 """How often the model's technique rewrites are usable, with and without the answer prefill.
 
 A script, not a test. For each bench task and each technique below, the model is asked for one
-rewrite of the naive kernel through the search's own `Session.model_rewrite` (the prompt the
+rewrite of the naive kernel through the search's own `SearchRun.model_rewrite` (the prompt the
 product sends, with the reasoning graph's example for the edge START -> technique), once with
 `prefill_header` (the answer starts with a cuda fence and the kernel's header) and once without,
 with the same seeds. Each answer is classified by what the product does with it: rejected before
@@ -32,7 +32,7 @@ from regrapht.evaluation.runner import load_task  # noqa: E402
 from regrapht.graph import START  # noqa: E402
 from regrapht.model.llama_backend import LlamaBackend, ModelSettings  # noqa: E402
 from regrapht.search.options import SearchOptions  # noqa: E402
-from regrapht.search.session import Session  # noqa: E402
+from regrapht.search.run import SearchRun  # noqa: E402
 from regrapht.search.wiring import open_run  # noqa: E402
 from regrapht.validate.types import Candidate  # noqa: E402
 
@@ -78,7 +78,7 @@ def main() -> int:
             for mode, prefill in (("prefill", True), ("no prefill", False)):
                 for technique in TECHNIQUES:
                     for seed in range(args.seeds):
-                        session = Session(
+                        session = SearchRun(
                             kernel=kernel.name, original=Candidate(source, wired.target.launch, ()),
                             evaluator=wired.evaluator, model=model, graph=wired.graph, budget=1,
                             rng=random.Random(seed), options=replace(SearchOptions(), prefill_header=prefill),

@@ -24,10 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
+from regrapht.spec.launch import LaunchConfig  # noqa: E402
 from regrapht.spec.model import load_spec  # noqa: E402
 from regrapht.validate.compiler import CompileCache, Compiler, find_demangler, find_nvcc  # noqa: E402
 from regrapht.validate.evaluator import CudaEvaluator  # noqa: E402
-from regrapht.validate.types import Candidate, LaunchConfig  # noqa: E402
+from regrapht.validate.types import Candidate  # noqa: E402
 from regrapht.validate.worker import GpuWorker  # noqa: E402
 
 

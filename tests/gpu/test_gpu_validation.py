@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from spec_texts import xy_spec
 
+from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import parse_spec
 from regrapht.validate.compiler import Compiler
 from regrapht.validate.evaluator import CheckSettings, CudaEvaluator
-from regrapht.validate.types import Candidate, LaunchConfig
+from regrapht.validate.types import Candidate
 from regrapht.validate.worker import GpuWorker
 
 pytestmark = pytest.mark.gpu

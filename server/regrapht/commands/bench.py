@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from regrapht.validate.bench import bench, default_cache_dir, slow_kernel_message
 from regrapht.validate.evaluator import OriginalCompileError
-from regrapht.validate.session import open_evaluator, start_worker
+from regrapht.validate.opening import open_evaluator, start_worker
 
 
 def register(subparsers: Any) -> None:

@@ -16,11 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import load_spec, spec_path_for
 from regrapht.spec.resolve import spec_launch
 from regrapht.validate.bench import default_cache_dir
-from regrapht.validate.session import open_evaluator, read_source, start_worker
-from regrapht.validate.types import Candidate, LaunchConfig
+from regrapht.validate.opening import open_evaluator, read_source, start_worker
+from regrapht.validate.types import Candidate
 
 
 def register(subparsers: Any) -> None:

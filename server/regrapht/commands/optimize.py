@@ -17,7 +17,7 @@ from regrapht.errors import InputError
 from regrapht.model.backend import ModelBackend
 from regrapht.search import STRATEGIES, OptimizeResult, Progress, SearchOptions, optimize
 from regrapht.search.wiring import MODEL_STRATEGIES, open_run, save_statistics
-from regrapht.validate.session import find_spec
+from regrapht.validate.opening import find_spec
 
 
 def register(subparsers: Any) -> None:
@@ -60,7 +60,7 @@ def run_optimize(args: Any, *, env: dict[str, str], home: Path) -> OptimizeResul
         model = make_model(args.model, args.model_threads, args.model_gpu_layers)
     options = SearchOptions(step_cap=args.step_cap, epsilon=args.epsilon, visit_penalty=args.visit_penalty,
                             use_model=model is not None)
-    with open_run(source, args.file, args.kernel, spec, env=env, home=home, arch=args.arch, model=model,
+    with open_run(source, args.file, args.kernel, spec, env=env, home=home, arch=args.arch,
                   graph_path=Path(args.graph) if args.graph else None) as wired:
         progress = _print_progress if args.progress else None
         result = optimize(

@@ -16,7 +16,7 @@ from regrapht.errors import InputError
 from regrapht.spec.infer import infer_spec
 from regrapht.spec.model import load_spec
 from regrapht.spec.resolve import resolve
-from regrapht.validate.session import read_source
+from regrapht.validate.opening import read_source
 
 
 def register(subparsers: Any) -> None:

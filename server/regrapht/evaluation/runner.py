@@ -19,9 +19,10 @@ from regrapht.model.backend import ModelBackend
 from regrapht.search import OptimizeResult, SearchOptions, optimize
 from regrapht.search.wiring import open_run, save_statistics
 from regrapht.spec.expr import evaluate
+from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec, Spec, load_spec
 from regrapht.spec.resolve import resolve
-from regrapht.validate.types import Candidate, LaunchConfig
+from regrapht.validate.types import Candidate
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def run_task_kernel(task: Task, kernel: KernelSpec, *, strategy: str, budget: in
                     model: ModelBackend | None, options: SearchOptions, env: Mapping[str, str], home: Path,
                     peaks: Callable[[object], tuple[float, float] | None]) -> dict[str, object]:
     source = task.source_path.read_text(encoding="utf-8")
-    with open_run(source, str(task.source_path), kernel.name, task.spec, env=env, home=home, model=model) as wired:
+    with open_run(source, str(task.source_path), kernel.name, task.spec, env=env, home=home) as wired:
         result: OptimizeResult = optimize(
             source, kernel.name, wired.target, wired.evaluator, model, wired.graph, strategy, budget, seed,
             options=options, gpu_lock=wired.evaluator.hold_gpu,

@@ -71,9 +71,9 @@ from regrapht.search.messages import (
     with_section,
 )
 from regrapht.search.result_edits import build_edit, kernel_text
+from regrapht.spec.launch import LaunchConfig
 from regrapht.state import Analysis, DocumentState, ServerState
 from regrapht.text import Span
-from regrapht.validate.types import LaunchConfig
 
 if TYPE_CHECKING:  # annotations only: the server starts without the search engine
     from regrapht.search.pipeline import OptimizeResult

@@ -30,7 +30,7 @@ from regrapht.state import ServerState
 from regrapht.text import Span
 from regrapht.validate.background import FileValidation, validate_file
 from regrapht.validate.compiler import DEFAULT_ARCH, Compiler
-from regrapht.validate.session import make_compiler, start_worker
+from regrapht.validate.opening import make_compiler, start_worker
 from regrapht.validate.types import Timing
 from regrapht.validate.worker import GpuWorker
 

@@ -18,7 +18,7 @@ _EXPORTS = {
     "KernelTarget": "regrapht.search.pipeline",
     "OptimizeResult": "regrapht.search.pipeline",
     "optimize": "regrapht.search.pipeline",
-    "Progress": "regrapht.search.session",
+    "Progress": "regrapht.search.run",
 }
 
 __all__ = sorted(_EXPORTS)

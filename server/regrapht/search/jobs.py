@@ -23,12 +23,12 @@ from regrapht.errors import InputError
 from regrapht.search.messages import progress_message, progress_percentage
 from regrapht.search.result_edits import kernel_changed
 from regrapht.settings import Settings
+from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import Spec, parse_spec, spec_path_for
-from regrapht.validate.types import LaunchConfig
 
 if TYPE_CHECKING:  # annotations only: the server starts without the search engine
     from regrapht.search.pipeline import OptimizeResult
-    from regrapht.search.session import Progress
+    from regrapht.search.run import Progress
 
 RunKey = tuple[str, str]  # (uri, kernel)
 

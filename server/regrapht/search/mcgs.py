@@ -29,8 +29,9 @@ import math
 from dataclasses import dataclass, field
 
 from regrapht.graph import START, ReasoningGraph
-from regrapht.search.session import FAILED, Session, StepResult
-from regrapht.validate.types import Candidate, LaunchConfig
+from regrapht.search.run import FAILED, SearchRun, StepResult
+from regrapht.spec.launch import LaunchConfig
+from regrapht.validate.types import Candidate
 
 # Techniques that tune code rather than restructure it: their variants (block shapes, unroll
 # factors, where a qualifier or intrinsic goes) refine a kernel whose algorithm is settled. Every
@@ -54,7 +55,7 @@ def state_key(state: Candidate) -> tuple[str, LaunchConfig]:
 class GraphWalker:
     """What every graph strategy shares: successors, priors, per-edge statistics, the path cache."""
 
-    session: Session
+    session: SearchRun
     graph: ReasoningGraph | None
     edge_visits: dict[tuple[str, str], int] = field(default_factory=dict)
     edge_value: dict[tuple[str, str], float] = field(default_factory=dict)

@@ -11,7 +11,7 @@ from regrapht.cards import CardSection
 
 if TYPE_CHECKING:  # annotations only: the server starts without the search engine
     from regrapht.search.pipeline import BestVersion, OptimizeResult
-    from regrapht.search.session import Progress
+    from regrapht.search.run import Progress
 
 CARD_SECTION = "Optimize"
 KEPT = "kept (offered as a code action)"

@@ -1,6 +1,6 @@
 """The optimize pipeline: one kernel, one strategy, one budget -> the fastest verified version.
 
-`optimize` measures the original, runs the chosen strategy in a `Session`, and returns an
+`optimize` measures the original, runs the chosen strategy in a `SearchRun`, and returns an
 `OptimizeResult` whose `to_json()` is exactly the `regrapht optimize` contract
 (shared/docs/cli-contract.md) plus a few added keys. `best` is only ever a candidate that
 compiled, passed the differential check and was measured faster on this machine's GPU.
@@ -18,10 +18,11 @@ from regrapht.errors import InputError
 from regrapht.graph import ReasoningGraph
 from regrapht.model.backend import ModelBackend
 from regrapht.search.options import STRATEGIES, SearchOptions
-from regrapht.search.session import Counters, ModelUse, Progress, Session, StepRecord
+from regrapht.search.run import Counters, ModelUse, Progress, SearchRun, StepRecord
 from regrapht.search.source import find_kernel
 from regrapht.search.strategies import RUNNERS
-from regrapht.validate.types import Candidate, Evaluator, LaunchConfig, Timing
+from regrapht.spec.launch import LaunchConfig
+from regrapht.validate.types import Candidate, Evaluator, Timing
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def optimize(
     started = clock()
     options = options or SearchOptions()
     baseline: Timing | None = evaluator.baseline()
-    session = Session(
+    session = SearchRun(
         kernel=kernel, original=Candidate(source, spec.launch, ()), evaluator=evaluator, model=model,
         graph=graph, budget=budget, rng=random.Random(seed), options=options, constants=spec.constants,
         cancel=cancel, progress=progress, gpu_lock=gpu_lock, clock=clock, started=started,
@@ -158,7 +159,7 @@ def optimize(
     )
 
 
-def _why_nothing(evaluator: Evaluator, session: Session) -> str:
+def _why_nothing(evaluator: Evaluator, session: SearchRun) -> str:
     if evaluator.gpu_name is None:
         reason = getattr(evaluator, "no_device_reason", "") or "no CUDA device present"
         return f"{reason}: candidates were compiled but cannot be verified, so none is offered"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from regrapht.graph.types import Example
 from regrapht.model.backend import ChatMessage
 from regrapht.search.source import find_kernel, find_kernels, replace_kernel, signature_key, split_top_level
-from regrapht.validate.types import LaunchConfig
+from regrapht.spec.launch import LaunchConfig
 
 SYSTEM = (
     "You are an expert CUDA performance engineer. You rewrite one CUDA kernel to make it faster "

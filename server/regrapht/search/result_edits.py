@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from regrapht.search.source import code_mask, find_kernel, find_launch_sites, matching, split_top_level
+from regrapht.spec.launch import LaunchConfig
 from regrapht.text import TextEdit, span_of
-from regrapht.validate.types import LaunchConfig
 
 if TYPE_CHECKING:  # annotations only: the server starts without the search engine
     from regrapht.search.pipeline import BestVersion

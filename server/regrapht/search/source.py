@@ -193,13 +193,6 @@ def replace_kernel(source: str, name: str, new_definition: str) -> str | None:
     return source[: kernel.start] + new_definition.strip("\n") + source[kernel.end :]
 
 
-def replace_body(source: str, name: str, new_body: str) -> str | None:
-    kernel = find_kernel(source, name)
-    if kernel is None:
-        return None
-    return source[: kernel.body_start] + new_body + source[kernel.body_end :]
-
-
 def signature_key(kernel: KernelText) -> tuple[str, tuple[str, ...]]:
     """What a candidate may not change: the name and the parameter types as the ABI sees them.
 

@@ -15,13 +15,13 @@ from collections.abc import Callable
 from regrapht.graph import START, ReasoningGraph
 from regrapht.search.appliers import ApplierInput
 from regrapht.search.mcgs import MCGS, GraphWalker
-from regrapht.search.session import FAILED, Session, StepRecord
+from regrapht.search.run import FAILED, SearchRun, StepRecord
 from regrapht.validate.types import Candidate
 
 _STALE_LIMIT = 25
 
 
-def run_mcgs(session: Session, graph: ReasoningGraph | None) -> None:
+def run_mcgs(session: SearchRun, graph: ReasoningGraph | None) -> None:
     MCGS(session, graph).run()
 
 
@@ -29,7 +29,7 @@ def run_mcgs(session: Session, graph: ReasoningGraph | None) -> None:
 Pick = Callable[[GraphWalker, str, Candidate, tuple[str, ...], list[str]], str]
 
 
-def _walks(session: Session, graph: ReasoningGraph | None, pick: Pick, *, record_edges: bool) -> None:
+def _walks(session: SearchRun, graph: ReasoningGraph | None, pick: Pick, *, record_edges: bool) -> None:
     """Walks from START, each stopping at a failed step, until the budget is spent, 25 walks in a
     row evaluate nothing new, or 10 * budget + 20 walks have run. With `record_edges` each step's
     reward is recorded on its edge (what `greedy` then reads through `edge_q`)."""
@@ -59,7 +59,7 @@ def _walks(session: Session, graph: ReasoningGraph | None, pick: Pick, *, record
         stale = stale + 1 if session.evaluated == before else 0
 
 
-def run_random(session: Session, graph: ReasoningGraph | None) -> None:
+def run_random(session: SearchRun, graph: ReasoningGraph | None) -> None:
     def pick(walker: GraphWalker, vertex: str, state: Candidate, techniques: tuple[str, ...],
              choices: list[str]) -> str:
         return session.rng.choice(choices)
@@ -67,7 +67,7 @@ def run_random(session: Session, graph: ReasoningGraph | None) -> None:
     _walks(session, graph, pick, record_edges=False)
 
 
-def run_greedy(session: Session, graph: ReasoningGraph | None) -> None:
+def run_greedy(session: SearchRun, graph: ReasoningGraph | None) -> None:
     def pick(walker: GraphWalker, vertex: str, state: Candidate, techniques: tuple[str, ...],
              choices: list[str]) -> str:
         untried = [a for a in choices if (*techniques, a) not in walker.paths]
@@ -77,7 +77,7 @@ def run_greedy(session: Session, graph: ReasoningGraph | None) -> None:
     _walks(session, graph, pick, record_edges=True)
 
 
-def run_cot(session: Session, graph: ReasoningGraph | None) -> None:
+def run_cot(session: SearchRun, graph: ReasoningGraph | None) -> None:
     if session.model is None:
         return
     state = session.original
@@ -92,7 +92,7 @@ def run_cot(session: Session, graph: ReasoningGraph | None) -> None:
             state = result.candidate  # build on the fastest verified version
 
 
-def run_rules(session: Session, graph: ReasoningGraph | None) -> None:
+def run_rules(session: SearchRun, graph: ReasoningGraph | None) -> None:
     current = session.original
     current_speedup = 1.0
     improved = True
@@ -118,7 +118,7 @@ def run_rules(session: Session, graph: ReasoningGraph | None) -> None:
                 improved = True
 
 
-RUNNERS: dict[str, Callable[[Session, ReasoningGraph | None], None]] = {
+RUNNERS: dict[str, Callable[[SearchRun, ReasoningGraph | None], None]] = {
     "mcgs": run_mcgs,
     "random": run_random,
     "greedy": run_greedy,

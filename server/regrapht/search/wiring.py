@@ -15,7 +15,6 @@ from pathlib import Path
 from types import TracebackType
 
 from regrapht.graph import ReasoningGraph, default_overlay_path, merge_into_file, open_graph
-from regrapht.model.backend import ModelBackend
 from regrapht.search.pipeline import KernelTarget
 from regrapht.spec.model import KernelSpec, Spec
 from regrapht.spec.resolve import spec_launch
@@ -51,7 +50,6 @@ class OptimizeRun:
     worker: GpuWorker
     graph: ReasoningGraph
     overlay_path: Path
-    model: ModelBackend | None
     target: KernelTarget
 
     def close(self) -> None:
@@ -74,7 +72,6 @@ def open_run(
     env: Mapping[str, str],
     home: Path,
     arch: str | None = None,
-    model: ModelBackend | None = None,
     graph_path: Path | None = None,
 ) -> OptimizeRun:
     """Everything one optimize run needs (InputError for a bad spec, kernel or graph file)."""
@@ -89,7 +86,7 @@ def open_run(
     except BaseException:
         worker.close()
         raise
-    return OptimizeRun(evaluator, worker, graph, overlay_path, model, kernel_target(kernel_spec))
+    return OptimizeRun(evaluator, worker, graph, overlay_path, kernel_target(kernel_spec))
 
 
 def save_statistics(graph: ReasoningGraph, overlay_path: Path) -> None:

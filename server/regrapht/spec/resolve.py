@@ -14,9 +14,9 @@ import numpy as np
 from regrapht.errors import InputError
 from regrapht.spec.expr import Number, evaluate, evaluate_int, names_in
 from regrapht.spec.init import Init
+from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec
 from regrapht.validate.occupancy import ARCH_LIMITS
-from regrapht.validate.types import LaunchConfig
 
 MAX_DIM = (2**31 - 1, 65535, 65535)  # grid dimensions, every CUDA device
 MAX_BLOCK_DIM = (1024, 1024, 64)  # block dimensions, every CUDA device

@@ -24,13 +24,14 @@ import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import msgpack
 
 from regrapht.errors import InputError
+from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec, Spec
 from regrapht.spec.resolve import ResolvedKernel, odd_size_variant, resolve
 from regrapht.validate.checker import CHECK_KERNELS
@@ -39,7 +40,7 @@ from regrapht.validate.gpu_lock import GpuLock, GpuLockTimeout
 from regrapht.validate.mangle import find_entry
 from regrapht.validate.occupancy import Occupancy, occupancy
 from regrapht.validate.signature import contract_violation
-from regrapht.validate.types import Candidate, Evaluation, LaunchConfig, Timing
+from regrapht.validate.types import Candidate, Evaluation, Timing
 from regrapht.validate.worker import GpuWorker, WorkerFailure
 
 NO_DEVICE = "no CUDA device present"
@@ -376,20 +377,3 @@ class CudaEvaluator:
             return ("wrong" if reply.get("status") == "wrong" else "crashed"), str(reply.get("reason", "timing failed"))
         return timing_from(reply["times_ms"])
 
-
-@dataclass
-class EvaluatorFactory:
-    """Builds evaluators that share one worker, compiler and lock (what search and the server use)."""
-
-    cache_dir: Path
-    worker: GpuWorker | None
-    compiler: Compiler
-    settings: CheckSettings = field(default_factory=CheckSettings)
-    gpu_lock: GpuLock | None = None
-
-    def create(self, original_source: str, kernel_name: str, spec: Spec | KernelSpec, *,
-               arch: str | None = None, file: str = "original.cu") -> CudaEvaluator:
-        return CudaEvaluator(original_source, kernel_name, spec, arch=arch, worker=self.worker,
-                             cache_dir=self.cache_dir, compiler=self.compiler, file=file,
-                             include_dirs=(str(Path(file).resolve().parent),) if file != "original.cu" else (),
-                             gpu_lock=self.gpu_lock or GpuLock.in_dir(self.cache_dir), settings=self.settings)

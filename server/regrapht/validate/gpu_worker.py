@@ -79,7 +79,7 @@ class Device:
         self.flush_buffer = cuda.mem_alloc(self.flush_size)
         free, _total = cuda.mem_get_info()
         self.session_budget = int(free * SESSION_MEMORY_SHARE)
-        self.sessions: OrderedDict[str, Session] = OrderedDict()
+        self.sessions: OrderedDict[str, KernelWorkspace] = OrderedDict()
         self.checkers: dict[str, Checker] = {}
         self.host_inputs: dict[tuple[str, str], dict[str, np.ndarray]] = {}
 
@@ -110,19 +110,19 @@ class Device:
             self.checkers[key] = Checker(module, {name: module.get_function(name) for name in CHECK_ENTRIES})
         return self.checkers[key]
 
-    def session(self, wire: dict[str, Any]) -> tuple[Session, bool]:
+    def session(self, wire: dict[str, Any]) -> tuple[KernelWorkspace, bool]:
         """The session `wire` describes, made (without inputs yet) if this worker has not seen it."""
         found = self.sessions.get(wire["id"])
         if found is not None:
             self.sessions.move_to_end(wire["id"])
             return found, False
         mod, fn = self.load(wire["original"])
-        session = Session(wire["id"], mod, fn, self.checker(wire["checker"]["cubin"]),
+        session = KernelWorkspace(wire["id"], mod, fn, self.checker(wire["checker"]["cubin"]),
                           {s["key"]: s for s in wire["inputs"]})
         self.sessions[wire["id"]] = session
         return session, True
 
-    def make_room(self, keep: Session, nbytes: int) -> None:
+    def make_room(self, keep: KernelWorkspace, nbytes: int) -> None:
         """Evict least recently used sessions (never `keep`) until `nbytes` more fit the budget."""
         def used() -> int:
             return sum(s.nbytes for s in self.sessions.values())
@@ -230,7 +230,7 @@ class Working:
 
 
 @dataclass
-class Session:
+class KernelWorkspace:
     """One original kernel + spec + seeds: its inputs, reference outputs and working buffers."""
 
     id: str
@@ -265,7 +265,7 @@ def make_inputs(kernel: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
     return host
 
 
-def input_set(dev: Device, session: Session, key: str) -> tuple[InputSet, Working]:
+def input_set(dev: Device, session: KernelWorkspace, key: str) -> tuple[InputSet, Working]:
     """The pristine inputs of `key` (generated and uploaded once) and working buffers of its layout."""
     spec = session.specs[key]
     kernel = spec["kernel"]
@@ -341,7 +341,7 @@ def run_and_sync(dev: Device, function: Any, kernel: dict[str, Any], working: Wo
         raise Fatal(f"{who}: {error}") from error
 
 
-def reference_for(dev: Device, session: Session, inputs: InputSet, working: Working) -> str | None:
+def reference_for(dev: Device, session: KernelWorkspace, inputs: InputSet, working: Working) -> str | None:
     """Run the original on `inputs` once and keep its outputs on the device; a reason if it fails."""
     if inputs.reference or not any(b["role"] in ("out", "inout") for b in inputs.kernel["buffers"]):
         return None
@@ -379,7 +379,7 @@ def _exact_kernel(dtype: np.dtype) -> str:
     return {1: "rg_ne_u8", 2: "rg_ne_u16", 4: "rg_ne_u32", 8: "rg_ne_u64"}[dtype.itemsize]
 
 
-def verify(dev: Device, session: Session, inputs: InputSet, working: Working) -> str | None:
+def verify(dev: Device, session: KernelWorkspace, inputs: InputSet, working: Working) -> str | None:
     """Compare the working buffers after a candidate run with the pristine inputs and the
     original's outputs, on the device; None if all is well, else the first problem's reason
     (guards first, then inputs, then outputs, as the buffers are listed)."""

@@ -1,14 +1,16 @@
 """The contract between search and validation: a candidate, and what validating it found.
 
-A `Candidate` is a whole new file text plus the launch configuration it asks for (expressions
-in the spec's language). The validation engine turns it into an `Evaluation`; search turns an
-`Evaluation` into a reward. Nothing here imports pycuda: `Evaluator` implementations do.
+A `Candidate` is a whole new file text plus the launch configuration it asks for
+(`regrapht.spec.launch`: expressions in the spec's language). The validation engine turns it
+into an `Evaluation`; search turns an `Evaluation` into a reward. Nothing here imports pycuda: `Evaluator` implementations do.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
+
+from regrapht.spec.launch import LaunchConfig
 
 Outcome = Literal[
     "faster",  # compiled, correct, measured faster than the baseline
@@ -20,13 +22,6 @@ Outcome = Literal[
     "unverified",  # compiled, but no device to run it on
     "rejected",  # violates the contract before compiling (renamed kernel, changed parameters)
 ]
-
-
-@dataclass(frozen=True)
-class LaunchConfig:
-    grid: tuple[str, ...]  # 1-3 expressions
-    block: tuple[str, ...]
-    shared_bytes: str = "0"
 
 
 @dataclass(frozen=True)

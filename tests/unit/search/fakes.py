@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
-from regrapht.search.session import FAILED, Session, StepResult
+from regrapht.search.run import FAILED, SearchRun, StepResult
 from regrapht.validate.types import Candidate, Evaluation, Timing
 
 BASE_MS = 1.0
@@ -36,7 +36,7 @@ class FakeEvaluator:
 
 
 @dataclass
-class ScriptedSteps(Session):
+class ScriptedSteps(SearchRun):
     """A session whose technique applications return scripted rewards (one evaluation each)."""
 
     rewards: dict[str, float] = field(default_factory=dict)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from regrapht.search.pipeline import BestVersion
-from regrapht.search.session import StepRecord
-from regrapht.validate.types import LaunchConfig
+from regrapht.search.run import StepRecord
+from regrapht.spec.launch import LaunchConfig
 
 # The e2e tests optimize the same file.
 SOURCE = (Path(__file__).resolve().parents[2] / "data" / "optimize" / "saxpy.cu").read_text()

@@ -17,8 +17,8 @@ from regrapht.search.appliers.reduction import WarpPerRowReduction, WarpShuffleR
 from regrapht.search.appliers.vectorize import VectorizedAccess
 from regrapht.search.source import find_kernel, signature_key
 from regrapht.search.wiring import kernel_target
+from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import load_spec
-from regrapht.validate.types import LaunchConfig
 
 ROOT = Path(__file__).resolve().parents[3]
 SPECS = sorted([*ROOT.glob("examples/*.regrapht.toml"), *ROOT.glob("bench/tasks/*/*.regrapht.toml")])

@@ -13,7 +13,8 @@ from regrapht.model.scripted import ScriptedModel
 from regrapht.search.mcgs import MCGS
 from regrapht.search.options import SearchOptions
 from regrapht.search.strategies import run_greedy
-from regrapht.validate.types import Candidate, LaunchConfig
+from regrapht.spec.launch import LaunchConfig
+from regrapht.validate.types import Candidate
 
 from .fakes import FakeEvaluator, ScriptedSteps
 

@@ -16,7 +16,7 @@ from regrapht.graph import open_graph
 from regrapht.model.scripted import ScriptedModel
 from regrapht.search import jobs, messages
 from regrapht.search.result_edits import build_edit
-from regrapht.search.session import Progress
+from regrapht.search.run import Progress
 from regrapht.settings import Settings
 from regrapht.state import DocumentState
 from regrapht.text import Span, apply_edits

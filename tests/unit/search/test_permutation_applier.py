@@ -11,7 +11,7 @@ from nvcc_check import compile_ok, needs_nvcc
 
 from regrapht.search.appliers import ApplierInput
 from regrapht.search.appliers.permutation import TiledPermutation
-from regrapht.validate.types import LaunchConfig
+from regrapht.spec.launch import LaunchConfig
 
 GRID_2D = ("(cols + 15) / 16", "(rows + 15) / 16")
 

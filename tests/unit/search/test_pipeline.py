@@ -15,8 +15,9 @@ from regrapht.graph.types import Example
 from regrapht.model.scripted import ScriptedModel
 from regrapht.search import STRATEGIES, KernelTarget, Progress, SearchOptions, optimize
 from regrapht.search.mcgs import MCGS
-from regrapht.search.session import Session
-from regrapht.validate.types import Candidate, LaunchConfig
+from regrapht.search.run import SearchRun
+from regrapht.spec.launch import LaunchConfig
+from regrapht.validate.types import Candidate
 
 from .fakes import FakeEvaluator
 
@@ -196,7 +197,7 @@ def test_the_model_picks_among_model_only_techniques_under_a_grammar() -> None:
     # a choice, then the rewrite of the chosen technique (correct here: the original body)
     body = "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = a * x[i] + y[i];\n}\n```"
     model = ScriptedModel(["instruction_level_parallelism", body] * 20)
-    session = Session(kernel="saxpy", original=Candidate(SAXPY, TARGET.launch), evaluator=FakeEvaluator(speed_by_text),
+    session = SearchRun(kernel="saxpy", original=Candidate(SAXPY, TARGET.launch), evaluator=FakeEvaluator(speed_by_text),
                       model=model, graph=g, budget=1, rng=random.Random(0), options=SearchOptions(), appliers=())
     MCGS(session, g).run()
     choice, rewrite = model.calls

@@ -11,7 +11,7 @@ from regrapht.search.prompt import (
     rewrite_messages,
     splice_answer,
 )
-from regrapht.validate.types import LaunchConfig
+from regrapht.spec.launch import LaunchConfig
 
 SOURCE = """#include <cuda_runtime.h>
 __global__ void scale(float *x, int n)

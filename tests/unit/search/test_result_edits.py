@@ -10,8 +10,8 @@ from regrapht.search.result_edits import (
     kernel_changed,
     kernel_text,
 )
+from regrapht.spec.launch import LaunchConfig
 from regrapht.text import apply_edits
-from regrapht.validate.types import LaunchConfig
 
 from .optimize_fixtures import BEFORE, KERNEL_TEXT, NEW_KERNEL, SOURCE, best_version, optimized_source
 

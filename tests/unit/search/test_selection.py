@@ -20,8 +20,9 @@ from regrapht.model.scripted import ScriptedModel
 from regrapht.search import KernelTarget, SearchOptions, optimize
 from regrapht.search.appliers import ApplierInput, Rewrite
 from regrapht.search.mcgs import MCGS, is_structural
-from regrapht.search.session import Session
-from regrapht.validate.types import Candidate, LaunchConfig
+from regrapht.search.run import SearchRun
+from regrapht.spec.launch import LaunchConfig
+from regrapht.validate.types import Candidate
 
 from .fakes import FakeEvaluator
 
@@ -114,9 +115,9 @@ def fake_speed(candidate: Candidate) -> float:
     return speed
 
 
-def fake_session(budget: int, graph: ReasoningGraph | None = None) -> tuple[Session, FakeEvaluator]:
+def fake_session(budget: int, graph: ReasoningGraph | None = None) -> tuple[SearchRun, FakeEvaluator]:
     evaluator = FakeEvaluator(fake_speed)
-    s = Session(kernel="k", original=Candidate("src", LaunchConfig(("1",), ("256",))), evaluator=evaluator,
+    s = SearchRun(kernel="k", original=Candidate("src", LaunchConfig(("1",), ("256",))), evaluator=evaluator,
                 model=None, graph=graph, budget=budget, rng=random.Random(0),
                 options=SearchOptions(use_model=False), appliers=FAKE_APPLIERS)
     return s, evaluator

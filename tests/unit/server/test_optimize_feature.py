@@ -20,9 +20,9 @@ from regrapht.features.common import kernel_or_position_argument
 from regrapht.search.jobs import Kept, Registry
 from regrapht.search.messages import edit_title
 from regrapht.search.result_edits import build_edit
+from regrapht.spec.launch import LaunchConfig
 from regrapht.state import Analysis, DocumentState
 from regrapht.text import Position, Span
-from regrapht.validate.types import LaunchConfig
 
 
 def analysis_of(text: str, version: int = 1) -> Analysis:

@@ -12,9 +12,9 @@ from regrapht.errors import InputError
 from regrapht.spec.expr import evaluate
 from regrapht.spec.infer import infer_spec
 from regrapht.spec.init import generate, parse_init
+from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import load_spec, parse_spec
 from regrapht.spec.resolve import odd_size_variant, resolve
-from regrapht.validate.types import LaunchConfig
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 

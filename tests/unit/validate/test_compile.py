@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from regrapht.spec.ctypes_ import parse_ctype
+from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import load_spec
 from regrapht.validate.compiler import (
     CompileCache,
@@ -23,7 +24,7 @@ from regrapht.validate.evaluator import CudaEvaluator
 from regrapht.validate.mangle import find_entry, mangle, normalise_signature
 from regrapht.validate.occupancy import occupancy
 from regrapht.validate.signature import contract_violation
-from regrapht.validate.types import Candidate, LaunchConfig
+from regrapht.validate.types import Candidate
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")

@@ -15,6 +15,7 @@ import pytest
 from spec_texts import xy_spec
 from tests.unit.validate.fake_cuda import CHECKER, FakeCuda, fake_device
 
+from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import parse_spec
 from regrapht.spec.resolve import resolve
 from regrapht.validate.checker import CHECK_ENTRIES, CHECK_KERNELS
@@ -22,7 +23,7 @@ from regrapht.validate.compiler import CompileCache, Compiler, find_demangler, f
 from regrapht.validate.evaluator import CheckSettings, CudaEvaluator
 from regrapht.validate.gpu_lock import GpuLock
 from regrapht.validate.gpu_worker import check, prepare, time_kernel
-from regrapht.validate.types import Candidate, LaunchConfig
+from regrapht.validate.types import Candidate
 
 SPEC = xy_spec("scale", grid="(n + 255) / 256", block=256, n="1000 + 3")
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from regrapht.search.source import KernelText, code_mask, find_kernel, matching
-from regrapht.validate.types import LaunchConfig
+from regrapht.spec.launch import LaunchConfig
 
 
 @dataclass(frozen=True)
@@ -186,6 +186,7 @@ def uses_other_index(inner: str) -> bool:
 
 
 def with_body(given: ApplierInput, kernel: KernelText, new_body: str) -> str:
+    """The input's source with `kernel`'s body (between its braces) replaced by `new_body`."""
     return given.source[: kernel.body_start] + new_body + given.source[kernel.body_end :]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from regrapht.search.appliers.common import ApplierInput, KernelApplier, Rewrite
+from regrapht.search.appliers.common import ApplierInput, KernelApplier, Rewrite, with_body
 from regrapht.search.source import KernelText
 
 _LITERAL = re.compile(r"(?<![\w.])(\d+\.\d*|\.\d+)([eE][-+]?\d+)?(?![\w.])")
@@ -33,13 +33,13 @@ class FastMath(KernelApplier):
             new = re.sub(rf"(?<![\w.]){func}\s*\(", f"{func}f(", new)
         rewrites = []
         if new != original:
-            source = given.source[: kernel.body_start] + new + given.source[kernel.body_end :]
+            source = with_body(given, kernel, new)
             rewrites.append(Rewrite(source, given.launch, "float literals and math functions"))
         fast = new
         for func, intrinsic in _INTRINSICS.items():
             fast = re.sub(rf"(?<![\w.]){func}\s*\(", f"{intrinsic}(", fast)
         if fast != new:
-            source = given.source[: kernel.body_start] + fast + given.source[kernel.body_end :]
+            source = with_body(given, kernel, fast)
             rewrites.append(Rewrite(source, given.launch, "float intrinsics (__expf, __logf, ...)"))
         return rewrites
 

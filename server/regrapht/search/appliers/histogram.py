@@ -31,7 +31,7 @@ from regrapht.search.appliers.common import (
     pointer_params,
 )
 from regrapht.search.source import KernelText
-from regrapht.validate.types import LaunchConfig
+from regrapht.spec.launch import LaunchConfig
 
 _ID = r"[A-Za-z_]\w*"
 MAX_SHARED_BINS = 8192  # 32 KiB of 4-byte counters

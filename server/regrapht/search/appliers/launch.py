@@ -24,7 +24,7 @@ from regrapht.search.appliers.common import (
     with_body,
 )
 from regrapht.search.source import KernelText
-from regrapht.validate.types import LaunchConfig
+from regrapht.spec.launch import LaunchConfig
 
 BLOCKS_1D = (256, 512, 128, 1024)
 BLOCKS_2D = ((32, 8), (32, 4), (32, 16), (64, 4), (16, 16))

@@ -12,9 +12,16 @@ from __future__ import annotations
 
 import re
 
-from regrapht.search.appliers.common import ApplierInput, KernelApplier, Rewrite, norm, pointer_params
+from regrapht.search.appliers.common import (
+    ApplierInput,
+    KernelApplier,
+    Rewrite,
+    norm,
+    pointer_params,
+    with_body,
+)
 from regrapht.search.source import KernelText
-from regrapht.validate.types import LaunchConfig
+from regrapht.spec.launch import LaunchConfig
 
 # (BM, BN, BK, TM, TN), 256 threads each: the 128x128 tile with 8x8 per thread is the classic
 # register-blocked SGEMM shape (2048^2 gives 256 blocks, about two per SM of an H200); 128x64
@@ -76,7 +83,7 @@ class MatmulTiling(KernelApplier):
         rewrites = []
         for tiling in TILINGS:
             new_body = _tiled_body(tiling, row, col, acc, a, b, m_dim, n_dim, k_dim, store)
-            source = given.source[: kernel.body_start] + new_body + given.source[kernel.body_end :]
+            source = with_body(given, kernel, new_body)
             bm, bn, _, tm, tn = tiling
             launch = LaunchConfig(
                 (f"({n_dim} + {bn - 1}) / {bn}", f"({m_dim} + {bm - 1}) / {bm}"),

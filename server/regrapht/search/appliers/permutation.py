@@ -17,7 +17,7 @@ from regrapht.idioms.permutation import permutation_copy
 from regrapht.idioms.pointwise import fresh
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.points import bind, ceil_div, point_view, prelude
-from regrapht.validate.types import LaunchConfig
+from regrapht.spec.launch import LaunchConfig
 
 TILE = 32
 ROWS = 8  # threads per tile column: each thread moves TILE / ROWS elements per phase

@@ -29,7 +29,7 @@ from regrapht.search.appliers.common import (
     with_body,
 )
 from regrapht.search.source import KernelText
-from regrapht.validate.types import LaunchConfig
+from regrapht.spec.launch import LaunchConfig
 
 _ID = r"[A-Za-z_]\w*"
 _SUMMABLE = ("float", "double", "int", "unsigned int", "long long", "unsigned long long")
@@ -75,7 +75,7 @@ class WarpShuffleReduction(KernelApplier):
         block_reduce = _block_reduce(acc, acc_type, target)
         rewrites = []
         plain = "\n    " + prefix.replace("; ", ";\n    ").replace("{ ", "{\n    ") + "\n" + block_reduce
-        rewrites.append(Rewrite(given.source[: kernel.body_start] + plain + given.source[kernel.body_end :],
+        rewrites.append(Rewrite(with_body(given, kernel, plain),
                                 given.launch, "warp-shuffle block reduction, one atomic per block"))
         grid_parts = ceil_parts(given.launch.grid[0]) if len(given.launch.grid) == 1 else None
         coalesced = _coalesced_sum(text[: final.start()], acc, acc_type, pointers, {p.name for p in kernel.params},
@@ -85,7 +85,7 @@ class WarpShuffleReduction(KernelApplier):
             new_body = per_thread + block_reduce
             launch = LaunchConfig((f"min(({bound} + 1023) / 1024, {REDUCE_MAX_BLOCKS})",), ("256",),
                                   given.launch.shared_bytes)
-            rewrites.insert(0, Rewrite(given.source[: kernel.body_start] + new_body + given.source[kernel.body_end :],
+            rewrites.insert(0, Rewrite(with_body(given, kernel, new_body),
                                        launch, "coalesced grid-stride float4 loads + warp-shuffle block reduction"))
         return rewrites
 
@@ -121,7 +121,7 @@ class WarpShuffleReduction(KernelApplier):
         )
         launch = LaunchConfig((f"min(({parts[0]} + 2047) / 2048, {REDUCE_MAX_BLOCKS})",), ("256",),
                               given.launch.shared_bytes)
-        source = given.source[: kernel.body_start] + code + given.source[kernel.body_end :]
+        source = with_body(given, kernel, code)
         rewrites = [Rewrite(source, launch, "private grid-stride sums + warp-shuffle block reduction, one atomic per block")]
         src = re.fullmatch(rf"({_ID}) ?\[ ?{form.index} ?\]", m.group(2))
         names = {p.name for p in kernel.params}
@@ -129,7 +129,7 @@ class WarpShuffleReduction(KernelApplier):
                 or names & (_VECTOR_NAMES | {src.group(1) + "4"})):
             return rewrites
         vector_code = _vector_sum(src.group(1), form.bound, "partial") + _block_reduce("partial", "float", target)
-        vector_source = given.source[: kernel.body_start] + vector_code + given.source[kernel.body_end :]
+        vector_source = with_body(given, kernel, vector_code)
         for blocks in REDUCE_VECTOR_BLOCKS:
             vector_launch = LaunchConfig((f"min(({form.bound} + 2047) / 2048, {blocks})",), ("256",),
                                          given.launch.shared_bytes)

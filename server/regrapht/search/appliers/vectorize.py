@@ -21,7 +21,7 @@ from regrapht.search.appliers.common import (
     with_body,
 )
 from regrapht.search.source import KernelText
-from regrapht.validate.types import LaunchConfig
+from regrapht.spec.launch import LaunchConfig
 
 _VECTOR = {"float": "float4", "int": "int4", "unsigned int": "uint4"}
 _LANES = ("x", "y", "z", "w")

@@ -1,6 +1,6 @@
 """One optimize run's shared state: the budget, the evaluation cache, counters and the best.
 
-Every strategy generates candidates and has them evaluated through a `Session`, so that budget
+Every strategy generates candidates and has them evaluated through a `SearchRun`, so that budget
 accounting (one unit per candidate judged: evaluated by the evaluator or rejected before it),
 token counts, progress reports, cancellation and the "fastest verified so far" rule are the same
 for all of them. Applying one technique to one code state (`apply_technique`) is also here: the
@@ -37,7 +37,8 @@ from regrapht.search.prompt import (
     splice_answer,
 )
 from regrapht.search.source import find_kernel
-from regrapht.validate.types import Candidate, Evaluation, Evaluator, LaunchConfig
+from regrapht.spec.launch import LaunchConfig
+from regrapht.validate.types import Candidate, Evaluation, Evaluator
 
 FAILED = -1.0
 logger = logging.getLogger(__name__)
@@ -142,7 +143,7 @@ class StepRecord:
 
 
 @dataclass
-class Session:
+class SearchRun:
     kernel: str
     original: Candidate
     evaluator: Evaluator
