@@ -1,9 +1,10 @@
 """`regrapht graph`: build, inspect and export the reasoning graph.
 
     regrapht graph build TRAJECTORIES.jsonl... -o OUT [--json-out F] [--relabel [--model PATH]]
+    regrapht graph distill TASKDIR... -o OUT.jsonl [--strategy S] [--budget N] [--seeds S...] [--no-model]
     regrapht graph stats [--graph PATH] [--json]
     regrapht graph show TECHNIQUE [--graph PATH] [--json]
-    regrapht graph export (--dot | --json) [--graph PATH] [-o F]
+    regrapht graph export (--dot | --json | --svg) [--graph PATH] [-o F]
 
 Without --graph the bundled graph is used. Bad input (unreadable file, bad trajectory line,
 unknown technique) raises InputError: exit 2 with a one-line message naming file and line.
@@ -23,6 +24,7 @@ from regrapht.graph.canon import Canonicaliser
 from regrapht.graph.dot import to_dot
 from regrapht.graph.graph import ReasoningGraph
 from regrapht.graph.store import dumps_json, load_bundled_graph, load_graph, save_graph
+from regrapht.graph.svg import to_svg
 from regrapht.model.backend import ModelBackend
 
 
@@ -40,6 +42,21 @@ def register(subparsers: Any) -> None:
     build.add_argument("--json", action="store_true", help="print the summary as JSON")
     build.set_defaults(handler=run_build)
 
+    distill = commands.add_parser(
+        "distill", help="run the search on a GPU over corpus train tasks and write the verified steps as trajectories")
+    distill.add_argument("tasks", nargs="+", type=Path, metavar="TASKDIR",
+                         help="task directories of a corpus train split (.cu + .regrapht.toml)")
+    distill.add_argument("-o", "--out", type=Path, required=True, help="trajectories file to write (JSON Lines)")
+    distill.add_argument("--strategy", default="mcgs", help="search strategy (default: mcgs)")
+    distill.add_argument("--budget", type=int, default=24, help="candidates per kernel and seed (default: 24)")
+    distill.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="search seeds (default: 0 1 2)")
+    distill.add_argument("--graph", type=Path, help="graph that guides the search (default: the bundled one)")
+    distill.add_argument("--model", help="GGUF model file (default: $REGRAPHT_MODEL, else the embedded one)")
+    distill.add_argument("--no-model", action="store_true", help="appliers only")
+    distill.add_argument("--model-threads", type=int, default=0)
+    distill.add_argument("--arch", help="target arch (default: the device's)")
+    distill.set_defaults(handler=run_distill)
+
     stats = commands.add_parser("stats", help="summary of the reasoning graph")
     stats.add_argument("--graph", type=Path, help="graph file (default: the bundled one)")
     stats.add_argument("--json", action="store_true")
@@ -51,10 +68,11 @@ def register(subparsers: Any) -> None:
     show.add_argument("--json", action="store_true")
     show.set_defaults(handler=run_show)
 
-    export = commands.add_parser("export", help="the whole graph as Graphviz DOT or JSON")
+    export = commands.add_parser("export", help="the whole graph as Graphviz DOT, JSON or an SVG picture")
     kind = export.add_mutually_exclusive_group(required=True)
     kind.add_argument("--dot", action="store_true")
     kind.add_argument("--json", action="store_true")
+    kind.add_argument("--svg", action="store_true", help="a picture of the graph (graph/README.md shows one)")
     export.add_argument("--graph", type=Path, help="graph file (default: the bundled one)")
     export.add_argument("-o", "--out", type=Path, help="write here instead of stdout")
     export.set_defaults(handler=run_export)
@@ -98,6 +116,53 @@ def _write(graph: ReasoningGraph, path: Path) -> None:
         raise InputError(f"cannot write graph: {error.strerror or error}", file=str(path)) from error
 
 
+def run_distill(args: argparse.Namespace) -> int:
+    # Imported here: distilling needs the search, the GPU worker and maybe the model.
+    import os
+
+    from regrapht.commands.optimize import make_model
+    from regrapht.evaluation.runner import load_task
+    from regrapht.search import STRATEGIES, SearchOptions, optimize
+    from regrapht.search.distill import check_train_split, trajectories_of, unique, write_jsonl
+    from regrapht.search.session import Session
+    from regrapht.search.wiring import MODEL_STRATEGIES, open_run, save_statistics
+
+    if args.strategy not in STRATEGIES:
+        raise InputError(f"unknown strategy {args.strategy!r} (one of {', '.join(STRATEGIES)})")
+    if args.budget < 1:
+        raise InputError(f"--budget must be at least 1, got {args.budget}")
+    for directory in args.tasks:
+        check_train_split(directory)
+    tasks = [load_task(directory) for directory in args.tasks]
+    model = None
+    if args.strategy in MODEL_STRATEGIES and not args.no_model:
+        model = make_model(args.model, args.model_threads, 0)
+    options = SearchOptions(use_model=model is not None)
+    env, home = dict(os.environ), Path.home()
+    records: list[dict[str, Any]] = []
+    for task in tasks:
+        source = task.source_path.read_text(encoding="utf-8")
+        for kernel in task.spec.kernels:
+            for seed in args.seeds:
+                finished: list[Session] = []
+                with open_run(source, str(task.source_path), kernel.name, task.spec, env=env, home=home,
+                              arch=args.arch, model=model, graph_path=args.graph) as wired:
+                    result = optimize(source, kernel.name, wired.target, wired.evaluator, model, wired.graph,
+                                      args.strategy, args.budget, seed, options=options,
+                                      gpu_lock=wired.evaluator.hold_gpu, on_finish=finished.append)
+                    save_statistics(wired.graph, wired.overlay_path)
+                found = trajectories_of(finished[0], task=task.name, strategy=args.strategy, seed=seed,
+                                        graph=finished[0].graph)
+                records = unique([*records, *found])
+                # written after every search, so a run stopped by a time limit keeps what it found
+                write_jsonl(args.out, records)
+                best = f"best {result.best.speedup:.2f}x" if result.best is not None else result.reason
+                print(f"{task.name}/{kernel.name} seed {seed}: {len(found)} verified trajectories ({best})",
+                      file=sys.stderr, flush=True)
+    print(f"wrote {len(records)} trajectories to {args.out}")
+    return 0 if records else 1
+
+
 def run_stats(args: argparse.Namespace) -> int:
     summary = _graph(args).summary()
     if args.json:
@@ -109,8 +174,18 @@ def run_stats(args: argparse.Namespace) -> int:
     print(f"trajectories: {summary.trajectories}")
     if summary.speedup_median is not None:
         print(f"recorded speedup: median {summary.speedup_median}x, max {summary.speedup_max}x")
+        print(speedup_distribution(summary.speedup_histogram))
     print("techniques: " + ", ".join(summary.techniques))
     return 0
+
+
+def speedup_distribution(histogram: dict[str, int]) -> str:
+    """The measured step speedups by range, one bar per range."""
+    widest = max(histogram.values(), default=0) or 1
+    lines = ["step speedups measured in the examples:"]
+    for label, count in histogram.items():
+        lines.append(f"  {label:>8}x {count:5d} {'#' * round(40 * count / widest)}")
+    return "\n".join(lines)
 
 
 def _edge_json(graph: ReasoningGraph, u: str, v: str) -> dict[str, Any]:
@@ -151,7 +226,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     graph = _graph(args)
-    text = to_dot(graph) if args.dot else dumps_json(graph)
+    text = to_dot(graph) if args.dot else to_svg(graph) if args.svg else dumps_json(graph)
     if args.out is None:
         sys.stdout.write(text)
     else:

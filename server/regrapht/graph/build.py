@@ -4,6 +4,10 @@ The walk follows the paper: start at the initial vertex; for each step, canonica
 technique name; if the current vertex already has an edge to that technique, append the
 example to it; else if the technique's vertex exists, add an edge; else add the vertex and the
 edge. The step's technique becomes the current vertex.
+
+Edge priors come from the measured outcomes: an edge whose examples carry speedups gets
+`visits` = their number, `mean_reward` = their mean step reward (the search's convention: the
+speedup when faster, speedup - 1 when slower) and the best speedup per arch.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from pathlib import Path
 from regrapht.errors import InputError
 from regrapht.graph.canon import Canonicaliser
 from regrapht.graph.graph import ReasoningGraph
-from regrapht.graph.types import START, Example, Step, Trajectory
+from regrapht.graph.types import START, UNKNOWN_ARCH, EdgeStats, Example, Step, Trajectory
 
 _STEP_TEXT = ("technique", "rationale", "description", "code_after")
 
@@ -119,4 +123,24 @@ def build_graph(
     canon.add_known(target.techniques())
     for trajectory in trajectories:
         add_trajectory(target, trajectory, canon)
+    set_measured_priors(target)
     return target
+
+
+def step_reward(speedup: float) -> float:
+    return speedup if speedup > 1.0 else speedup - 1.0
+
+
+def set_measured_priors(graph: ReasoningGraph) -> None:
+    """Every edge's prior statistics from the speedups measured in its examples (module docstring)."""
+    for u, v in graph.edges():
+        measured = [e for e in graph.examples(u, v) if e.speedup is not None]
+        if not measured:
+            continue
+        best: dict[str, float] = {}
+        for example in measured:
+            assert example.speedup is not None
+            arch = example.arch or UNKNOWN_ARCH
+            best[arch] = max(example.speedup, best.get(arch, example.speedup))
+        mean = sum(step_reward(e.speedup) for e in measured if e.speedup is not None) / len(measured)
+        graph.set_prior_stats(u, v, EdgeStats(len(measured), round(mean, 6), best))

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import networkx as nx
 
 from regrapht.graph.overlay import Overlay
-from regrapht.graph.types import START, UNKNOWN_ARCH, EdgeStats, Example, GraphSummary
+from regrapht.graph.types import START, UNKNOWN_ARCH, EdgeStats, Example, GraphSummary, speedup_histogram
 
 
 class ReasoningGraph:
@@ -156,4 +156,5 @@ class ReasoningGraph:
             techniques=self.techniques(),
             speedup_median=round(statistics.median(speedups), 3) if speedups else None,
             speedup_max=round(max(speedups), 3) if speedups else None,
+            speedup_histogram=speedup_histogram(speedups),
         )

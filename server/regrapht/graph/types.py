@@ -84,6 +84,8 @@ class GraphSummary:
     techniques: list[str]
     speedup_median: float | None
     speedup_max: float | None
+    # measured step speedups by range (SPEEDUP_BINS), for the distribution `graph stats` shows
+    speedup_histogram: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -92,5 +94,21 @@ class GraphSummary:
             "examples": self.examples,
             "trajectories": self.trajectories,
             "techniques": self.techniques,
-            "speedup": {"median": self.speedup_median, "max": self.speedup_max},
+            "speedup": {"median": self.speedup_median, "max": self.speedup_max,
+                        "histogram": dict(self.speedup_histogram)},
         }
+
+
+# Upper bounds of the speedup ranges `graph stats` counts (the last range is open).
+SPEEDUP_BINS: tuple[tuple[str, float], ...] = (
+    ("<1", 1.0), ("1-1.1", 1.1), ("1.1-1.5", 1.5), ("1.5-2", 2.0), ("2-4", 4.0), ("4-10", 10.0),
+    ("10-100", 100.0), (">=100", float("inf")),
+)
+
+
+def speedup_histogram(speedups: list[float]) -> dict[str, int]:
+    counts = {label: 0 for label, _ in SPEEDUP_BINS}
+    for speedup in speedups:
+        label = next(name for name, bound in SPEEDUP_BINS if speedup < bound)
+        counts[label] += 1
+    return counts

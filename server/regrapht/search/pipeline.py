@@ -117,7 +117,10 @@ def optimize(
     options: SearchOptions | None = None,
     gpu_lock: Callable[[], AbstractContextManager[object]] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    on_finish: Callable[[Session], None] | None = None,
 ) -> OptimizeResult:
+    """Optimize one kernel (module docstring); `on_finish` sees the finished search's session
+    (`regrapht graph distill` reads its verified steps)."""
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {strategy!r} (one of {', '.join(STRATEGIES)})")
     if budget < 1:
@@ -148,6 +151,8 @@ def optimize(
     if best is None and not reason:
         reason = _why_nothing(evaluator, session)
     session.report("done", f"best {best.speedup:.2f}x" if best else reason)
+    if on_finish is not None:
+        on_finish(session)
     return OptimizeResult(
         kernel=kernel, gpu=evaluator.gpu_name, arch=evaluator.arch, strategy=strategy, budget=budget,
         baseline_ms=baseline.median_ms if baseline is not None else None, best=best,

@@ -163,6 +163,7 @@ class SearchRun:
     evaluated: int = 0
     best: Judged | None = None
     history: dict[Candidate, StepRecord] = field(default_factory=dict)
+    parents: dict[Candidate, Candidate] = field(default_factory=dict)  # step result -> the code it rewrote
     _cache: dict[tuple[str, LaunchConfig], Evaluation] = field(default_factory=dict)
     _model_calls: int = 0
     model_use: dict[str, ModelUse] = field(default_factory=dict)
@@ -287,6 +288,25 @@ class SearchRun:
     def _remember(self, state: Candidate, winner: Judged, technique: str) -> None:
         if winner.candidate not in self.history:
             self.history[winner.candidate] = StepRecord(technique, winner.note, winner.evaluation.speedup)
+            self.parents[winner.candidate] = state
+
+    def evaluation_of(self, candidate: Candidate) -> Evaluation | None:
+        return self._cache.get((candidate.source, candidate.launch))
+
+    def verified_chains(self) -> list[list[Candidate]]:
+        """Maximal technique chains from the original whose every step was verified correct and
+        measured on the GPU (a failed step is never a parent, so none is in a chain), each from
+        the first step to the last; a chain that is the start of another is left out."""
+        verified = {c for c in self.history if (e := self.evaluation_of(c)) is not None and e.verified}
+        has_child = {self.parents[c] for c in verified}
+        chains: list[list[Candidate]] = []
+        for leaf in sorted(verified - has_child, key=lambda c: (len(c.techniques), c.techniques, c.source)):
+            chain = [leaf]
+            while chain[-1] in self.parents and self.parents[chain[-1]] in verified:
+                chain.append(self.parents[chain[-1]])
+            if self.parents.get(chain[-1]) == self.original:
+                chains.append(chain[::-1])
+        return chains
 
     def path_of(self, candidate: Candidate) -> list[StepRecord]:
         """The steps that produced `candidate`, each with the speedup measured after it."""

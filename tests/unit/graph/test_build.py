@@ -65,6 +65,9 @@ def test_speedups_become_prior_best_per_arch() -> None:
     graph = build_graph([t, u])
     assert graph.prior_stats(START, "fast_math").best_speedup == {"sm_90": 2.5}
     assert graph.prior_stats("fast_math", "x").best_speedup == {"unknown": 1.1}
+    # priors from the measured outcomes: visits and the mean step reward
+    assert graph.prior_stats(START, "fast_math").visits == 2
+    assert graph.prior_stats(START, "fast_math").mean_reward == pytest.approx(2.0)
     summary = graph.summary()
     assert (summary.speedup_median, summary.speedup_max) == (1.5, 2.5)
 

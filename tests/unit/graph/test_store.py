@@ -102,16 +102,18 @@ def test_bundled_graph_loads() -> None:
 
 def test_record_outcome_and_merged_stats() -> None:
     graph = sample_graph()
-    assert graph.edge_stats(START, "restrict_const") == EdgeStats(0, 0.0, {"sm_90": 1.2})
+    # priors from the two measured examples (1.2x each)
+    assert graph.edge_stats(START, "restrict_const") == EdgeStats(2, 1.2, {"sm_90": 1.2})
     graph.record_outcome(START, "restrict_const", 1.0, speedup=1.1, arch="sm_90")
     merged = graph.record_outcome(START, "restrict_const", 0.0, speedup=2.0, arch="sm_80")
-    assert merged == EdgeStats(2, 0.5, {"sm_90": 1.2, "sm_80": 2.0})
-    assert graph.prior_stats(START, "restrict_const").visits == 0  # the graph itself is untouched
+    assert merged.visits == 4 and merged.mean_reward == pytest.approx((2 * 1.2 + 1.0 + 0.0) / 4)
+    assert merged.best_speedup == {"sm_90": 1.2, "sm_80": 2.0}
+    assert graph.prior_stats(START, "restrict_const").visits == 2  # the graph itself is untouched
     graph.record_outcome("vectorized_access", "fast_math", 1.0)  # not an edge: still recorded
     assert graph.edge_stats("vectorized_access", "fast_math").visits == 1
     assert not graph.has_edge("vectorized_access", "fast_math")
     assert graph.vertex_stats("fast_math").visits == 1
-    assert graph.vertex_stats("restrict_const").visits == 2
+    assert graph.vertex_stats("restrict_const").visits == 4
 
 
 def test_overlay_save_load_and_merge(tmp_path: Path) -> None:
@@ -126,7 +128,9 @@ def test_overlay_save_load_and_merge(tmp_path: Path) -> None:
     save_overlay(first.overlay, overlay_path)
 
     second = open_graph(bundled, overlay_path)
-    assert second.edge_stats(START, "restrict_const") == EdgeStats(1, 0.8, {"sm_90": 3.0})
+    stats = second.edge_stats(START, "restrict_const")  # 2 measured priors (1.2x) + this outcome
+    assert stats.visits == 3 and stats.mean_reward == pytest.approx((2 * 1.2 + 0.8) / 3)
+    assert stats.best_speedup == {"sm_90": 3.0}
     second.record_outcome(START, "restrict_const", 0.2)
     save_overlay(second.overlay, overlay_path)
     assert load_overlay(overlay_path).get(START, "restrict_const").visits == 2
