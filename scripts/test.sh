@@ -19,6 +19,9 @@ ruff check server tests bench
 echo "== mypy"
 mypy
 
+echo "== real-world rule corpus (ggml-cuda, via pip download; its test skips if this fails)"
+bash scripts/fetch-ggml-cuda.sh || echo "ggml-cuda not fetched: tests/unit/rules/test_realworld.py skips it"
+
 echo "== pytest"
 python -m pytest -q -ra
 

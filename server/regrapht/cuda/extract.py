@@ -10,6 +10,7 @@ cache a function's facts by its text and shift them when lines above it change.
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -50,6 +51,28 @@ READ_ONLY_CALLS = frozenset({"__ldg", "__ldcs", "__ldca", "__ldcg", "__ldlu", "_
 CAST_NAMES = frozenset({"reinterpret_cast", "static_cast", "const_cast"})
 MAX_EXPR_DEPTH = 120  # deeper expressions become opaque atoms instead of recursing
 _DOUBLE_WORD = re.compile(rb"\bdouble\b")
+ARITHMETIC_OPERATORS = frozenset({"+", "-", "*", "/"})
+COMPARISON_OPERATORS = frozenset({"<", "<=", ">", ">=", "!=", "=="})
+# Calls whose value is a float (the f-suffixed math functions, the fast intrinsics).
+FLOAT_INTRINSICS = frozenset({"__expf", "__logf", "__sinf", "__cosf", "__powf", "__fdividef", "__frcp_rn",
+                              "__fsqrt_rn", "__saturatef", "__int_as_float", "__uint_as_float", "__half2float",
+                              "__bfloat162float", "fmaf", "__fmaf_rn", "rsqrtf", "normf"})
+# Local variables and device-function parameters that hold a lane or thread rank by convention.
+LANE_NAMES = frozenset({"lane", "lane_id", "laneId", "laneid", "lane_idx", "tid", "thread_id"})
+LANE_CALLS = ("thread_rank", "__lane_id", "lane_id", "laneid", "get_lane_id", "threadIdx")
+_TYPE_BYTES = {
+    "char": 1, "signed char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1,
+    "short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2, "half": 2, "__half": 2, "nv_bfloat16": 2,
+    "__nv_bfloat16": 2, "float": 4, "int": 4, "unsigned": 4, "unsigned int": 4, "int32_t": 4, "uint32_t": 4,
+    "half2": 4, "__half2": 4, "nv_bfloat162": 4, "__nv_bfloat162": 4, "char4": 4, "uchar4": 4, "short2": 4,
+    "double": 8, "float2": 8, "int2": 8, "uint2": 8, "long long": 8, "unsigned long long": 8, "int64_t": 8,
+    "uint64_t": 8, "size_t": 8, "long": 8, "short4": 8, "float3": 12, "int3": 12, "float4": 16, "int4": 16,
+    "uint4": 16, "double2": 16, "longlong2": 16, "double4": 32,
+}
+_INTEGER_TYPES = frozenset(t for t in _TYPE_BYTES if t not in (
+    "half", "__half", "nv_bfloat16", "__nv_bfloat16", "float", "double", "half2", "__half2", "nv_bfloat162",
+    "__nv_bfloat162", "char4", "uchar4", "short2", "float2", "int2", "uint2", "short4", "float3", "int3",
+    "float4", "int4", "uint4", "double2", "longlong2", "double4")) | {"dim3", "uint", "int64", "uint64"}
 _INT_LITERAL = re.compile(r"^(0[xX][0-9a-fA-F']+|[0-9][0-9']*)[uUlL]*$")
 
 
@@ -64,6 +87,34 @@ def int_literal(text: str) -> int | None:
     if len(digits) > 1 and digits.startswith("0"):
         return int(digits, 8) if all(c in "01234567" for c in digits) else None
     return int(digits)
+
+
+def type_bytes(type_text: str) -> int | None:
+    """sizeof of a scalar or CUDA vector type spelled `type_text` (qualifiers ignored), else None."""
+    words = [w for w in type_text.replace("*", " ").split() if w not in ("const", "volatile", "__restrict__")]
+    return _TYPE_BYTES.get(" ".join(words))
+
+
+def arithmetic_type(type_text: str) -> str:
+    """"double", "float", "int" or "" (unknown: a template parameter, a half, a struct)."""
+    words = " ".join(w for w in type_text.split() if w not in ("const", "volatile", "static", "constexpr",
+                                                             "register", "__restrict__"))
+    if words in ("double", "long double"):
+        return "double"
+    if words == "float":
+        return "float"
+    if words in _INTEGER_TYPES or words.startswith(("unsigned", "signed", "long", "short")):
+        return "int"
+    return ""
+
+
+def is_exact_float(text: str) -> bool:
+    """The double literal's value is a float exactly (0.5, 2.0; not 0.1)."""
+    try:
+        value = float(text.rstrip("lL").replace("'", ""))
+        return struct.unpack("f", struct.pack("f", value))[0] == value
+    except (ValueError, OverflowError):
+        return False
 
 
 def is_double_literal(text: str) -> bool:
@@ -157,6 +208,7 @@ class _State:
     shared: dict[str, str] = field(default_factory=dict)  # name -> element type
     local_arrays: dict[str, str] = field(default_factory=dict)
     dim3s: dict[str, Dim3] = field(default_factory=dict)
+    types: dict[str, str] = field(default_factory=dict)  # scalar locals and parameters: arithmetic_type
     written: set[str] = field(default_factory=set)
     loops: list[Loop] = field(default_factory=list)
     accesses: list[MemoryAccess] = field(default_factory=list)
@@ -185,6 +237,8 @@ class FunctionExtractor:
         self._state = _State()
         self._params: dict[str, Parameter] = {}
         self._function: str | None = None
+        self._kind: FunctionKind = "host"
+        self._unit_step_loops: set[int] = set()
 
     # ---------------------------------------------------------------- header
     def extract(self, node: Node, template_parameters: tuple[str, ...], extern_c: bool) -> Function | None:
@@ -287,6 +341,11 @@ class FunctionExtractor:
         self._params = {p.name: p for p in parameters}
         self._state = state
         self._function = function
+        self._kind = kind
+        self._unit_step_loops = set()
+        for parameter in parameters:
+            if not parameter.is_pointer:
+                state.types[parameter.name] = arithmetic_type(parameter.base_type)
         device_code = kind != "host"
         float_code = device_code and not uses_double
         stack: list[tuple[Node, _Ctx]] = [(body, _Ctx((), None, False, False))]
@@ -319,7 +378,7 @@ class FunctionExtractor:
             elif node_type == "number_literal" and float_code:
                 text = node_text(node)
                 if is_double_literal(text):
-                    state.float_literals.append(FloatLiteral(text, self.positions.span(node)))
+                    state.float_literals.append(self._float_literal(node, text))
             elif node_type in ("lambda_expression", "function_definition", "class_specifier", "struct_specifier"):
                 continue  # nested definitions are not this function's code
             children = node.children
@@ -390,6 +449,139 @@ class FunctionExtractor:
             return self._opaque(node)
         return self._opaque(node)
 
+    def expr_type(self, node: Node | None, depth: int = 0) -> str:
+        """The arithmetic type of an expression: "double", "float", "int" or "" (unknown)."""
+        if node is None or depth > MAX_EXPR_DEPTH:
+            return ""
+        node_type = node.type
+        if node_type == "number_literal":
+            text = node_text(node)
+            if is_double_literal(text):
+                return "double"
+            lowered = text.lower()
+            if not lowered.startswith("0x") and lowered.endswith("f") and ("." in lowered or "e" in lowered):
+                return "float"
+            return "int" if int_literal(text) is not None else ""
+        if node_type in ("true", "false", "char_literal", "sizeof_expression"):
+            return "int"
+        if node_type == "identifier":
+            name = node_text(node)
+            if name in self.constants or name == "warpSize":
+                return "int"
+            return self._state.types.get(name, "")
+        if node_type == "field_expression":
+            argument = node.child_by_field_name("argument")
+            return "int" if argument is not None and node_text(argument) in BUILTIN_VECTORS else ""
+        if node_type == "parenthesized_expression" and node.named_child_count == 1:
+            return self.expr_type(node.named_children[0], depth + 1)
+        if node_type == "cast_expression":
+            return arithmetic_type(node_text(node.child_by_field_name("type")))
+        if node_type == "subscript_expression":
+            base, _ = _subscript_chain(node)
+            if base is not None and base.type == "identifier":
+                resolved = self._resolve_array(node_text(base))
+                return arithmetic_type(resolved[3]) if resolved is not None else ""
+            return ""
+        if node_type == "unary_expression":
+            operator = node_text(node.child_by_field_name("operator"))
+            if operator in ("!", "~"):
+                return "int"
+            return self.expr_type(node.child_by_field_name("argument"), depth + 1)
+        if node_type == "binary_expression":
+            operator = node_text(node.child_by_field_name("operator"))
+            if operator in COMPARISON_OPERATORS or operator in ("&&", "||"):
+                return "int"
+            left = self.expr_type(node.child_by_field_name("left"), depth + 1)
+            right = self.expr_type(node.child_by_field_name("right"), depth + 1)
+            return _combined(left, right)
+        if node_type == "conditional_expression":
+            return _combined(self.expr_type(node.child_by_field_name("consequence"), depth + 1),
+                             self.expr_type(node.child_by_field_name("alternative"), depth + 1))
+        if node_type == "call_expression":
+            return self._call_type(node, depth)
+        return ""
+
+    def _call_type(self, node: Node, depth: int) -> str:
+        function = node.child_by_field_name("function")
+        arguments = node.child_by_field_name("arguments")
+        if function is None:
+            return ""
+        if function.type == "template_function":
+            name = node_text(function.child_by_field_name("name"))
+            if name in CAST_NAMES:
+                return arithmetic_type(node_text(function.child_by_field_name("arguments")).strip("<>"))
+            return ""
+        name = node_text(function)
+        if name in ("float", "double", "int", "unsigned"):
+            return arithmetic_type(name)
+        if name in FLOAT_INTRINSICS or (name.endswith("f") and name[:-1] in DOUBLE_MATH) or name in ("fmaxf", "fminf"):
+            return "float"
+        if name in DOUBLE_MATH:
+            return self.overload(arguments.named_children if arguments is not None else (), depth)
+        return ""
+
+    def overload(self, args: tuple[Node, ...] | list[Node], depth: int = 0) -> str:
+        """Which overload of a `<cmath>` function the arguments select: "float", "double", ""."""
+        kinds = [self.expr_type(a, depth + 1) for a in args]
+        if not kinds or "" in kinds:
+            return ""
+        if "double" in kinds:
+            return "double"
+        if all(k == "float" for k in kinds):
+            return "float"
+        if all(k == "int" for k in kinds):
+            return "double"  # an integer argument converts to double
+        return ""  # float and int mixed: CUDA has float overloads for some (pow(float, int)), not all
+
+    def _float_literal(self, node: Node, text: str) -> FloatLiteral:
+        """Where a double literal stands: converted (no double instruction) or an operand."""
+        child = node
+        parent = node.parent
+        while parent is not None and parent.type == "parenthesized_expression":
+            child, parent = parent, parent.parent
+        unary = parent is not None and parent.type == "unary_expression" and \
+            node_text(parent.child_by_field_name("operator")) in ("-", "+")
+        if unary and parent is not None:
+            child, parent = parent, parent.parent
+            while parent is not None and parent.type == "parenthesized_expression":
+                child, parent = parent, parent.parent
+        operator = node_text(parent.child_by_field_name("operator")) if parent is not None and \
+            parent.type == "binary_expression" else ""
+        if parent is not None and parent.type == "assignment_expression" and \
+                parent.child_by_field_name("right") == child:
+            compound = node_text(parent.child_by_field_name("operator"))
+            if compound in ("+=", "-=", "*=", "/="):  # `y *= 0.1`: y = y * 0.1 in double
+                return FloatLiteral(text, self.positions.span(node), 1,
+                                    (self.expr_type(parent.child_by_field_name("left")),), is_exact_float(text),
+                                    compound[0])
+        if operator not in ARITHMETIC_OPERATORS or parent is None:
+            return FloatLiteral(text, self.positions.span(node), 0, (), is_exact_float(text), "")
+        root: Node = parent
+        while True:
+            above = root.parent
+            while above is not None and above.type == "parenthesized_expression":
+                above = above.parent
+            if above is None or above.type != "binary_expression" or \
+                    node_text(above.child_by_field_name("operator")) not in ARITHMETIC_OPERATORS:
+                break
+            root = above
+        operations = 0
+        others: list[str] = []
+        stack: list[Node] = [root]
+        while stack:
+            current = stack.pop()
+            while current.type == "parenthesized_expression" and current.named_child_count == 1:
+                current = current.named_children[0]
+            if current.type == "binary_expression" and \
+                    node_text(current.child_by_field_name("operator")) in ARITHMETIC_OPERATORS:
+                operations += 1
+                stack.extend(c for c in (current.child_by_field_name("left"), current.child_by_field_name("right"))
+                             if c is not None)
+            elif current.id != node.id and not (unary and current.id == child.id):
+                others.append(self.expr_type(current))
+        return FloatLiteral(text, self.positions.span(node), operations, tuple(others), is_exact_float(text),
+                            operator)
+
     def _opaque(self, node: Node) -> Poly:
         dims, memory = self.dependencies(node)
         text = node_text(node)
@@ -414,6 +606,8 @@ class FunctionExtractor:
                 if known is not None:
                     dims += known.thread_dims()
                     memory = memory or known.memory_dependent
+                elif node_text(current) in LANE_NAMES:
+                    dims += "x"  # a lane or rank handed in by the caller (`lane == 0`)
                 continue
             elif current_type in ("subscript_expression", "pointer_expression") and current is not node:
                 memory = memory or current_type == "subscript_expression" or node_text(current)[:1] == "*"
@@ -421,6 +615,8 @@ class FunctionExtractor:
                 function = node_text(current.child_by_field_name("function"))
                 if function.startswith(("__shfl", "__ldg", "atomic")):
                     memory = True
+                elif function.endswith(LANE_CALLS):
+                    dims += "x"  # `g.thread_rank()`, `__lane_id()`
             stack.extend(current.named_children)
         if node.type == "subscript_expression":
             memory = True
@@ -456,6 +652,7 @@ class FunctionExtractor:
                     if alias is not None:
                         state.aliases[name] = alias
                 continue
+            state.types[name] = arithmetic_type(type_text)
             if value is not None and value.type != "initializer_list":
                 state.env[name] = self.poly(value)
             elif value is None:
@@ -551,7 +748,10 @@ class FunctionExtractor:
             return name, "local", Poly.const(0), state.local_arrays[name]
         parameter = self._params.get(name)
         if parameter is not None and parameter.is_pointer:
-            return name, "global", Poly.const(0), parameter.base_type
+            # A kernel's pointer arguments point to global memory; a device function's may
+            # point to a caller's shared tile (or a register array): unknown.
+            space: MemorySpace = "global" if self._kind != "device" else "unknown"
+            return name, space, Poly.const(0), parameter.base_type
         return None
 
     def _mark_written_base(self, target: Node | None) -> None:
@@ -630,12 +830,22 @@ class FunctionExtractor:
             return
         unknown: tuple[str, MemorySpace, Poly, str] = (node_text(base), "unknown", Poly.const(0), "")
         array, space, offset, element_type = self._resolve_array(node_text(base)) or unknown
+        base_type = element_type
         if cast_type:
             element_type = cast_type.replace("const", "").replace("*", "").strip()
         access = self._access_kind(node)
+        wider = _reinterpreted_load(node)
+        if wider and access == "address":
+            access = "readwrite"  # read or written through the wider pointer, not handed on
+        access_bytes = type_bytes(wider or element_type)
         if access != "read" and space == "global":
             self._state.written.add(array)
         polys = [self.poly(i) for i in indices]
+        # The index counts the elements of the pointer's type; after a cast in the subscript
+        # (`reinterpret_cast<float4 *>(p)[k]`) `k` counts the cast type's, the alias offset the old ones.
+        stride_unit_bytes = type_bytes(base_type)
+        if cast_type and polys[-1].thread_dependent:
+            stride_unit_bytes = None if offset.thread_dependent else type_bytes(element_type)
         last = polys[-1] + offset if len(polys) == 1 else polys[-1]
         flattened = polys[0] + offset
         for poly in polys[1:]:
@@ -657,8 +867,15 @@ class FunctionExtractor:
             data_dependent=any(p.memory_dependent for p in polys) or offset.memory_dependent,
             element_type=element_type,
             index_tid_x=tuple(p.coefficient("threadIdx.x") for p in polys),
-            unit_stride_loop_vars=tuple(v for v in used if flattened.coefficient(v).kind == "unit"),
+            unit_stride_loop_vars=tuple(v for v in used if flattened.coefficient(v).kind == "unit"
+                                        and self._steps_by_one(v, ctx)),
+            access_bytes=access_bytes,
+            stride_unit_bytes=stride_unit_bytes,
         ))
+
+    def _steps_by_one(self, variable: str, ctx: _Ctx) -> bool:
+        """The enclosing loop over `variable` steps it by +-1 (a walk, not a stride)."""
+        return any(self._state.loops[i].variable == variable and i in self._unit_step_loops for i in ctx.loops)
 
     def _access_kind(self, node: Node) -> AccessKind:
         parent = node.parent
@@ -696,7 +913,7 @@ class FunctionExtractor:
         name = node_text(name_node)
         span = self.positions.span(node)
         state.calls.append(Call(name, span, tuple(Expr(node_text(a), self.positions.span(a)) for a in args),
-                                bool(ctx.loops)))
+                                bool(ctx.loops), ctx.loops[-1] if ctx.loops else None))
         # A cast only renames the pointer: writes through the result are tracked as an alias
         # (`_alias_of`) or a subscript, so the cast itself is not an escape.
         if name not in READ_ONLY_CALLS and name not in CAST_NAMES:
@@ -709,7 +926,8 @@ class FunctionExtractor:
         elif name.startswith("atomic") and args:
             self._atomic(name, args[0], span, ctx)
         elif name in DOUBLE_MATH and float_code and function.type == "identifier":
-            state.math_calls.append(MathCall(name, name + "f", self.positions.span(function), span))
+            state.math_calls.append(MathCall(name, name + "f", self.positions.span(function), span,
+                                             self.overload(args)))
         elif name.startswith("cudaMalloc") and len(args) >= 2:
             pointer = args[0]
             while pointer.type in ("cast_expression", "pointer_expression", "parenthesized_expression"):
@@ -829,6 +1047,7 @@ class FunctionExtractor:
                 value = declarator.child_by_field_name("value") if declarator is not None else None
                 if variable:
                     state.env[variable] = self.poly(value) + Poly.atom(variable)
+                    state.types[variable] = arithmetic_type(node_text(init_node.child_by_field_name("type")))
             elif init_node.type == "assignment_expression":
                 left = init_node.child_by_field_name("left")
                 if left is not None and left.type == "identifier":
@@ -867,14 +1086,28 @@ class FunctionExtractor:
             trip_count=self._trip_count(init_node, condition, update, variable),
             parent=ctx.loops[-1] if ctx.loops else None,
         ))
+        if variable is not None and _unit_step(node_text(update), variable):
+            self._unit_step_loops.add(index)
         thread_branch = ctx.thread_branch
         if condition is not None:
             branch = self._branch(kind, condition, node)
-            if branch is not None and branch.thread_dependent:
+            if branch is not None and branch.thread_dependent and not self._uniform_comparison(condition):
                 thread_branch = branch.condition.text
         # The initializer was evaluated above (with the induction atom); the update is a step.
         skip = {n.id for n in (update, init_node) if n is not None}
         return _Ctx(ctx.loops + (index,), thread_branch, ctx.single_guard, False), skip
+
+    def _uniform_comparison(self, condition: Node) -> bool:
+        """`t < end + tid` with `t = base + tid + k*C`: the thread index cancels, so every thread
+        runs the same number of iterations (the loop is not divergent)."""
+        inner = condition
+        while inner.type in ("condition_clause", "parenthesized_expression") and inner.named_child_count == 1:
+            inner = inner.named_children[0]
+        if inner.type != "binary_expression" or \
+                node_text(inner.child_by_field_name("operator")) not in COMPARISON_OPERATORS - {"=="}:
+            return False
+        difference = self.poly(inner.child_by_field_name("left")) - self.poly(inner.child_by_field_name("right"))
+        return not difference.thread_dependent and not difference.memory_dependent
 
     def _trip_count(self, init: Node | None, condition: Node | None, update: Node | None,
                     variable: str | None) -> int | None:
@@ -898,7 +1131,8 @@ class FunctionExtractor:
         condition = node.child_by_field_name("condition")
         consequence = node.child_by_field_name("consequence")
         alternative = node.child_by_field_name("alternative")
-        branch = self._branch("if", condition, node) if condition is not None else None
+        branch = self._branch("if", condition, node, _statement_count(consequence) + _statement_count(alternative),
+                              alternative is not None) if condition is not None else None
         inner = ctx
         if branch is not None and branch.thread_dependent:
             # `tid % 4 == 0` still selects a quarter of the threads: not a single-thread guard.
@@ -934,7 +1168,8 @@ class FunctionExtractor:
                 stack.extend(current.named_children)
         return False
 
-    def _branch(self, kind: str, condition: Node, statement: Node) -> Branch | None:
+    def _branch(self, kind: str, condition: Node, statement: Node, statements: int = 0,
+                has_else: bool = False) -> Branch | None:
         dims, _ = self.dependencies(condition)
         if not dims:
             return None
@@ -964,9 +1199,31 @@ class FunctionExtractor:
             thread_dependent=True,
             modulus=Expr(node_text(modulus), self.positions.span(modulus)) if modulus is not None else None,
             modulus_value=modulus_value,
+            statements=statements,
+            has_else=has_else,
         )
         self._state.branches.append(branch)
         return branch
+
+
+def _combined(left: str, right: str) -> str:
+    """The type of `left op right` under the usual arithmetic conversions ("" when unknown)."""
+    if "double" in (left, right):
+        return "double"
+    if "" in (left, right):
+        return ""
+    return "float" if "float" in (left, right) else "int"
+
+
+def _statement_count(statement: Node | None) -> int:
+    """Statements in a branch arm: a block's own statements (a nested block or loop counts 2)."""
+    if statement is None:
+        return 0
+    if statement.type == "else_clause":
+        return sum(_statement_count(c) for c in statement.named_children)
+    if statement.type != "compound_statement":
+        return 2 if statement.type in ("for_statement", "while_statement", "do_statement", "if_statement") else 1
+    return sum(_statement_count(c) for c in statement.named_children if c.type != "comment")
 
 
 def _always_returns(statement: Node) -> bool:
@@ -1005,6 +1262,42 @@ def _subscript_chain(node: Node) -> tuple[Node | None, list[Node]]:
         current = current.child_by_field_name("argument")
     indices.reverse()
     return current, indices
+
+
+def _unit_step(update: str, variable: str) -> bool:
+    update = update.replace(" ", "")
+    return update in (f"{variable}++", f"++{variable}", f"{variable}--", f"--{variable}", f"{variable}+=1",
+                      f"{variable}-=1")
+
+
+def _reinterpreted_load(node: Node) -> str:
+    """`*(float2 *) &a[i]` / `*reinterpret_cast<const float4 *>(&a[i])`: the wider type read or
+    written through the address of `a[i]`, else ""."""
+    parent = node.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    if parent is None or parent.type != "pointer_expression" or node_text(parent.child_by_field_name("operator")) != "&":
+        return ""
+    cast = parent.parent
+    while cast is not None and cast.type in ("parenthesized_expression", "argument_list"):
+        cast = cast.parent
+    if cast is None:
+        return ""
+    if cast.type == "cast_expression":
+        type_text = node_text(cast.child_by_field_name("type"))
+    elif cast.type == "call_expression" and _cast_operand(cast) is not None:
+        function = cast.child_by_field_name("function")
+        type_text = node_text(function.child_by_field_name("arguments") if function is not None else None).strip("<>")
+    else:
+        return ""
+    outer = cast.parent
+    while outer is not None and outer.type == "parenthesized_expression":
+        outer = outer.parent
+    if "*" not in type_text or outer is None:
+        return ""
+    dereferenced = (outer.type == "pointer_expression" and node_text(outer.child_by_field_name("operator")) == "*") \
+        or outer.type == "subscript_expression"
+    return type_text.replace("const", "").replace("*", "").strip() if dereferenced else ""
 
 
 def _fold(operator: str, left: int, right: int) -> int:

@@ -17,6 +17,7 @@ first read. An edit above a function therefore costs O(1) for it, not O(facts).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from regrapht.text import Position, Span
@@ -105,7 +106,12 @@ class MemoryAccess:
     data_dependent: bool  # some index is loaded from memory (`bins[data[i]]`)
     element_type: str  # "float", "float4", "" when unknown
     index_tid_x: tuple[Coefficient, ...] = ()  # tid_x per subscript, for multi-dim arrays
-    unit_stride_loop_vars: tuple[str, ...] = ()  # loop variables that step the index by +-1
+    unit_stride_loop_vars: tuple[str, ...] = ()  # variables of +-1-step loops that step the index by +-1
+    # Bytes one thread moves per access (`*(float2 *)&a[i]`, `reinterpret_cast<float4 *>(p)[k]`:
+    # the wider type), None when unknown (a template type); `stride_unit_bytes`: the size of the
+    # elements the index counts (the pointer's own element type).
+    access_bytes: int | None = None
+    stride_unit_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +143,8 @@ class Branch:
     thread_dependent: bool
     modulus: Expr | None  # `k` of a `threadIdx.x % k` (or `& (k-1)`) in the condition
     modulus_value: int | None  # k when it is a constant
+    statements: int = 0  # statements the branch guards (both arms of an `if`); 0 for loops, ternaries
+    has_else: bool = False  # an `if` with an `else` arm: the warp runs both paths in turn
 
 
 @dataclass(frozen=True)
@@ -153,10 +161,20 @@ class SharedArray:
 
 @dataclass(frozen=True)
 class FloatLiteral:
-    """A floating literal without an `f` suffix (double precision) in float-only code."""
+    """A floating literal without an `f` suffix (double precision) in float-only code.
+
+    `operations`: the arithmetic operators (+ - * /) of the expression the literal is an operand
+    of, 0 when the literal is only converted (`float x = 0.0;`, `T(4.0)`, an argument, a
+    comparison): then no double instruction results. `operand_types`: the other operands' types
+    ("float", "int", "double", "" unknown). `exact_in_float`: the value is a float exactly.
+    `operator`: the operator the literal is a direct operand of ("" when converted)."""
 
     text: str
     span: Span
+    operations: int = 1
+    operand_types: tuple[str, ...] = ()
+    exact_in_float: bool = False
+    operator: str = ""
 
 
 @dataclass(frozen=True)
@@ -167,6 +185,9 @@ class MathCall:
     float_name: str  # "sqrtf"
     span: Span  # the name only
     call_span: Span
+    # The overload C++ picks from the arguments' types: "float" (CUDA's float overload, the same
+    # code as `sqrtf`), "double" (a double or integer argument), "" (unknown: a template type).
+    overload: str = ""
 
 
 @dataclass(frozen=True)
@@ -175,6 +196,7 @@ class Call:
     span: Span
     args: tuple[Expr, ...]
     in_loop: bool
+    loop: int | None = None  # innermost enclosing loop, an index into Function.loops
 
 
 @dataclass(frozen=True)
@@ -338,6 +360,18 @@ class SourceModel:
 
     def launches_of(self, kernel: str) -> tuple[LaunchSite, ...]:
         return tuple(site for site in self.launches if site.kernel == kernel)
+
+    def block_shapes(self, kernel: str) -> tuple[tuple[int | None, ...] | None, ...]:
+        """The block dimensions of every launch of `kernel` in this file (None: unresolved)."""
+        return self._block_shapes.get(kernel, ())
+
+    @cached_property
+    def _block_shapes(self) -> dict[str, tuple[tuple[int | None, ...] | None, ...]]:
+        shapes: dict[str, list[tuple[int | None, ...] | None]] = {}
+        for function in self.functions:
+            for site in function.launches:
+                shapes.setdefault(site.kernel.split("<", 1)[0], []).append(site.block_dims)
+        return {kernel: tuple(found) for kernel, found in shapes.items()}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,39 +1,53 @@
 """The rule checks: one function per rule, `check(function, model, info) -> Iterable[Finding]`.
 
 A check looks at ONE function of the model: its findings must depend only on that function's
-facts, plus `model.file_shared_arrays` (R011) -- never on other functions, the tree or the
-configuration. That is what lets the engine cache findings per function text and translate
+facts, plus `model.file_shared_arrays` (R011) and the block shapes of the file's launches of it
+(`model.block_shapes(name)`, part of the engine's memo key) -- never on other functions'
+bodies, the tree or the configuration. That is what lets the engine cache findings per function text and translate
 them when the function moves (rules/engine.py). Cross-function facts come from the function
 that holds them: a launch site (R009) is checked in the host function that contains it and
-names the launched kernel by text. Checks report with the rule's default severity; the engine
-applies overrides. Checks must stay quiet on well-optimised kernels (tests/data/rules/good):
-when in doubt, do not report.
+names the launched kernel by text. Severity policy (docs/rules/README.md): a check reports `error` only for a correctness hazard
+it proved on the code, `warning` for a performance loss it proved from the source facts (types
+and overloads, memory space, access widths, symbolic strides and trip counts), and downgrades
+to `hint` what it suspects but cannot establish; the engine applies the user's overrides.
+Checks must stay quiet on well-optimised kernels (tests/data/rules/good, tests/data/realworld):
+when in doubt, do not report. One finding per cause: accesses that share a cause (one loop, one
+array and stride) give one finding at the first of them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from regrapht.cuda.model import Coefficient, Function, MemoryAccess, SharedArray, SourceModel
-from regrapht.rules.types import Finding, Fix
+from regrapht.cuda.model import Coefficient, FloatLiteral, Function, MemoryAccess, SharedArray, SourceModel
+from regrapht.rules.types import Finding, Fix, Severity
 from regrapht.text import Span, TextEdit
 
 if TYPE_CHECKING:
     from regrapht.rules.registry import RuleInfo
 
+# Calls that make the host wait for the GPU. cudaMemset and device-to-device copies do not
+# block the host; cudaMalloc/cudaFree in a loop are an allocation pattern (a hint).
 HOST_BLOCKING_CALLS = frozenset({
     "cudaMemcpy", "cudaMemcpy2D", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol", "cudaDeviceSynchronize",
-    "cudaThreadSynchronize", "cudaStreamSynchronize", "cudaMalloc", "cudaFree", "cudaMemset",
+    "cudaThreadSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
 })
+HOST_ALLOCATION_CALLS = frozenset({"cudaMalloc", "cudaFree", "cudaMallocHost", "cudaFreeHost"})
+DEVICE_SELECTION = ("cudaSetDevice", "set_device", "SetDevice")
+# A run-time multiplier named like a stride (`s00`, `nb01`, `stride_col`, `ld`): its value may be 1.
+STRIDE_NAME = re.compile(r"(?i)stride|pitch|^ld[a-z]?$|^s[a-z]?\d*$|^nb[a-z]?\d*$")
+SECTOR_BYTES = 32
+DEFAULT_ELEMENT_BYTES = 4  # a template element type: assume a 4-byte float
 REDUCTION_COMBINERS = ("__shfl", "__reduce", "cub::", "cooperative_groups", "reduce")
 FOUR_BYTE_TYPES = frozenset({"float", "int", "unsigned", "unsigned int", "uint32_t", "int32_t"})
 MAX_UNROLL_TRIP = 64
 
 
 def _finding(info: RuleInfo, span: Span, kernel: str | None, message: str,
-             fixes: tuple[Fix, ...] = ()) -> Finding:
-    return Finding(info.code, info.severity, span, kernel, message, info.technique, info.doc, fixes)
+             fixes: tuple[Fix, ...] = (), severity: Severity | None = None) -> Finding:
+    return Finding(info.code, severity or info.severity, span, kernel, message, info.technique, info.doc, fixes)
 
 
 def _is_device(function: Function) -> bool:
@@ -61,34 +75,87 @@ def _is_vector_type(element_type: str) -> bool:
         and element_type[-1:] in "234"
 
 
+def _runtime_stride_is_extent(coefficient: Coefficient) -> bool:
+    """A run-time stride spelled as sizes (`N`, `rows`, `ncols * 4`), not as a stride parameter
+    (`s00`, `stride_col`) whose value may well be 1, nor a call."""
+    names = re.findall(r"[A-Za-z_]\w*", coefficient.text)
+    return bool(names) and "(" not in coefficient.text and not any(STRIDE_NAME.search(n) for n in names)
+
+
+def _stride_severity(access: MemoryAccess) -> Severity | None:
+    """warning: threads provably land >= 4x as many sectors as they use; hint: a smaller or
+    unproven waste; None: the warp's accesses are contiguous (the stride is the access width)."""
+    coefficient = access.tid_x
+    width = access.access_bytes or DEFAULT_ELEMENT_BYTES
+    if access.access_bytes is None and access.stride_unit_bytes is not None:
+        return None  # read as a type of unknown size (`reinterpret_cast<const float8 *>`): not judged
+    if coefficient.kind == "runtime":
+        return "warning" if _runtime_stride_is_extent(coefficient) else "hint"
+    if coefficient.kind != "constant":
+        return None
+    stride_bytes = abs(coefficient.value or 0) * (access.stride_unit_bytes or DEFAULT_ELEMENT_BYTES)
+    if stride_bytes <= width:
+        return None  # e.g. float4 loads one float4 apart, or `*(float2 *)&a[2 * i]`
+    return "warning" if min(stride_bytes, SECTOR_BYTES) >= 4 * width else "hint"
+
+
+def _strided_global(access: MemoryAccess) -> bool:
+    # `&a[i]` handed to a copy (memcpy, cp.async) moves an unknown number of bytes: not judged.
+    return access.space == "global" and access.access != "address"
+
+
+def _one_thread_wide(function: Function, model: SourceModel) -> bool:
+    """Every launch of the kernel in this file has blockDim.x == 1: threadIdx.x is always 0."""
+    shapes = model.block_shapes(function.name) if function.kind == "global" else ()
+    return bool(shapes) and all(s is not None and len(s) > 1 and s[0] == 1 for s in shapes)
+
+
 # ---------------------------------------------------------------------------------------------- R001
 def uncoalesced_access(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
-    if not _is_device(function):
+    if not _is_device(function) or _one_thread_wide(function, model):
         return
+    seen: set[tuple[str, str]] = set()
     for access in function.accesses:
-        if access.space != "global" or access.tid_x.kind not in ("constant", "runtime") or _walks_row(access):
+        if not _strided_global(access) or access.tid_x.kind not in ("constant", "runtime") or _walks_row(access):
             continue
-        if access.tid_x.kind == "constant" and _is_vector_type(access.element_type) is False \
-                and abs(access.tid_x.value or 0) <= 1:
+        severity = _stride_severity(access)
+        cause = (access.array, access.tid_x.text)
+        if severity is None or cause in seen:
             continue
+        seen.add(cause)
+        maybe = "" if severity == "warning" else (
+            f" if `{access.tid_x.text}` is not 1" if access.tid_x.kind == "runtime" else
+            " (partly served by the same sectors)")
         yield _finding(info, access.span, _kernel_name(function),
                        f"`{_index_text(access)}` strides by {_stride_text(access.tid_x)} elements between "
-                       "neighbouring threads (threadIdx.x), so each warp access splits into many memory "
-                       "transactions instead of one coalesced one.")
+                       f"neighbouring threads (threadIdx.x){maybe}, so each warp access splits into many memory "
+                       "transactions instead of one coalesced one.", severity=severity)
 
 
 # ---------------------------------------------------------------------------------------------- R002
 def row_per_thread(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
-    if not _is_device(function):
+    if not _is_device(function) or _one_thread_wide(function, model):
         return
+    reported: set[int | None] = set()
     for access in function.accesses:
-        if access.space == "global" and _walks_row(access):
-            variable = access.unit_stride_loop_vars[0]
-            yield _finding(info, access.span, _kernel_name(function),
-                           f"Each thread walks its own contiguous run of `{access.array}` (loop over "
-                           f"`{variable}`, threads {_stride_text(access.tid_x)} elements apart), so at every "
-                           "step a warp touches 32 scattered addresses; let neighbouring threads take "
-                           "neighbouring elements instead.")
+        if not _strided_global(access) or not _walks_row(access) or access.loop in reported:
+            continue
+        severity = _stride_severity(access)
+        if severity is None:
+            continue
+        loop = function.loops[access.loop] if access.loop is not None else None
+        if loop is not None and (loop.unrolled or (loop.trip_count is not None and loop.trip_count <= 8)):
+            severity = "hint"  # a short per-thread chunk: vectorisable, and the next steps hit L1
+        reported.add(access.loop)
+        arrays = sorted({a.array for a in function.accesses if a.loop == access.loop and _walks_row(a)
+                         and a.space == "global"})
+        variable = access.unit_stride_loop_vars[0]
+        named = ", ".join(f"`{a}`" for a in arrays)
+        yield _finding(info, access.span, _kernel_name(function),
+                       f"Each thread walks its own contiguous run of {named} (loop over "
+                       f"`{variable}`, threads {_stride_text(access.tid_x)} elements apart), so at every "
+                       "step a warp touches 32 scattered addresses; let neighbouring threads take "
+                       "neighbouring elements instead.", severity=severity)
 
 
 # ---------------------------------------------------------------------------------------------- R003
@@ -169,43 +236,66 @@ def missing_restrict_const(function: Function, model: SourceModel, info: RuleInf
 
 
 # ---------------------------------------------------------------------------------------------- R007, R008
+def _literal_severity(literal: FloatLiteral) -> Severity | None:
+    """warning when the literal makes double instructions, hint when the compiler may narrow the
+    one operation back to float, None when the literal is only converted (`float x = 0.0;`)."""
+    if literal.operations == 0:
+        return None
+    others = literal.operand_types
+    if literal.operations >= 2 or "int" in others or "double" in others:
+        return "warning"  # a chain, or an integer converted to double: f64 instructions remain
+    if others and all(t == "float" for t in others):
+        # `x * 0.5`: (double)x * 0.5 rounded to float equals x * 0.5f, so nvcc may narrow it.
+        exact_scaling = literal.exact_in_float and literal.operator in ("*", "/")
+        return "hint" if exact_scaling else "warning"
+    return "hint"  # a template or unknown operand type
+
+
 def double_literal(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
     if not _is_device(function):
         return
     for literal in function.float_literals:
+        severity = _literal_severity(literal)
+        if severity is None:
+            continue
         fix = Fix(f"Write `{literal.text}f`", (TextEdit(Span(literal.span.end, literal.span.end), "f"),))
         yield _finding(info, literal.span, _kernel_name(function),
                        f"`{literal.text}` is a double-precision literal, so the float arithmetic around it "
                        f"is promoted to double (up to 64x slower on many GPUs); write `{literal.text}f`.",
-                       (fix,))
+                       (fix,), severity)
 
 
 def double_math_call(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
     if not _is_device(function):
         return
     for call in function.math_calls:
+        # On float arguments CUDA C++ calls the float overload (`sqrt(float)` is `sqrtf`): nothing to say.
+        if call.overload != "double":
+            continue
         fix = Fix(f"Call `{call.float_name}`", (TextEdit(call.span, call.float_name),))
         yield _finding(info, call.span, _kernel_name(function),
-                       f"`{call.name}` is the double-precision function and can promote float code to "
-                       f"double arithmetic; call `{call.float_name}` for float arguments.", (fix,))
+                       f"`{call.name}` gets a double or integer argument here, so the double-precision "
+                       f"function runs; call `{call.float_name}` (with float arguments) in float code.", (fix,))
 
 
 # ---------------------------------------------------------------------------------------------- R009
 def block_size(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
     for launch in function.launches:
         threads = launch.threads_per_block
-        if threads is None or threads <= 0:
-            continue
+        if threads is None or threads <= 1:
+            continue  # `<<<1, 1>>>`: a deliberate one-thread helper (a final division, a flag)
+        severity: Severity = "warning"
         if threads % 32:
             why = (f"{threads} threads per block is not a multiple of the warp size (32): the last warp of every "
                    f"block runs with {32 - threads % 32} idle lanes")
         elif threads < 64:
-            why = (f"{threads} threads per block is too few: the per-SM block limit caps occupancy and latency "
-                   "cannot be hidden")
+            severity = "hint"  # a warp per block can be right (one row per warp); it caps occupancy
+            why = (f"{threads} threads per block is few: the per-SM block limit caps occupancy at "
+                   f"{threads} x 32 threads per SM")
         else:
             continue
         yield _finding(info, launch.block.span, launch.kernel,
-                       f"{why}; use a multiple of 32 between 128 and 512, e.g. 256.")
+                       f"{why}; use a multiple of 32 between 128 and 512, e.g. 256.", severity=severity)
 
 
 # ---------------------------------------------------------------------------------------------- R010
@@ -213,9 +303,19 @@ def divergent_modulo_branch(function: Function, model: SourceModel, info: RuleIn
     if not _is_device(function):
         return
     for branch in function.branches:
-        if branch.modulus is None or branch.kind not in ("if", "ternary"):
+        # Ternaries and one-statement guards compile to selects or predicated instructions.
+        if branch.modulus is None or branch.kind != "if" or branch.statements < 2:
             continue
         if branch.modulus_value is not None and branch.modulus_value % 32 == 0:
+            continue
+        if branch.modulus_value is None and re.search(r"(?i)warp_?size", branch.modulus.text):
+            continue
+        if not branch.has_else:
+            # `if (tid % k == 0) {...}`: leader lanes work while the rest wait; no second path.
+            yield _finding(info, branch.condition.span, _kernel_name(function),
+                           f"Only the lanes with `{branch.condition.text}` run this block (modulo "
+                           f"`{branch.modulus.text}`) while the rest of each warp idles; if it is long, give "
+                           "the work to whole warps instead.", severity="hint")
             continue
         yield _finding(info, branch.condition.span, _kernel_name(function),
                        f"The branch on `{branch.condition.text}` alternates between neighbouring threads "
@@ -272,10 +372,13 @@ def divergent_syncthreads(function: Function, model: SourceModel, info: RuleInfo
         return
     for sync in function.syncs:
         if sync.after_early_exit:
+            # Exited threads do not hold up a barrier on NVIDIA GPUs, and the guard is often one the
+            # launch makes impossible: not a proven hazard, so a hint about portability.
             yield _finding(info, sync.span, _kernel_name(function),
                            f"`__syncthreads()` after the threads with `{sync.branch_condition}` returned early: "
-                           "they never reach the barrier, which hangs the block or corrupts shared memory; keep "
-                           "every thread alive to the barrier and guard only the work.")
+                           "NVIDIA GPUs do not wait for exited threads, but the CUDA programming model requires "
+                           "every thread of the block to reach the barrier; keep them alive and guard only the "
+                           "work if this must be portable.", severity="hint")
         elif sync.under_thread_branch:
             yield _finding(info, sync.span, _kernel_name(function),
                            f"`__syncthreads()` inside a branch on `{sync.branch_condition}`, which not every "
@@ -284,14 +387,33 @@ def divergent_syncthreads(function: Function, model: SourceModel, info: RuleInfo
 
 
 # ---------------------------------------------------------------------------------------------- R013
+def _loops_over_devices(function: Function, loop_index: int | None) -> bool:
+    """The loop (or one around it) selects a device per iteration: its work cannot be hoisted."""
+    while loop_index is not None:
+        loop = function.loops[loop_index]
+        if any(c.name.endswith(DEVICE_SELECTION) and loop.span.contains(c.span.start) for c in function.calls) \
+                or re.search(r"(?i)device", loop.condition):
+            return True
+        loop_index = loop.parent
+    return False
+
+
 def host_sync_in_loop(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
     if function.kind != "host":
         return
     for call in function.calls:
-        if call.in_loop and call.name in HOST_BLOCKING_CALLS:
+        if not call.in_loop or _loops_over_devices(function, call.loop):
+            continue
+        if call.name in HOST_BLOCKING_CALLS:
+            if call.name.startswith("cudaMemcpy") and any("DeviceToDevice" in a.text for a in call.args):
+                continue  # a device-to-device copy is queued on the stream; the host goes on
             yield _finding(info, call.span, None,
                            f"`{call.name}` inside a loop blocks the host on every iteration and serialises "
                            "CPU and GPU; hoist it out of the loop (batch transfers, synchronise once).")
+        elif call.name in HOST_ALLOCATION_CALLS:
+            yield _finding(info, call.span, None,
+                           f"`{call.name}` inside a loop allocates or frees device memory (and synchronises) on "
+                           "every iteration; allocate once outside the loop or use a pool.", severity="hint")
 
 
 # ---------------------------------------------------------------------------------------------- R014

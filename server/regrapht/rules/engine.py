@@ -83,8 +83,9 @@ def _placed_findings(model: SourceModel, placed: PlacedFunction,
         reads_file_shared = memo[_FILE_SHARED] = _reads_file_shared(placed.relative, model)
     if reads_file_shared:
         return _deduplicated(f for _, rule in rules for f in rule.check_function(placed.absolute, model, rule.info))
-    codes = tuple(code for code, _ in rules)
-    relative_by_codes: dict[tuple[str, ...], tuple[Finding, ...]] = memo.setdefault(_RELATIVE, {})
+    # Launch-site facts of other functions that checks may read (rules/checks.py) join the key.
+    codes = (tuple(code for code, _ in rules), model.block_shapes(placed.relative.name))
+    relative_by_codes: dict[tuple[object, ...], tuple[Finding, ...]] = memo.setdefault(_RELATIVE, {})
     relative = relative_by_codes.get(codes)
     if relative is None:
         relative = tuple(_deduplicated(
@@ -92,7 +93,7 @@ def _placed_findings(model: SourceModel, placed: PlacedFunction,
         relative_by_codes[codes] = relative
     if placed.row == 0 or not relative:
         return relative
-    placed_by_codes: dict[tuple[str, ...], tuple[int, tuple[Finding, ...]]] = memo.setdefault(_PLACED, {})
+    placed_by_codes: dict[tuple[object, ...], tuple[int, tuple[Finding, ...]]] = memo.setdefault(_PLACED, {})
     latest = placed_by_codes.get(codes)
     if latest is not None and latest[0] == placed.row:
         return latest[1]

@@ -52,7 +52,7 @@ def test_unreadable_file_is_an_input_error(tmp_path: Path) -> None:
 
 def test_non_utf8_file_warns_and_succeeds(tmp_path: Path) -> None:
     path = tmp_path / "latin1.cu"
-    path.write_bytes(b"// caf\xe9\n__global__ void k(float *y) { y[threadIdx.x] = 2.0; }\n")
+    path.write_bytes(b"// caf\xe9\n__global__ void k(float *y) { y[threadIdx.x] *= 2.1; }\n")
     out, err = io.StringIO(), io.StringIO()
     args = _args(str(path), "--json")
     assert args.handler(args, out=out, err=err) == 0

@@ -40,8 +40,10 @@ def test_rule_fires_on_bad_example(code: str) -> None:
     findings = [f for f in analyze_text((DATA / "bad" / f"{code}.cu").read_text()) if f.rule == code]
     assert findings
     info = ALL_RULES[code].info
+    assert findings[0].severity == info.severity
     for finding in findings:
-        assert finding.severity == info.severity
+        # The severity policy lets a check downgrade what it cannot prove to a hint.
+        assert finding.severity in (info.severity, "hint")
         assert finding.technique == info.technique
         assert finding.doc == f"rules/{code}.md"
         assert finding.message.endswith(".")
@@ -84,10 +86,10 @@ def test_const_not_added_when_written_through_pointer() -> None:
 
 
 def test_literal_and_math_fix_text() -> None:
-    text = "__global__ void k(float *y) { y[threadIdx.x] = sqrt(y[threadIdx.x]) * 2.0; }"
+    text = "__global__ void k(float *y, int n) { y[threadIdx.x] = sqrt(n) * 2.0 * y[threadIdx.x]; }"
     findings = [f for f in analyze_text(text) if f.rule in ("R007", "R008")]
     fixed = apply_edits(text, [e for f in findings for e in f.fixes[0].edits])
-    assert "sqrtf(y[threadIdx.x]) * 2.0f" in fixed
+    assert "sqrtf(n) * 2.0f * y[threadIdx.x]" in fixed
 
 
 def test_bank_conflict_fix_pads_macro_and_literal_dims() -> None:
