@@ -71,6 +71,10 @@ SYNONYMS: dict[str, str] = {
     "register_tiling": "register_blocking",
     "register_tile": "register_blocking",
     "thread_tiling": "register_blocking",
+    "stencil_tiling": "shared_memory_tiling",
+    "halo_tiling": "shared_memory_tiling",
+    "shared_memory_halo": "shared_memory_tiling",
+    "transpose_tiling": "memory_coalescing",
 }
 
 RELABEL_SYSTEM = (

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from tree_sitter import Node
 
@@ -64,6 +65,27 @@ class Access:
     write: bool
     read: bool
     loop_vars: tuple[str, ...]  # enclosing loop variables, outermost first
+    # Comparisons that must hold for the access to run (enclosing `if`s, `?:`), and whether it
+    # also runs under some condition not listed (an `else`, `continue`, `&&` operand, `while`).
+    conditions: tuple[Condition, ...] = ()
+    conditional: bool = False
+
+
+@dataclass(frozen=True)
+class Condition:
+    """`left op right` with both sides as index polynomials; texts for re-emitting them."""
+
+    left: Poly
+    op: str  # "<", "<=", ">", ">="
+    right: Poly
+    right_text: str
+    left_text: str
+
+
+class _Scope(NamedTuple):
+    loop_vars: tuple[str, ...]
+    conditions: tuple[Condition, ...]
+    unknown: bool
 
 
 @dataclass(frozen=True)
@@ -176,6 +198,7 @@ class _Builder:
         self.coordinates: list[Coordinate] = []
         self.prelude: list[str] = []
         self.mutable: set[str] = set()
+        self.loop_names: set[str] = set()
 
     # ------------------------------------------------------------------ structure
     def build(self) -> PointKernel:
@@ -221,10 +244,12 @@ class _Builder:
         for statement in work:
             self._check_pointwise(statement)
         self.mutable = self._assigned_names(work)
+        self.loop_names = {node_text(_declared_name(n.child_by_field_name("initializer")))
+                           for statement in work for n in _walk(statement) if n.type == "for_statement"} - {""}
         accesses: list[Access] = []
         loops: dict[str, LoopRange] = {}
         for statement in work:
-            self._scan(statement, (), accesses, loops)
+            self._scan(statement, _Scope((), (), False), accesses, loops)
         guard_text = node_text(_strip(guard))
         return PointKernel(
             text=self.text,
@@ -445,24 +470,57 @@ class _Builder:
                         names.add(node_text(target))
         return names
 
-    def _scan(self, node: Node, loop_vars: tuple[str, ...], accesses: list[Access],
-              loops: dict[str, LoopRange]) -> None:
-        """Accesses and loop ranges under `node`, in source order, tracking local definitions."""
-        if node.type == "for_statement":
-            variable = self._loop_header(node, loops)
-            inner = loop_vars + ((variable,) if variable else ())
+    def _scan(self, node: Node, scope: _Scope, accesses: list[Access], loops: dict[str, LoopRange]) -> None:
+        """Accesses and loop ranges under `node`, in source order, tracking local definitions
+        and the conditions each access runs under."""
+        kind = node.type
+        if kind in ("for_statement", "while_statement", "do_statement"):
+            variable = self._loop_header(node, loops) if kind == "for_statement" else None
+            exits = any(n.type in ("continue_statement", "break_statement") and not self._offset_only_exit(n, node)
+                        for n in _walk(node))
+            inner = scope._replace(loop_vars=scope.loop_vars + ((variable,) if variable else ()),
+                                   unknown=scope.unknown or exits or kind != "for_statement")
             for child in node.children:
                 if child.type == "declaration" and child == node.child_by_field_name("initializer"):
                     continue
                 self._scan(child, inner, accesses, loops)
             return
-        if node.type == "declaration":
+        if kind in ("if_statement", "conditional_expression"):
+            condition = node.child_by_field_name("condition")
+            consequence = node.child_by_field_name("consequence")
+            alternative = node.child_by_field_name("alternative")
+            if condition is not None and self._offset_only(condition):
+                # `if (dx == 0 && dy == 0) continue;`: picks offsets, says nothing of the point
+                for part in (condition, consequence, alternative):
+                    if part is not None:
+                        self._scan(part, scope, accesses, loops)
+                return
+            if condition is not None:
+                self._scan(condition, scope, accesses, loops)
+                terms = self._conditions(condition)
+                then_scope = scope._replace(conditions=scope.conditions + (terms or ()),
+                                            unknown=scope.unknown or terms is None)
+            else:
+                then_scope = scope._replace(unknown=True)
+            if consequence is not None:
+                self._scan(consequence, then_scope, accesses, loops)
+            if alternative is not None:
+                self._scan(alternative, scope._replace(unknown=True), accesses, loops)
+            return
+        if kind == "binary_expression" and node_text(node.child_by_field_name("operator")) in ("&&", "||"):
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is not None:
+                self._scan(left, scope, accesses, loops)
+            if right is not None:
+                self._scan(right, scope._replace(unknown=True), accesses, loops)
+            return
+        if kind == "declaration":
             for declarator in node.children_by_field_name("declarator"):
                 if declarator.type == "init_declarator":
                     target = declarator.child_by_field_name("declarator")
                     value = declarator.child_by_field_name("value")
                     if value is not None:
-                        self._scan(value, loop_vars, accesses, loops)
+                        self._scan(value, scope, accesses, loops)
                     if target is not None and target.type == "identifier" and value is not None:
                         name = node_text(target)
                         self.env[name] = Poly.atom(opaque_atom(name, "", False)) if name in self.mutable \
@@ -470,22 +528,67 @@ class _Builder:
                 elif declarator.type == "identifier":
                     self.env[node_text(declarator)] = Poly.atom(opaque_atom(node_text(declarator), "", False))
                 else:
-                    self._scan(declarator, loop_vars, accesses, loops)
+                    self._scan(declarator, scope, accesses, loops)
             return
-        if node.type == "subscript_expression":
+        if kind == "subscript_expression":
             base = node.child_by_field_name("argument")
             index = _subscript_index(node)
             if base is not None and base.type == "identifier" and node_text(base) in self.pointers and index is not None:
                 read, write = _access_kind(node)
                 accesses.append(Access(node_text(base), self.poly(index), node_text(index), node.start_byte,
-                                       node.end_byte, write, read, loop_vars))
+                                       node.end_byte, write, read, scope.loop_vars, scope.conditions, scope.unknown))
             elif base is not None and base.type != "identifier":
                 raise _NotPointwise  # `t[i][j]` on parameters, casts: not tracked
             if index is not None:
-                self._scan(index, loop_vars, accesses, loops)
+                self._scan(index, scope, accesses, loops)
             return
         for child in node.children:
-            self._scan(child, loop_vars, accesses, loops)
+            self._scan(child, scope, accesses, loops)
+
+    def _offset_only(self, condition: Node) -> bool:
+        """A condition over the work's loop variables and literals only."""
+        for node in _walk(condition):
+            if node.type in ("subscript_expression", "call_expression", "field_expression", "assignment_expression"):
+                return False
+            if node.type == "identifier" and node_text(node) not in self.loop_names:
+                return False
+        return True
+
+    def _offset_only_exit(self, exit_node: Node, loop: Node) -> bool:
+        """A `continue` whose enclosing conditions up to `loop` are all offset-only."""
+        if exit_node.type != "continue_statement":
+            return False
+        current = exit_node.parent
+        while current is not None and current != loop:
+            if current.type in ("for_statement", "while_statement", "do_statement"):
+                return True  # it continues an inner loop
+            if current.type == "if_statement":
+                condition = current.child_by_field_name("condition")
+                if condition is None or not self._offset_only(condition):
+                    return False
+            current = current.parent
+        return True
+
+    def _conditions(self, condition: Node) -> tuple[Condition, ...] | None:
+        """A conjunction of comparisons as `Condition`s; None for any other condition."""
+        terms: list[Condition] = []
+        stack: list[Node | None] = [condition]
+        while stack:
+            node = _strip(stack.pop())
+            if node is None or node.type != "binary_expression":
+                return None
+            op = node_text(node.child_by_field_name("operator"))
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if op == "&&":
+                stack.extend((right, left))
+                continue
+            if op not in ("<", "<=", ">", ">=") or left is None or right is None:
+                return None
+            if any(n.type in ("subscript_expression", "call_expression") for n in _walk(node)):
+                return None
+            terms.append(Condition(self.poly(left), op, self.poly(right), " ".join(node_text(right).split()),
+                                   " ".join(node_text(left).split())))
+        return tuple(terms)
 
     def _loop_header(self, node: Node, loops: dict[str, LoopRange]) -> str | None:
         init = node.child_by_field_name("initializer")
@@ -527,8 +630,11 @@ class _Builder:
             return Poly.const(0)
         kind = node.type
         if kind == "number_literal":
-            value = int_literal(node_text(node))
-            return Poly.const(value) if value is not None else self._opaque(node)
+            literal = node_text(node)
+            value = int_literal(literal.removeprefix("-"))  # `-1` can be one literal token
+            if value is None:
+                return self._opaque(node)
+            return Poly.const(-value if literal.startswith("-") else value)
         if kind == "identifier":
             name = node_text(node)
             if name in self.env:
@@ -579,6 +685,17 @@ class _Builder:
                                if n.type == "field_expression" and node_text(n.child_by_field_name("argument"))
                                == "threadIdx"}))
         return Poly.atom(opaque_atom(" ".join(node_text(node).split()), dims, memory))
+
+
+def _declared_name(declaration: Node | None) -> Node | None:
+    if declaration is None or declaration.type != "declaration":
+        return None
+    declarators = declaration.children_by_field_name("declarator")
+    if len(declarators) != 1:
+        return None
+    target = declarators[0].child_by_field_name("declarator") if declarators[0].type == "init_declarator" \
+        else declarators[0]
+    return target if target is not None and target.type == "identifier" else None
 
 
 def _is_return(statement: Node) -> bool:
@@ -642,3 +759,19 @@ def launch_block(block: tuple[str, ...]) -> tuple[int, int, int] | None:
             return None
         values.append(value)
     return tuple((values + [1, 1, 1])[:3])  # type: ignore[return-value]
+
+
+def expression_poly(expression: str, constants: Mapping[str, int] | None = None) -> Poly | None:
+    """The polynomial of a standalone integer expression over named scalars (a launch or bound
+    text such as `nx - 1`), or None when it does not parse as one expression."""
+    data = encode_source(f"int value_ = ({expression});")
+    tree = make_parser().parse(data)
+    if tree.root_node.has_error:
+        return None
+    value = next((n.child_by_field_name("value") for n in _walk(tree.root_node) if n.type == "init_declarator"), None)
+    if value is None:
+        return None
+    builder = _Builder("", data, tree.root_node, None, dict(constants or {}))
+    names = {node_text(n) for n in _walk(value) if n.type == "identifier"}
+    builder.env.update({name: Poly.atom(name) for name in names})
+    return builder.poly(value)

@@ -17,6 +17,7 @@ from regrapht.search.appliers.permutation import TiledPermutation
 from regrapht.search.appliers.qualifiers import RestrictPointers
 from regrapht.search.appliers.reduction import WarpPerRowReduction, WarpShuffleReduction
 from regrapht.search.appliers.shared_padding import SharedMemoryPadding
+from regrapht.search.appliers.stencil import HaloTiledStencil
 from regrapht.search.appliers.vectorize import VectorizedAccess
 
 APPLIERS: tuple[Applier, ...] = (
@@ -25,6 +26,7 @@ APPLIERS: tuple[Applier, ...] = (
     WarpPerRowReduction(),
     SharedHistogram(),
     TiledPermutation(),
+    HaloTiledStencil(),
     VectorizedAccess(),
     GridStrideLoop(),
     BlockSizeTuning(),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from regrapht.cuda.parse import parse_source
-from regrapht.idioms.pointwise import AXES, PointKernel, launch_block, point_kernel
+from regrapht.idioms.pointwise import AXES, PointKernel, expression_poly, launch_block, point_kernel
 from regrapht.search.appliers.common import ApplierInput, ceil_parts, int_literal, norm
 from regrapht.search.source import KernelText, find_kernel
 
@@ -44,11 +44,22 @@ def covers_domain(given: ApplierInput, view: PointKernel) -> bool:
             continue
         if size == 1 and norm(expr).strip("()") == upper.strip("()"):
             continue
-        grid_value, upper_value = int_literal(expr), int_literal(upper)
-        if grid_value is not None and upper_value is not None and grid_value * size >= upper_value:
-            continue
-        return False
+        if not _at_least(parts[0] if parts is not None and parts[1] == size else None, upper) and \
+                not _at_least(f"({expr}) * {size}", upper):
+            return False
     return True
+
+
+def _at_least(covered: str | None, upper: str) -> bool:
+    """Whether `covered` >= `upper` for every value of the scalars: their difference is a
+    non-negative constant (`nx` covers `nx - 1`)."""
+    if covered is None:
+        return False
+    have, need = expression_poly(covered), expression_poly(upper)
+    if have is None or need is None:
+        return False
+    difference = (have - need).constant
+    return difference is not None and difference >= 0
 
 
 def bind(view: PointKernel, values: Mapping[str, str]) -> str:

@@ -1,0 +1,193 @@
+"""Stencils and convolutions -> a shared-memory tile with halos per block (1-D, 2-D, 3-D).
+
+Recognised on the source model (`idioms/stencil.py`): a point kernel that reads one array at
+its point shifted by constant or loop-bounded offsets (Jacobi/heat stencils, 3x3 and depthwise
+convolutions, cellular-automaton steps on interior points), never writes what it reads, and
+whose reads of that array split into per-coordinate offsets of the array's layout.
+
+The rewrite gives each block a tile of points (1-D: 1024 by 256 threads; 2-D: 32x32 by 32x8
+threads, four points each; 3-D: 32x8x8 by 32x8 threads) and loads the tile plus its halo into
+shared memory once, each element by one thread, coalesced along the contiguous coordinate. An
+element is loaded only when some read of the kernel would touch it (the guard shifted by each
+read's offset range, and the bounds each read runs under), so no load leaves the memory the
+kernel itself reads. Coordinates the array does not vary along (a depthwise convolution's
+channel) are looped over by the remaining grid dimensions. The kernel's own statements then run
+at each point of the tile with the stencil reads redirected to shared memory; reads the idiom
+does not cover (weights, clamped or wrapped indices) stay as they are.
+"""
+
+from __future__ import annotations
+
+from regrapht.idioms.pointwise import AXES, PointKernel, fresh
+from regrapht.idioms.stencil import NeighbourRead, Stencil, stencil
+from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.points import bind, ceil_div, point_view, prelude
+from regrapht.validate.types import LaunchConfig
+
+# Per number of tiled coordinates: tile extents (contiguous coordinate first) and threads.
+TILES = {1: ((1024,), (256, 1)), 2: ((32, 32), (32, 8)), 3: ((32, 8, 8), (32, 8))}
+MAX_GRID = 65535  # grid y/z limit: slices beyond it are strided
+SHARED_BUDGET = 40 * 1024  # static shared memory per block, below the 48 KiB static limit
+
+
+class HaloTiledStencil:
+    technique = "shared_memory_tiling"
+    also: tuple[str, ...] = ()
+
+    def apply(self, given: ApplierInput) -> list[Rewrite]:
+        found = point_view(given)
+        if found is None:
+            return []
+        kernel, view = found
+        shape = stencil(view)
+        if shape is None or len(shape.tiled) + len(shape.slices) > 3 or len(shape.tiled) not in TILES:
+            return []
+        element = view.pointers[shape.field]
+        extents, threads = TILES[len(shape.tiled)]
+        halos = [shape.halo(c) for c in shape.tiled]
+        sizes = [t + lo + hi for t, (lo, hi) in zip(extents, halos, strict=True)]
+        cells = 1
+        for size in sizes:
+            cells *= size
+        if cells * _bytes(element) > SHARED_BUDGET:
+            return []
+        body, grid = _tiled_body(view, shape, element, extents, threads, halos, sizes)
+        block = tuple(str(t) for t in threads if t > 1) or ("1",)
+        launch = LaunchConfig(grid, block if threads[1] > 1 else (str(threads[0]),), given.launch.shared_bytes)
+        tile_text = "x".join(str(t) for t in extents)
+        note = f"{tile_text} tile of {shape.field} with a halo of {halos} in shared memory"
+        return [Rewrite(with_body(given, kernel, body), launch, note)]
+
+
+def _bytes(element: str) -> int:
+    words = element.replace("const", "").split()
+    if "double" in words or "long" in words:
+        return 8
+    if "char" in words:
+        return 1
+    if "short" in words or "half" in words or "__half" in words:
+        return 2
+    return 4  # float, int, unsigned, and template parameters assumed at most 4 bytes
+
+
+def _tiled_body(view: PointKernel, shape: Stencil, element: str, extents: tuple[int, ...], threads: tuple[int, int],
+                halos: list[tuple[int, int]], sizes: list[int]) -> tuple[str, tuple[str, ...]]:
+    tiled = shape.tiled
+    n = len(tiled)
+    tile = fresh(view, "tile")
+    origin = {c: fresh(view, f"{c}0") for c in tiled}
+    local = {c: fresh(view, f"l{i}") for i, c in enumerate(tiled)}
+    where = {c: fresh(view, f"g{i}") for i, c in enumerate(tiled)}
+    axes = dict(zip(tiled, AXES, strict=False))
+    slice_axes = AXES[n:]
+    grid = [ceil_div(view.bounds[c].upper, extents[i]) for i, c in enumerate(tiled)]
+    lines = [f"    // {'x'.join(map(str, extents))} points per block; the tile of {shape.field} with its halo "
+             "is loaded once, coalesced, only where the kernel reads.",
+             f"    __shared__ {element} {tile}{''.join(f'[{s}]' for s in reversed(sizes))};"]
+    for c in tiled:
+        lines.append(f"    const int {origin[c]} = blockIdx.{axes[c]} * {extents[tiled.index(c)]};")
+    indent = "    "
+    closers: list[str] = []
+    for c, axis in zip(shape.slices, slice_axes, strict=False):
+        upper = view.bounds[c].upper
+        coordinate = view.coordinate(c)
+        assert coordinate is not None
+        lines.append(f"{indent}for ({coordinate.type.replace('const ', '')} {c} = blockIdx.{axis}; {c} < {upper}; "
+                     f"{c} += gridDim.{axis}) {{")
+        closers.append(f"{indent}}}")
+        indent += "    "
+        grid.append(f"min({upper}, {MAX_GRID})")
+    # -- load the tile and its halo
+    step = {c: _thread_step(i, threads) for i, c in enumerate(tiled)}
+    load_open, load_close, load_indent = _nest(tiled, step, sizes, local, indent)
+    lines.extend(load_open)
+    for c in tiled:
+        lo = halos[tiled.index(c)][0]
+        lines.append(f"{load_indent}const int {where[c]} = {origin[c]} - {lo} + {local[c]};")
+    address = _address(shape, where)
+    lines.append(f"{load_indent}if ({_needed(shape, where)})")
+    lines.append(f"{load_indent}    {tile}{''.join(f'[{local[c]}]' for c in reversed(tiled))} = "
+                 f"{shape.field}[{address}];")
+    lines.extend(load_close)
+    lines.append(f"{indent}__syncthreads();")
+    # -- the kernel's own work at each point of the tile
+    work_open, work_close, work_indent = _nest(tiled, step, list(extents), local, indent)
+    lines.extend(work_open)
+    values = {c: f"{origin[c]} + {local[c]}" for c in tiled}
+    lines.append(f"{work_indent}{bind(view, values)} {prelude(view)}".rstrip())
+    replacements = {(r.access.start, r.access.end): _tile_read(tile, tiled, local, halos, r) for r in shape.reads}
+    lines.append(f"{work_indent}if ({view.guard}) {{")
+    lines.append(_reindent(view.work_with(replacements), work_indent + "    "))
+    lines.append(f"{work_indent}}}")
+    lines.extend(work_close)
+    if shape.slices:
+        lines.append(f"{indent}__syncthreads();  // the tile is reused for the next slice")
+    lines.extend(reversed(closers))
+    return "\n" + "\n".join(lines) + "\n", tuple(grid)
+
+
+def _thread_step(i: int, threads: tuple[int, int]) -> tuple[str, int]:
+    if i == 0:
+        return "threadIdx.x", threads[0]
+    if i == 1 and threads[1] > 1:
+        return "threadIdx.y", threads[1]
+    return "0", 1
+
+
+def _nest(tiled: tuple[str, ...], step: dict[str, tuple[str, int]], sizes: list[int], local: dict[str, str],
+          indent: str) -> tuple[list[str], list[str], str]:
+    opening: list[str] = []
+    closing: list[str] = []
+    for i in reversed(range(len(tiled))):
+        c = tiled[i]
+        start, stride = step[c]
+        opening.append(f"{indent}for (int {local[c]} = {start}; {local[c]} < {sizes[i]}; {local[c]} += {stride}) {{")
+        closing.insert(0, f"{indent}}}")
+        indent += "    "
+    return opening, closing, indent
+
+
+def _address(shape: Stencil, where: dict[str, str]) -> str:
+    position = {**{c: c for c in shape.slices}, **where}
+    terms = [f"{shape.strides[c].text()} * {position[c]}" if shape.strides[c].constant != 1 else position[c]
+             for c in reversed(shape.tiled + shape.slices) if c in shape.strides]
+    if shape.base.terms:
+        terms.insert(0, f"({shape.base.text()})")
+    return " + ".join(terms)
+
+
+def _needed(shape: Stencil, where: dict[str, str]) -> str:
+    """Whether some read of the kernel touches the element at `where` (one box per read)."""
+    position = {**{c: c for c in shape.slices}, **where}
+    boxes: list[str] = []
+    for read in shape.reads:
+        box = " && ".join(f"{position[c]} {op} {text}" for c, op, text in read.limits if c in position)
+        if box and box not in boxes:
+            boxes.append(box)
+    if not boxes:
+        return "true"
+    return " || ".join(f"({b})" for b in boxes)
+
+
+def _tile_read(tile: str, tiled: tuple[str, ...], local: dict[str, str], halos: list[tuple[int, int]],
+               read: NeighbourRead) -> str:
+    subscripts = []
+    for i, c in reversed(list(enumerate(tiled))):
+        shift = read.offsets[c]
+        lo = halos[i][0]
+        text = f"{local[c]} + {lo}" if lo else local[c]
+        if shift.terms:
+            text += f" + ({shift.text()})"
+        subscripts.append(f"[{text}]")
+    return tile + "".join(subscripts)
+
+
+def _reindent(text: str, indent: str) -> str:
+    lines = text.splitlines()
+    if not lines:
+        return ""
+    rest = [line for line in lines[1:] if line.strip()]
+    common = min((len(line) - len(line.lstrip()) for line in rest), default=0)
+    out = [indent + lines[0].strip()]
+    out.extend(indent + line[common:] if line.strip() else "" for line in lines[1:])
+    return "\n".join(out)

@@ -1,0 +1,214 @@
+"""HaloTiledStencil: 1-D/2-D/3-D stencils, 3x3 and depthwise convolutions and a cellular
+automaton written differently are tiled with halos; near-misses (in-place updates, clamped or
+data-dependent reads only, extra side effects, early returns in the work, launches that cover a
+part) are left alone; every rewrite compiles with nvcc."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from nvcc_check import compile_ok, needs_nvcc
+
+from regrapht.search.appliers import ApplierInput
+from regrapht.search.appliers.stencil import HaloTiledStencil
+from regrapht.validate.types import LaunchConfig
+
+GRID_2D = LaunchConfig(("(W + 15) / 16", "(H + 15) / 16"), ("16", "16"))
+
+MATCHES = {
+    "jacobi_5pt_interior": ("""
+__global__ void jacobi(const float *in, float *out, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= 1 && x < W - 1 && y >= 1 && y < H - 1) {
+        out[y * W + x] = 0.25f * (in[(y - 1) * W + x] + in[(y + 1) * W + x] + in[y * W + x - 1] + in[y * W + x + 1]);
+    }
+}
+""", LaunchConfig(("(W + 15) / 16", "(H + 15) / 16"), ("16", "16")), (1, 1)),
+    "conv3x3_zero_padded": ("""
+__global__ void conv3x3(const float *__restrict__ img, const float *__restrict__ k, float *__restrict__ res,
+                        int W, int H) {
+    const int col = threadIdx.x + blockIdx.x * blockDim.x;
+    const int row = threadIdx.y + blockIdx.y * blockDim.y;
+    if (col >= W || row >= H) return;
+    float acc = 0.0f;
+    for (int ky = 0; ky < 3; ++ky) {
+        for (int kx = 0; kx < 3; ++kx) {
+            int iy = row + ky - 1;
+            int ix = col + kx - 1;
+            if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+                acc += img[iy * W + ix] * k[ky * 3 + kx];
+        }
+    }
+    res[row * W + col] = acc;
+}
+""", GRID_2D, (1, 1)),
+    "stencil_1d_radius": ("""
+#define RADIUS 3
+__global__ void blur1d(const double *in, double *out, int n) {
+    int i = blockDim.x * blockIdx.x + threadIdx.x;
+    if (i < RADIUS || i >= n - RADIUS) return;
+    double s = 0.0;
+    for (int d = -RADIUS; d <= RADIUS; d++)
+        s += in[i + d];
+    out[i] = s / (2 * RADIUS + 1);
+}
+""", LaunchConfig(("(n + 255) / 256",), ("256",)), (3, 3)),
+    "heat_3d_7pt": ("""
+__global__ void heat3d(const float *u, float *v, int nx, int ny, int nz, float c) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y;
+    int k = blockIdx.z * blockDim.z + threadIdx.z;
+    if (i > 0 && j > 0 && k > 0 && i < nx - 1 && j < ny - 1 && k < nz - 1) {
+        int p = (k * ny + j) * nx + i;
+        v[p] = u[p] + c * (u[p - 1] + u[p + 1] + u[p - nx] + u[p + nx] + u[p - nx * ny] + u[p + nx * ny] - 6.0f * u[p]);
+    }
+}
+""", LaunchConfig(("(nx + 31) / 32", "(ny + 3) / 4", "(nz + 3) / 4"), ("32", "4", "4")), (1, 1)),
+    "depthwise_conv": ("""
+__global__ void depthwise(const float *x, const float *w, float *y, int C, int H, int W) {
+    int ow = blockIdx.x * blockDim.x + threadIdx.x;
+    int oh = blockIdx.y * blockDim.y + threadIdx.y;
+    int ch = blockIdx.z;
+    if (ow < W && oh < H && ch < C) {
+        float s = 0.f;
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) {
+                int yy = oh + dy, xx = ow + dx;
+                if (yy >= 0 && yy < H && xx >= 0 && xx < W)
+                    s += x[(ch * H + yy) * W + xx] * w[ch * 9 + (dy + 1) * 3 + dx + 1];
+            }
+        y[(ch * H + oh) * W + ow] = s;
+    }
+}
+""", LaunchConfig(("(W + 15) / 16", "(H + 15) / 16", "C"), ("16", "16", "1")), (1, 1)),
+    "life_step_interior": ("""
+__global__ void life(const int *cur, int *next, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < 1 || y < 1 || x >= W - 1 || y >= H - 1) return;
+    int alive = 0;
+    for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++) {
+            if (dx == 0 && dy == 0) continue;
+            alive += cur[(y + dy) * W + (x + dx)];
+        }
+    int me = cur[y * W + x];
+    next[y * W + x] = (alive == 3 || (alive == 2 && me)) ? 1 : 0;
+}
+""", GRID_2D, (1, 1)),
+}
+
+NEAR_MISSES = {
+    "in_place": ("""
+__global__ void smooth_inplace(float *a, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= 1 && x < W - 1 && y >= 1 && y < H - 1)
+        a[y * W + x] = 0.5f * (a[y * W + x - 1] + a[y * W + x + 1]);
+}
+""", GRID_2D),
+    "clamped_reads_only": ("""
+__global__ void blur_clamped(const float *in, float *out, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < W && y < H) {
+        int xl = max(x - 1, 0), xr = min(x + 1, W - 1);
+        out[y * W + x] = (in[y * W + xl] + in[y * W + xr]) * 0.5f;
+    }
+}
+""", GRID_2D),
+    "data_dependent_reads": ("""
+__global__ void gather_blur(const float *in, const int *nbr, float *out, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < W && y < H) out[y * W + x] = in[nbr[y * W + x]] + in[nbr[y * W + x] + 1];
+}
+""", GRID_2D),
+    "extra_side_effect": ("""
+__global__ void jacobi_count(const float *in, float *out, unsigned *hits, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= 1 && x < W - 1 && y >= 1 && y < H - 1) {
+        out[y * W + x] = in[y * W + x - 1] + in[y * W + x + 1];
+        atomicAdd(hits, 1u);
+    }
+}
+""", GRID_2D),
+    "early_return_in_work": ("""
+__global__ void jacobi_skip(const float *in, float *out, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= 1 && x < W - 1 && y >= 1 && y < H - 1) {
+        if (in[y * W + x] > 1.0f) return;
+        out[y * W + x] = in[y * W + x - 1] + in[y * W + x + 1];
+    }
+}
+""", GRID_2D),
+    "launch_covers_a_part": ("""
+__global__ void jacobi(const float *in, float *out, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= 1 && x < W - 1 && y >= 1 && y < H - 1)
+        out[y * W + x] = in[y * W + x - 1] + in[y * W + x + 1];
+}
+""", LaunchConfig(("(W + 15) / 16", "8"), ("16", "16"))),
+    "pointwise_map": ("""
+__global__ void scale2d(const float *in, float *out, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < W && y < H) out[y * W + x] = 2.0f * in[y * W + x];
+}
+""", GRID_2D),
+}
+
+
+def _name(source: str) -> str:
+    return source.split("void ", 1)[1].split("(", 1)[0].strip()
+
+
+def _rewrite(case: str):
+    source, launch, _ = MATCHES[case]
+    [rewrite] = HaloTiledStencil().apply(ApplierInput(source, _name(source), launch))
+    return rewrite
+
+
+@pytest.mark.parametrize("case", sorted(MATCHES))
+def test_tiles_stencils_written_differently(case: str) -> None:
+    rewrite = _rewrite(case)
+    assert "__shared__" in rewrite.source and "__syncthreads();" in rewrite.source
+    halo = MATCHES[case][2]
+    assert f"halo of [{halo}" in rewrite.note
+
+
+def test_conv_loads_only_what_the_kernel_reads() -> None:
+    rewrite = _rewrite("conv3x3_zero_padded")
+    # the read's own zero-padding bounds gate the tile load: nothing below 0 or past W/H
+    assert ">= 0" in rewrite.source and "< H" in rewrite.source and "< W" in rewrite.source
+    assert "k[ky * 3 + kx]" in rewrite.source  # the weights stay global
+
+
+def test_depthwise_loops_over_channels_in_grid_z() -> None:
+    rewrite = _rewrite("depthwise_conv")
+    assert rewrite.launch.grid == ("(W + 31) / 32", "(H + 31) / 32", "min(C, 65535)")
+    assert "gridDim.z" in rewrite.source
+
+
+def test_3d_uses_a_3d_tile() -> None:
+    rewrite = _rewrite("heat_3d_7pt")
+    assert "[10][10][34]" in rewrite.source
+    assert rewrite.launch.block == ("32", "8")
+
+
+@pytest.mark.parametrize("case", sorted(NEAR_MISSES))
+def test_leaves_near_misses_alone(case: str) -> None:
+    source, launch = NEAR_MISSES[case]
+    assert HaloTiledStencil().apply(ApplierInput(source, _name(source), launch)) == []
+
+
+@pytest.mark.nvcc
+@needs_nvcc
+@pytest.mark.parametrize("case", sorted(MATCHES))
+def test_rewrites_compile(case: str, tmp_path: Path) -> None:
+    compile_ok(_rewrite(case).source, tmp_path)
