@@ -12,7 +12,7 @@ from nvcc_check import compile_ok, needs_nvcc
 
 from regrapht.search.appliers import ApplierInput
 from regrapht.search.appliers.stencil import HaloTiledStencil
-from regrapht.validate.types import LaunchConfig
+from regrapht.spec.launch import LaunchConfig
 
 GRID_2D = LaunchConfig(("(W + 15) / 16", "(H + 15) / 16"), ("16", "16"))
 

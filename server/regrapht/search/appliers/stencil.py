@@ -22,7 +22,7 @@ from regrapht.idioms.pointwise import AXES, PointKernel, fresh
 from regrapht.idioms.stencil import NeighbourRead, Stencil, stencil
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.points import bind, ceil_div, point_view, prelude
-from regrapht.validate.types import LaunchConfig
+from regrapht.spec.launch import LaunchConfig
 
 # Per number of tiled coordinates: tile extents (contiguous coordinate first) and threads.
 TILES = {1: ((1024,), (256, 1)), 2: ((32, 32), (32, 8)), 3: ((32, 8, 8), (32, 8))}
