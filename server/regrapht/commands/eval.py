@@ -17,10 +17,9 @@ from typing import Any
 from regrapht.commands.optimize import make_model
 from regrapht.errors import InputError
 from regrapht.evaluation.report import markdown, svg_chart, totals
-from regrapht.evaluation.runner import load_task, run_task_kernel
+from regrapht.evaluation.runner import load_task, measured_peaks, run_task_kernel
 from regrapht.search import STRATEGIES, SearchOptions
 from regrapht.search.wiring import MODEL_STRATEGIES
-from regrapht.validate.peaks import device_peaks
 
 
 def register(subparsers: Any) -> None:
@@ -34,15 +33,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--model-threads", type=int, default=0)
     parser.add_argument("--model-gpu-layers", type=int, default=0)
     parser.set_defaults(handler=run)
-
-
-def _peaks(wired: Any) -> tuple[float, float] | None:
-    """The device's (GB/s, GFLOP/s) peaks, measured once per GPU and cached in the run's cache dir."""
-    if wired.evaluator.gpu_name is None:
-        return None
-    found = device_peaks(wired.worker, wired.evaluator.compiler, wired.evaluator.cache_dir,
-                         arch=wired.evaluator.arch, gpu_lock=wired.evaluator.gpu_lock)
-    return (found.gbps, found.gflops) if found is not None else None
 
 
 def run(args: Any) -> int:
@@ -61,10 +51,12 @@ def run(args: Any) -> int:
         for kernel in task.spec.kernels:
             try:
                 row = run_task_kernel(task, kernel, strategy=args.strategy, budget=args.budget, seed=args.seed,
-                                      model=model, options=options, env=env, home=home, peaks=_peaks)
+                                      model=model, options=options, env=env, home=home, peaks=measured_peaks)
             except InputError as error:
                 row = {"task": task.name, "kernel": kernel.name, "best": None, "error": str(error),
                        "recheck": {"outcome": None, "reason": "task did not run"}}
+                if task.family is not None:
+                    row["family"] = task.family
                 failed = True
             recheck = row.get("recheck")
             if row.get("best") is not None and isinstance(recheck, dict) and recheck.get("outcome") not in ("faster", "slower"):

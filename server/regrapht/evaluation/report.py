@@ -23,9 +23,25 @@ def roofline_floor_ms(bytes_moved: int, flops: float | None, peak_gbps: float | 
 
 
 def totals(rows: Sequence[Mapping[str, object]]) -> dict[str, object]:
+    """The suite's figures, plus one entry per task family under `families` (rows that name one)."""
+    result = _summary(rows)
+    by_family: dict[str, list[Mapping[str, object]]] = {}
+    for row in rows:
+        family = row.get("family")
+        if isinstance(family, str):
+            by_family.setdefault(family, []).append(row)
+    families = {name: _summary(members) for name, members in sorted(by_family.items())}
+    fractions = [f for figures in families.values()
+                 if isinstance(f := figures["geomean_roofline_fraction"], float)]
+    result["families"] = families
+    result["min_family_roofline_fraction"] = min(fractions) if fractions else None
+    return result
+
+
+def _summary(rows: Sequence[Mapping[str, object]]) -> dict[str, object]:
     speedups: list[float] = []
     fractions: list[float] = []
-    verified = improved = slower = 0
+    verified = improved = slower = wrong = 0
     for row in rows:
         best = row.get("best")
         recheck = row.get("recheck")
@@ -40,6 +56,8 @@ def totals(rows: Sequence[Mapping[str, object]]) -> dict[str, object]:
                 improved += 1
             speedups.append(speedup)
         else:
+            if isinstance(best, Mapping):
+                wrong += 1  # an answer the fresh re-check did not confirm
             speedups.append(1.0)  # nothing verified: the original stays, speedup 1
         roof = row.get("roofline")
         if isinstance(roof, Mapping) and isinstance(roof.get("fraction"), int | float):
@@ -49,8 +67,10 @@ def totals(rows: Sequence[Mapping[str, object]]) -> dict[str, object]:
         "verified_correct": verified,
         "improved": improved,
         "slower": slower,
+        "wrong": wrong,
         "geomean_speedup": _geomean(speedups),
         "geomean_roofline_fraction": _geomean(fractions) if fractions else None,
+        "min_roofline_fraction": min(fractions) if fractions else None,
     }
 
 
@@ -71,8 +91,8 @@ def markdown(report: Mapping[str, object]) -> str:
         f"GPU: {report.get('gpu') or 'none'}; model: {report.get('model') or 'none'} "
         f"({report.get('model_device') or '-'})",
         "",
-        "| task | kernel | baseline ms | best ms | speedup | recheck | roofline | techniques | reason |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| task | family | kernel | baseline ms | best ms | speedup | recheck | roofline | techniques | reason |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         best = row.get("best") or {}
@@ -81,15 +101,32 @@ def markdown(report: Mapping[str, object]) -> str:
         base = (row.get("baseline") or {}).get("time_ms")
         fraction = roof.get("fraction")
         lines.append(
-            f"| {row.get('task')} | {row.get('kernel')} | {_fmt(base)} | {_fmt(best.get('time_ms'))} | "
+            f"| {row.get('task')} | {row.get('family') or '-'} | {row.get('kernel')} | {_fmt(base)} | {_fmt(best.get('time_ms'))} | "
             f"{_fmt(best.get('speedup'), 'x')} | {recheck.get('outcome', '-')} | "
             f"{'-' if fraction is None else f'{fraction:.0%}'} | {' -> '.join(best.get('techniques', [])) or '-'} | "
             f"{row.get('reason') or row.get('error') or ''} |"
         )
     lines += ["", "## Totals", ""]
     for key, value in total.items():
-        lines.append(f"- {key}: {_fmt(value) if isinstance(value, float) else value}")
+        if key != "families":
+            lines.append(f"- {key}: {_fmt(value) if isinstance(value, float) else value}")
+    families = total.get("families")
+    if isinstance(families, Mapping) and families:
+        lines += ["", "## Per family", "",
+                  "| family | tasks | verified | improved | slower | wrong | geomean speedup "
+                  "| geomean roofline | lowest roofline |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for name, figures in families.items():
+            lines.append(
+                f"| {name} | {figures['tasks']} | {figures['verified_correct']} | {figures['improved']} "
+                f"| {figures['slower']} | {figures['wrong']} | {_fmt(figures['geomean_speedup'], 'x')} "
+                f"| {_percent(figures['geomean_roofline_fraction'])} | {_percent(figures['min_roofline_fraction'])} |"
+            )
     return "\n".join(lines) + "\n"
+
+
+def _percent(value: object) -> str:
+    return f"{value:.0%}" if isinstance(value, float) else "-"
 
 
 def _fmt(value: object, suffix: str = "") -> str:

@@ -1,7 +1,9 @@
 """`regrapht eval`: optimize every kernel of every task directory, re-check, and report.
 
-A task directory holds one `.cu` file and its `.regrapht.toml` (optionally a `task.json` with
-`{"flops": "<expression over the spec's scalars>"}` for compute-bound kernels). Each kernel's
+A task directory holds one `.cu` file and its `.regrapht.toml`, optionally with a `task.json`:
+`{"flops": "<expression over the spec's scalars>", "family": "<name>"}`. FLOPs (for the roofline
+floor of compute-bound kernels) come from the spec's own `flops` key when it has one, else from
+`task.json`; `family` groups the report's per-family rows (bench/corpus tags every task). Each kernel's
 final answer is re-checked by a fresh evaluator (new inputs, new worker state) so that the
 report never rests on the search's own measurement alone.
 """
@@ -17,11 +19,12 @@ from regrapht.errors import InputError
 from regrapht.evaluation.report import roofline_floor_ms
 from regrapht.model.backend import ModelBackend
 from regrapht.search import OptimizeResult, SearchOptions, optimize
-from regrapht.search.wiring import open_run, save_statistics
+from regrapht.search.wiring import OptimizeRun, open_run, save_statistics
 from regrapht.spec.expr import evaluate
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec, Spec, load_spec
 from regrapht.spec.resolve import resolve
+from regrapht.validate.peaks import device_peaks
 from regrapht.validate.types import Candidate
 
 
@@ -31,6 +34,7 @@ class Task:
     source_path: Path
     spec: Spec
     flops: str | None
+    family: str | None = None
 
 
 def load_task(directory: Path) -> Task:
@@ -42,15 +46,22 @@ def load_task(directory: Path) -> Task:
     source = specs[0].with_name(specs[0].name.removesuffix(".regrapht.toml") + ".cu")
     if not source.is_file():
         raise InputError(f"missing {source.name} beside the spec", file=str(directory))
-    flops = None
+    flops = family = None
     extra = directory / "task.json"
     if extra.is_file():
         try:
             data = json.loads(extra.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
             raise InputError(f"unreadable task.json: {error}", file=str(extra)) from error
-        flops = str(data["flops"]) if isinstance(data, dict) and "flops" in data else None
-    return Task(directory.name, source, load_spec(specs[0]), flops)
+        if not isinstance(data, dict):
+            raise InputError("task.json must hold a JSON object", file=str(extra))
+        flops = str(data["flops"]) if "flops" in data else None
+        if "family" in data:
+            if not isinstance(data["family"], str) or not data["family"].strip():
+                raise InputError(f"'family' must be a non-empty string, got {data['family']!r}",
+                                 file=str(extra), key="family")
+            family = data["family"].strip()
+    return Task(directory.name, source, load_spec(specs[0]), flops, family)
 
 
 _ELEMENT_BYTES = {"float32": 4, "float64": 8, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8,
@@ -68,9 +79,18 @@ def traffic(kernel: KernelSpec, flops_expr: str | None) -> tuple[int, float | No
     return total, flops
 
 
+def measured_peaks(wired: OptimizeRun) -> tuple[float, float] | None:
+    """The device's (GB/s, GFLOP/s) peaks, measured once per GPU and cached in the run's cache dir."""
+    if wired.evaluator.gpu_name is None:
+        return None
+    found = device_peaks(wired.worker, wired.evaluator.compiler, wired.evaluator.cache_dir,
+                         arch=wired.evaluator.arch, gpu_lock=wired.evaluator.gpu_lock)
+    return (found.gbps, found.gflops) if found is not None else None
+
+
 def run_task_kernel(task: Task, kernel: KernelSpec, *, strategy: str, budget: int, seed: int,
                     model: ModelBackend | None, options: SearchOptions, env: Mapping[str, str], home: Path,
-                    peaks: Callable[[object], tuple[float, float] | None]) -> dict[str, object]:
+                    peaks: Callable[[OptimizeRun], tuple[float, float] | None]) -> dict[str, object]:
     source = task.source_path.read_text(encoding="utf-8")
     with open_run(source, str(task.source_path), kernel.name, task.spec, env=env, home=home) as wired:
         result: OptimizeResult = optimize(
@@ -81,8 +101,10 @@ def run_task_kernel(task: Task, kernel: KernelSpec, *, strategy: str, budget: in
         peak = peaks(wired)
     row = dict(result.to_json())
     row["task"] = task.name
+    if task.family is not None:
+        row["family"] = task.family
     row["recheck"] = recheck(task, kernel, source, result, env=env, home=home)
-    bytes_moved, flops = traffic(kernel, task.flops)
+    bytes_moved, flops = traffic(kernel, str(kernel.flops) if kernel.flops is not None else task.flops)
     time_ms = result.best.time_ms if result.best is not None else result.baseline_ms
     floor = None
     if peak is not None:

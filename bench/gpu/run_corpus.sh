@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The naive-kernel corpus (bench/corpus) on a GPU host, in one go:
+#   MODE=eval      `regrapht eval` of every task of one split (one task per process), merged into
+#                  one report with per-family rows: $OUT/corpus-<split>-<strategy>-b<budget>/
+#   MODE=appliers  every deterministic applier's rewrites of every corpus kernel (both splits),
+#                  each checked and timed: $OUT/appliers/appliers.md (+ .json, one .json per task)
+#   MODE=both      the two, one after the other
+# Jobs run JOBS at a time, spread round-robin over the host's GPUs; each GPU has its own cache dir,
+# so its own GPU lock (the jobs of one GPU never time kernels at the same moment), while model
+# generation and nvcc use the host's cores. Without a GPU (or without pycuda) everything still runs
+# end to end and every report says there is no CUDA device (a dry run of the pipeline).
+#
+# Env: OUT (required), SPLIT=test|train|all (eval; default test), STRATEGY (default mcgs),
+# BUDGET (12), SEED (0), JOBS (4 per GPU), MODEL_THREADS (4 per job), JOB_TIMEOUT (s, 240),
+# SUITE_TIMEOUT (s, 480: stops starting and waiting for jobs, then merges what finished),
+# REGRAPHT_MODEL (the GGUF; else the embedded one if installed), TASKS (task directories to use
+# instead of a whole split), WHEELS (a folder of the host's wheels: pycuda, llama-cpp-python, ...;
+# default shared/wheels/gpu-cp312 or .gpu/wheels in the checkout), SITE (install target, /tmp/site).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:?set OUT}
+MODE=${MODE:-eval}
+SPLIT=${SPLIT:-test}
+STRATEGY=${STRATEGY:-mcgs}
+BUDGET=${BUDGET:-12}
+SEED=${SEED:-0}
+MODEL_THREADS=${MODEL_THREADS:-4}
+JOB_TIMEOUT=${JOB_TIMEOUT:-240}
+SUITE_TIMEOUT=${SUITE_TIMEOUT:-480}
+SITE=${SITE:-/tmp/site}
+RUN=${RUN_DIR:-$(mktemp -d /tmp/corpus-run.XXXXXX)}
+case "$MODE" in eval|appliers|both) ;; *) echo "run_corpus: MODE must be eval, appliers or both" >&2; exit 2 ;; esac
+mkdir -p "$OUT" "$RUN/logs"
+
+# The host has numpy, networkx, msgpack, ...; pycuda and the rest come from wheels in the checkout.
+if ! python3 -c 'import pycuda, tree_sitter' 2>/dev/null; then
+    for candidate in "${WHEELS:-}" shared/wheels/gpu-cp312 .gpu/wheels ../shared/wheels/gpu-cp312; do
+        if [ -n "$candidate" ] && ls "$candidate"/*.whl >/dev/null 2>&1; then
+            python3 -m pip install -q --no-index --no-deps --target "$SITE" "$candidate"/*.whl 2>&1 | tail -3
+            break
+        fi
+    done
+fi
+export PYTHONPATH="$PWD/server:$SITE${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+
+GPUS=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
+if [ "$GPUS" -ge 1 ] 2>/dev/null; then
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
+else
+    GPUS=1
+    echo "no CUDA device (nvidia-smi found none): dry run, kernels are compiled but not run" | tee "$OUT/gpu.txt"
+fi
+JOBS=${JOBS:-$(( 4 * GPUS ))}
+
+if [ -n "${TASKS:-}" ]; then
+    eval_tasks=$TASKS
+elif [ "$SPLIT" = all ]; then
+    eval_tasks=$(ls -d bench/corpus/test/*/ bench/corpus/train/*/)
+else
+    eval_tasks=$(ls -d bench/corpus/"$SPLIT"/*/) || { echo "run_corpus: no split $SPLIT" >&2; exit 2; }
+fi
+USE_MODEL=0  # regrapht takes the model from $REGRAPHT_MODEL, else the embedded GGUF
+if [ "$MODE" != appliers ] && [ "$STRATEGY" != rules ]; then
+    USE_MODEL=1
+    if [ -z "${REGRAPHT_MODEL:-}" ] && ! python3 -c 'import sys; from regrapht.model.locate import embedded_model_path; sys.exit(embedded_model_path() is None)'; then
+        echo "run_corpus: strategy $STRATEGY needs a model: set REGRAPHT_MODEL to a GGUF file" >&2
+        exit 2
+    fi
+fi
+
+jobs_file="$RUN/jobs.txt"
+: > "$jobs_file.plain"
+if [ "$MODE" != appliers ]; then
+    for task in $eval_tasks; do echo "eval ${task%/}" >> "$jobs_file.plain"; done
+fi
+if [ "$MODE" != eval ]; then
+    for task in ${TASKS:-$(ls -d bench/corpus/test/*/ bench/corpus/train/*/)}; do
+        echo "appliers ${task%/}" >> "$jobs_file.plain"
+    done
+fi
+awk -v gpus="$GPUS" '{ print (NR - 1) % gpus, $0 }' "$jobs_file.plain" > "$jobs_file"
+
+run_job() {  # gpu kind taskdir
+    local gpu=$1 kind=$2 task=$3 name model=()
+    [ "$USE_MODEL" = 1 ] && model=(--model-threads "$MODEL_THREADS")
+    name="$(basename "$(dirname "$task")")-$(basename "$task")"
+    export CUDA_VISIBLE_DEVICES=$gpu XDG_CACHE_HOME=/tmp/corpus-cache-gpu$gpu XDG_DATA_HOME="$RUN/data-$STRATEGY"
+    if [ "$kind" = eval ]; then
+        timeout "$JOB_TIMEOUT" python3 -m regrapht --log-level INFO eval "$task" --strategy "$STRATEGY" \
+            --budget "$BUDGET" --seed "$SEED" --out "$RUN/runs/eval-$STRATEGY-$name" "${model[@]}" \
+            > "$RUN/logs/eval-$name.log" 2>&1
+    else
+        timeout "$JOB_TIMEOUT" python3 bench/verify_appliers.py run "$task" --out "$RUN/appliers" \
+            > "$RUN/logs/appliers-$name.log" 2>&1
+    fi
+    echo "$kind $name exit=$?" >> "$RUN/status.txt"
+}
+export -f run_job
+export RUN STRATEGY BUDGET SEED JOB_TIMEOUT USE_MODEL MODEL_THREADS
+
+start=$(date +%s)
+timeout "$SUITE_TIMEOUT" xargs -P "$JOBS" -L 1 bash -c 'run_job "$@"' _ < "$jobs_file"
+echo "wall $(( $(date +%s) - start )) s for $(wc -l < "$jobs_file") jobs ($JOBS at a time on $GPUS GPU(s))" \
+    | tee -a "$RUN/status.txt"
+
+if [ "$MODE" != appliers ]; then
+    python3 bench/merge_eval.py "$RUN/runs" "$RUN/merged" > "$RUN/summary.md" 2>&1
+    dest="$OUT/corpus-$SPLIT-$STRATEGY-b$BUDGET"
+    mkdir -p "$dest"
+    cp -r "$RUN/merged/$STRATEGY/." "$dest/" 2>/dev/null
+    cp "$RUN/summary.md" "$dest/summary.md"
+    # A task whose job wrote no report (bad spec, killed by a time limit) is listed, not dropped.
+    for task in $eval_tasks; do
+        name="$(basename "$(dirname "${task%/}")")-$(basename "${task%/}")"
+        [ -f "$RUN/runs/eval-$STRATEGY-$name/report.json" ] && continue
+        echo "- $name: no report ($(tail -n 1 "$RUN/logs/eval-$name.log" 2>/dev/null || echo 'not started'))"
+    done > "$dest/not_run.md"
+    [ -s "$dest/not_run.md" ] && { echo "tasks without a report:"; cat "$dest/not_run.md"; } | tee -a "$dest/summary.md"
+    cat "$dest/report.md" 2>/dev/null || cat "$RUN/summary.md"
+fi
+if [ "$MODE" != eval ]; then
+    mkdir -p "$OUT/appliers"
+    cp "$RUN"/appliers/*.json "$OUT/appliers/" 2>/dev/null
+    python3 bench/verify_appliers.py merge "$OUT/appliers" > /dev/null && sed -n '1,30p' "$OUT/appliers/appliers.md"
+fi
+cp "$RUN/status.txt" "$OUT/status.txt" 2>/dev/null
+tar czf "$OUT/corpus-logs.tgz" -C "$RUN" logs status.txt jobs.txt
