@@ -124,7 +124,7 @@ def run_distill(args: argparse.Namespace) -> int:
     from regrapht.evaluation.runner import load_task
     from regrapht.search import STRATEGIES, SearchOptions, optimize
     from regrapht.search.distill import check_train_split, trajectories_of, unique, write_jsonl
-    from regrapht.search.session import Session
+    from regrapht.search.run import SearchRun
     from regrapht.search.wiring import MODEL_STRATEGIES, open_run, save_statistics
 
     if args.strategy not in STRATEGIES:
@@ -144,9 +144,9 @@ def run_distill(args: argparse.Namespace) -> int:
         source = task.source_path.read_text(encoding="utf-8")
         for kernel in task.spec.kernels:
             for seed in args.seeds:
-                finished: list[Session] = []
+                finished: list[SearchRun] = []
                 with open_run(source, str(task.source_path), kernel.name, task.spec, env=env, home=home,
-                              arch=args.arch, model=model, graph_path=args.graph) as wired:
+                              arch=args.arch, graph_path=args.graph) as wired:
                     result = optimize(source, kernel.name, wired.target, wired.evaluator, model, wired.graph,
                                       args.strategy, args.budget, seed, options=options,
                                       gpu_lock=wired.evaluator.hold_gpu, on_finish=finished.append)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from regrapht.errors import InputError
 from regrapht.graph import ReasoningGraph
-from regrapht.search.session import Session
+from regrapht.search.run import SearchRun
 from regrapht.search.source import find_kernel
 from regrapht.validate.types import Candidate, LaunchConfig
 
@@ -44,7 +44,7 @@ def _launch_text(launch: LaunchConfig) -> str:
     return f"grid=({', '.join(launch.grid)}) block=({', '.join(launch.block)}){shared}"
 
 
-def trajectories_of(session: Session, *, task: str, strategy: str, seed: int,
+def trajectories_of(session: SearchRun, *, task: str, strategy: str, seed: int,
                     graph: ReasoningGraph | None) -> list[dict[str, object]]:
     """The session's verified chains as trajectory records (graph/README.md's format plus
     `task`, `gpu`, `strategy`, `seed`); [] when nothing was measured on a GPU."""

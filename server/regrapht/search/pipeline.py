@@ -117,7 +117,7 @@ def optimize(
     options: SearchOptions | None = None,
     gpu_lock: Callable[[], AbstractContextManager[object]] | None = None,
     clock: Callable[[], float] = time.monotonic,
-    on_finish: Callable[[Session], None] | None = None,
+    on_finish: Callable[[SearchRun], None] | None = None,
 ) -> OptimizeResult:
     """Optimize one kernel (module docstring); `on_finish` sees the finished search's session
     (`regrapht graph distill` reads its verified steps)."""

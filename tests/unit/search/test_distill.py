@@ -16,7 +16,7 @@ from regrapht.graph import START, build_graph
 from regrapht.graph.build import parse_trajectory, read_trajectories
 from regrapht.search import optimize
 from regrapht.search.distill import check_train_split, trajectories_of, unique, write_jsonl
-from regrapht.search.session import Session
+from regrapht.search.run import SearchRun
 from regrapht.validate.types import Candidate
 
 from .fakes import FakeEvaluator
@@ -34,7 +34,7 @@ def tiled_fast_unrolled_wrong(candidate: Candidate) -> float | None:
 
 
 def distilled(seed: int = 0, budget: int = 16) -> list[dict[str, object]]:
-    sessions: list[Session] = []
+    sessions: list[SearchRun] = []
     graph = misleading_graph()
     optimize(SGEMM, "sgemm", SGEMM_TARGET, FakeEvaluator(tiled_fast_unrolled_wrong), None, graph, "mcgs",
              budget, seed, on_finish=sessions.append)
@@ -73,7 +73,7 @@ def test_failed_steps_are_dropped() -> None:
 
 
 def test_nothing_is_distilled_without_a_device() -> None:
-    sessions: list[Session] = []
+    sessions: list[SearchRun] = []
     optimize(SGEMM, "sgemm", SGEMM_TARGET, FakeEvaluator(lambda c: 2.0, gpu_name=None), None, misleading_graph(),
              "mcgs", 6, 0, on_finish=sessions.append)
     assert trajectories_of(sessions[0], task="sgemm", strategy="mcgs", seed=0, graph=None) == []
