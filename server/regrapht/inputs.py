@@ -50,3 +50,12 @@ def decode_utf8(data: bytes, path: str | None, what: str = "file") -> str:
 def read_text_bounded(path: Path, limit: int, what: str = "file") -> str:
     """The UTF-8 text of `path`, at most `limit` bytes of it; an `InputError` naming the file otherwise."""
     return decode_utf8(read_bytes_bounded(path, limit, what), str(path), what)
+
+
+def read_source(path: Path) -> tuple[str, list[str]]:
+    """A CUDA source file (at most `MAX_SOURCE_BYTES`) as text, with warnings for what decoding
+    had to repair (invalid UTF-8, NUL bytes); an `InputError` naming the file if unreadable."""
+    # Imported here: the tree-sitter parser loads only for commands that read sources.
+    from regrapht.cuda.parse import decode_source
+
+    return decode_source(read_bytes_bounded(path, MAX_SOURCE_BYTES, "source file"))

@@ -13,8 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from regrapht.cuda.parse import decode_source
-from regrapht.errors import InputError
+from regrapht.inputs import read_source
 from regrapht.rules import Finding, analyze_text
 
 
@@ -40,18 +39,10 @@ def finding_json(finding: Finding) -> dict[str, object]:
     }
 
 
-def read_source(path: str) -> tuple[str, list[str]]:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        raise InputError(f"cannot read file: {error.strerror or error}", file=path) from error
-    return decode_source(data)
-
-
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
-    text, warnings = read_source(args.file)
+    text, warnings = read_source(Path(args.file))
     for warning in warnings:
         print(f"{args.file}: warning: {warning}", file=err)
     findings = analyze_text(text)

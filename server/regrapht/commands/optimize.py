@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from regrapht.errors import InputError
+from regrapht.inputs import read_source
 from regrapht.model.backend import ModelBackend
 from regrapht.search import STRATEGIES, OptimizeResult, Progress, SearchOptions, optimize
 from regrapht.search.wiring import MODEL_STRATEGIES, open_run, save_statistics
@@ -50,10 +50,7 @@ def make_model(path: str | None, threads: int, gpu_layers: int) -> ModelBackend:
 
 def run_optimize(args: Any, *, env: dict[str, str], home: Path) -> OptimizeResult:
     path = Path(args.file)
-    try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"cannot read file: {error}", file=args.file) from error
+    source, _warnings = read_source(path)
     spec = find_spec(path, Path(args.spec) if args.spec else None)
     model = None
     if args.strategy in MODEL_STRATEGIES and not args.no_model:

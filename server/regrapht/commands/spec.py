@@ -40,9 +40,17 @@ def run_infer(args: argparse.Namespace, out: TextIO | None = None) -> int:
         out.write(text)
         return 0
     target = Path(args.output)
+    if target.is_dir():
+        raise InputError("is a directory; give the spec file to write, e.g. "
+                         f"{target / 'KERNEL.regrapht.toml'}", file=str(target))
+    if not target.parent.is_dir():
+        raise InputError(f"the folder {target.parent} does not exist", file=str(target))
     if target.exists() and not args.force:
         raise InputError("already exists (use --force to overwrite)", file=str(target))
-    target.write_text(text, encoding="utf-8")
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"cannot write: {error.strerror or error}", file=str(target)) from error
     print(f"wrote {target}", file=sys.stderr)
     return 0
 

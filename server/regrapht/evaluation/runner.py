@@ -17,6 +17,7 @@ from pathlib import Path
 
 from regrapht.errors import InputError
 from regrapht.evaluation.report import roofline_floor_ms
+from regrapht.inputs import MAX_JSON_BYTES, read_source, read_text_bounded
 from regrapht.model.backend import ModelBackend
 from regrapht.search import OptimizeResult, SearchOptions, optimize
 from regrapht.search.wiring import OptimizeRun, open_run, save_statistics
@@ -50,8 +51,8 @@ def load_task(directory: Path) -> Task:
     extra = directory / "task.json"
     if extra.is_file():
         try:
-            data = json.loads(extra.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
+            data = json.loads(read_text_bounded(extra, MAX_JSON_BYTES, "task.json"))
+        except (ValueError, RecursionError) as error:
             raise InputError(f"unreadable task.json: {error}", file=str(extra)) from error
         if not isinstance(data, dict):
             raise InputError("task.json must hold a JSON object", file=str(extra))
@@ -91,7 +92,7 @@ def measured_peaks(wired: OptimizeRun) -> tuple[float, float] | None:
 def run_task_kernel(task: Task, kernel: KernelSpec, *, strategy: str, budget: int, seed: int,
                     model: ModelBackend | None, options: SearchOptions, env: Mapping[str, str], home: Path,
                     peaks: Callable[[OptimizeRun], tuple[float, float] | None]) -> dict[str, object]:
-    source = task.source_path.read_text(encoding="utf-8")
+    source, _warnings = read_source(task.source_path)
     with open_run(source, str(task.source_path), kernel.name, task.spec, env=env, home=home) as wired:
         result: OptimizeResult = optimize(
             source, kernel.name, wired.target, wired.evaluator, model, wired.graph, strategy, budget, seed,

@@ -20,6 +20,7 @@ from regrapht.errors import InputError
 from regrapht.graph.canon import Canonicaliser
 from regrapht.graph.graph import ReasoningGraph
 from regrapht.graph.types import START, UNKNOWN_ARCH, EdgeStats, Example, Step, Trajectory
+from regrapht.inputs import MAX_GRAPH_BYTES, read_text_bounded
 
 _STEP_TEXT = ("technique", "rationale", "description", "code_after")
 
@@ -73,12 +74,7 @@ def parse_trajectory(record: object, shown: str, line: int) -> Trajectory:
 def read_trajectories(path: Path) -> list[Trajectory]:
     """All trajectories of a JSON Lines file (blank lines skipped)."""
     shown = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise InputError(f"cannot read trajectories: {error.strerror or error}", file=shown) from error
-    except UnicodeDecodeError as error:
-        raise InputError("trajectories file is not UTF-8", file=shown) from error
+    text = read_text_bounded(path, MAX_GRAPH_BYTES, "trajectories file")
     trajectories: list[Trajectory] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

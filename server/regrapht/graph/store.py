@@ -22,6 +22,7 @@ from regrapht.errors import InputError
 from regrapht.graph.graph import ReasoningGraph
 from regrapht.graph.overlay import atomic_write_bytes, check_header, load_overlay
 from regrapht.graph.types import START, EdgeStats, Example
+from regrapht.inputs import MAX_GRAPH_BYTES, read_bytes_bounded
 
 GRAPH_FORMAT = "regrapht-reasoning-graph"
 GRAPH_VERSION = 1
@@ -152,11 +153,7 @@ def loads_graph(data: bytes, shown: str) -> ReasoningGraph:
 
 def load_graph(path: Path) -> ReasoningGraph:
     shown = str(path)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise InputError(f"cannot read reasoning graph: {error.strerror or error}", file=shown) from error
-    return loads_graph(data, shown)
+    return loads_graph(read_bytes_bounded(path, MAX_GRAPH_BYTES, "reasoning graph"), shown)
 
 
 def load_bundled_graph() -> ReasoningGraph:

@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from regrapht.errors import InputError
 from regrapht.search.messages import progress_message, progress_percentage
 from regrapht.search.result_edits import kernel_changed
 from regrapht.settings import Settings
 from regrapht.spec.launch import LaunchConfig
-from regrapht.spec.model import Spec, parse_spec, spec_path_for
+from regrapht.spec.model import Spec, load_spec, parse_spec, spec_path_for
 
 if TYPE_CHECKING:  # annotations only: the server starts without the search engine
     from regrapht.search.pipeline import OptimizeResult
@@ -74,11 +73,7 @@ def choose_spec(text: str, kernel: str, source_path: Path | None) -> SpecChoice:
     if source_path is not None:
         path = spec_path_for(source_path)
         if path.is_file():
-            try:
-                spec_text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as error:
-                raise InputError(f"cannot read spec: {error}", file=str(path)) from error
-            return SpecChoice(parse_spec(spec_text, file=str(path)), f"spec {path.name}")
+            return SpecChoice(load_spec(path), f"spec {path.name}")
     shown = source_path.name if source_path is not None else "this file"
     inferred = infer_spec(text, kernel, file=str(source_path) if source_path else None)
     note = f"no spec beside {shown}: inferred one from the launch site (problem sizes are guesses)"

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from regrapht.cuda.parse import decode_source
 from regrapht.errors import InputError
+from regrapht.inputs import read_source as read_source_with_warnings
 from regrapht.spec.model import Spec, load_spec, spec_path_for
 from regrapht.validate.compiler import Compiler
 from regrapht.validate.evaluator import CheckSettings, CudaEvaluator
@@ -20,11 +20,7 @@ from regrapht.validate.worker import GpuWorker
 
 
 def read_source(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise InputError(f"cannot read file: {error.strerror or error}", file=str(path)) from error
-    text, _warnings = decode_source(data)
+    text, _warnings = read_source_with_warnings(path)
     return text
 
 
