@@ -18,7 +18,7 @@ use of the thread geometry other than through the coordinates, no `return` insid
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from tree_sitter import Node
@@ -110,6 +110,8 @@ class PointKernel:
     accesses: tuple[Access, ...]  # subscripts of pointer parameters in the work
     loops: Mapping[str, LoopRange]  # constant-range loop variables of the work
     identifiers: frozenset[str]  # every identifier in the kernel (to pick fresh names)
+    work_nodes: tuple[Node, ...] = field(default=(), compare=False, repr=False)  # the statements' trees
+    symbols: Mapping[str, Poly] = field(default_factory=dict, compare=False, repr=False)  # locals at the end
 
     def coordinate(self, name: str) -> Coordinate | None:
         return next((c for c in self.coordinates if c.name == name), None)
@@ -265,6 +267,8 @@ class _Builder:
             accesses=tuple(accesses),
             loops=loops,
             identifiers=frozenset(node_text(n) for n in _walk(self.function) if n.type == "identifier"),
+            work_nodes=tuple(work),
+            symbols=dict(self.env),
         )
 
     def _parameters(self) -> None:

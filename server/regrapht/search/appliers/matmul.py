@@ -1,189 +1,243 @@
-"""Naive matrix multiply -> shared-memory tiling with register blocking.
+"""Dense matrix products (and batched ones) -> shared-memory tiles with 2-D register blocking.
 
-Matches the textbook kernel: one thread per output, `row`/`col` from the 2-D global id, a guard
-`row < M && col < N`, an inner product `sum += A[row * K + k] * B[k * N + col]` over k, and one
-store of an expression of `sum` into `C[row * N + col]` (so `alpha * sum + beta * C[...]` works
-too). The replacement computes a BM x BN tile of C per block, TM x TN outputs per thread, staging
-BK-wide slabs of A (transposed, padded) and B in shared memory with float4 loads where aligned;
-out-of-range elements load as zero and stores are guarded, so any M, N, K give the same result up to float reassociation.
+Recognised on the source model (`idioms/gemm.py`): a point kernel over (row, col[, batch])
+whose work zeroes a float accumulator, adds `A(row, k) * B(k, col)` over `k < K`, and stores
+an expression of it into C (`alpha * acc + beta * C[i]` too). Either operand may be stored
+either way (`A[r * lda + k]` or `A[k * lda + r]`, `B[k * ldb + c]` or `B[c * ldb + k]`) and
+may have a base offset (a batch's matrix).
+
+The replacement computes a BM x BN tile of C per block, TM x TN outputs per thread, staging
+BK-deep slabs of A (stored k-major, padded) and B in shared memory. Global loads are float4
+along whichever direction the operand is contiguous when its leading dimension is a multiple
+of 4 and its (batch's) base is 16-byte aligned, checked at run time; otherwise, and at the
+edges, elements load one by one and out-of-range ones read as zero, so any M, N, K give the
+same result up to float reassociation. The kernel's own store statement runs per output with
+the coordinates re-bound and the accumulator replaced by the thread's register. A batch
+coordinate is strided over grid z (one tile of one matrix per block: for small matrices, one
+block per matrix).
 """
 
 from __future__ import annotations
 
-import re
-
-from regrapht.search.appliers.common import (
-    ApplierInput,
-    KernelApplier,
-    Rewrite,
-    norm,
-    pointer_params,
-    with_body,
-)
-from regrapht.search.source import KernelText
+from regrapht.cuda.affine import Poly
+from regrapht.cuda.extract import node_text
+from regrapht.idioms.gemm import DenseProduct, Operand, dense_product
+from regrapht.idioms.pointwise import fresh
+from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.points import bind, ceil_div, point_view
 from regrapht.spec.launch import LaunchConfig
 
-# (BM, BN, BK, TM, TN), 256 threads each: the 128x128 tile with 8x8 per thread is the classic
-# register-blocked SGEMM shape (2048^2 gives 256 blocks, about two per SM of an H200); 128x64
-# doubles the block count and 64x64 (4x4 per thread) quadruples it for smaller matrices (1024^2
-# gives 64 blocks of 128x128 but 256 of 64x64), so the measurement picks per size.
-TILINGS = ((128, 128, 8, 8, 8), (64, 64, 16, 4, 4), (128, 64, 8, 8, 4))
+# (BM, BN, BK, TM, TN). 128x128 with 8x8 per thread is the classic register-blocked SGEMM
+# shape; 64x64 (4x4) gives four times the blocks for mid-size matrices; 128x64 sits between;
+# 32x32 (4x4, 64 threads) is one block per matrix for small batched products.
+LARGE = (128, 128, 8, 8, 8)
+MEDIUM = (64, 64, 16, 4, 4)
+TALL = (128, 64, 8, 8, 4)
+SMALL = (32, 32, 16, 4, 4)
+MAX_GRID_Z = 65535
 
-_ROW = r"(?:blockIdx\.y \* blockDim\.y \+ threadIdx\.y|threadIdx\.y \+ blockIdx\.y \* blockDim\.y|blockDim\.y \* blockIdx\.y \+ threadIdx\.y)"
-_COL = r"(?:blockIdx\.x \* blockDim\.x \+ threadIdx\.x|threadIdx\.x \+ blockIdx\.x \* blockDim\.x|blockDim\.x \* blockIdx\.x \+ threadIdx\.x)"
-_ID = r"[A-Za-z_]\w*"
 
-
-class MatmulTiling(KernelApplier):
+class MatmulTiling:
     technique = "shared_memory_tiling"
     also: tuple[str, ...] = ("register_blocking",)
 
-    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
-        text = norm(body)
-        m = re.fullmatch(
-            rf"(?:const )?int ({_ID}) = \(?({_ROW}|{_COL})\)?; (?:const )?int ({_ID}) = \(?({_ROW}|{_COL})\)?; "
-            rf"if \( ?(.+?) ?\) \{{ (.*) \}}",
-            text,
-        )
-        if m is None:
+    def apply(self, given: ApplierInput) -> list[Rewrite]:
+        found = point_view(given)
+        if found is None:
             return []
-        first, first_expr, second, _, guard, inner = m.groups()
-        row, col = (first, second) if "blockIdx.y" in first_expr else (second, first)
-        if "blockIdx.y" in first_expr and "blockIdx.y" in m.group(4):
-            return []
-        bounds = {}
-        for cond in guard.split(" && "):
-            cm = re.fullmatch(rf"\(?({_ID}) < ({_ID})\)?", cond.strip())
-            if cm is None:
-                return []
-            bounds[cm.group(1)] = cm.group(2)
-        if set(bounds) != {row, col}:
-            return []
-        m_dim, n_dim = bounds[row], bounds[col]
-        im = re.fullmatch(
-            rf"float ({_ID}) = 0(?:\.0?f?|\.0|f)?; for \( ?int ({_ID}) = 0; \2 < ({_ID}); (?:\2\+\+|\+\+\2|\2 \+= 1) ?\) "
-            rf"\{{? ?\1 \+= ({_ID})\[ ?(.+?) ?\] \* ({_ID})\[ ?(.+?) ?\]; ?\}}? (.+;)",
-            inner,
-        )
-        if im is None:
-            return []
-        acc, k, k_dim, a, a_idx, b, b_idx, store = im.groups()
-        if a_idx.replace(" ", "") != f"{row}*{k_dim}+{k}" or b_idx.replace(" ", "") != f"{k}*{n_dim}+{col}":
-            return []
-        sm = re.fullmatch(rf"({_ID})\[ ?(.+?) ?\] = (.+);", store)
-        if sm is None or sm.group(2).replace(" ", "") != f"{row}*{n_dim}+{col}" or ";" in sm.group(3):
-            return []
-        pointers = pointer_params(kernel)
-        if any(pointers.get(p) != "float" for p in (a, b, sm.group(1))):
-            return []
-        names = {p.name for p in kernel.params}
-        if names & {"As", "Bs", "acc_", "a_frag", "b_frag", "tile_row", "tile_col", "tid", "k0",
-                     "a_vec", "b_vec", "q", "e", "r", "c", "gr", "gc", "i", "j", "kk"}:
+        kernel, view = found
+        product = dense_product(view)
+        if product is None:
             return []
         rewrites = []
-        for tiling in TILINGS:
-            new_body = _tiled_body(tiling, row, col, acc, a, b, m_dim, n_dim, k_dim, store)
-            source = with_body(given, kernel, new_body)
+        for tiling in _tilings(given, product):
+            body, grid, block = _tiled_body(product, tiling)
             bm, bn, _, tm, tn = tiling
-            launch = LaunchConfig(
-                (f"({n_dim} + {bn - 1}) / {bn}", f"({m_dim} + {bm - 1}) / {bm}"),
-                (str(bn // tn), str(bm // tm)), given.launch.shared_bytes,
-            )
-            rewrites.append(Rewrite(source, launch, f"{bm}x{bn} shared tiles, {tm}x{tn} outputs per thread"))
+            rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig(grid, block, given.launch.shared_bytes),
+                                    f"{bm}x{bn} shared tiles, {tm}x{tn} outputs per thread"))
         return rewrites
 
 
-def _tiled_body(tiling: tuple[int, int, int, int, int], row: str, col: str, acc: str, a: str, b: str,
-                m_dim: str, n_dim: str, k_dim: str, store: str) -> str:
+def _tilings(given: ApplierInput, product: DenseProduct) -> list[tuple[int, int, int, int, int]]:
+    """Most promising first: the sizes the spec fixes decide when known (a tile much larger than
+    the matrix wastes threads; too few blocks leave SMs idle)."""
+    view = product.kernel
+    m = given.constants.get(view.bounds[product.row].upper)
+    n = given.constants.get(view.bounds[product.col].upper)
+    if m is not None and n is not None and max(m, n) <= 32:
+        return [SMALL, MEDIUM]
+    if m is not None and n is not None and max(m, n) <= 64:
+        return [MEDIUM, SMALL]
+    if product.batch is not None:
+        return [MEDIUM, LARGE, SMALL]
+    return [LARGE, MEDIUM, TALL]
+
+
+def _address(operand: Operand, outer: str, inner: str) -> str:
+    def term(stride: Poly, index: str) -> str:
+        return f"(long long)({index})" if stride.constant == 1 else f"(long long)({index}) * ({stride.text()})"
+
+    parts = [term(operand.outer, outer), term(operand.inner, inner)]
+    if operand.base.terms:
+        parts.insert(0, f"(long long)({operand.base.text()})")
+    return " + ".join(parts)
+
+
+def _leading(operand: Operand) -> str:
+    """The stride that is not 1 (the leading dimension)."""
+    return (operand.outer if operand.k_contiguous else operand.inner).text()
+
+
+def _tiled_body(product: DenseProduct, tiling: tuple[int, int, int, int, int]) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    view = product.kernel
     bm, bn, bk, tm, tn = tiling
     ty_count, tx_count = bm // tm, bn // tn
     threads = ty_count * tx_count
-    store_code = re.sub(rf"\b{acc}\b", "acc_[i][j]", store)
-    # A thread's outputs are groups of 4 consecutive rows (columns) spaced by 4 * ty_count
-    # (4 * tx_count), so its fragments are float4 reads from shared memory and a warp's reads
-    # of one group cover a contiguous span (no bank conflicts beyond the broadcast).
+    names = {key: fresh(view, key) for key in ("As", "Bs", "acc", "tid", "tile_row", "tile_col", "a_vec", "b_vec",
+                                               "k0", "e", "r", "c", "gr", "gc", "q", "kk", "a_frag", "b_frag",
+                                               "i", "j", "batch")}
+    n = names
+    m_dim, n_dim, k_dim = view.bounds[product.row].upper, view.bounds[product.col].upper, product.k_bound
+    a, b = product.a, product.b
+    row_type = view.coordinate(product.row).type  # type: ignore[union-attr]
+    col_type = view.coordinate(product.col).type  # type: ignore[union-attr]
+    batch_open = batch_close = ""
+    grid_z: tuple[str, ...] = ()
+    if product.batch is not None:
+        batch_type = view.coordinate(product.batch).type.replace("const ", "")  # type: ignore[union-attr]
+        upper = view.bounds[product.batch].upper
+        batch_open = (f"    for ({batch_type} {product.batch} = blockIdx.z; {product.batch} < {upper}; "
+                      f"{product.batch} += gridDim.z) {{\n")
+        batch_close = "    __syncthreads();  // the tiles are reused for the next matrix\n    }\n"
+        grid_z = (f"min({upper}, {MAX_GRID_Z})",)
+    a_base = f"{a.array} + ({a.base.text()})" if a.base.terms else a.array
+    b_base = f"{b.array} + ({b.base.text()})" if b.base.terms else b.array
+
+    def load(operand: Operand, tile: str, rows: int, contiguous_first: bool, vec: str) -> str:
+        """One slab into shared memory. For A: tile[k][m] of (m, k); for B: tile[k][n] of (k, n).
+        `contiguous_first`: the operand is contiguous along its m/n index (A[k * lda + m], B[k * ldb + n])."""
+        is_a = tile == n["As"]
+        mn_extent = rows
+        mn_bound = m_dim if is_a else n_dim
+        origin = n["tile_row"] if is_a else n["tile_col"]
+
+        def addr(mn: str, kk: str) -> str:
+            return _address(operand, mn, kk)
+
+        if contiguous_first:  # four consecutive m (n) for one k: a float4 straight into the tile row
+            return f"""
+        for (int {n['e']} = {n['tid']}; {n['e']} < {mn_extent * bk // 4}; {n['e']} += {threads}) {{
+            const int {n['c']} = {n['e']} / {mn_extent // 4}, {n['r']} = ({n['e']} % {mn_extent // 4}) * 4;
+            const int {n['gr']} = {origin} + {n['r']}, {n['gc']} = {n['k0']} + {n['c']};
+            float4 {n['q']} = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if ({vec} && {n['gc']} < {k_dim} && {n['gr']} + 3 < {mn_bound}) {{
+                {n['q']} = *reinterpret_cast<const float4 *>(&{operand.array}[{addr(n['gr'], n['gc'])}]);
+            }} else if ({n['gc']} < {k_dim}) {{
+                if ({n['gr']} < {mn_bound}) {n['q']}.x = {operand.array}[{addr(n['gr'], n['gc'])}];
+                if ({n['gr']} + 1 < {mn_bound}) {n['q']}.y = {operand.array}[{addr(n['gr'] + ' + 1', n['gc'])}];
+                if ({n['gr']} + 2 < {mn_bound}) {n['q']}.z = {operand.array}[{addr(n['gr'] + ' + 2', n['gc'])}];
+                if ({n['gr']} + 3 < {mn_bound}) {n['q']}.w = {operand.array}[{addr(n['gr'] + ' + 3', n['gc'])}];
+            }}
+            *reinterpret_cast<float4 *>(&{tile}[{n['c']}][{n['r']}]) = {n['q']};
+        }}"""
+        # four consecutive k for one m (n): stored down a tile column
+        return f"""
+        for (int {n['e']} = {n['tid']}; {n['e']} < {mn_extent * bk // 4}; {n['e']} += {threads}) {{
+            const int {n['r']} = {n['e']} / {bk // 4}, {n['c']} = ({n['e']} % {bk // 4}) * 4;
+            const int {n['gr']} = {origin} + {n['r']}, {n['gc']} = {n['k0']} + {n['c']};
+            float4 {n['q']} = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if ({vec} && {n['gr']} < {mn_bound} && {n['gc']} + 3 < {k_dim}) {{
+                {n['q']} = *reinterpret_cast<const float4 *>(&{operand.array}[{addr(n['gr'], n['gc'])}]);
+            }} else if ({n['gr']} < {mn_bound}) {{
+                if ({n['gc']} < {k_dim}) {n['q']}.x = {operand.array}[{addr(n['gr'], n['gc'])}];
+                if ({n['gc']} + 1 < {k_dim}) {n['q']}.y = {operand.array}[{addr(n['gr'], n['gc'] + ' + 1')}];
+                if ({n['gc']} + 2 < {k_dim}) {n['q']}.z = {operand.array}[{addr(n['gr'], n['gc'] + ' + 2')}];
+                if ({n['gc']} + 3 < {k_dim}) {n['q']}.w = {operand.array}[{addr(n['gr'], n['gc'] + ' + 3')}];
+            }}
+            {tile}[{n['c']}][{n['r']}] = {n['q']}.x;
+            {tile}[{n['c']} + 1][{n['r']}] = {n['q']}.y;
+            {tile}[{n['c']} + 2][{n['r']}] = {n['q']}.z;
+            {tile}[{n['c']} + 3][{n['r']}] = {n['q']}.w;
+        }}"""
+
+    a_load = load(a, n["As"], bm, not a.k_contiguous, n["a_vec"])
+    b_load = load(b, n["Bs"], bn, not b.k_contiguous, n["b_vec"])
     a_groups = "\n".join(
-        f"            *reinterpret_cast<float4 *>(&a_frag[{4 * g}]) = *reinterpret_cast<const float4 *>(&As[kk][threadIdx.y * 4 + {4 * g * ty_count}]);"
+        f"            *reinterpret_cast<float4 *>(&{n['a_frag']}[{4 * g}]) = "
+        f"*reinterpret_cast<const float4 *>(&{n['As']}[{n['kk']}][threadIdx.y * 4 + {4 * g * ty_count}]);"
         for g in range(tm // 4))
     b_groups = "\n".join(
-        f"            *reinterpret_cast<float4 *>(&b_frag[{4 * g}]) = *reinterpret_cast<const float4 *>(&Bs[kk][threadIdx.x * 4 + {4 * g * tx_count}]);"
+        f"            *reinterpret_cast<float4 *>(&{n['b_frag']}[{4 * g}]) = "
+        f"*reinterpret_cast<const float4 *>(&{n['Bs']}[{n['kk']}][threadIdx.x * 4 + {4 * g * tx_count}]);"
         for g in range(tn // 4))
-    return f"""
-    // {bm}x{bn} tile of the result per block, {tm}x{tn} per thread; K in slabs of {bk}.
-    // A's slab is stored transposed (As[k][m]) and padded by 4 (keeps float4 alignment, spreads
-    // the transposing stores over the banks). Global loads are float4 when the rows are 16-byte
-    // aligned (K, N multiples of 4 and aligned bases); otherwise, and at the edges, each element
-    // is loaded on its own and out-of-range ones read as zero, so any M, N, K are exact.
-    __shared__ __align__(16) float As[{bk}][{bm} + 4];
-    __shared__ __align__(16) float Bs[{bk}][{bn}];
-    const int tid = threadIdx.y * {tx_count} + threadIdx.x;
-    const int tile_row = blockIdx.y * {bm};
-    const int tile_col = blockIdx.x * {bn};
-    const bool a_vec = (({k_dim}) & 3) == 0 && (reinterpret_cast<unsigned long long>({a}) & 15) == 0;
-    const bool b_vec = (({n_dim}) & 3) == 0 && (reinterpret_cast<unsigned long long>({b}) & 15) == 0;
-    float acc_[{tm}][{tn}];
+    store = _store_with(product, f"{n['acc']}[{n['i']}][{n['j']}]")
+    body = f"""
+    // {bm}x{bn} tile of {product.output} per block, {tm}x{tn} per thread; K in slabs of {bk}.
+    // A's slab is stored k-major and padded by 4 (float4 fragment reads stay aligned); global
+    // loads are float4 along the contiguous direction when the leading dimension is a multiple
+    // of 4 and the base is 16-byte aligned, else element by element; out-of-range ones read 0.
+    __shared__ __align__(16) float {n['As']}[{bk}][{bm} + 4];
+    __shared__ __align__(16) float {n['Bs']}[{bk}][{bn} + 4];
+    const int {n['tid']} = threadIdx.y * {tx_count} + threadIdx.x;
+    const int {n['tile_row']} = blockIdx.y * {bm};
+    const int {n['tile_col']} = blockIdx.x * {bn};
+{batch_open}    const bool {n['a_vec']} = (({_leading(a)}) & 3) == 0 && (reinterpret_cast<unsigned long long>({a_base}) & 15) == 0;
+    const bool {n['b_vec']} = (({_leading(b)}) & 3) == 0 && (reinterpret_cast<unsigned long long>({b_base}) & 15) == 0;
+    float {n['acc']}[{tm}][{tn}];
 #pragma unroll
-    for (int i = 0; i < {tm}; i++)
+    for (int {n['i']} = 0; {n['i']} < {tm}; {n['i']}++)
 #pragma unroll
-        for (int j = 0; j < {tn}; j++)
-            acc_[i][j] = 0.0f;
-    for (int k0 = 0; k0 < {k_dim}; k0 += {bk}) {{
-#pragma unroll
-        for (int e = tid; e < {bm * bk // 4}; e += {threads}) {{
-            const int r = e / {bk // 4}, c = (e % {bk // 4}) * 4;
-            const int gr = tile_row + r, gc = k0 + c;
-            float4 q = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if (a_vec && gr < {m_dim} && gc + 3 < {k_dim}) {{
-                q = *reinterpret_cast<const float4 *>(&{a}[(long long)gr * {k_dim} + gc]);
-            }} else if (gr < {m_dim}) {{
-                if (gc < {k_dim}) q.x = {a}[(long long)gr * {k_dim} + gc];
-                if (gc + 1 < {k_dim}) q.y = {a}[(long long)gr * {k_dim} + gc + 1];
-                if (gc + 2 < {k_dim}) q.z = {a}[(long long)gr * {k_dim} + gc + 2];
-                if (gc + 3 < {k_dim}) q.w = {a}[(long long)gr * {k_dim} + gc + 3];
-            }}
-            As[c][r] = q.x;
-            As[c + 1][r] = q.y;
-            As[c + 2][r] = q.z;
-            As[c + 3][r] = q.w;
-        }}
-#pragma unroll
-        for (int e = tid; e < {bk * bn // 4}; e += {threads}) {{
-            const int r = e / {bn // 4}, c = (e % {bn // 4}) * 4;
-            const int gr = k0 + r, gc = tile_col + c;
-            float4 q = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if (b_vec && gr < {k_dim} && gc + 3 < {n_dim}) {{
-                q = *reinterpret_cast<const float4 *>(&{b}[(long long)gr * {n_dim} + gc]);
-            }} else if (gr < {k_dim}) {{
-                if (gc < {n_dim}) q.x = {b}[(long long)gr * {n_dim} + gc];
-                if (gc + 1 < {n_dim}) q.y = {b}[(long long)gr * {n_dim} + gc + 1];
-                if (gc + 2 < {n_dim}) q.z = {b}[(long long)gr * {n_dim} + gc + 2];
-                if (gc + 3 < {n_dim}) q.w = {b}[(long long)gr * {n_dim} + gc + 3];
-            }}
-            *reinterpret_cast<float4 *>(&Bs[r][c]) = q;
-        }}
+        for (int {n['j']} = 0; {n['j']} < {tn}; {n['j']}++)
+            {n['acc']}[{n['i']}][{n['j']}] = 0.0f;
+    for (int {n['k0']} = 0; {n['k0']} < {k_dim}; {n['k0']} += {bk}) {{{a_load}{b_load}
         __syncthreads();
 #pragma unroll
-        for (int kk = 0; kk < {bk}; kk++) {{
-            float a_frag[{tm}], b_frag[{tn}];
+        for (int {n['kk']} = 0; {n['kk']} < {bk}; {n['kk']}++) {{
+            float {n['a_frag']}[{tm}], {n['b_frag']}[{tn}];
 {a_groups}
 {b_groups}
 #pragma unroll
-            for (int i = 0; i < {tm}; i++)
+            for (int {n['i']} = 0; {n['i']} < {tm}; {n['i']}++)
 #pragma unroll
-                for (int j = 0; j < {tn}; j++)
-                    acc_[i][j] += a_frag[i] * b_frag[j];
+                for (int {n['j']} = 0; {n['j']} < {tn}; {n['j']}++)
+                    {n['acc']}[{n['i']}][{n['j']}] += {n['a_frag']}[{n['i']}] * {n['b_frag']}[{n['j']}];
         }}
         __syncthreads();
     }}
 #pragma unroll
-    for (int i = 0; i < {tm}; i++) {{
+    for (int {n['i']} = 0; {n['i']} < {tm}; {n['i']}++) {{
 #pragma unroll
-        for (int j = 0; j < {tn}; j++) {{
-            int {row} = tile_row + threadIdx.y * 4 + (i & 3) + (i >> 2) * {4 * ty_count};
-            int {col} = tile_col + threadIdx.x * 4 + (j & 3) + (j >> 2) * {4 * tx_count};
-            if ({row} < {m_dim} && {col} < {n_dim}) {{
-                {store_code}
+        for (int {n['j']} = 0; {n['j']} < {tn}; {n['j']}++) {{
+            {bind(view, {product.row: f"{n['tile_row']} + threadIdx.y * 4 + ({n['i']} & 3) + ({n['i']} >> 2) * {4 * ty_count}",
+                         product.col: f"{n['tile_col']} + threadIdx.x * 4 + ({n['j']} & 3) + ({n['j']} >> 2) * {4 * tx_count}"})}
+            if ({product.row} < {m_dim} && {product.col} < {n_dim}) {{
+                {store}
             }}
         }}
     }}
-"""
+{batch_close}"""
+    del row_type, col_type
+    grid = (ceil_div(n_dim, bn), ceil_div(m_dim, bm), *grid_z)
+    return body, grid, (str(tx_count), str(ty_count))
+
+
+def _store_with(product: DenseProduct, register: str) -> str:
+    """The kernel's store statement with its accumulator replaced by `register`."""
+    node = product.kernel.work_nodes[2]
+    start = node.start_byte
+    text = node.text or b""
+    pieces = []
+    cursor = 0
+    stack = [node]
+    spans = []
+    while stack:
+        current = stack.pop()
+        if current.type == "identifier" and node_text(current) == product.acc:
+            spans.append((current.start_byte - start, current.end_byte - start))
+        stack.extend(current.children)
+    for begin, end in sorted(spans):
+        pieces.append(text[cursor:begin].decode())
+        pieces.append(register)
+        cursor = end
+    pieces.append(text[cursor:].decode())
+    return "".join(pieces)
