@@ -86,9 +86,11 @@ def _relabel_model(args: argparse.Namespace) -> ModelBackend | None:
     if not args.relabel:
         return None
     # Imported here so that building without --relabel never touches the model engine.
-    from regrapht.model.llama_backend import LlamaBackend, ModelSettings
+    from regrapht.model import ModelSettings, ProcessModelBackend
 
-    return LlamaBackend(ModelSettings(path=args.model))
+    model = ProcessModelBackend(ModelSettings(path=args.model))
+    _ = model.info  # a missing or corrupt file is an InputError before the build starts
+    return model
 
 
 def run_build(args: argparse.Namespace) -> int:

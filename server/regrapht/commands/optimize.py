@@ -15,6 +15,7 @@ from typing import Any
 
 from regrapht.inputs import read_source
 from regrapht.model.backend import ModelBackend
+from regrapht.model.locate import validate_model
 from regrapht.search import STRATEGIES, OptimizeResult, Progress, SearchOptions, optimize
 from regrapht.search.wiring import MODEL_STRATEGIES, open_run, save_statistics
 from regrapht.validate.opening import find_spec
@@ -43,9 +44,11 @@ def register(subparsers: Any) -> None:
 
 
 def make_model(path: str | None, threads: int, gpu_layers: int) -> ModelBackend:
-    from regrapht.model.llama_backend import LlamaBackend, ModelSettings
+    from regrapht.model import ModelSettings, ProcessModelBackend
 
-    return LlamaBackend(ModelSettings(path=path, threads=threads, gpu_layers=gpu_layers))
+    model = ProcessModelBackend(ModelSettings(path=path, threads=threads, gpu_layers=gpu_layers))
+    _ = model.info  # a missing or corrupt file is an InputError now, not when (if) it is asked
+    return model
 
 
 def run_optimize(args: Any, *, env: dict[str, str], home: Path) -> OptimizeResult:
@@ -55,6 +58,8 @@ def run_optimize(args: Any, *, env: dict[str, str], home: Path) -> OptimizeResul
     model = None
     if args.strategy in MODEL_STRATEGIES and not args.no_model:
         model = make_model(args.model, args.model_threads, args.model_gpu_layers)
+    elif args.model:
+        validate_model(Path(args.model))  # named but not needed: still a bad path is an error
     options = SearchOptions(step_cap=args.step_cap, epsilon=args.epsilon, visit_penalty=args.visit_penalty,
                             use_model=model is not None)
     with open_run(source, args.file, args.kernel, spec, env=env, home=home, arch=args.arch,

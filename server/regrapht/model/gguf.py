@@ -2,9 +2,13 @@
 
 llama.cpp may abort the whole process on a malformed file, so the model engine reads the
 header here first: the "GGUF" magic, a supported version, sane tensor and metadata counts,
-the metadata key/values (scalars kept, arrays only counted), the tensor infos, and that the
-file is long enough to hold the data of every tensor. Any failure is an `InputError` naming
-the file. Nothing here loads weights.
+the metadata key/values (scalars kept, arrays only counted), the tensor infos (known types,
+aligned offsets, element counts that fit), that the file is long enough to hold the data of
+every tensor (a header-only or cut file fails here), and the hyperparameters llama.cpp asserts
+on (`GGML_ASSERT` aborts the process): the layer count against `LLAMA_MAX_LAYERS`, the expert
+counts, the sizes and the tokenizer's parallel arrays. Any failure is an `InputError` naming
+the file and the key. Nothing here loads weights. The model still runs in a worker process
+(`process_backend`): no header check can find everything llama.cpp may abort on.
 """
 
 from __future__ import annotations
@@ -24,6 +28,13 @@ DEFAULT_ALIGNMENT = 32
 MAX_TENSORS = 1_000_000
 MAX_METADATA = 1_000_000
 MAX_DIMS = 8
+# llama.cpp's own limits (llama-hparams.h); beyond them it aborts while loading.
+LLAMA_MAX_LAYERS = 512
+LLAMA_MAX_EXPERTS = 512
+MAX_SIZE_PARAMETER = 1 << 24  # embedding, feed-forward, head counts: real models stay far below
+MAX_CONTEXT = 1 << 27
+GGML_TYPE_LIMIT = 64  # ggml type ids are small; a larger one is a corrupt tensor info
+MAX_ELEMENTS = 1 << 60
 
 # ggml type id -> (elements per block, bytes per block). Types missing here are allowed but
 # their size is not checked (only their offset is).
@@ -164,7 +175,12 @@ def _parse(file: Path, view: mmap.mmap, size: int) -> GgufInfo:
         raise InputError(f"corrupt GGUF header (alignment {alignment!r})", file=shown)
     data_offset = -(-reader.pos // alignment) * alignment
     data_end = data_offset
+    if tensor_count == 0:
+        raise InputError("not a usable model: the GGUF file holds no tensors", file=shown)
     for name, offset, nbytes in tensors:
+        if offset % alignment:
+            raise InputError(f"corrupt GGUF tensor info: '{name}' is at offset {offset}, not a multiple of "
+                             f"the alignment {alignment}", file=shown)
         end = data_offset + offset + nbytes
         if end > data_end:
             data_end = end
@@ -173,10 +189,59 @@ def _parse(file: Path, view: mmap.mmap, size: int) -> GgufInfo:
                 f"truncated GGUF file: tensor '{name}' needs bytes up to {end}, file has {size}",
                 file=shown,
             )
+    _check_hyperparameters(metadata, arrays, shown)
     return GgufInfo(
         path=file, version=version, tensor_count=tensor_count, metadata=metadata,
         array_lengths=arrays, data_offset=data_offset, data_end=data_end, file_size=size,
     )
+
+
+def _check_hyperparameters(metadata: dict[str, MetadataValue], arrays: dict[str, int], shown: str) -> None:
+    """The counts llama.cpp trusts (and asserts on) must be in its range."""
+    arch = metadata.get("general.architecture")
+    if not isinstance(arch, str):
+        arch = ""  # llama.cpp refuses such a file itself, with an error rather than an abort
+
+    def count(key: str, low: int, high: int, required: bool = False) -> int | None:
+        if key in arrays:  # per-layer values (some architectures): one per layer at most
+            return None
+        value = metadata.get(key)
+        if value is None:
+            if required:
+                raise InputError(f"not a usable model: '{key}' is missing from the GGUF metadata", file=shown,
+                                 key=key)
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise InputError(f"corrupt GGUF metadata: '{key}' is {value!r}, outside {low}..{high}"
+                             + (" (llama.cpp's limit)" if high in (LLAMA_MAX_LAYERS, LLAMA_MAX_EXPERTS) else ""),
+                             file=shown, key=key)
+        return value
+
+    layers = count(f"{arch}.block_count", 1, LLAMA_MAX_LAYERS, required=bool(arch))
+    for name in ("embedding_length", "feed_forward_length", "attention.head_count", "attention.head_count_kv",
+                 "vocab_size", "rope.dimension_count"):
+        count(f"{arch}.{name}", 0 if name == "feed_forward_length" else 1, MAX_SIZE_PARAMETER)
+    count(f"{arch}.context_length", 1, MAX_CONTEXT)
+    experts = count(f"{arch}.expert_count", 0, LLAMA_MAX_EXPERTS) or 0
+    used = count(f"{arch}.expert_used_count", 0, LLAMA_MAX_EXPERTS) or 0
+    if used > experts or (experts > 0 and used == 0):
+        raise InputError(f"corrupt GGUF metadata: {used} experts used per token of {experts}", file=shown,
+                         key=f"{arch}.expert_used_count")
+    for key, length in arrays.items():
+        if key.startswith(f"{arch}.") and layers is not None and length > layers:
+            raise InputError(f"corrupt GGUF metadata: '{key}' has {length} values for {layers} layers",
+                             file=shown, key=key)
+    tokens = arrays.get("tokenizer.ggml.tokens")
+    for key in ("tokenizer.ggml.scores", "tokenizer.ggml.token_type"):
+        if tokens is not None and key in arrays and arrays[key] != tokens:
+            raise InputError(f"corrupt GGUF metadata: '{key}' has {arrays[key]} entries for {tokens} tokens",
+                             file=shown, key=key)
+    if tokens is not None:
+        for key, value in metadata.items():
+            if key.startswith("tokenizer.ggml.") and key.endswith("_token_id") and isinstance(value, int) \
+                    and not isinstance(value, bool) and not -1 <= value < tokens:
+                raise InputError(f"corrupt GGUF metadata: '{key}' is {value}, beyond the {tokens} tokens",
+                                 file=shown, key=key)
 
 
 def _read_metadata(
@@ -226,9 +291,13 @@ def _read_tensor_info(reader: _Reader, shown: str) -> tuple[str, int, int]:
     dims = [reader.u64() for _ in range(n_dims)]
     ggml_type = reader.u32()
     offset = reader.u64()
+    if ggml_type >= GGML_TYPE_LIMIT:
+        raise InputError(f"corrupt GGUF tensor info: '{name}' has unknown type {ggml_type}", file=shown)
     elements = 1
     for dim in dims:
         elements *= dim
+    if elements > MAX_ELEMENTS:
+        raise InputError(f"corrupt GGUF tensor info: '{name}' has {elements} elements", file=shown)
     block = GGML_TYPE_SIZES.get(ggml_type)
     nbytes = 0 if block is None else (elements // block[0]) * block[1]
     return name, offset, nbytes

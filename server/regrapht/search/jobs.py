@@ -102,9 +102,9 @@ class ModelCache:
 
 
 def llama_model(settings: Settings) -> Any:
-    from regrapht.model.llama_backend import LlamaBackend, ModelSettings
+    from regrapht.model import ModelSettings, ProcessModelBackend
 
-    model = LlamaBackend(ModelSettings(path=settings.model_path or None, threads=settings.model_threads,
+    model = ProcessModelBackend(ModelSettings(path=settings.model_path or None, threads=settings.model_threads,
                                        gpu_layers=settings.model_gpu_layers, context=settings.model_context))
     _ = model.info  # checks the GGUF header now: a missing or corrupt file is an InputError here
     return model

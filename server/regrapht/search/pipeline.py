@@ -165,12 +165,16 @@ def optimize(
 
 
 def _why_nothing(evaluator: Evaluator, session: SearchRun) -> str:
+    c = session.counters
     if evaluator.gpu_name is None:
         reason = getattr(evaluator, "no_device_reason", "") or "no CUDA device present"
-        return f"{reason}: candidates were compiled but cannot be verified, so none is offered"
+        if c.compiled:
+            return (f"{reason}: {c.compiled} candidate{'s were' if c.compiled != 1 else ' was'} compiled "
+                    "but cannot be verified, so none is offered")
+        tried = f"none of {c.generated} candidates compiled" if c.generated else "no candidate was made"
+        return f"{reason}: {tried}, and none could be verified without a device"
     if session.cancelled():
         return "cancelled before a faster verified version was found"
-    c = session.counters
     if c.generated == 0:
         return "no technique could be applied to this kernel"
     if c.correct == 0:

@@ -12,7 +12,6 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -23,6 +22,7 @@ from typing import Literal
 
 import msgpack
 
+from regrapht.children import ToolLimits, ToolRun, run_tool
 from regrapht.errors import InputError
 
 Severity = Literal["error", "warning", "remark"]
@@ -126,8 +126,7 @@ def make_demangler(tool: Path | None) -> Callable[[Sequence[str]], dict[str, str
     def demangle(names: Sequence[str]) -> dict[str, str]:
         if not names:
             return {}
-        done = subprocess.run([str(tool)], input="\n".join(names) + "\n", capture_output=True,
-                              text=True, timeout=30, check=False)
+        done = run_tool([str(tool)], ToolLimits(timeout_s=30), input_text="\n".join(names) + "\n")
         lines = done.stdout.splitlines()
         return dict(zip(names, lines, strict=False)) if done.returncode == 0 else {}
 
@@ -231,6 +230,41 @@ def _from_wire(data: bytes) -> CompileResult | None:
     )
 
 
+# `#include` of a device or process file: /dev/stdin would read the server's JSON-RPC stream
+# (were stdin not /dev/null), /dev/zero and /dev/urandom never end, /proc and /sys files change.
+_DEVICE_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?P<path>/(?:dev|proc|sys)/[^>"]*)[>"]', re.MULTILINE)
+
+
+def refuse_device_includes(source: str, file: str) -> Diagnostic | None:
+    """An error for the first `#include` naming a file under /dev, /proc or /sys, else None.
+
+    A cheap first line only: an include built by a macro still reaches nvcc, whose stdin is
+    /dev/null and whose memory, file size and time are limited (`regrapht.children`)."""
+    match = _DEVICE_INCLUDE.search(source)
+    if match is None:
+        return None
+    line = source.count("\n", 0, match.start()) + 1
+    return Diagnostic(file, line, "error",
+                      f"#include of '{match.group('path')}' refused: device and process files are never compiled")
+
+
+def _stopped_by_limits(done: ToolRun, limits: ToolLimits, file: str) -> Diagnostic | None:
+    """The error for a compile that hit a limit: its time, or its memory or file size (the tool
+    or one of its children died of a signal: std::bad_alloc, SIGKILL, SIGXFSZ)."""
+    if done.timed_out:
+        return Diagnostic(file, None, "error",
+                          f"nvcc did not finish within {limits.timeout_s:.0f} s; it and every process it "
+                          "started were stopped")
+    died = re.search(r"'([^']+)' died due to signal (\d+)|(out of memory|virtual memory exhausted"
+                     r"|std::bad_alloc|File size limit exceeded)", done.output)
+    if done.signal is None and died is None:
+        return None
+    what = (died.group(1) if died is not None else None) or "nvcc"
+    return Diagnostic(file, None, "error",
+                      f"{what} stopped at its resource limits ({limits.describe()}); the source makes the "
+                      "compiler use too much memory or output (a macro or template explosion?)")
+
+
 class CompileCache:
     """Compile results on disk, one msgpack file per key; a missing dir disables nothing."""
 
@@ -274,6 +308,7 @@ class Compiler:
         self.flags = tuple(flags)
         self.demangle = make_demangler(demangler)
         self.timeout_s = timeout_s
+        self.limits = ToolLimits(timeout_s=timeout_s)
         self._version: str | None = None
 
     @classmethod
@@ -287,8 +322,7 @@ class Compiler:
     @property
     def version(self) -> str:
         if self._version is None:
-            done = subprocess.run([str(self.nvcc), "--version"], capture_output=True, text=True,
-                                  timeout=60, check=False)
+            done = run_tool([str(self.nvcc), "--version"], ToolLimits(timeout_s=60))
             match = re.search(r"release [\d.]+, V([\d.]+)", done.stdout)
             self._version = match.group(1) if match else done.stdout.strip()[-80:]
         return self._version
@@ -309,6 +343,9 @@ class Compiler:
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             return hit
         name = Path(file).name if file.endswith((".cu", ".cuh")) else "kernel.cu"
+        if (refused := refuse_device_includes(source, file)) is not None:
+            return CompileResult(ok=False, key=key, arch=arch, cubin=None, diagnostics=(refused,),
+                                 kernels={}, log=str(refused))
         with tempfile.TemporaryDirectory(prefix="regrapht-nvcc-") as tmp:
             src = Path(tmp) / name
             src.write_text(source, encoding="utf-8")
@@ -316,16 +353,15 @@ class Compiler:
             command = [str(self.nvcc), "-cubin", f"-arch={arch}", *self.flags, "-Xptxas", "-v",
                        *(f"-I{d}" for d in include_dirs), "-o", str(out), name]
             started = time.monotonic()
-            try:
-                done = subprocess.run(command, cwd=tmp, capture_output=True, text=True,
-                                      timeout=self.timeout_s, check=False)
-                log, returncode = done.stdout + done.stderr, done.returncode
-            except subprocess.TimeoutExpired:
-                log, returncode = f"nvcc timed out after {self.timeout_s:.0f} s", -1
+            done = run_tool(command, self.limits, cwd=tmp)
+            log, returncode = done.output, (-1 if done.timed_out else done.returncode)
             seconds = time.monotonic() - started
             cubin = out.read_bytes() if returncode == 0 and out.is_file() else None
         diagnostics = parse_diagnostics(log, source_name=name, display_file=file)
-        if returncode != 0 and not any(d.severity == "error" for d in diagnostics):
+        stopped = _stopped_by_limits(done, self.limits, file)
+        if stopped is not None:
+            diagnostics.insert(0, stopped)
+        elif returncode != 0 and not any(d.severity == "error" for d in diagnostics):
             last = log.strip().splitlines()[-1] if log.strip() else f"nvcc exited with {returncode}"
             diagnostics.append(Diagnostic(file, None, "error", last))
         kernels = parse_ptxas_report(log) if cubin is not None else {}
@@ -335,7 +371,7 @@ class Compiler:
         result = CompileResult(ok=cubin is not None, key=key, arch=arch, cubin=cubin,
                                diagnostics=tuple(diagnostics), kernels=kernels, log=log,
                                seconds=seconds, command=tuple(command))
-        if self.cache is not None and returncode != -1:
+        if self.cache is not None and stopped is None:  # a limit hit is not cached: limits change
             self.cache.put(result)
         return result
 

@@ -21,10 +21,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import msgpack
+
+from regrapht.children import WORKER_MEMORY_BYTES, Child, python_module_env
 
 _HEADER = struct.Struct(">I")
 MAX_FRAME = 1 << 31
@@ -36,11 +37,7 @@ def default_command() -> list[str]:
 
 def worker_env(base: Mapping[str, str]) -> dict[str, str]:
     """The environment for the child: the parent's, with this package importable."""
-    env = dict(base)
-    server_dir = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = server_dir + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    return env
+    return python_module_env(base)
 
 
 @dataclass(frozen=True)
@@ -70,6 +67,8 @@ class GpuWorker:
         self.start_timeout_s = start_timeout_s
         self._clock = clock
         self._process: subprocess.Popen[bytes] | None = None
+        self._child: Child | None = None
+        self.memory_bytes = WORKER_MEMORY_BYTES
         self._stderr_tail: deque[str] = deque(maxlen=20)
         self._lock = threading.Lock()
         self._info: dict[str, Any] | None = None
@@ -79,10 +78,9 @@ class GpuWorker:
     # -- lifecycle -------------------------------------------------------------------------
     def _start(self) -> None:
         self._stderr_tail.clear()
-        self._process = subprocess.Popen(
-            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=self.env, start_new_session=True,
-        )
+        # own process group, private TMPDIR, stdin a pipe of ours (never the server's)
+        self._child = Child(self.command, env=self.env, pipe_stdin=True, tmp_prefix="regrapht-gpu-worker-")
+        self._process = self._child.process
         stderr = self._process.stderr
         assert stderr is not None
         tail = self._stderr_tail
@@ -90,20 +88,14 @@ class GpuWorker:
         def drain() -> None:
             for raw in iter(stderr.readline, b""):
                 tail.append(raw.decode("utf-8", "replace").rstrip())
+            stderr.close()
 
         threading.Thread(target=drain, name="gpu-worker-stderr", daemon=True).start()
 
     def _kill(self) -> None:
-        process, self._process = self._process, None
-        if process is None:
-            return
-        if process.poll() is None:
-            process.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=10)
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                stream.close()
+        child, self._child, self._process = self._child, None, None
+        if child is not None:
+            child.end(close_stderr=False)  # the whole process group, then its TMPDIR
 
     def close(self) -> None:
         with self._lock:
@@ -181,6 +173,8 @@ class GpuWorker:
                     self._kill()
                     return WorkerFailure("timeout", "no reply from the GPU worker in time; it was killed")
                 if not selector.select(timeout=min(remaining, 1.0)):
+                    if (over := self._over_memory()) is not None:
+                        return over
                     continue
                 chunk = os.read(fd, min(needed, 1 << 20))
                 if not chunk:
@@ -188,6 +182,15 @@ class GpuWorker:
                 chunks.append(chunk)
                 needed -= len(chunk)
         return b"".join(chunks)
+
+    def _over_memory(self) -> WorkerFailure | None:
+        """Checked while waiting: CUDA reserves too much address space for an rlimit to work."""
+        child = self._child
+        if child is None or not self.memory_bytes or child.anon_rss_bytes() <= self.memory_bytes:
+            return None
+        self._kill()
+        return WorkerFailure("crashed", f"the GPU worker used more than {self.memory_bytes >> 30} GiB of "
+                                        "host memory; it was stopped")
 
     def _read_frame(self, process: subprocess.Popen[bytes], deadline: float) -> dict[str, Any] | WorkerFailure:
         header = self._read_exactly(process, _HEADER.size, deadline)
