@@ -48,6 +48,17 @@ class Coordinate:
 
 
 @dataclass(frozen=True)
+class LinearIndex:
+    """A 1-D global thread index that the kernel decodes into coordinates (`i = t / n`,
+    `j = t % n`): the rewrites bind the coordinates and re-define it from them."""
+
+    name: str
+    type: str
+    total: str  # its exclusive bound, as written (a launch covers it)
+    definition: str  # `int t = i * n + j;`: the index from the coordinates
+
+
+@dataclass(frozen=True)
 class Bound:
     """`lower <= coordinate < upper`; `upper` is a launch-expressible text (scalars, literals)."""
 
@@ -110,6 +121,7 @@ class PointKernel:
     accesses: tuple[Access, ...]  # subscripts of pointer parameters in the work
     loops: Mapping[str, LoopRange]  # constant-range loop variables of the work
     identifiers: frozenset[str]  # every identifier in the kernel (to pick fresh names)
+    linear: LinearIndex | None = None  # the 1-D thread index the coordinates were decoded from
     work_nodes: tuple[Node, ...] = field(default=(), compare=False, repr=False)  # the statements' trees
     symbols: Mapping[str, Poly] = field(default_factory=dict, compare=False, repr=False)  # locals at the end
 
@@ -199,6 +211,8 @@ class _Builder:
         self.pointers: dict[str, str] = {}
         self.coordinates: list[Coordinate] = []
         self.prelude: list[str] = []
+        self.prelude_nodes: list[Node] = []
+        self.linear: LinearIndex | None = None
         self.mutable: set[str] = set()
         self.loop_names: set[str] = set()
 
@@ -243,6 +257,13 @@ class _Builder:
         if guard is None or not work or not self.coordinates:
             raise _NotPointwise
         bounds = self._bounds(guard, negated)
+        guard_text = node_text(_strip(guard))
+        guard_text = f"!({guard_text})" if negated else guard_text
+        if len(self.coordinates) == 1 and self.coordinates[0].axis == "x":
+            decomposed = self._linearise(bounds)
+            if decomposed is not None:
+                bounds = decomposed
+                guard_text = " && ".join(f"{c.name} < {bounds[c.name].upper}" for c in self.coordinates)
         for statement in work:
             self._check_pointwise(statement)
         self.mutable = self._assigned_names(work)
@@ -252,14 +273,13 @@ class _Builder:
         loops: dict[str, LoopRange] = {}
         for statement in work:
             self._scan(statement, _Scope((), (), False), accesses, loops)
-        guard_text = node_text(_strip(guard))
         return PointKernel(
             text=self.text,
             params=self.params,
             pointers=self.pointers,
             coordinates=tuple(self.coordinates),
             bounds=bounds,
-            guard=f"!({guard_text})" if negated else guard_text,
+            guard=guard_text,
             prelude=tuple(self.prelude),
             work=tuple(node_text(s) for s in work),
             work_start=work[0].start_byte,
@@ -268,6 +288,7 @@ class _Builder:
             loops=loops,
             identifiers=frozenset(node_text(n) for n in _walk(self.function) if n.type == "identifier"),
             work_nodes=tuple(work),
+            linear=self.linear,
             symbols=dict(self.env),
         )
 
@@ -364,7 +385,103 @@ class _Builder:
         for name, poly in names:
             self.env[name] = poly
         self.prelude.append(node_text(statement))
+        self.prelude_nodes.append(statement)
         return True
+
+    def _linearise(self, bounds: dict[str, Bound]) -> dict[str, Bound] | None:
+        """Coordinates decoded from a 1-D index `t` by `t % M`, `(t / D) % M` and `t / D` in a
+        mixed radix (D of each part = D * M of the previous one, the last part's bound times
+        its D = t's bound); None when the declarations are not such a decomposition."""
+        index = self.coordinates[0]
+        bound = bounds[index.name]
+        total = expression_poly(bound.upper, self.constants)
+        if bound.lower != "0" or total is None:
+            return None
+        parts: list[tuple[str, str, Poly, Poly | None, Node]] = []
+        for statement in self.prelude_nodes:
+            type_text = " ".join(node_text(statement.child_by_field_name("type")).split())
+            for declarator in statement.children_by_field_name("declarator"):
+                value = _strip(declarator.child_by_field_name("value"))
+                split = self._radix_part(value, index.name)
+                if split is not None:
+                    parts.append((node_text(declarator.child_by_field_name("declarator")), type_text, *split,
+                                  statement))
+        if len(parts) < 2:
+            return None
+        parts.sort(key=lambda part: (len(part[2].terms[0][0]), part[2].terms[0][1]) if part[2].terms else (0, 0))
+        divisor = Poly.const(1)
+        for position, (_, _, part_divisor, modulus, _) in enumerate(parts):
+            last = position == len(parts) - 1
+            if part_divisor != divisor or (modulus is None) != last:
+                return None
+            if modulus is not None:
+                product = divisor * modulus
+                if product is None:
+                    return None
+                divisor = product
+        quotient = _divide_poly(total, divisor)
+        if quotient is None:
+            return None
+        # Every declaration holding a part must hold only parts (it is replaced by the binding).
+        holders = {id(part[4]) for part in parts}
+        named = {part[0] for part in parts}
+        for statement in self.prelude_nodes:
+            if id(statement) in holders and any(node_text(d.child_by_field_name("declarator")) not in named
+                                                for d in statement.children_by_field_name("declarator")):
+                return None
+        kept = [(t, n) for t, n in zip(self.prelude, self.prelude_nodes, strict=True) if id(n) not in holders]
+        terms = []
+        new_bounds: dict[str, Bound] = {}
+        self.coordinates = []
+        for name, type_text, part_divisor, modulus, _ in parts:
+            self.coordinates.append(Coordinate(name, type_text, "x"))
+            self.env[name] = Poly.atom(name)
+            terms.append(name if part_divisor.constant == 1 else f"{name} * ({part_divisor.text()})")
+            new_bounds[name] = Bound("0", (modulus or quotient).text())
+        definition = f"{index.type.replace('const ', '')} {index.name} = {' + '.join(reversed(terms))};"
+        self.linear = LinearIndex(index.name, index.type, bound.upper, definition)
+        decoded = Poly.const(0)
+        for name, _, part_divisor, _, _ in parts:
+            decoded = decoded + Poly.of({tuple(sorted((name, *m))): v for m, v in part_divisor.terms})
+        self.env[index.name] = decoded
+        self.prelude = [definition] + [t for t, _ in kept]
+        self.prelude_nodes = [n for _, n in kept]
+        for statement in self.prelude_nodes:  # re-read the other locals with the index re-defined
+            for declarator in statement.children_by_field_name("declarator"):
+                target = declarator.child_by_field_name("declarator")
+                if target is not None:
+                    self.env[node_text(target)] = self.poly(declarator.child_by_field_name("value"))
+        return new_bounds
+
+    def _radix_part(self, value: Node | None, index: str) -> tuple[Poly, Poly | None] | None:
+        """(D, M) for `index % M` (D = 1), `(index / D) % M`, `index / D` (M None)."""
+        if value is None or value.type != "binary_expression":
+            return None
+        op = node_text(value.child_by_field_name("operator"))
+        left, right = _strip(value.child_by_field_name("left")), value.child_by_field_name("right")
+        if right is None or left is None or op not in ("/", "%"):
+            return None
+        amount = self._scalar_poly(right)
+        if amount is None:
+            return None
+        if left.type == "identifier" and node_text(left) == index:
+            return (Poly.const(1), amount) if op == "%" else (amount, None)
+        if op == "%" and left.type == "binary_expression" and node_text(left.child_by_field_name("operator")) == "/":
+            inner_left = _strip(left.child_by_field_name("left"))
+            divisor = self._scalar_poly(left.child_by_field_name("right"))
+            if inner_left is not None and inner_left.type == "identifier" and node_text(inner_left) == index and \
+                    divisor is not None:
+                return divisor, amount
+        return None
+
+    def _scalar_poly(self, node: Node | None) -> Poly | None:
+        """A positive one-term polynomial of scalars (`n`, `C * W`, `16`), else None."""
+        if node is None:
+            return None
+        poly = self.poly(node)
+        if len(poly.terms) != 1 or poly.terms[0][1] <= 0 or not set(poly.terms[0][0]) <= set(self.params):
+            return None
+        return poly
 
     def _bounds(self, guard: Node, negated: bool) -> dict[str, Bound]:
         """Per coordinate, its bounds from a conjunction (`!negated`) or disjunction of negated
@@ -735,6 +852,22 @@ def _replace_word(text: str, word: str, replacement: str) -> str:
     import re
 
     return re.sub(rf"\b{re.escape(word)}\b", replacement, text)
+
+
+def _divide_poly(total: Poly, divisor: Poly) -> Poly | None:
+    """`total / divisor` for one-term polynomials when it divides exactly."""
+    if len(total.terms) != 1 or len(divisor.terms) != 1:
+        return None
+    (monomial, value), = total.terms
+    (by, by_value), = divisor.terms
+    remaining = list(monomial)
+    for atom in by:
+        if atom not in remaining:
+            return None
+        remaining.remove(atom)
+    if value % by_value:
+        return None
+    return Poly.of({tuple(remaining): value // by_value})
 
 
 def coefficient_of(poly: Poly, atom: str) -> Poly:

@@ -22,6 +22,7 @@ from regrapht.cuda.affine import Poly
 from regrapht.idioms.pointwise import Access, Condition, PointKernel, coefficient_of
 
 MAX_HALO = 8  # elements per side; wider neighbourhoods are not what a tile with halos is for
+MIN_POINTS = 3  # distinct offsets read: fewer gain nothing from sharing loads through a tile
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,8 @@ def _stencil_of(kernel: PointKernel, array: str) -> Stencil | None:
         elif read_base != base:
             continue
         found.append(read)
-    if base is None or not found or not any(r.low[c] != 0 or r.high[c] != 0 for r in found for c in tiled):
-        return None
+    if base is None or not found or _points(found, tiled) < MIN_POINTS:
+        return None  # `rowptr[row]`, `rowptr[row + 1]` is no neighbourhood worth a tile
     if not base.atoms() <= set(kernel.params):
         return None
     # A coordinate no read shifts (a depthwise convolution's channel) needs no tile: the block
@@ -105,6 +106,21 @@ def _stencil_of(kernel: PointKernel, array: str) -> Stencil | None:
     narrowed = tuple(NeighbourRead(r.access, {c: r.offsets[c] for c in tiled}, {c: r.low[c] for c in tiled},
                                    {c: r.high[c] for c in tiled}, r.limits) for r in found)
     return Stencil(kernel, array, strides, base, tiled, slices, narrowed)
+
+
+def _points(reads: list[NeighbourRead], tiled: tuple[str, ...]) -> int:
+    """How many distinct offsets the reads cover (a loop-bounded read counts its whole box)."""
+    fixed: set[tuple[int, ...]] = set()
+    boxes = 0
+    for read in reads:
+        if all(read.offsets[c].constant is not None for c in tiled):
+            fixed.add(tuple(read.low[c] for c in tiled))
+        else:
+            size = 1
+            for c in tiled:
+                size *= read.high[c] - read.low[c] + 1
+            boxes += size
+    return len(fixed) + boxes
 
 
 def _divide(monomial: tuple[str, ...], by: tuple[str, ...]) -> tuple[str, ...] | None:

@@ -56,9 +56,29 @@ __global__ void permute021(const float *a, float *b, int D0, int D1, int D2) {
     }
 }
 """, LaunchConfig(("(D2 + 31) / 32", "(D1 + 7) / 8", "D0"), ("32", "8", "1")), ("i2", "i1")),
+    "linear_index_rotation": ("""
+__global__ void rot90_flat(const float *src, float *dst, int h, int w) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < h * w) {
+        int r = t / w;
+        int c = t % w;
+        dst[c * h + (h - 1 - r)] = src[t];
+    }
+}
+""", LaunchConfig(("(h * w + 255) / 256",), ("256",)), ("c", "r")),
 }
 
 NEAR_MISSES = {
+    "linear_index_wrong_radix": ("""
+__global__ void rot90_flat(const float *src, float *dst, int h, int w) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < h * w) {
+        int r = t / h;
+        int c = t % w;
+        dst[c * h + (h - 1 - r)] = src[t];
+    }
+}
+""", LaunchConfig(("(h * w + 255) / 256",), ("256",))),
     "in_place": ("""
 __global__ void transpose_inplace(float *a, int n) {
     int x = blockIdx.x * blockDim.x + threadIdx.x;

@@ -98,9 +98,30 @@ __global__ void life(const int *cur, int *next, int W, int H) {
     next[y * W + x] = (alive == 3 || (alive == 2 && me)) ? 1 : 0;
 }
 """, GRID_2D, (1, 1)),
+    "blur_flat_index": ("""
+__global__ void box3(const float *a, float *b, int rows, int cols) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= rows * cols) return;
+    int x = i % cols, y = i / cols;
+    if (x > 0 && y > 0 && x < cols - 1 && y < rows - 1)
+        b[i] = (a[i - 1] + a[i + 1] + a[i - cols] + a[i + cols] + a[i]) * 0.2f;
+    else
+        b[i] = a[i];
+}
+""", LaunchConfig(("(rows * cols + 255) / 256",), ("256",)), (1, 1)),
 }
 
 NEAR_MISSES = {
+    "csr_row_range": ("""
+__global__ void spmv(const int *rowptr, const int *col, const float *val, const float *x, float *y, int rows) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) {
+        float s = 0.0f;
+        for (int j = rowptr[r]; j < rowptr[r + 1]; j++) s += val[j] * x[col[j]];
+        y[r] = s;
+    }
+}
+""", LaunchConfig(("(rows + 255) / 256",), ("256",))),
     "in_place": ("""
 __global__ void smooth_inplace(float *a, int W, int H) {
     int x = blockIdx.x * blockDim.x + threadIdx.x;

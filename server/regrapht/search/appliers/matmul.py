@@ -24,7 +24,7 @@ from regrapht.cuda.extract import node_text
 from regrapht.idioms.gemm import DenseProduct, Operand, dense_product
 from regrapht.idioms.pointwise import fresh
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
-from regrapht.search.appliers.points import bind, ceil_div, point_view
+from regrapht.search.appliers.points import bind, ceil_div, point_view, prelude
 from regrapht.spec.launch import LaunchConfig
 
 # (BM, BN, BK, TM, TN). 128x128 with 8x8 per thread is the classic register-blocked SGEMM
@@ -209,7 +209,7 @@ def _tiled_body(product: DenseProduct, tiling: tuple[int, int, int, int, int]) -
 #pragma unroll
         for (int {n['j']} = 0; {n['j']} < {tn}; {n['j']}++) {{
             {bind(view, {product.row: f"{n['tile_row']} + threadIdx.y * 4 + ({n['i']} & 3) + ({n['i']} >> 2) * {4 * ty_count}",
-                         product.col: f"{n['tile_col']} + threadIdx.x * 4 + ({n['j']} & 3) + ({n['j']} >> 2) * {4 * tx_count}"})}
+                         product.col: f"{n['tile_col']} + threadIdx.x * 4 + ({n['j']} & 3) + ({n['j']} >> 2) * {4 * tx_count}"})} {prelude(view)}
             if ({product.row} < {m_dim} && {product.col} < {n_dim}) {{
                 {store}
             }}

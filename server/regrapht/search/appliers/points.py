@@ -30,24 +30,31 @@ def covers_domain(given: ApplierInput, view: PointKernel) -> bool:
     if block is None:
         return False
     grid = list(given.launch.grid) + ["1"] * (3 - len(given.launch.grid))
+    if view.linear is not None:
+        if block[1:] != (1, 1) or any(int_literal(g) != 1 for g in grid[1:]):
+            return False
+        return _covers(grid[0], block[0], view.linear.total)
     used = {c.axis for c in view.coordinates}
     for axis_index, axis in enumerate(AXES):
         if axis not in used and (block[axis_index] != 1 or int_literal(grid[axis_index]) != 1):
             return False  # extra threads along an unused axis would repeat the work
     for coordinate in view.coordinates:
         axis_index = AXES.index(coordinate.axis)
-        size = block[axis_index]
-        upper = norm(view.bounds[coordinate.name].upper)
-        expr = grid[axis_index]
-        parts = ceil_parts(expr)
-        if parts is not None and parts[1] == size and norm(parts[0]).strip("()") == upper.strip("()"):
-            continue
-        if size == 1 and norm(expr).strip("()") == upper.strip("()"):
-            continue
-        if not _at_least(parts[0] if parts is not None and parts[1] == size else None, upper) and \
-                not _at_least(f"({expr}) * {size}", upper):
+        if not _covers(grid[axis_index], block[axis_index], view.bounds[coordinate.name].upper):
             return False
     return True
+
+
+def _covers(expr: str, size: int, bound: str) -> bool:
+    """Whether `expr` blocks of `size` threads reach every index below `bound`."""
+    upper = norm(bound)
+    parts = ceil_parts(expr)
+    if parts is not None and parts[1] == size and norm(parts[0]).strip("()") == upper.strip("()"):
+        return True
+    if size == 1 and norm(expr).strip("()") == upper.strip("()"):
+        return True
+    return _at_least(parts[0] if parts is not None and parts[1] == size else None, upper) or \
+        _at_least(f"({expr}) * {size}", upper)
 
 
 def _at_least(covered: str | None, upper: str) -> bool:
