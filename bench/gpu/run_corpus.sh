@@ -5,6 +5,8 @@
 #   MODE=appliers  every deterministic applier's rewrites of every corpus kernel (both splits),
 #                  each checked and timed: $OUT/appliers/appliers.md (+ .json, one .json per task)
 #   MODE=both      the two, one after the other
+# MODE=appliers and MODE=both first prove the naive kernels themselves right: each runs once and is
+# compared with NumPy (bench/corpus/check_references.py -> $OUT/references.md).
 # Jobs run JOBS at a time, spread round-robin over the host's GPUs; each GPU has its own cache dir,
 # so its own GPU lock (the jobs of one GPU never time kernels at the same moment), while model
 # generation and nvcc use the host's cores. Without a GPU (or without pycuda) everything still runs
@@ -99,6 +101,12 @@ export -f run_job
 export RUN STRATEGY BUDGET SEED JOB_TIMEOUT USE_MODEL MODEL_THREADS
 
 start=$(date +%s)
+if [ "$MODE" != eval ]; then
+    CUDA_VISIBLE_DEVICES=0 timeout "$JOB_TIMEOUT" python3 bench/corpus/check_references.py --out "$OUT/references.md" \
+        ${TASKS:-} > "$RUN/logs/references.log" 2>&1
+    echo "references exit=$?" | tee -a "$RUN/status.txt"
+    tail -n 1 "$RUN/logs/references.log"
+fi
 timeout "$SUITE_TIMEOUT" xargs -P "$JOBS" -L 1 bash -c 'run_job "$@"' _ < "$jobs_file"
 echo "wall $(( $(date +%s) - start )) s for $(wc -l < "$jobs_file") jobs ($JOBS at a time on $GPUS GPU(s))" \
     | tee -a "$RUN/status.txt"

@@ -9,9 +9,11 @@ import json
 import os
 import re
 import shutil
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from regrapht.evaluation.runner import Task, load_task, traffic
@@ -95,3 +97,19 @@ def test_every_corpus_kernel_compiles_for_sm90_and_is_found_by_its_spec(tmp_path
     with ThreadPoolExecutor(max_workers=2) as pool:
         entries = list(pool.map(lambda t: _compile(t, tmp_path / "cache"), tasks))
     assert all(entries) and len(entries) == len(tasks)
+
+
+def test_every_corpus_kernel_has_a_numpy_reference_for_each_output() -> None:
+    """bench/corpus/check_references.py (run on the GPU host) proves the naive kernels right; here
+    its references are checked to exist and to give every out/inout buffer its full size."""
+    sys.path.insert(0, str(CORPUS))
+    try:
+        import check_references
+    finally:
+        sys.path.remove(str(CORPUS))
+    assert set(check_references.REFERENCES) == {d.name for d in ALL_DIRS}
+    for directory in ALL_DIRS:
+        ready = check_references.prepare(directory)
+        for buffer in ready.resolved.buffers:
+            if buffer.role != "in":
+                assert np.asarray(ready.expected[buffer.name]).size == buffer.count, (directory.name, buffer.name)
