@@ -14,7 +14,8 @@
 #
 # Env: OUT (required), SPLIT=test|train|all (eval; default test), STRATEGY (default mcgs),
 # BUDGET (12), SEED (0), JOBS (4 per GPU), MODEL_THREADS (4 per job), JOB_TIMEOUT (s, 240),
-# SUITE_TIMEOUT (s, 480: stops starting and waiting for jobs, then merges what finished),
+# SUITE_TIMEOUT (s, 480: stops starting and waiting for jobs, then merges what finished), REF_TIMEOUT
+# (s, 300: the NumPy check of the naive kernels),
 # REGRAPHT_MODEL (the GGUF; else the embedded one if installed), TASKS (task directories to use
 # instead of a whole split), WHEELS (a folder of the host's wheels: pycuda, llama-cpp-python, ...;
 # default shared/wheels/gpu-cp312 or .gpu/wheels in the checkout), SITE (install target, /tmp/site).
@@ -102,7 +103,7 @@ export RUN STRATEGY BUDGET SEED JOB_TIMEOUT USE_MODEL MODEL_THREADS
 
 start=$(date +%s)
 if [ "$MODE" != eval ]; then
-    CUDA_VISIBLE_DEVICES=0 timeout "$JOB_TIMEOUT" python3 bench/corpus/check_references.py --out "$OUT/references.md" \
+    CUDA_VISIBLE_DEVICES=0 timeout "${REF_TIMEOUT:-300}" python3 bench/corpus/check_references.py --out "$OUT/references.md" \
         ${TASKS:-} > "$RUN/logs/references.log" 2>&1
     echo "references exit=$?" | tee -a "$RUN/status.txt"
     tail -n 1 "$RUN/logs/references.log"
