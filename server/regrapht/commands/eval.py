@@ -32,6 +32,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--model-threads", type=int, default=0)
     parser.add_argument("--model-gpu-layers", type=int, default=0)
+    parser.add_argument("--no-model", action="store_true", help="appliers only, even for mcgs/random/greedy")
+    parser.add_argument("--time-limit", type=float, metavar="SECONDS",
+                        help="per kernel: stop its search after this long and keep the best verified so far")
     parser.set_defaults(handler=run)
 
 
@@ -43,7 +46,8 @@ def run(args: Any) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise InputError(f"cannot create the output directory: {error.strerror}", file=str(out)) from error
-    model = make_model(args.model, args.model_threads, args.model_gpu_layers) if args.strategy in MODEL_STRATEGIES else None
+    wants_model = args.strategy in MODEL_STRATEGIES and not args.no_model
+    model = make_model(args.model, args.model_threads, args.model_gpu_layers) if wants_model else None
     options = SearchOptions(use_model=model is not None)
     rows: list[dict[str, object]] = []
     failed = False
@@ -51,7 +55,8 @@ def run(args: Any) -> int:
         for kernel in task.spec.kernels:
             try:
                 row = run_task_kernel(task, kernel, strategy=args.strategy, budget=args.budget, seed=args.seed,
-                                      model=model, options=options, env=env, home=home, peaks=measured_peaks)
+                                      model=model, options=options, env=env, home=home, peaks=measured_peaks,
+                                      time_limit_s=args.time_limit)
             except InputError as error:
                 row = {"task": task.name, "kernel": kernel.name, "best": None, "error": str(error),
                        "recheck": {"outcome": None, "reason": "task did not run"}}
@@ -74,6 +79,7 @@ def write_report(out: Path, args: Any, rows: list[dict[str, object]]) -> None:
     first = next((r for r in rows if r.get("gpu")), rows[0] if rows else {})
     report = {
         "strategy": args.strategy, "budget": args.budget, "seed": args.seed,
+        "no_model": args.no_model, "time_limit_s": args.time_limit,
         "gpu": first.get("gpu"), "model": first.get("model"), "model_device": first.get("model_device"),
         "tasks": rows, "totals": totals(rows),
     }

@@ -36,6 +36,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--model-threads", type=int, default=0)
     parser.add_argument("--model-gpu-layers", type=int, default=0, help="layers offloaded to the GPU")
     parser.add_argument("--no-model", action="store_true", help="appliers only, even for mcgs/random/greedy")
+    parser.add_argument("--time-limit", type=float, metavar="SECONDS",
+                        help="stop the search after this long and keep the best verified so far")
     parser.add_argument("--step-cap", type=int, default=SearchOptions.step_cap)
     parser.add_argument("--epsilon", type=float, default=SearchOptions.epsilon)
     parser.add_argument("--visit-penalty", type=float, default=SearchOptions.visit_penalty, help="lambda")
@@ -68,7 +70,7 @@ def run_optimize(args: Any, *, env: dict[str, str], home: Path) -> OptimizeResul
         result = optimize(
             source, args.kernel, wired.target, wired.evaluator, model, wired.graph, args.strategy, args.budget,
             args.seed, None, progress, options=options,
-            gpu_lock=wired.evaluator.hold_gpu,
+            gpu_lock=wired.evaluator.hold_gpu, time_limit_s=args.time_limit,
         )
         save_statistics(wired.graph, wired.overlay_path)
     return result

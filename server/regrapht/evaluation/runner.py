@@ -91,12 +91,13 @@ def measured_peaks(wired: OptimizeRun) -> tuple[float, float] | None:
 
 def run_task_kernel(task: Task, kernel: KernelSpec, *, strategy: str, budget: int, seed: int,
                     model: ModelBackend | None, options: SearchOptions, env: Mapping[str, str], home: Path,
-                    peaks: Callable[[OptimizeRun], tuple[float, float] | None]) -> dict[str, object]:
+                    peaks: Callable[[OptimizeRun], tuple[float, float] | None],
+                    time_limit_s: float | None = None) -> dict[str, object]:
     source, _warnings = read_source(task.source_path)
     with open_run(source, str(task.source_path), kernel.name, task.spec, env=env, home=home) as wired:
         result: OptimizeResult = optimize(
             source, kernel.name, wired.target, wired.evaluator, model, wired.graph, strategy, budget, seed,
-            options=options, gpu_lock=wired.evaluator.hold_gpu,
+            options=options, gpu_lock=wired.evaluator.hold_gpu, time_limit_s=time_limit_s,
         )
         save_statistics(wired.graph, wired.overlay_path)
         peak = peaks(wired)

@@ -65,6 +65,7 @@ class OptimizeResult:
     # per kind of model call ("rewrite", "choose", "cot"): calls, seconds, and what the answers became
     model_use: Mapping[str, ModelUse] = field(default_factory=dict)
     first_faster_s: float | None = None  # seconds to the first verified faster candidate
+    time_limited: bool = False  # stopped by `time_limit_s` (the best so far is kept)
 
     def to_json(self) -> dict[str, object]:
         best: dict[str, object] | None = None
@@ -98,6 +99,7 @@ class OptimizeResult:
             "cancelled": self.cancelled,
             "model_calls": {kind: use.to_json() for kind, use in sorted(self.model_use.items())},
             "first_faster_s": None if self.first_faster_s is None else round(self.first_faster_s, 3),
+            "time_limited": self.time_limited,
         }
 
 
@@ -118,6 +120,7 @@ def optimize(
     gpu_lock: Callable[[], AbstractContextManager[object]] | None = None,
     clock: Callable[[], float] = time.monotonic,
     on_finish: Callable[[SearchRun], None] | None = None,
+    time_limit_s: float | None = None,
 ) -> OptimizeResult:
     """Optimize one kernel (module docstring); `on_finish` sees the finished search's session
     (`regrapht graph distill` reads its verified steps)."""
@@ -127,7 +130,18 @@ def optimize(
         raise InputError(f"budget must be at least 1, got {budget}")
     if find_kernel(source, kernel) is None:
         raise InputError(f"no __global__ kernel {kernel!r} in the source")
+    if time_limit_s is not None and time_limit_s <= 0:
+        raise InputError(f"time limit must be positive, got {time_limit_s}")
     started = clock()
+    timed_out = False
+    if time_limit_s is not None:
+        user_cancel = cancel
+
+        def cancel() -> bool:
+            nonlocal timed_out
+            # checked between candidates: a candidate being judged is finished first
+            timed_out = timed_out or clock() - started > time_limit_s
+            return timed_out or (user_cancel is not None and user_cancel())
     options = options or SearchOptions()
     baseline: Timing | None = evaluator.baseline()
     session = SearchRun(
@@ -149,7 +163,8 @@ def optimize(
             steps=tuple(session.path_of(judged.candidate)),
         )
     if best is None and not reason:
-        reason = _why_nothing(evaluator, session)
+        reason = ("time limit reached before a faster verified version was found" if timed_out
+                  else _why_nothing(evaluator, session))
     session.report("done", f"best {best.speedup:.2f}x" if best else reason)
     if on_finish is not None:
         on_finish(session)
@@ -160,7 +175,8 @@ def optimize(
         completion_tokens=session.completion_tokens, wall_s=clock() - started, reason=reason,
         model=model.name if model is not None else None,
         model_device=model.device if model is not None else None, seed=seed,
-        cancelled=session.cancelled(), model_use=dict(session.model_use), first_faster_s=session.first_faster_s,
+        cancelled=session.cancelled() and not timed_out, model_use=dict(session.model_use),
+        first_faster_s=session.first_faster_s, time_limited=timed_out,
     )
 
 

@@ -221,3 +221,17 @@ def test_technique_rewrites_continue_the_kernel_header_and_cot_thinks_first() ->
     optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), plain, graph(), "mcgs", 10, 0,
              options=SearchOptions(model_after_applier_gain=True, prefill_header=False))
     assert plain.calls and all(c.prefill == "" for c in plain.calls)
+
+
+def test_a_time_limit_stops_the_search_and_keeps_the_best_so_far() -> None:
+    ticks = iter(range(10_000))
+    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, graph(), "mcgs", 40, 0,
+                      options=SearchOptions(use_model=False), clock=lambda: float(next(ticks)), time_limit_s=6)
+    data = result.to_json()
+    assert data["time_limited"] is True and data["cancelled"] is False
+    assert 0 < result.counters.generated < 40
+    assert result.best is not None  # the first structural rewrite came before the limit
+    unlimited = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, graph(), "mcgs", 4, 0)
+    assert unlimited.to_json()["time_limited"] is False
+    with pytest.raises(InputError):
+        optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, None, "rules", 4, 0, time_limit_s=0)

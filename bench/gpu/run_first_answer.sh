@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Time to the first verified faster suggestion over the whole corpus (both splits), on a GPU
+# host: one process per GPU (kernels split round-robin), each running the kernels one after the
+# other so that no other search shares its GPU (what one user's request sees). Each kernel stops
+# at its first verified faster candidate or after LIMIT s. Output: $OUT/first-answer.md (p50/p95
+# and a row per kernel) and $OUT/first-answer-gpu*.jsonl.
+# Expected time on 2x H200: 51 kernels / 2 GPUs x ~5-15 s = ~3-6 min (LIMIT 60 caps a miss).
+# Env: OUT (required), LIMIT (60), BUDGET (24), MODEL_THREADS (8), SUITE_TIMEOUT (480), SITE, WHEELS.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:?set OUT}
+LIMIT=${LIMIT:-60}
+BUDGET=${BUDGET:-24}
+MODEL_THREADS=${MODEL_THREADS:-8}
+SUITE_TIMEOUT=${SUITE_TIMEOUT:-480}
+SITE=${SITE:-/tmp/site}
+mkdir -p "$OUT"
+if ! python3 -c 'import pycuda, tree_sitter' 2>/dev/null; then
+    for candidate in "${WHEELS:-}" shared/wheels/gpu-cp312 .gpu/wheels ../shared/wheels/gpu-cp312; do
+        if [ -n "$candidate" ] && ls "$candidate"/*.whl >/dev/null 2>&1; then
+            python3 -m pip install -q --no-index --no-deps --target "$SITE" "$candidate"/*.whl 2>&1 | tail -3
+            break
+        fi
+    done
+fi
+export PYTHONPATH="$PWD/server:$SITE${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+GPUS=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
+[ "$GPUS" -ge 1 ] 2>/dev/null || GPUS=1
+mapfile -t tasks < <(ls -d bench/corpus/test/*/ bench/corpus/train/*/)
+start=$(date +%s)
+for (( gpu = 0; gpu < GPUS; gpu++ )); do
+    mine=()
+    for (( i = gpu; i < ${#tasks[@]}; i += GPUS )); do mine+=("${tasks[$i]%/}"); done
+    rm -f "$OUT/first-answer-gpu$gpu.jsonl"
+    CUDA_VISIBLE_DEVICES=$gpu XDG_CACHE_HOME=/tmp/first-answer-cache-gpu$gpu XDG_DATA_HOME=/tmp/first-answer-data \
+        timeout "$SUITE_TIMEOUT" python3 bench/first_answer.py run "${mine[@]}" --out "$OUT/first-answer-gpu$gpu.jsonl" \
+        --limit "$LIMIT" --budget "$BUDGET" --model-threads "$MODEL_THREADS" > "$OUT/first-answer-gpu$gpu.log" 2>&1 &
+done
+wait
+echo "wall $(( $(date +%s) - start )) s on $GPUS GPU(s)"
+python3 bench/first_answer.py summary "$OUT"/first-answer-gpu*.jsonl --md "$OUT/first-answer.md"

@@ -1,0 +1,62 @@
+"""bench/merge_ablation.py: the ablation table from per-search rows (synthetic rows here)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def row(config: str, strategy: str, budget: int, seed: int, task: str, fraction: float | None, speedup: float,
+        **extra: object) -> dict[str, object]:
+    return {"config": config, "strategy": strategy, "budget": budget, "seed": seed, "no_model": "nomodel" in config,
+            "task": task, "kernel": "k", "roofline": {"fraction": fraction},
+            "best": {"speedup": speedup} if speedup > 1 else None, **extra}
+
+
+def test_table_geomeans_per_seed_over_common_kernels_and_verdicts(tmp_path: Path) -> None:
+    rows = []
+    for seed, (a, b) in enumerate([(0.5, 0.2), (0.4, 0.2), (0.6, 0.2)]):
+        rows += [row("mcgs-b12", "mcgs", 12, seed, "t1", a, 4.0, time_limited=seed == 0,
+                     model_calls={"rewrite": {"calls": 2, "correct": 1, "faster": 0}, "choose": {"calls": 1}}),
+                 row("mcgs-b12", "mcgs", 12, seed, "t2", 0.8, 2.0),
+                 row("rules-b12", "rules", 12, seed, "t1", b, 1.5), row("rules-b12", "rules", 12, seed, "t2", 0.8, 2.0)]
+    rows.append(row("rules-b12", "rules", 12, 0, "t3", 0.9, 3.0))  # t3 not finished by mcgs: left out
+    for i, r in enumerate(rows):
+        (tmp_path / f"{i}.json").write_text(json.dumps(r))
+    done = subprocess.run([sys.executable, str(ROOT / "bench/merge_ablation.py"), str(tmp_path), "--json",
+                           str(tmp_path / "out.json")], capture_output=True, text=True, check=True)
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["tasks"] == ["t1/k", "t2/k"] and out["tasks_seen"] == 3
+    mcgs = out["configs"]["mcgs-b12"]
+    expected = [math.sqrt(f * 0.8) for f in (0.5, 0.4, 0.6)]
+    assert all(math.isclose(a, b) for a, b in zip(mcgs["fraction_per_seed"], expected, strict=True))
+    assert math.isclose(mcgs["fraction_min"], expected[1]) and math.isclose(mcgs["fraction_max"], expected[2])
+    assert mcgs["time_limited"] == 1 and mcgs["model_answers"] == {"asked": 6, "correct": 3, "faster": 0}
+    assert out["mcgs_ahead"] == {"12": True}
+    assert "budget 12: mcgs" in done.stdout and ">= every baseline" in done.stdout
+    assert "| mcgs-b12 | mcgs | 12 | yes |" in done.stdout and "| 1 of 6 |" in done.stdout
+
+
+def test_no_rows_is_an_error(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "bench/merge_ablation.py"), str(tmp_path)],
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and "no ablation rows" in done.stderr
+
+
+def test_first_answer_summary_counts_misses_as_slowest(tmp_path: Path) -> None:
+    rows = [{"task": f"t{i}", "kernel": "k", "gpu": "H200", "first_s": float(i), "search_first_s": i - 0.5,
+             "first": "verified 2.00x faster: shared_memory_tiling"} for i in range(1, 20)]
+    rows.append({"task": "t20", "kernel": "k", "gpu": "H200", "first_s": None, "search_first_s": None})
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = subprocess.run([sys.executable, str(ROOT / "bench/first_answer.py"), "summary", str(path), "--md",
+                           str(tmp_path / "out.md")], capture_output=True, text=True, check=True)
+    assert "20 kernels (19 with one; GPU H200)" in done.stdout
+    assert "p50 10.0 s, p95 19.0 s, within 10 s: 10 of 20" in done.stdout  # nearest rank: 10th and 19th
+    assert "| t20/k | - | none within the limit |" in done.stdout
+    assert (tmp_path / "out.md").read_text() == done.stdout
