@@ -30,6 +30,7 @@ from regrapht.errors import InputError
 def run(args: argparse.Namespace) -> int:
     from regrapht.commands.optimize import make_model
     from regrapht.evaluation.runner import load_task
+    from regrapht.inputs import read_source
     from regrapht.search import Progress, SearchOptions, optimize
     from regrapht.search.wiring import open_run
 
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     with args.out.open("a", encoding="utf-8") as out:
         for directory in args.tasks:
             task = load_task(directory)
-            source = task.source_path.read_text(encoding="utf-8")
+            source, _warnings = read_source(task.source_path)  # size-limited, UTF-8 checked
             for kernel in task.spec.kernels:
                 found: dict[str, object] = {}
                 started = time.perf_counter()

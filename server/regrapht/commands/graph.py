@@ -124,6 +124,7 @@ def run_distill(args: argparse.Namespace) -> int:
 
     from regrapht.commands.optimize import make_model
     from regrapht.evaluation.runner import load_task
+    from regrapht.inputs import read_source
     from regrapht.search import STRATEGIES, SearchOptions, optimize
     from regrapht.search.distill import check_train_split, trajectories_of, unique, write_jsonl
     from regrapht.search.run import SearchRun
@@ -143,7 +144,7 @@ def run_distill(args: argparse.Namespace) -> int:
     env, home = dict(os.environ), Path.home()
     records: list[dict[str, Any]] = []
     for task in tasks:
-        source = task.source_path.read_text(encoding="utf-8")
+        source, _warnings = read_source(task.source_path)  # size-limited, UTF-8 checked
         for kernel in task.spec.kernels:
             for seed in args.seeds:
                 finished: list[SearchRun] = []
