@@ -6,12 +6,16 @@
 2. Malformed requests: when a request's params do not match the LSP schema, pygls logs the
    failure but never answers, leaving the client waiting forever. Here such a request gets an
    InvalidParams error response and the server keeps serving.
+3. Messages that are not JSON-RPC at all: pygls logs a traceback and answers nothing. Per the
+   JSON-RPC 2.0 spec, a body that is not valid JSON gets a Parse error (-32700) and one that is
+   JSON but not a message an Invalid Request (-32600), both with id null; the server goes on.
 
 Protocol-level errors are logged (stderr + window/logMessage), not shown as popups.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -19,7 +23,13 @@ from typing import Any
 
 import cattrs
 from lsprotocol import types
-from pygls.exceptions import FeatureRequestError, JsonRpcInvalidParams
+from pygls.exceptions import (
+    FeatureRequestError,
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
+)
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -27,6 +37,15 @@ from pygls.protocol.language_server import lsp_method
 from regrapht.converters import negotiate_encoding
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class UnidentifiedErrorResponse:
+    """An error response to a message whose id could not be read (serialised with `"id": null`)."""
+
+    error: Any
+    id: None = None
+    jsonrpc: str = "2.0"
 
 
 @dataclass
@@ -65,7 +84,16 @@ class RegraphtProtocol(LanguageServerProtocol):
             error = JsonRpcInvalidParams(f"invalid params for {message.method}: {message.reason}")
             self._send_response(message.id, None, error.to_response_error())
             return
+        if getattr(message, "jsonrpc", None) is None:
+            # valid JSON, but no JSON-RPC message (a number, a list, an object without "jsonrpc")
+            log.warning("invalid JSON-RPC message: %.200r", message)
+            self.answer_unusable_message(JsonRpcInvalidRequest(f"not a JSON-RPC 2.0 message: {message!r:.100}"))
+            return
         super().handle_message(message)
+
+    def answer_unusable_message(self, error: JsonRpcException) -> None:
+        """The error response with id null that JSON-RPC prescribes when no id can be read."""
+        self._send_data(UnidentifiedErrorResponse(error=error.to_response_error()))
 
 
 def _describe(exc: Exception) -> str:
@@ -79,6 +107,13 @@ class RegraphtServer(LanguageServer):
     """pygls server that logs protocol errors instead of raising popups for them."""
 
     def report_server_error(self, error: Exception, source: Any) -> None:
+        if isinstance(error, json.JSONDecodeError | UnicodeDecodeError):
+            # pygls' reader could not parse a message body: answer it, the connection goes on
+            log.warning("unparseable JSON-RPC message: %s", error)
+            protocol = self.protocol
+            assert isinstance(protocol, RegraphtProtocol)
+            protocol.answer_unusable_message(JsonRpcParseError(f"Parse error: {error}"))
+            return
         if source is FeatureRequestError:
             # The client already received this as the request's error response.
             log.info("request failed: %s", error)
@@ -87,3 +122,12 @@ class RegraphtServer(LanguageServer):
         self.window_log_message(
             types.LogMessageParams(type=types.MessageType.Error, message=f"regrapht: {error}")
         )
+
+
+class QuietParseErrors(logging.Filter):
+    """Drops the traceback pygls' reader logs with a message it cannot parse: the client gets a
+    Parse error response, and the log a one-line warning (from `report_server_error`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, json.JSONDecodeError | UnicodeDecodeError)

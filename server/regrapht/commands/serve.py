@@ -14,9 +14,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from regrapht.protocol import QuietParseErrors
     from regrapht.server import create_server  # pygls is imported only when serving
 
     logging.getLogger("regrapht").setLevel(logging.INFO)
+    logging.getLogger("pygls.server").addFilter(QuietParseErrors())
     server, _state = create_server()
     # A server holds large, long-lived immutable models: full collections rescanning them cost
     # ~50 ms each (the p95 of diagnostics latency, bench/lsp_latency.py). Freeze what startup

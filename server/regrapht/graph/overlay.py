@@ -10,7 +10,6 @@ the editor and a CLI run (or parallel runs) that save the same overlay do not lo
 from __future__ import annotations
 
 import fcntl
-import logging
 import os
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -21,11 +20,11 @@ import msgpack
 
 from regrapht.errors import InputError
 from regrapht.graph.types import EdgeStats
+from regrapht.set_aside import set_aside
 
 OVERLAY_FORMAT = "regrapht-graph-overlay"
 OVERLAY_VERSION = 1
 OVERLAY_NAME = "graph-overlay.msgpack"
-logger = logging.getLogger(__name__)
 
 
 def default_overlay_path(env: Mapping[str, str], home: Path) -> Path:
@@ -114,8 +113,8 @@ def load_overlay(path: Path) -> Overlay:
         document = msgpack.unpackb(path.read_bytes(), raw=False, strict_map_key=False)
     except OSError as error:
         raise InputError(f"cannot read graph overlay: {error.strerror or error}", file=shown) from error
-    except (ValueError, msgpack.UnpackException) as error:
-        raise InputError(f"corrupt graph overlay ({error})", file=shown) from error
+    except (ValueError, TypeError, msgpack.UnpackException) as error:  # TypeError: a list as a map key
+        raise InputError(f"corrupt graph overlay ({error or 'empty file'})", file=shown) from error
     document = check_header(document, OVERLAY_FORMAT, OVERLAY_VERSION, "graph overlay", shown)
     overlay = Overlay()
     rows = document.get("edges")
@@ -127,6 +126,16 @@ def load_overlay(path: Path) -> Overlay:
         u, v, visits, mean, best = row
         overlay.set(u, v, EdgeStats(int(visits), float(mean), {str(k): float(x) for k, x in best.items()}))
     return overlay
+
+
+def load_overlay_or_set_aside(path: Path) -> Overlay:
+    """`load_overlay`, except that an unreadable file is set aside (renamed, with a warning) and
+    an empty overlay used in its place: old statistics are worth less than the user's search."""
+    try:
+        return load_overlay(path)
+    except InputError as error:
+        set_aside(path, "graph overlay", error.message)
+        return Overlay()
 
 
 def _valid_row(row: object) -> bool:
@@ -145,17 +154,13 @@ def merge_into_file(path: Path, new_outcomes: Overlay) -> Overlay:
 
     Read, merge and write happen under an exclusive lock on a file beside the overlay, so
     concurrent savers serialise and each one's outcomes are kept. An unreadable overlay file is
-    replaced (with a warning naming it): losing old statistics beats failing the user's search.
+    set aside (with a warning naming it): losing old statistics beats failing the user's search.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            current = load_overlay(path)
-        except InputError as error:
-            logger.warning("replacing the unreadable graph overlay: %s", error)
-            current = Overlay()
+        current = load_overlay_or_set_aside(path)
         for (u, v), stats in new_outcomes.items():
             current.set(u, v, current.get(u, v).merged(stats))
         save_overlay(current, path)

@@ -20,7 +20,7 @@ import msgpack
 
 from regrapht.errors import InputError
 from regrapht.graph.graph import ReasoningGraph
-from regrapht.graph.overlay import atomic_write_bytes, check_header, load_overlay
+from regrapht.graph.overlay import atomic_write_bytes, check_header, load_overlay_or_set_aside
 from regrapht.graph.types import START, EdgeStats, Example
 from regrapht.inputs import MAX_GRAPH_BYTES, read_bytes_bounded
 
@@ -146,8 +146,8 @@ def loads_graph(data: bytes, shown: str) -> ReasoningGraph:
     else:
         try:
             document = msgpack.unpackb(data, raw=False, strict_map_key=False)
-        except (ValueError, msgpack.UnpackException) as error:
-            raise InputError(f"corrupt reasoning graph file ({error})", file=shown) from error
+        except (ValueError, TypeError, msgpack.UnpackException) as error:  # TypeError: a list as a map key
+            raise InputError(f"corrupt reasoning graph file ({error or 'empty file'})", file=shown) from error
     return from_document(document, shown)
 
 
@@ -169,5 +169,5 @@ def open_graph(path: Path | None = None, overlay_path: Path | None = None) -> Re
     """The graph at `path` (the bundled one if None) with the overlay at `overlay_path` merged."""
     graph = load_bundled_graph() if path is None else load_graph(path)
     if overlay_path is not None:
-        graph.apply_overlay(load_overlay(overlay_path))
+        graph.apply_overlay(load_overlay_or_set_aside(overlay_path))
     return graph

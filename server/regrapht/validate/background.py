@@ -19,9 +19,10 @@ from typing import Any
 import msgpack
 
 from regrapht.errors import InputError
+from regrapht.set_aside import RowType, row_fits, set_aside
 from regrapht.spec.model import Spec
 from regrapht.validate.bench import bench, slow_kernel_message
-from regrapht.validate.compiler import Compiler, Diagnostic
+from regrapht.validate.compiler import DIAGNOSTIC_ROW, Compiler, Diagnostic
 from regrapht.validate.evaluator import CudaEvaluator
 from regrapht.validate.worker import GpuWorker
 
@@ -48,14 +49,29 @@ def _key(text: str, spec: Spec, arch: str, gpu: str | None) -> str:
 
 
 def _load(path: Path) -> FileValidation | None:
+    """The cached validation; None if there is none, or if the entry is unreadable or of another
+    shape (then it is set aside with a warning and the validation runs again)."""
     try:
         raw = msgpack.unpackb(path.read_bytes(), raw=False)
-    except (FileNotFoundError, ValueError, msgpack.UnpackException):
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError, msgpack.UnpackException) as error:
+        set_aside(path, "validation cache entry", str(error) or "empty file")
         return None
     if not isinstance(raw, dict) or raw.get("format") != CACHE_FORMAT:
+        set_aside(path, "validation cache entry", f"not a format-{CACHE_FORMAT} entry")
         return None
-    return FileValidation(tuple(Diagnostic(*d) for d in raw["diagnostics"]),
-                          tuple(KernelValidation(*k) for k in raw["kernels"]), cached=True)
+    diagnostics, kernels = raw.get("diagnostics"), raw.get("kernels")
+    if not (isinstance(diagnostics, list) and isinstance(kernels, list)
+            and all(row_fits(d, DIAGNOSTIC_ROW) for d in diagnostics)
+            and all(row_fits(k, _KERNEL_ROW) for k in kernels)):
+        set_aside(path, "validation cache entry", "a diagnostic or kernel entry has the wrong shape")
+        return None
+    return FileValidation(tuple(Diagnostic(*d) for d in diagnostics),
+                          tuple(KernelValidation(*k) for k in kernels), cached=True)
+
+
+_KERNEL_ROW: tuple[RowType, ...] = (str, (dict, type(None)), (str, type(None)), (str, type(None)))
 
 
 def _store(path: Path, result: FileValidation) -> None:

@@ -24,6 +24,7 @@ import msgpack
 
 from regrapht.children import ToolLimits, ToolRun, run_tool
 from regrapht.errors import InputError
+from regrapht.set_aside import row_fits, set_aside
 
 Severity = Literal["error", "warning", "remark"]
 CACHE_FORMAT = 1
@@ -215,18 +216,36 @@ def _to_wire(result: CompileResult) -> bytes:
     }, use_bin_type=True)
 
 
-def _from_wire(data: bytes) -> CompileResult | None:
+_WIRE_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "ok": bool, "key": str, "arch": str, "cubin": (bytes, type(None)), "log": str, "seconds": (int, float),
+    "command": list, "diagnostics": list, "kernels": list,
+}
+_KERNEL_ROW = (str, str, int, int, int, int, int, int, int)
+DIAGNOSTIC_ROW = (str, (int, type(None)), str, str, (str, type(None)))  # a Diagnostic in a cache file
+
+
+def _from_wire(data: bytes) -> CompileResult | str:
+    """The cached result, or why the bytes are not one (a cache entry of another shape)."""
     try:
         raw = msgpack.unpackb(data, raw=False)
-    except (ValueError, msgpack.UnpackException):
-        return None
+    except (ValueError, TypeError, msgpack.UnpackException) as error:
+        return f"not msgpack: {error or 'empty file'}"
     if not isinstance(raw, dict) or raw.get("format") != CACHE_FORMAT:
-        return None
+        return f"not a format-{CACHE_FORMAT} compile cache entry"
+    for name, kind in _WIRE_FIELDS.items():
+        if not isinstance(raw.get(name), kind):
+            return f"field {name!r} is missing or of the wrong type"
+    if not all(row_fits(k, _KERNEL_ROW) for k in raw["kernels"]):
+        return "a kernel entry has the wrong shape"
+    if not all(row_fits(d, DIAGNOSTIC_ROW) and d[2] in ("error", "warning", "remark") for d in raw["diagnostics"]):
+        return "a diagnostic has the wrong shape"
+    if not all(isinstance(part, str) for part in raw["command"]):
+        return "the command is not a list of strings"
     kernels = {k[0]: KernelResources(*k) for k in raw["kernels"]}
     return CompileResult(
         ok=raw["ok"], key=raw["key"], arch=raw["arch"], cubin=raw["cubin"],
         diagnostics=tuple(Diagnostic(*d) for d in raw["diagnostics"]), kernels=kernels,
-        log=raw["log"], seconds=raw["seconds"], cached=True, command=tuple(raw["command"]),
+        log=raw["log"], seconds=float(raw["seconds"]), cached=True, command=tuple(raw["command"]),
     )
 
 
@@ -275,12 +294,25 @@ class CompileCache:
         return self.directory / "compile" / f"{key}.msgpack"
 
     def get(self, key: str) -> CompileResult | None:
+        """The cached result for `key`; None if there is none or the entry is unreadable (then it
+        is set aside with a warning, and the compile that follows writes a good one)."""
         path = self._path(key)
         try:
             data = path.read_bytes()
         except FileNotFoundError:
             return None
-        return _from_wire(data)
+        except OSError as error:
+            set_aside(path, "compile cache entry", error.strerror or str(error))
+            return None
+        result = _from_wire(data)
+        if isinstance(result, str):
+            set_aside(path, "compile cache entry", result)
+            return None
+        if result.key != key or (result.ok and result.cubin is None):
+            set_aside(path, "compile cache entry", "it holds another key's result" if result.key != key
+                      else "a successful result without a cubin")
+            return None
+        return result
 
     def put(self, result: CompileResult) -> None:
         path = self._path(result.key)

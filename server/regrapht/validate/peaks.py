@@ -6,6 +6,7 @@ compiled here) and the msgpack cache file `peaks.msgpack` in the cache dir, keye
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import msgpack
 
+from regrapht.set_aside import set_aside
 from regrapht.validate.compiler import Compiler
 from regrapht.validate.gpu_lock import GpuLock
 from regrapht.validate.gpu_worker import PEAK_KERNEL
@@ -27,11 +29,26 @@ class DevicePeaks:
 
 
 def _read(path: Path) -> dict[str, dict[str, float]]:
+    """The peaks table (GPU name -> {"gbps", "gflops"}); an unreadable or misshapen file is set
+    aside with a warning and an empty table returned (the peaks are measured again)."""
     try:
         raw = msgpack.unpackb(path.read_bytes(), raw=False)
-    except (FileNotFoundError, ValueError, msgpack.UnpackException):
+    except FileNotFoundError:
         return {}
-    return raw if isinstance(raw, dict) else {}
+    except (OSError, ValueError, TypeError, msgpack.UnpackException) as error:
+        set_aside(path, "device peaks cache", str(error) or "empty file")
+        return {}
+    if not isinstance(raw, dict) or not all(isinstance(gpu, str) and _valid_entry(entry) for gpu, entry in raw.items()):
+        set_aside(path, "device peaks cache", "not a table of positive gbps and gflops per GPU")
+        return {}
+    return raw
+
+
+def _valid_entry(entry: object) -> bool:
+    return isinstance(entry, dict) and all(
+        isinstance(entry.get(name), int | float) and not isinstance(entry.get(name), bool)
+        and math.isfinite(entry[name]) and entry[name] > 0
+        for name in ("gbps", "gflops"))
 
 
 def _cached(path: Path, gpu: str) -> DevicePeaks | None:
