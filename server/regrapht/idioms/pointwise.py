@@ -100,6 +100,19 @@ class _Scope(NamedTuple):
 
 
 @dataclass(frozen=True)
+class AtomicUpdate:
+    """`atomicAdd(&array[index], value)` (or `array + index`) in the work."""
+
+    array: str
+    index: Poly
+    index_text: str
+    array_start: int  # byte offsets of the array's name in the call (to redirect it)
+    array_end: int
+    value_text: str
+    conditional: bool  # under any condition or loop
+
+
+@dataclass(frozen=True)
 class LoopRange:
     variable: str
     first: int  # inclusive constant range of the variable
@@ -122,6 +135,7 @@ class PointKernel:
     loops: Mapping[str, LoopRange]  # constant-range loop variables of the work
     identifiers: frozenset[str]  # every identifier in the kernel (to pick fresh names)
     linear: LinearIndex | None = None  # the 1-D thread index the coordinates were decoded from
+    atomics: tuple[AtomicUpdate, ...] = ()  # only when asked for (`point_kernel(atomics=True)`)
     work_nodes: tuple[Node, ...] = field(default=(), compare=False, repr=False)  # the statements' trees
     symbols: Mapping[str, Poly] = field(default_factory=dict, compare=False, repr=False)  # locals at the end
 
@@ -167,11 +181,12 @@ class _NotPointwise(Exception):
 
 
 def point_kernel(kernel_text: str, block: tuple[int, int, int] | None,
-                 constants: Mapping[str, int] | None = None) -> PointKernel | None:
+                 constants: Mapping[str, int] | None = None, *, atomics: bool = False) -> PointKernel | None:
     """The point-kernel view of one `__global__` definition, or None when it is not one.
 
     `block` is the launch's block size when it is literal (lets `blockIdx.x * 16 + threadIdx.x`
     count as a coordinate when the block is 16 wide); `constants` are file-level `#define`s.
+    `atomics`: accept `atomicAdd` on pointer parameters in the work (histograms, scatters).
     """
     data = encode_source(kernel_text)
     tree = make_parser().parse(data)
@@ -179,7 +194,9 @@ def point_kernel(kernel_text: str, block: tuple[int, int, int] | None,
     if function is None or tree.root_node.has_error:
         return None
     try:
-        return _Builder(kernel_text, data, function, block, dict(constants or {})).build()
+        builder = _Builder(kernel_text, data, function, block, dict(constants or {}))
+        builder.allow_atomics = atomics
+        return builder.build()
     except _NotPointwise:
         return None
 
@@ -214,6 +231,8 @@ class _Builder:
         self.prelude_nodes: list[Node] = []
         self.linear: LinearIndex | None = None
         self.mutable: set[str] = set()
+        self.allow_atomics = False
+        self.atomics: list[AtomicUpdate] = []
         self.loop_names: set[str] = set()
 
     # ------------------------------------------------------------------ structure
@@ -289,6 +308,7 @@ class _Builder:
             identifiers=frozenset(node_text(n) for n in _walk(self.function) if n.type == "identifier"),
             work_nodes=tuple(work),
             linear=self.linear,
+            atomics=tuple(self.atomics),
             symbols=dict(self.env),
         )
 
@@ -566,7 +586,7 @@ class _Builder:
                 function = node.child_by_field_name("function")
                 name = node_text(function.child_by_field_name("name") if function is not None and
                                  function.type == "template_function" else function)
-                if name not in PURE_CALLS:
+                if name not in PURE_CALLS and not (name == "atomicAdd" and self.allow_atomics):
                     raise _NotPointwise
             if kind in ("assignment_expression", "update_expression"):
                 target = node.child_by_field_name("left") or node.child_by_field_name("argument")
@@ -578,8 +598,17 @@ class _Builder:
                         raise _NotPointwise  # re-binding a parameter or a coordinate
                 elif target.type != "subscript_expression":
                     raise _NotPointwise  # `*p = v`, fields: not tracked
-            if kind == "pointer_expression" and node_text(node.child_by_field_name("operator")) == "&":
+            if kind == "pointer_expression" and node_text(node.child_by_field_name("operator")) == "&" and \
+                    not self._atomic_target(node):
                 raise _NotPointwise
+
+    def _atomic_target(self, node: Node) -> bool:
+        """`&a[i]` as the first argument of an allowed `atomicAdd`."""
+        arguments = node.parent
+        call = arguments.parent if arguments is not None else None
+        return self.allow_atomics and call is not None and call.type == "call_expression" and \
+            node_text(call.child_by_field_name("function")) == "atomicAdd" and arguments is not None and \
+            arguments.named_children[:1] == [node]
 
     def _assigned_names(self, work: list[Node]) -> set[str]:
         names: set[str] = set()
@@ -651,6 +680,9 @@ class _Builder:
                 else:
                     self._scan(declarator, scope, accesses, loops)
             return
+        if kind == "call_expression" and node_text(node.child_by_field_name("function")) == "atomicAdd":
+            self._atomic(node, scope, accesses, loops)
+            return
         if kind == "subscript_expression":
             base = node.child_by_field_name("argument")
             index = _subscript_index(node)
@@ -665,6 +697,32 @@ class _Builder:
             return
         for child in node.children:
             self._scan(child, scope, accesses, loops)
+
+    def _atomic(self, node: Node, scope: _Scope, accesses: list[Access], loops: dict[str, LoopRange]) -> None:
+        arguments = node.child_by_field_name("arguments")
+        args = [a for a in (arguments.named_children if arguments else []) if a.type != "comment"]
+        if len(args) != 2:
+            raise _NotPointwise
+        target = _strip(args[0])
+        array: Node | None = None
+        index: Node | None = None
+        if target is not None and target.type == "pointer_expression" and \
+                node_text(target.child_by_field_name("operator")) == "&":
+            inner = _strip(target.child_by_field_name("argument"))
+            if inner is not None and inner.type == "subscript_expression":
+                array, index = inner.child_by_field_name("argument"), _subscript_index(inner)
+        elif target is not None and target.type == "binary_expression" and \
+                node_text(target.child_by_field_name("operator")) == "+":
+            array, index = target.child_by_field_name("left"), target.child_by_field_name("right")
+            if index is not None and index.type == "identifier" and node_text(index) in self.pointers:
+                array, index = index, array
+        if array is None or index is None or array.type != "identifier" or node_text(array) not in self.pointers:
+            raise _NotPointwise  # an atomic on something other than a pointer parameter's element
+        self._scan(index, scope, accesses, loops)
+        self._scan(args[1], scope, accesses, loops)
+        self.atomics.append(AtomicUpdate(node_text(array), self.poly(index), node_text(index), array.start_byte,
+                                         array.end_byte, node_text(args[1]),
+                                         bool(scope.loop_vars or scope.conditions or scope.unknown)))
 
     def _offset_only(self, condition: Node) -> bool:
         """A condition over the work's loop variables and literals only."""

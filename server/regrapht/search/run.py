@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from regrapht.graph import ReasoningGraph
 from regrapht.model.backend import ChatMessage, ModelBackend
-from regrapht.search.appliers import APPLIERS, Applier, ApplierInput, Rewrite
+from regrapht.search.appliers import APPLIERS, Applier, ApplierInput, DeviceLimits, Rewrite
 from regrapht.search.options import SearchOptions
 from regrapht.search.prompt import (
     answer_prefill,
@@ -333,7 +333,8 @@ class SearchRun:
         key = (state.source, state.launch)
         found = self._applier_rewrites.get(key)
         if found is None:
-            given = ApplierInput(state.source, self.kernel, state.launch, self.constants)
+            given = ApplierInput(state.source, self.kernel, state.launch, self.constants,
+                                 DeviceLimits.of(getattr(self.evaluator, "device", None)))
             found = [applier.apply(given) for applier in self.appliers]
             self._applier_rewrites[key] = found
         return found

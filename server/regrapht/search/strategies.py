@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from regrapht.graph import START, ReasoningGraph
-from regrapht.search.appliers import ApplierInput
+from regrapht.search.appliers import ApplierInput, DeviceLimits
 from regrapht.search.mcgs import MCGS, GraphWalker
 from regrapht.search.run import FAILED, SearchRun, StepRecord
 from regrapht.validate.types import Candidate
@@ -99,7 +99,8 @@ def run_rules(session: SearchRun, graph: ReasoningGraph | None) -> None:
     while improved and not session.exhausted():
         improved = False
         for applier in session.appliers:
-            given = ApplierInput(current.source, session.kernel, current.launch, session.constants)
+            given = ApplierInput(current.source, session.kernel, current.launch, session.constants,
+                                 DeviceLimits.of(getattr(session.evaluator, "device", None)))
             best: tuple[Candidate, float] | None = None
             for rewrite in applier.apply(given):
                 judged = session.judge(

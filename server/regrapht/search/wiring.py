@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from regrapht.errors import InputError
 from regrapht.graph import ReasoningGraph, default_overlay_path, merge_into_file, open_graph
 from regrapht.search.pipeline import KernelTarget
+from regrapht.spec.expr import names_in
 from regrapht.spec.model import KernelSpec, Spec
-from regrapht.spec.resolve import spec_launch
+from regrapht.spec.resolve import resolve, size_scalar, spec_launch
 from regrapht.validate.bench import default_cache_dir
 from regrapht.validate.evaluator import CudaEvaluator
 from regrapht.validate.worker import GpuWorker
@@ -33,7 +35,9 @@ def cache_dir(env: Mapping[str, str], home: Path) -> Path:
 
 
 def kernel_target(kernel: KernelSpec) -> KernelTarget:
-    """The spec's launch as expressions, and the counts/values it fixes to integer literals."""
+    """The spec's launch as expressions, and the counts/values it fixes: buffer counts and integer
+    scalars that do not depend on the problem-size scalar (which the odd-size check changes), so
+    an applier may size a shared array by them (`bins`, `nbins`)."""
     constants: dict[str, int] = {}
     for arg in kernel.args:
         raw = arg.count if arg.is_pointer else None
@@ -41,6 +45,17 @@ def kernel_target(kernel: KernelSpec) -> KernelTarget:
             constants[arg.name] = raw
         elif isinstance(raw, str) and re.fullmatch(r"\s*\d+\s*", raw):
             constants[arg.name] = int(raw)
+    size = size_scalar(kernel)
+    try:
+        resolved = resolve(kernel)
+    except InputError:
+        return KernelTarget(spec_launch(kernel), constants)
+    for buffer, arg in zip(resolved.buffers, (a for a in kernel.args if a.is_pointer), strict=False):
+        if size is None or size not in names_in(arg.count if arg.count is not None else ""):
+            constants.setdefault(buffer.name, buffer.count)
+    for name, value in resolved.scalars.items():
+        if name != size and isinstance(value, int) and not isinstance(value, bool):
+            constants.setdefault(name, value)
     return KernelTarget(spec_launch(kernel), constants)
 
 

@@ -74,6 +74,10 @@ class Device:
         self.cc = list(self.device.compute_capability())
         self.l2_bytes = int(self.device.get_attribute(attrs.L2_CACHE_SIZE))
         self.sms = int(self.device.get_attribute(attrs.MULTIPROCESSOR_COUNT))
+        # Launch limits the deterministic appliers size grids and shared arrays by.
+        self.limits = {"max_threads_per_sm": int(self.device.get_attribute(attrs.MAX_THREADS_PER_MULTIPROCESSOR)),
+                       "max_threads_per_block": int(self.device.get_attribute(attrs.MAX_THREADS_PER_BLOCK)),
+                       "max_shared_per_block": int(self.device.get_attribute(attrs.MAX_SHARED_MEMORY_PER_BLOCK))}
         self.total_bytes = int(self.device.total_memory())
         self.flush_size = max(2 * self.l2_bytes, 1 << 20)
         self.flush_buffer = cuda.mem_alloc(self.flush_size)
@@ -85,7 +89,7 @@ class Device:
 
     def info(self) -> dict[str, Any]:
         return {"name": self.name, "cc": self.cc, "l2_bytes": self.l2_bytes, "sms": self.sms,
-                "total_bytes": self.total_bytes, "driver": self.cuda.get_driver_version()}
+                "total_bytes": self.total_bytes, "driver": self.cuda.get_driver_version(), **self.limits}
 
     def close(self) -> None:
         for session in self.sessions.values():

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from regrapht.search.appliers import APPLIERS, ApplierInput, appliers_for
-from regrapht.search.appliers.histogram import SharedHistogram
+from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits, appliers_for
+from regrapht.search.appliers.histogram import PrivatisedHistogram
 from regrapht.search.appliers.launch import BlockSizeTuning, GridStrideLoop
 from regrapht.search.appliers.matmul import MatmulTiling
 from regrapht.search.appliers.qualifiers import RestrictPointers
@@ -112,15 +112,21 @@ def test_reductions_refuse_a_grid_that_covers_only_part_of_the_input() -> None:
 
 def test_byte_histogram_is_vectorized_per_warp() -> None:
     [(_, given)] = inputs_of(ROOT / "bench/tasks/histogram/histogram.regrapht.toml")
-    rewrites = SharedHistogram().apply(given)
+    rewrites = PrivatisedHistogram().apply(given)
     first = rewrites[0]
-    assert "uint4" in first.source and "warp_bins[8][256]" in first.source and "& 15) == 0" in first.source
-    assert first.launch == LaunchConfig(("min((n + 4095) / 4096, 528)",), ("256",), "0")
-    assert "warp_bins[32][256]" in rewrites[2].source and rewrites[2].launch.block == ("1024",)
+    assert "uint4" in first.source and "warp_bins_rg[8][256]" in first.source and "& 15) == 0" in first.source
+    # Without a device the grid follows the problem; with one, it fills the device once.
+    assert first.launch == LaunchConfig(("(n + 65535) / 65536",), ("256",), "0")
+    h200_like = DeviceLimits(sms=132, max_threads_per_sm=2048, max_threads_per_block=1024,
+                             shared_bytes_per_block=48 * 1024)
+    on_device = PrivatisedHistogram().apply(ApplierInput(given.source, given.kernel, given.launch, given.constants,
+                                                         h200_like))
+    assert on_device[0].launch.grid == ("min((n + 4095) / 4096, 1056)",)
+    assert "warp_bins_rg[32][256]" in rewrites[2].source and rewrites[2].launch.block == ("1024",)
     assert any("private histogram (256 bins)" in r.note for r in rewrites)
     # A 2-D block counts each byte twice in the original: not the shape the rewrite reproduces.
     doubled = ApplierInput(given.source, given.kernel, LaunchConfig(("(n + 255) / 256",), ("256", "2")))
-    assert not any("uint4" in r.source for r in SharedHistogram().apply(doubled))
+    assert PrivatisedHistogram().apply(doubled) == []
 
 
 def test_techniques_are_graph_vertex_names() -> None:

@@ -7,9 +7,9 @@ configuration, then the local code-generation tweaks.
 
 from __future__ import annotations
 
-from regrapht.search.appliers.common import Applier, ApplierInput, Rewrite
+from regrapht.search.appliers.common import Applier, ApplierInput, DeviceLimits, Rewrite
 from regrapht.search.appliers.fast_math import FastMath
-from regrapht.search.appliers.histogram import SharedHistogram
+from regrapht.search.appliers.histogram import PrivatisedHistogram
 from regrapht.search.appliers.launch import BlockSizeTuning, GridStrideLoop
 from regrapht.search.appliers.loops import LoopUnrolling
 from regrapht.search.appliers.matmul import MatmulTiling
@@ -24,7 +24,7 @@ APPLIERS: tuple[Applier, ...] = (
     MatmulTiling(),
     WarpShuffleReduction(),
     WarpPerRowReduction(),
-    SharedHistogram(),
+    PrivatisedHistogram(),
     TiledPermutation(),
     HaloTiledStencil(),
     VectorizedAccess(),
@@ -41,4 +41,4 @@ def appliers_for(technique: str) -> tuple[Applier, ...]:
     return tuple(a for a in APPLIERS if technique == a.technique or technique in a.also)
 
 
-__all__ = ["APPLIERS", "Applier", "ApplierInput", "Rewrite", "appliers_for"]
+__all__ = ["APPLIERS", "Applier", "ApplierInput", "DeviceLimits", "Rewrite", "appliers_for"]

@@ -11,10 +11,39 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from regrapht.search.source import KernelText, code_mask, find_kernel, matching
 from regrapht.spec.launch import LaunchConfig
+
+
+@dataclass(frozen=True)
+class DeviceLimits:
+    """What launch parameters are sized by, as the GPU worker reports them for its device."""
+
+    sms: int
+    max_threads_per_sm: int
+    max_threads_per_block: int
+    shared_bytes_per_block: int  # without the opt-in to more (a launch config cannot opt in)
+
+    @staticmethod
+    def of(device: Mapping[str, Any] | None) -> DeviceLimits | None:
+        """From the worker's device description; None without a device or its SM count."""
+        if not device or not isinstance(device.get("sms"), int) or device["sms"] <= 0:
+            return None
+
+        def number(key: str) -> int | None:
+            value = device.get(key)
+            return value if isinstance(value, int) and value > 0 else None
+
+        # The architectural minimums of every GPU since compute capability 7.0 stand in for a
+        # worker that does not report a limit (an older worker protocol).
+        return DeviceLimits(device["sms"], number("max_threads_per_sm") or 1024,
+                            number("max_threads_per_block") or 1024, number("max_shared_per_block") or 48 * 1024)
+
+    def resident_blocks(self, threads: int) -> int:
+        """Blocks of `threads` threads that fill every SM once (thread-limited)."""
+        return self.sms * max(1, self.max_threads_per_sm // max(1, threads))
 
 
 @dataclass(frozen=True)
@@ -25,6 +54,9 @@ class ApplierInput:
     # Element counts of pointer parameters and values of scalars that the spec fixes to
     # constants, e.g. {"bins": 256}; used only to size shared arrays.
     constants: Mapping[str, int] = field(default_factory=dict)
+    # The device candidates are measured on: grids that must fill it are sized from it. None
+    # (no device) gives grids sized by the problem alone.
+    device: DeviceLimits | None = None
 
 
 @dataclass(frozen=True)

@@ -1,182 +1,178 @@
-"""Global-atomic histograms -> a shared-memory private histogram per block.
+"""Histograms (few and many bins) -> counts privatised per block (or per warp) in shared memory.
 
-Matches a kernel whose only write to memory is `atomicAdd(&bins[expr], v)` on a pointer
-parameter whose bin count is known: a constant element count from the spec, or 256 when the
-bin index is a load of an `unsigned char`. Each block counts into shared bins (cheap shared
-atomics), then adds its non-zero bins to the global ones. The per-element part is kept (and, in
-the second rewrite, turned into a grid-stride loop so each block flushes its bins once for many
-elements). Without an early `return` every thread reaches the barriers.
+Recognised on the source model (`idioms/histogram.py`): a one-coordinate point kernel whose only
+effect is one `atomicAdd` into a counts array nothing else touches, with the bin computed in any
+pure way. The number of bins is the counts array's element count from the spec (only when it
+does not depend on the problem size, so the odd-size check cannot change it).
 
-The byte histogram itself (`if (i < n) atomicAdd(&bins[data[i]], 1)` over `unsigned char` data
-into 256 `unsigned int`/`int` bins) gets a dedicated rewrite first: a grid-stride loop over
-16-byte `uint4` loads (only when `data` is 16-byte aligned; a scalar loop covers the rest and
-the tail, so any n and any offset give the same counts), one shared sub-histogram per warp (a
-warp's atomics then contend only with themselves), and a grid of a few blocks per SM whose bins
-are summed over the warps and added to the global ones once per block.
+Rewrites, most promising first:
+- the byte histogram (`atomicAdd(&counts[data[i]], 1)` on `unsigned char` data): a grid-stride
+  loop over 16-byte `uint4` loads (when `data` is 16-byte aligned; a scalar loop covers the rest
+  and the tail), one shared 256-bin histogram per warp, summed and added once per block;
+- few bins (at most 1024, and the copies fit): one shared copy of the counts per warp, so a warp's
+  atomics contend only with its own lanes; a grid-stride loop over the points;
+- any bin count whose counts fit in shared memory (half of the device's per-block shared
+  memory): one shared copy per block, grid-stride, then the same without the grid-stride loop.
+Each block adds its non-zero counts to the global ones once at the end. The grid of the
+grid-stride variants is the device's resident blocks (SM count x blocks per SM); without a
+device, one block per 16 blocks' worth of points. More bins than fit (a scatter into a large
+array) get no rewrite: privatising them would cost more than the atomics it saves.
 """
 
 from __future__ import annotations
 
-import re
-
-from regrapht.search.appliers.common import (
-    ApplierInput,
-    KernelApplier,
-    Rewrite,
-    block_dims,
-    ceil_parts,
-    elementwise_form,
-    grid_stride_header,
-    norm,
-    pointer_params,
-)
-from regrapht.search.source import KernelText
+from regrapht.cuda.parse import parse_source
+from regrapht.idioms.histogram import Histogram, histogram
+from regrapht.idioms.pointwise import PointKernel, fresh, launch_block, point_kernel
+from regrapht.search.appliers.common import ApplierInput, DeviceLimits, Rewrite, with_body
+from regrapht.search.appliers.points import covers_domain, prelude
+from regrapht.search.source import find_kernel
 from regrapht.spec.launch import LaunchConfig
 
-_ID = r"[A-Za-z_]\w*"
-MAX_SHARED_BINS = 8192  # 32 KiB of 4-byte counters
-HIST_MAX_BLOCKS = 1024
-# (threads per block, blocks): 132 SMs on an H200, a few resident blocks each; the grid-stride
-# loop covers any n, so the cap only trades flush work (256 atomics per block) for parallelism.
-BYTE_HIST_LAUNCHES = ((256, 132 * 4), (512, 132 * 2), (1024, 132 * 2))
+THREADS = 256
+FEW_BINS = 1024
+STATIC_SHARED = 48 * 1024  # static __shared__ arrays are limited to this on every GPU
+BYTE_THREADS = (256, 512, 1024)
+POINTS_PER_THREAD = 16  # without a device: enough work per thread to amortise the flush
 
 
-class SharedHistogram(KernelApplier):
+class PrivatisedHistogram:
     technique = "shared_memory_privatization"
     also: tuple[str, ...] = ("atomic_reduction",)
 
-    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
-        text = norm(body)
-        dims = block_dims(given.launch)
-        if dims is None or re.search(r"\breturn\b|__syncthreads|__shared__", text):
+    def apply(self, given: ApplierInput) -> list[Rewrite]:
+        kernel = find_kernel(given.source, given.kernel)
+        if kernel is None:
             return []
-        atomics = re.findall(rf"atomicAdd\( ?& ?({_ID}) ?\[ ?(.+?) ?\] ?, ?(.+?) ?\);", text)
-        if len(atomics) != 1 or len(re.findall(r"atomic\w*\(", text)) != 1:
+        constants = dict(parse_source(given.source).constants)
+        view = point_kernel(kernel.text(given.source), launch_block(given.launch.block), constants, atomics=True)
+        if view is None or not covers_domain(given, view):
             return []
-        bins, index_expr, _ = atomics[0]
-        pointers = pointer_params(kernel)
-        if pointers.get(bins) not in ("unsigned int", "int", "unsigned long long"):
+        shape = histogram(view)
+        count = given.constants.get(shape.bins) if shape is not None else None
+        if shape is None or count is None or count <= 0:
             return []
-        if any(re.search(rf"\b{p}\s*\[[^;]*\]\s*=(?!=)", text) for p in pointers):
-            return []  # other stores: not a plain histogram
-        count = given.constants.get(bins)
-        uchar_index = re.fullmatch(rf"({_ID}) ?\[ ?{_ID} ?\]", index_expr)
-        if count is None and uchar_index and pointers.get(uchar_index.group(1)) == "unsigned char":
-            count = 256
-        if count is None or not 0 < count <= MAX_SHARED_BINS:
+        budget = min(STATIC_SHARED, given.device.shared_bytes_per_block if given.device else STATIC_SHARED) // 2
+        size = 8 if shape.element == "unsigned long long" else 4
+        if count * size > budget:
             return []
-        element = pointers[bins]
-        rewrites = self._byte_histogram(given, kernel, body, bins)
-        original = given.source[kernel.body_start : kernel.body_end]
-        privatised = re.sub(rf"atomicAdd\(\s*&\s*{bins}\s*\[", "atomicAdd(&local_bins[", original)
-        rewrites.append(
-            Rewrite(_splice(given, kernel, _wrap(privatised, bins, element, count)), given.launch,
-                    f"shared-memory private histogram ({count} bins)"))
-        form = elementwise_form(body)
-        parts = ceil_parts(given.launch.grid[0]) if given.launch.grid else None
-        if form is not None and dims[1:] == [1, 1] and parts is not None and parts[1] == dims[0]:
-            inner = re.sub(rf"atomicAdd\( ?& ?{bins} ?\[", "atomicAdd(&local_bins[", form.inner)
-            loop = f"\n    {grid_stride_header(form.index, form.index_type, form.bound)}\n        {inner}\n    }}\n"
-            launch = LaunchConfig((f"min({parts[0]} + 255) / 256, {HIST_MAX_BLOCKS})".replace("min(", "min((", 1),),
-                                  ("256",), given.launch.shared_bytes)
-            rewrites.insert(len(rewrites) - 1, Rewrite(_splice(given, kernel, _wrap(loop, bins, element, count)), launch,
-                                       f"shared-memory private histogram ({count} bins), grid-stride"))
-        return rewrites
-
-    def _byte_histogram(self, given: ApplierInput, kernel: KernelText, body: str, bins: str) -> list[Rewrite]:
-        """The vectorized per-warp rewrite, or nothing when the kernel is not exactly the plain
-        byte histogram (one guarded increment by 1 of `bins[data[i]]`)."""
-        form = elementwise_form(body)
-        if form is None or form.index_type not in ("int", "const int", "long long", "size_t", "unsigned int", "unsigned"):
-            return []
-        m = re.fullmatch(rf"\{{? ?atomicAdd\( ?& ?{bins} ?\[ ?({_ID}) ?\[ ?{form.index} ?\] ?\] ?, ?(1u?|1U) ?\); ?\}}?",
-                         form.inner.strip())
-        pointers = pointer_params(kernel)
-        if m is None or pointers.get(m.group(1)) != "unsigned char" or pointers.get(bins) not in ("unsigned int", "int"):
-            return []
-        if given.constants.get(bins, 256) != 256:
-            return []
-        # The original must count each element exactly once: a 1-D launch whose grid is exactly
-        # ceil(bound / block) (a larger block.y or grid.y would count elements several times,
-        # a smaller grid only a prefix).
-        dims = block_dims(given.launch)
-        parts = ceil_parts(given.launch.grid[0]) if len(given.launch.grid) == 1 else None
-        if dims is None or dims[1:] != [1, 1] or parts is None or parts != (form.bound, dims[0]):
-            return []
-        names = {p.name for p in kernel.params}
-        if names & {"warp_bins", "mine", "data4", "first", "stride", "vectors", "q", "v", "b", "w", "i",
-                    "total_", "sum", "word", "words"}:
-            return []
-        rewrites = []
-        for threads, blocks in BYTE_HIST_LAUNCHES:
-            code = _byte_histogram_body(m.group(1), bins, pointers[bins], form.bound, threads // 32)
-            launch = LaunchConfig((f"min(({form.bound} + {threads * 16 - 1}) / {threads * 16}, {blocks})",),
-                                  (str(threads),), given.launch.shared_bytes)
-            rewrites.append(Rewrite(_splice(given, kernel, code), launch,
-                                    f"uint4 loads, per-warp shared histograms, {blocks} blocks of {threads}"))
+        upper = view.bounds[view.coordinates[0].name].upper
+        rewrites: list[Rewrite] = []
+        if shape.byte_data is not None and count == 256:
+            for threads in BYTE_THREADS:
+                body = _byte_histogram_body(view, shape.byte_data, shape.bins, shape.element, upper, threads // 32)
+                grid = _grid(given.device, upper, threads, 16)
+                rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(threads),),
+                                        given.launch.shared_bytes),
+                                        f"uint4 loads, per-warp shared histograms, grid {grid} x {threads}"))
+        warps = THREADS // 32
+        if count <= FEW_BINS and count * size * warps <= budget:
+            body = _privatised_body(view, shape, count, warps, grid_stride=True)
+            grid = _grid(given.device, upper, THREADS, 1)
+            rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(THREADS),),
+                                    given.launch.shared_bytes), f"per-warp shared histograms ({count} bins), grid-stride"))
+        body = _privatised_body(view, shape, count, 1, grid_stride=True)
+        grid = _grid(given.device, upper, THREADS, 1)
+        rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(THREADS),),
+                                given.launch.shared_bytes), f"shared-memory private histogram ({count} bins), grid-stride"))
+        body = _privatised_body(view, shape, count, 1, grid_stride=False)
+        rewrites.append(Rewrite(with_body(given, kernel, body), given.launch,
+                                f"shared-memory private histogram ({count} bins)"))
         return rewrites
 
 
-def _byte_histogram_body(data: str, bins: str, element: str, bound: str, warps: int) -> str:
-    # The loop counter is 64-bit so `+= stride` cannot overflow near INT_MAX; a negative bound
-    # gives no iterations, like the original's `i < n`.
-    count_word = "\n".join(
-        f"            atomicAdd(&mine[(word >> {shift}) & 255u], ({element})1);" for shift in (0, 8, 16, 24)
-    )
+def _grid(device: DeviceLimits | None, upper: str, threads: int, per_thread: int) -> str:
+    """Enough blocks to fill the device once (or, without one, one per POINTS_PER_THREAD blocks'
+    worth of points), never more than the points need."""
+    needed = f"({upper} + {threads * per_thread - 1}) / {threads * per_thread}"
+    if device is not None:
+        return f"min({needed}, {device.resident_blocks(threads)})"
+    spread = threads * per_thread * POINTS_PER_THREAD
+    return f"({upper} + {spread - 1}) / {spread}"
+
+
+def _privatised_body(view: PointKernel, shape: Histogram, count: int, warps: int, *, grid_stride: bool) -> str:
+    local, mine, b, total, t = (fresh(view, n) for n in ("local", "mine", "b", "total", "t"))
+    coordinate = view.coordinates[0]
+    element = shape.element
+    work = view.work_with({(shape.update.array_start, shape.update.array_end): mine})
+    tid = "threadIdx.y * blockDim.x + threadIdx.x"
+    threads = "blockDim.x * blockDim.y"
+    if warps > 1:
+        shared = f"__shared__ {element} {local}[{warps}][{count}];"
+        pick = f"{element} *{mine} = {local}[(threadIdx.x >> 5) % {warps}];  // this warp's copy"
+        flat = f"{local}[0]"
+    else:
+        shared = f"__shared__ {element} {local}[{count}];"
+        pick = f"{element} *{mine} = {local};"
+        flat = local
+    if grid_stride:
+        upper = view.bounds[coordinate.name].upper
+        ctype = coordinate.type.replace("const ", "")
+        visit = (f"    for (long long {t} = (long long)blockIdx.x * blockDim.x + threadIdx.x; {t} < (long long)({upper});"
+                 f" {t} += (long long)blockDim.x * gridDim.x) {{\n"
+                 f"        {ctype} {coordinate.name} = ({ctype}){t}; {prelude(view)}\n"
+                 f"        if ({view.guard}) {{\n            {work}\n        }}\n    }}")
+    else:
+        axis = coordinate.axis
+        visit = (f"    {coordinate.type} {coordinate.name} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
+                 f"{prelude(view)}\n    if ({view.guard}) {{\n        {work}\n    }}")
+    sum_warps = " + ".join(f"{local}[{w}][{b}]" for w in range(warps)) if warps > 1 else f"{local}[{b}]"
     return f"""
-    // One private 256-bin histogram per warp in shared memory: a warp's atomics contend only
-    // with its own lanes. Summed over the warps and added to the global bins once per block.
-    __shared__ {element} warp_bins[{warps}][256];
-    for (int b = threadIdx.x; b < {warps} * 256; b += blockDim.x)
-        warp_bins[b / 256][b % 256] = 0;
+    // Count into a private copy in shared memory (cheap shared atomics), then add the non-zero
+    // counts to the global ones once per block.
+    {shared}
+    for (int {b} = {tid}; {b} < {warps * count}; {b} += {threads})
+        (&{flat}[0])[{b}] = 0;
     __syncthreads();
-    {element} *mine = warp_bins[(threadIdx.x >> 5) % {warps}];  // in range even for another block size
-    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long stride = (long long)blockDim.x * gridDim.x;
-    const long long total_ = (long long)({bound});
-    // 16 bytes per load when the data is 16-byte aligned (cudaMalloc's is); else all scalar.
-    const long long vectors = (reinterpret_cast<unsigned long long>({data}) & 15) == 0 && total_ > 0 ? total_ / 16 : 0;
-    const uint4 *data4 = reinterpret_cast<const uint4 *>({data});
-    for (long long v = first; v < vectors; v += stride) {{
-        const uint4 q = data4[v];
-        const unsigned int words[4] = {{q.x, q.y, q.z, q.w}};
-#pragma unroll
-        for (int w = 0; w < 4; w++) {{
-            const unsigned int word = words[w];
-{count_word}
-        }}
-    }}
-    for (long long i = vectors * 16 + first; i < total_; i += stride)
-        atomicAdd(&mine[{data}[i]], ({element})1);
+    {pick}
+{visit}
     __syncthreads();
-    for (int b = threadIdx.x; b < 256; b += blockDim.x) {{
-        {element} sum = 0;
-#pragma unroll
-        for (int w = 0; w < {warps}; w++)
-            sum += warp_bins[w][b];
-        if (sum != 0)
-            atomicAdd(&{bins}[b], sum);
+    for (int {b} = {tid}; {b} < {count}; {b} += {threads}) {{
+        const {element} {total} = {sum_warps};
+        if ({total} != 0)
+            atomicAdd(&{shape.bins}[{b}], {total});
     }}
 """
 
 
-def _splice(given: ApplierInput, kernel: object, body: str) -> str:
-    start = kernel.body_start  # type: ignore[attr-defined]
-    end = kernel.body_end  # type: ignore[attr-defined]
-    return given.source[:start] + body + given.source[end:]
-
-
-def _wrap(per_element: str, bins: str, element: str, count: int) -> str:
+def _byte_histogram_body(view: PointKernel, data: str, bins: str, element: str, bound: str, warps: int) -> str:
+    n = {k: fresh(view, k) for k in ("warp_bins", "mine", "first", "stride", "total", "vectors", "data4", "v",
+                                     "q", "words", "w", "word", "i", "b", "sum")}
+    count_word = "\n".join(
+        f"            atomicAdd(&{n['mine']}[({n['word']} >> {shift}) & 255u], ({element})1);" for shift in (0, 8, 16, 24))
     return f"""
-    // Count into a private shared histogram, then add it to the global one once per block.
-    __shared__ {element} local_bins[{count}];
-    for (int b = threadIdx.y * blockDim.x + threadIdx.x; b < {count}; b += blockDim.x * blockDim.y)
-        local_bins[b] = 0;
+    // One private 256-bin histogram per warp in shared memory: a warp's atomics contend only
+    // with its own lanes. Summed over the warps and added to the global bins once per block.
+    __shared__ {element} {n['warp_bins']}[{warps}][256];
+    for (int {n['b']} = threadIdx.x; {n['b']} < {warps} * 256; {n['b']} += blockDim.x)
+        {n['warp_bins']}[{n['b']} / 256][{n['b']} % 256] = 0;
     __syncthreads();
-{per_element.rstrip()}
+    {element} *{n['mine']} = {n['warp_bins']}[(threadIdx.x >> 5) % {warps}];
+    const long long {n['first']} = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long {n['stride']} = (long long)blockDim.x * gridDim.x;
+    const long long {n['total']} = (long long)({bound});
+    // 16 bytes per load when the data is 16-byte aligned (cudaMalloc's is); else all scalar.
+    const long long {n['vectors']} = (reinterpret_cast<unsigned long long>({data}) & 15) == 0 && {n['total']} > 0 ? {n['total']} / 16 : 0;
+    const uint4 *{n['data4']} = reinterpret_cast<const uint4 *>({data});
+    for (long long {n['v']} = {n['first']}; {n['v']} < {n['vectors']}; {n['v']} += {n['stride']}) {{
+        const uint4 {n['q']} = {n['data4']}[{n['v']}];
+        const unsigned int {n['words']}[4] = {{{n['q']}.x, {n['q']}.y, {n['q']}.z, {n['q']}.w}};
+#pragma unroll
+        for (int {n['w']} = 0; {n['w']} < 4; {n['w']}++) {{
+            const unsigned int {n['word']} = {n['words']}[{n['w']}];
+{count_word}
+        }}
+    }}
+    for (long long {n['i']} = {n['vectors']} * 16 + {n['first']}; {n['i']} < {n['total']}; {n['i']} += {n['stride']})
+        atomicAdd(&{n['mine']}[{data}[{n['i']}]], ({element})1);
     __syncthreads();
-    for (int b = threadIdx.y * blockDim.x + threadIdx.x; b < {count}; b += blockDim.x * blockDim.y) {{
-        if (local_bins[b] != 0)
-            atomicAdd(&{bins}[b], local_bins[b]);
+    for (int {n['b']} = threadIdx.x; {n['b']} < 256; {n['b']} += blockDim.x) {{
+        {element} {n['sum']} = 0;
+#pragma unroll
+        for (int {n['w']} = 0; {n['w']} < {warps}; {n['w']}++)
+            {n['sum']} += {n['warp_bins']}[{n['w']}][{n['b']}];
+        if ({n['sum']} != 0)
+            atomicAdd(&{bins}[{n['b']}], {n['sum']});
     }}
 """
