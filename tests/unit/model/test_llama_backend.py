@@ -129,3 +129,31 @@ def test_prefill_is_continued_and_not_counted(backend: LlamaBackend) -> None:
     assert done.text.startswith(prefill) and done.text == prefill + "".join(streamed)
     assert 0 < done.completion_tokens <= 12
     assert done.prompt_tokens > plain.prompt_tokens  # the prefill is part of the prompt
+
+
+@pytest.mark.model
+def test_a_gbnf_grammar_restricts_the_answer_to_its_sentences(backend: LlamaBackend) -> None:
+    from regrapht.search.prompt import choice_grammar, choice_messages
+
+    names = ["shared_memory_tiling", "loop_unrolling", "warp_shuffle_reduction"]
+    kernel = "__global__ void k(float *y, const float *x, int n) { int i = threadIdx.x; if (i < n) y[i] = x[i]; }"
+    messages = choice_messages(kernel, {n: n.replace("_", " ") for n in names})
+    for seed in (1, 2, 3):
+        done = backend.complete(messages, max_tokens=24, temperature=0.9, seed=seed, grammar=choice_grammar(names))
+        assert done.text.strip() in names, done.text  # never prose, never a name outside the list
+        assert done.finish_reason == "stop"  # the grammar ends the answer after one name
+
+
+@pytest.mark.model
+def test_the_grammar_reaches_the_model_worker_process(backend: LlamaBackend) -> None:
+    """The search's model runs in its own process: `grammar` is forwarded with the other options."""
+    from regrapht.model.process_backend import ProcessModelBackend
+    from regrapht.search.prompt import choice_grammar
+
+    path = embedded_model_path()
+    assert path is not None
+    names = ["restrict_const", "fast_math"]
+    with ProcessModelBackend(ModelSettings(context=512, threads=1), model_path=path) as worker:
+        done = worker.complete([ChatMessage("user", "Pick a CUDA optimization.")], max_tokens=16, temperature=0.9,
+                               seed=4, grammar=choice_grammar(names))
+    assert done.text.strip() in names and done.finish_reason == "stop"
