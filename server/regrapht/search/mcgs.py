@@ -271,7 +271,10 @@ class MCGS(GraphWalker):
         for _ in range(options.step_cap):
             if self.session.exhausted():
                 break
-            choices = self.no_model_delay(techniques, state, self.successors(vertex, state))
+            # a refinement already on this path (block shape, unrolling, ...) is not applied again:
+            # re-tuning what was just tuned spent the GEMM run's budget (docs/search.md)
+            offered = [t for t in self.successors(vertex, state) if is_structural(t) or t not in techniques]
+            choices = self.no_model_delay(techniques, state, offered)
             if not choices:
                 break
             if self.session.rng.random() < options.epsilon:
