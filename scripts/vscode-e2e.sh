@@ -5,12 +5,12 @@
 #   npm: the build tools (root package.json) and tests/vscode/package.json (code-server, playwright-core).
 # Then builds the .vsix (unless REGRAPHT_VSIX points at one) and runs tests/vscode/e2e.mjs.
 # Three scenarios (tests/vscode/e2e.mjs): smoke (server from REGRAPHT_PYTHON), first-run (an interpreter
-# without regrapht: the extension creates its private venv; pip gets PIP_FIND_LINKS=<repo>/../shared/wheels/gpu-cp312
-# when that folder exists, so llama-cpp-python comes from the prebuilt wheel instead of a ~15 min build) and
+# without regrapht: the extension creates its private venv and installs llama-cpp-python from the
+# portable wheel scripts/setup.sh keeps in the machine's wheel cache, instead of a ~12 min build) and
 # optimize-preview (tests/vscode/fixtures/optimize_stub_server.py stands in for the GPU server: progress
 # notification + Cancel, Refactor Preview diff, Apply; no GPU needed).
 # Env: REGRAPHT_PYTHON (default <repo>/.venv/bin/python), REGRAPHT_VSIX, REGRAPHT_E2E_KEEP=1,
-# REGRAPHT_E2E_SCENARIOS (default smoke,first-run,optimize-preview), REGRAPHT_E2E_BARE_PYTHON (default python3), REGRAPHT_E2E_WHEELS.
+# REGRAPHT_E2E_SCENARIOS (default smoke,first-run,optimize-preview), REGRAPHT_E2E_BARE_PYTHON (default python3), REGRAPHT_WHEEL_CACHE.
 # Screenshots and logs: test-artifacts/vscode/.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

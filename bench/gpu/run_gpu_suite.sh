@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the validation GPU suite, the example benches and the throughput benchmark on the GPU host.
-# Usage (from the repository root, on the H200 host; wheels copied into .gpu/wheels first):
-#   mkdir -p .gpu/validate-wheels && cp shared/wheels/gpu-cp312/{pycuda,pytools,platformdirs,siphash24,typing_extensions,mako,tree_sitter}*.whl .gpu/validate-wheels/
+# Usage (from the repository root, on the H200 host; the host's cp312 wheels of pycuda, pytools,
+# platformdirs, siphash24, typing_extensions, mako and tree_sitter copied into .gpu/validate-wheels first):
 #   bash bench/gpu/run_gpu_suite.sh            # logs to $OUT (or ./gpu-logs)
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-logs}"

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
-    bootstrapEnv, bootstrapSteps, Interpreter, judgeProbe, parseProbe, pickWheel, PROBE_SCRIPT, ProbeResult,
+    bootstrapEnv, bootstrapSteps, Interpreter, judgeProbe, parseProbe, pickWheel, PROBE_SCRIPT, ProbeResult, Step,
     selectInterpreter, venvPython, Verdict,
 } from './core/python';
 import { log } from './logging';
@@ -114,10 +114,10 @@ export function bundledWheel(context: vscode.ExtensionContext): string | undefin
     return name ? path.join(dir, name) : undefined;
 }
 
-function runStep(command: string, args: string[], token: vscode.CancellationToken): Promise<void> {
+function runStep({ command, args, env }: Step, token: vscode.CancellationToken): Promise<void> {
     return new Promise((resolve, reject) => {
         log.info(`$ ${[command, ...args].join(' ')}`);
-        const child = cp.spawn(command, args, { env: bootstrapEnv(process.env) });
+        const child = cp.spawn(command, args, { env: { ...bootstrapEnv(process.env), ...env } });
         const cancel = token.onCancellationRequested(() => child.kill());
         child.stdout.on('data', (chunk: Buffer) => log.raw(chunk.toString()));
         child.stderr.on('data', (chunk: Buffer) => log.raw(chunk.toString()));
@@ -161,7 +161,7 @@ export async function bootstrapPrivateVenv(context: vscode.ExtensionContext, bas
         }, async (progress, token) => {
             for (const [i, step] of steps.entries()) {
                 progress.report({ message: `${step.title} (${i + 1}/${steps.length}); see the ReGraphT output for pip's log`, increment: i === 0 ? 0 : 100 / steps.length });
-                await runStep(step.command, step.args, token);
+                await runStep(step, token);
             }
         });
     } catch (error) {

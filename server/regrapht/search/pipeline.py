@@ -2,7 +2,7 @@
 
 `optimize` measures the original, runs the chosen strategy in a `SearchRun`, and returns an
 `OptimizeResult` whose `to_json()` is exactly the `regrapht optimize` contract
-(shared/docs/cli-contract.md) plus a few added keys. `best` is only ever a candidate that
+(docs/cli-contract.md) plus a few added keys. `best` is only ever a candidate that
 compiled, passed the differential check and was measured faster on this machine's GPU.
 """
 

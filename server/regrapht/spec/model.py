@@ -1,6 +1,6 @@
 """The kernel benchmark spec (`*.regrapht.toml`): its data model and its parser.
 
-Owns reading a spec (shared/docs/kernel-spec.md, a fixed interface) into `Spec`/`KernelSpec`/
+Owns reading a spec (docs/kernel-spec.md, a fixed interface) into `Spec`/`KernelSpec`/
 `ArgSpec`, with every error naming the file and the spec key (`kernel[0].arg[2].count`), and
 finding the spec that belongs to a source file. Evaluation with concrete scalars is `resolve.py`.
 """

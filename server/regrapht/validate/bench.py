@@ -2,7 +2,7 @@
 
 Owns the bench report (resources, occupancy for the spec's launch, timing, achieved bandwidth
 and FLOP rate against the device's measured peaks) and its JSON form, the fixed keys of
-shared/docs/cli-contract.md, and the default cache dir.
+docs/cli-contract.md, and the default cache dir.
 """
 
 from __future__ import annotations
