@@ -232,6 +232,12 @@ class _Builder:
         self.linear: LinearIndex | None = None
         self.mutable: set[str] = set()
         self.allow_atomics = False
+        # Template type parameters: `T(1)` is a conversion, not a call.
+        template = function.parent if function.parent is not None and \
+            function.parent.type == "template_declaration" else None
+        parameters = template.child_by_field_name("parameters") if template is not None else None
+        self.type_names = {node_text(p.named_children[-1]) for p in (parameters.named_children if parameters else [])
+                           if p.type == "type_parameter_declaration" and p.named_children}
         self.atomics: list[AtomicUpdate] = []
         self.loop_names: set[str] = set()
 
@@ -586,7 +592,8 @@ class _Builder:
                 function = node.child_by_field_name("function")
                 name = node_text(function.child_by_field_name("name") if function is not None and
                                  function.type == "template_function" else function)
-                if name not in PURE_CALLS and not (name == "atomicAdd" and self.allow_atomics):
+                if name not in PURE_CALLS and name not in self.type_names and \
+                        not (name == "atomicAdd" and self.allow_atomics):
                     raise _NotPointwise
             if kind in ("assignment_expression", "update_expression"):
                 target = node.child_by_field_name("left") or node.child_by_field_name("argument")

@@ -18,7 +18,7 @@ from regrapht.search.appliers.qualifiers import RestrictPointers
 from regrapht.search.appliers.reduction import WarpPerRowReduction, WarpShuffleReduction
 from regrapht.search.appliers.shared_padding import SharedMemoryPadding
 from regrapht.search.appliers.stencil import HaloTiledStencil
-from regrapht.search.appliers.vectorize import VectorizedAccess
+from regrapht.search.appliers.vectorize import VectorizedMap
 
 APPLIERS: tuple[Applier, ...] = (
     MatmulTiling(),
@@ -27,7 +27,7 @@ APPLIERS: tuple[Applier, ...] = (
     PrivatisedHistogram(),
     TiledPermutation(),
     HaloTiledStencil(),
-    VectorizedAccess(),
+    VectorizedMap(),
     GridStrideLoop(),
     BlockSizeTuning(),
     RestrictPointers(),

@@ -1,108 +1,117 @@
-"""Elementwise kernels -> 128-bit vector loads and stores (float4 / int4) with a scalar tail.
+"""Elementwise maps and gathers -> 16-byte vector loads and stores, four points per thread.
 
-Matches `i = <global id>; if (i < n) { straight-line statements }` where every pointer access is
-`p[i]`. Each thread then handles four consecutive elements: when all four exist and every
-pointer is 16-byte aligned it loads and stores them as one vector, otherwise (the tail, or an
-offset pointer) it runs the original statements element by element, so the result is the same
-for any n and any alignment.
+Recognised on the source model (`idioms/elementwise.py`): a point kernel in which every access
+moving with the x coordinate moves one element per point and each written array is written
+once per point, unconditionally. Each thread then takes four consecutive points: when all four
+are inside the guard and every streamed address is aligned to four elements (checked at run
+time, per thread: offset bases such as `tokens[t] * dim` are covered), it loads each array it
+reads unconditionally as one `__align__(4 * sizeof(T))` vector, runs the kernel's own statements
+for the four points on registers, and stores each written array as one vector; otherwise (the
+tail, an unaligned row) it runs the original statements point by point. Reads under a
+condition stay scalar. The grid along x shrinks by four; y and z are unchanged.
 """
 
 from __future__ import annotations
 
 import re
 
-from regrapht.search.appliers.common import (
-    ApplierInput,
-    KernelApplier,
-    Rewrite,
-    ceil_expr,
-    elementwise_1d,
-    pointer_params,
-    with_body,
-)
-from regrapht.search.source import KernelText
+from regrapht.idioms.elementwise import ElementwiseMap, Stream, elementwise_map
+from regrapht.idioms.pointwise import AXES, PointKernel, fresh
+from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.points import bind, ceil_div, point_view, prelude
 from regrapht.spec.launch import LaunchConfig
 
-_VECTOR = {"float": "float4", "int": "int4", "unsigned int": "uint4"}
-_LANES = ("x", "y", "z", "w")
+LANES = 4
 
 
-class VectorizedAccess(KernelApplier):
+class VectorizedMap:
     technique = "vectorized_access"
+    also: tuple[str, ...] = ()
 
-    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
-        found = elementwise_1d(given, body)
+    def apply(self, given: ApplierInput) -> list[Rewrite]:
+        found = point_view(given)
         if found is None:
             return []
-        form, block, extent = found
-        if re.search(r"\b(if|for|while|do|switch|goto|atomic\w*)\b", form.inner):
-            return []  # straight-line code only: every lane does the same accesses
-        pointers = pointer_params(kernel)
-        index = form.index
-        accessed: list[str] = []
-        for name, element in pointers.items():
-            uses = re.findall(rf"\b{re.escape(name)}\b(\s*\[\s*([^\]]*)\])?", form.inner)
-            if not uses:
-                continue
-            if element not in _VECTOR or any(not whole or sub.strip() != index for whole, sub in uses):
-                return []
-            accessed.append(name)
-        if not accessed or re.search(rf"\b{index}\b", _without_accesses(form.inner, accessed, index)):
-            return []  # the index is used as a value, not only as the element position
-        written = [p for p in accessed if re.search(rf"\b{p}\s*\[\s*{index}\s*\]\s*[-+*/]?=(?!=)", form.inner)]
-        if not written:
+        kernel, view = found
+        shape = elementwise_map(view)
+        if shape is None:
             return []
-        lane_code = []
-        for lane in _LANES:
-            code = form.inner
-            for p in accessed:
-                code = re.sub(rf"\b{p}\s*\[\s*{index}\s*\]", f"{p}_v.{lane}", code)
-            lane_code.append("            { " + code.strip() + " }")
-        loads = []
-        for p in accessed:
-            vec = _VECTOR[pointers[p]]
-            if p in written and not _reads(form.inner, p, index):
-                loads.append(f"            {vec} {p}_v;")
-            else:
-                loads.append(f"            {vec} {p}_v = reinterpret_cast<const {vec} *>({p})[{index}_v];")
-        stores = [f"            reinterpret_cast<{_VECTOR[pointers[p]]} *>({p})[{index}_v] = {p}_v;" for p in written]
-        aligned = " | ".join(f"reinterpret_cast<unsigned long long>({p})" for p in accessed)
-        body_text = (
-            "\n"
-            f"    long long {index}_v = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-            f"    long long {index}_first = {index}_v * 4;\n"
-            f"    if ({index}_first + 3 < (long long)({form.bound}) && (({aligned}) & 15) == 0) {{\n"
-            + "\n".join(loads) + "\n"
-            + "\n".join(lane_code) + "\n"
-            + "\n".join(stores) + "\n"
-            "    } else {\n"
-            f"        for (long long {index}_s = {index}_first; {index}_s < {index}_first + 4 && {index}_s < (long long)({form.bound}); {index}_s++) {{\n"
-            f"            {form.index_type.replace('const ', '')} {index} = ({form.index_type.replace('const ', '')}){index}_s;\n"
-            f"            {form.inner.strip()}\n"
-            "        }\n"
-            "    }\n"
-        )
-        source = with_body(given, kernel, body_text)
-        rewrites: list[Rewrite] = []
-        for b in (block, 256, 128):
-            if b % 32 != 0 and b != block:
-                continue
-            grid = ceil_expr(extent, 4 * b)
-            launch = LaunchConfig((grid, *given.launch.grid[1:]), (str(b),), given.launch.shared_bytes)
-            note = f"{_VECTOR[pointers[accessed[0]]]} loads/stores, block {b}"
-            if all(r.launch != launch for r in rewrites):
-                rewrites.append(Rewrite(source, launch, note))
+        vectors = [s for s in shape.streams if s.written or not any(a.conditional or a.conditions for a in s.accesses)]
+        if not any(s.written for s in vectors):
+            return []
+        body = _vector_body(view, shape, vectors)
+        block = given.launch.block
+        x = AXES.index(view.coordinate(shape.fast).axis)  # type: ignore[union-attr]
+        grid = list(given.launch.grid)
+        bx = int(block[0]) if block else 1
+        grid[x] = ceil_div(view.bounds[shape.fast].upper, LANES * bx)
+        rewrites = [Rewrite(with_body(given, kernel, body), LaunchConfig(tuple(grid), block, given.launch.shared_bytes),
+                            f"{LANES} points per thread, 16-byte vector loads/stores of "
+                            f"{', '.join(s.array for s in vectors)}")]
+        if len(block) == 1 and bx != 256:
+            grid[x] = ceil_div(view.bounds[shape.fast].upper, LANES * 256)
+            rewrites.append(Rewrite(rewrites[0].source, LaunchConfig(tuple(grid), ("256",), given.launch.shared_bytes),
+                                    rewrites[0].note + ", 256 threads"))
         return rewrites
 
 
-def _without_accesses(inner: str, pointers: list[str], index: str) -> str:
-    for p in pointers:
-        inner = re.sub(rf"\b{p}\s*\[\s*{index}\s*\]", "_", inner)
-    return inner
+def _vector_type(view: PointKernel, element: str) -> str:
+    return fresh(view, "vec_" + re.sub(r"\W+", "_", element))
 
 
-def _reads(inner: str, pointer: str, index: str) -> bool:
-    """Whether `pointer[index]` is read anywhere (compound assignment counts as a read)."""
-    access = rf"\b{pointer}\s*\[\s*{index}\s*\]"
-    without_plain_writes = re.sub(access + r"\s*=(?!=)", "_ =", inner)
-    return bool(re.search(access, without_plain_writes))
+def _vector_body(view: PointKernel, shape: ElementwiseMap, vectors: list[Stream]) -> str:
+    fast = view.coordinate(shape.fast)
+    assert fast is not None
+    ftype = fast.type.replace("const ", "")
+    first, lane, ok = fresh(view, "first"), fresh(view, "lane"), fresh(view, "vector")
+    others = {c.name: f"blockIdx.{c.axis} * blockDim.{c.axis} + threadIdx.{c.axis}"
+              for c in view.coordinates if c.name != shape.fast}
+    types = {s.element: _vector_type(view, s.element) for s in vectors}
+    registers = {s.array: fresh(view, f"{s.array}_v") for s in vectors}
+    structs = "\n".join(f"    struct __align__({LANES} * sizeof({e})) {t} {{ {e} v[{LANES}]; }};" for e, t in types.items())
+    at_first = f"{bind(view, {**others, shape.fast: f'({ftype}){first}'})} {prelude(view)}"
+    at_lane = f"{bind(view, {**others, shape.fast: f'({ftype})({first} + {lane})'})} {prelude(view)}"
+    address = {s.array: f"&{s.array}[{s.accesses[0].index_text}]" for s in vectors}
+    aligned = " && ".join(f"(reinterpret_cast<unsigned long long>({address[s.array]}) % sizeof({types[s.element]})) == 0"
+                          for s in vectors)
+    loads = "\n".join(f"        {registers[s.array]} = *reinterpret_cast<const {types[s.element]} *>({address[s.array]});"
+                      for s in vectors if s.read)
+    stores = "\n".join(f"        *reinterpret_cast<{types[s.element]} *>({address[s.array]}) = {registers[s.array]};"
+                       for s in vectors if s.written)
+    declared = "\n".join(f"        {types[s.element]} {registers[s.array]};" for s in vectors)
+    replaced = view.work_with({(a.start, a.end): f"{registers[s.array]}.v[{lane}]" for s in vectors for a in s.accesses})
+    original = view.work_with({})
+    bounds = view.bounds[shape.fast]
+    return f"""
+    // {LANES} consecutive points per thread: one 16-byte vector per streamed array when all
+    // {LANES} are in range and every address is aligned, else point by point.
+{structs}
+    const long long {first} = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * {LANES};
+    bool {ok} = {first} >= (long long)({bounds.lower}) && {first} + {LANES - 1} < (long long)({bounds.upper});
+    if ({ok}) {{
+        {at_first}
+        {ok} = ({view.guard}) && {aligned};
+    }}
+    if ({ok}) {{
+{declared}
+        {{
+        {at_first}
+{loads}
+        }}
+#pragma unroll
+        for (int {lane} = 0; {lane} < {LANES}; {lane}++) {{
+            {at_lane}
+            {replaced}
+        }}
+        {at_first}
+{stores}
+    }} else {{
+#pragma unroll
+        for (int {lane} = 0; {lane} < {LANES}; {lane}++) {{
+            {at_lane}
+            if ({view.guard}) {{
+                {original}
+            }}
+        }}
+    }}
+"""
