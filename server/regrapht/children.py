@@ -43,8 +43,20 @@ GIB = 1 << 30
 TOOL_MEMORY_BYTES = 2 * GIB
 TOOL_FILE_BYTES = 1 * GIB  # the largest file a tool may write (preprocessed output of a bomb)
 TOOL_OUTPUT_BYTES = 8 << 20  # stdout/stderr kept per stream; the rest is dropped, not buffered
-# Long-lived workers: anonymous (non-file) resident memory, checked by the parent.
-WORKER_MEMORY_BYTES = 16 * GIB
+
+
+def _half_of_physical_memory() -> int:
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        total = 32 * GIB
+    return max(4 * GIB, total // 2)
+
+
+# Long-lived workers: anonymous (non-file) resident memory of the whole group, checked by the
+# parent; half the machine leaves the editor and the rest of the desktop alive.
+WORKER_MEMORY_BYTES = _half_of_physical_memory()
+MEMORY_CHECK_EVERY_S = 1.0  # a /proc scan per check: cheap, but not on every poll
 
 _TRAMPOLINE = (
     "import os,resource,sys\n"
@@ -67,9 +79,9 @@ class ToolLimits:
     def describe(self) -> str:
         parts = [f"{self.timeout_s:.0f} s"]
         if self.memory_bytes:
-            parts.append(f"{_size(self.memory_bytes)} of memory")
+            parts.append(f"{size_text(self.memory_bytes)} of memory")
         if self.file_bytes:
-            parts.append(f"{_size(self.file_bytes)} per file written")
+            parts.append(f"{size_text(self.file_bytes)} per file written")
         return ", ".join(parts)
 
 
@@ -93,7 +105,8 @@ class ToolRun:
         return self.stdout + self.stderr
 
 
-def _size(count: int) -> str:
+def size_text(count: int) -> str:
+    """A byte count as people read it: '2 GiB', '200 MiB'."""
     return f"{count / GIB:g} GiB" if count >= GIB else f"{count >> 20} MiB"
 
 
@@ -357,6 +370,7 @@ class FrameChannel:
         fd = stdout.fileno()
         chunks: list[bytes] = []
         needed = size
+        next_memory_check = time.monotonic() + MEMORY_CHECK_EVERY_S
         with selectors.DefaultSelector() as selector:
             selector.register(fd, selectors.EVENT_READ)
             while needed:
@@ -364,8 +378,10 @@ class FrameChannel:
                 if remaining <= 0:
                     return ChannelFault("timeout", "it sent nothing in time")
                 if not selector.select(timeout=min(remaining, self.poll_s)):
-                    if self.memory_bytes and self.child.anon_rss_bytes() > self.memory_bytes:
-                        return ChannelFault("memory", f"it used more than {_size(self.memory_bytes)} of memory")
+                    if self.memory_bytes and time.monotonic() >= next_memory_check:
+                        next_memory_check = time.monotonic() + MEMORY_CHECK_EVERY_S
+                        if self.child.anon_rss_bytes() > self.memory_bytes:
+                            return ChannelFault("memory", f"it used more than {size_text(self.memory_bytes)} of memory")
                     if on_idle is not None:
                         on_idle()
                     continue

@@ -108,6 +108,17 @@ def test_a_silent_worker_is_stopped_at_the_timeout(tmp_path: Path) -> None:
         assert ask(backend)["pid"] != pid
 
 
+def test_a_worker_over_its_memory_limit_is_stopped(tmp_path: Path) -> None:
+    with fake_backend(tmp_path, "balloon-on-load", "ok", memory_bytes=200 << 20) as backend:
+        started = time.monotonic()
+        with pytest.raises(InputError) as caught:
+            ask(backend)
+        assert time.monotonic() - started < 30
+        assert str(caught.value).startswith(f"the model file {tmp_path / 'm.gguf'} could not be loaded: the model "
+                                             "worker used more than 200 MiB of memory and was stopped")
+        assert ask(backend)["pid"]
+
+
 def test_should_stop_reaches_the_worker_and_it_carries_on(tmp_path: Path) -> None:
     with fake_backend(tmp_path, "hang-on-complete") as backend:
         backend.load()

@@ -103,6 +103,25 @@ def test_worker_child_memory_is_measured_over_its_group(private_tmp: Path) -> No
     assert_nothing_left(private_tmp)
 
 
+def test_gpu_worker_over_its_memory_limit_is_stopped_and_restarted(private_tmp: Path) -> None:
+    from regrapht.validate.worker import GpuWorker, WorkerFailure
+
+    balloon = ("import sys, time; b = bytearray(400 << 20); b[::4096] = b'x' * len(b[::4096]); "
+               "sys.stdin.buffer.read(1); time.sleep(60)")
+    worker = GpuWorker([sys.executable, "-c", balloon])
+    worker.memory_bytes = 200 << 20
+    try:
+        started = time.monotonic()
+        reply = worker.call({"op": "hello"}, timeout_s=30)
+        assert time.monotonic() - started < 20
+        assert isinstance(reply, WorkerFailure) and reply.kind == "crashed"
+        assert reply.reason == "the GPU worker used more than 200 MiB of host memory; it was stopped"
+        assert worker.pid is None
+    finally:
+        worker.close()
+    assert_nothing_left(private_tmp)
+
+
 def test_demangler_input_larger_than_a_pipe_does_not_block(private_tmp: Path) -> None:
     names = [f"_Z{len(n)}{n}v" for n in (f"kernel_number_{i:06d}" for i in range(20000))]
     done = run_tool(["cat"], ToolLimits(timeout_s=60), input_text="\n".join(names) + "\n")

@@ -8,7 +8,8 @@ and the second one answer:
 - `abort-on-load` / `abort-on-complete`: `os.abort()` at that point (as a GGML_ASSERT does);
 - `stray-output`: writes text on the protocol stream, as a library printing to stdout would;
 - `hang-on-complete`: never answers a completion;
-- `error-on-complete`: the backend raises ValueError (the worker reports it and carries on).
+- `error-on-complete`: the backend raises ValueError (the worker reports it and carries on);
+- `balloon-on-load`: takes 400 MiB of memory while loading, and keeps loading.
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ class FakeBackend:
     def load(self) -> None:
         sys.stderr.write(f"fake worker {os.getpid()} loading {self.name}\n")
         sys.stderr.flush()
+        if self.behaviour == "balloon-on-load":
+            self.ballast = bytearray(400 << 20)
+            self.ballast[::4096] = b"x" * len(self.ballast[::4096])  # touched: resident
+            time.sleep(60)
         if self.behaviour == "abort-on-load":
             sys.stderr.write("fake.cpp:1: GGML_ASSERT(n_layer <= LLAMA_MAX_LAYERS) failed\n")
             sys.stderr.flush()

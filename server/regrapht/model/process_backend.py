@@ -31,7 +31,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from regrapht.children import ChannelFault, Child, FrameChannel, python_module_env
+from regrapht.children import WORKER_MEMORY_BYTES, ChannelFault, Child, FrameChannel, python_module_env
 from regrapht.errors import InputError
 from regrapht.model.backend import ChatMessage, Completion
 from regrapht.model.gguf import GgufInfo
@@ -62,6 +62,7 @@ class ProcessModelBackend:
         env: Mapping[str, str] | None = None,
         load_timeout_s: float = 600.0,
         silence_timeout_s: float = 300.0,
+        memory_bytes: int = WORKER_MEMORY_BYTES,
     ) -> None:
         self.settings = settings or ModelSettings()
         self.path = model_path or locate_model(self.settings.path or None)
@@ -74,6 +75,7 @@ class ProcessModelBackend:
         self.env.setdefault("GGML_NO_BACKTRACE", "1")
         self.load_timeout_s = load_timeout_s
         self.silence_timeout_s = silence_timeout_s  # the longest pause between two frames
+        self.memory_bytes = memory_bytes  # anonymous memory of the worker (the weights are mapped)
         self.starts = 0
         self._lock = threading.Lock()
         self._child: Child | None = None
@@ -170,7 +172,7 @@ class ProcessModelBackend:
         self._stderr_tail.clear()
         child = Child(self.command, env=self.env, pipe_stdin=True, tmp_prefix="regrapht-model-worker-")
         self._child = child
-        self._channel = FrameChannel(child, max_frame_bytes=MAX_MODEL_FRAME)
+        self._channel = FrameChannel(child, memory_bytes=self.memory_bytes, max_frame_bytes=MAX_MODEL_FRAME)
         self.starts += 1
         self._drain_stderr(child)
         started = time.monotonic()
@@ -213,7 +215,7 @@ class ProcessModelBackend:
         self._end()
         time.sleep(0.05)  # let the stderr reader take the last lines
         detail = {"timeout": f"the model worker sent nothing for {self.silence_timeout_s:.0f} s and was stopped",
-                  "memory": f"the model worker {fault.detail} and was stopped",
+                  "memory": f"the model worker {fault.detail.removeprefix('it ')} and was stopped",
                   "garbled": f"the model worker wrote output that is not a reply ({fault.detail})",
                   "exited": "the model worker exited"}[fault.kind]
         if code is not None and code < 0:

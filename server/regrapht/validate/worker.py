@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import msgpack
 
-from regrapht.children import WORKER_MEMORY_BYTES, Child, python_module_env
+from regrapht.children import WORKER_MEMORY_BYTES, Child, python_module_env, size_text
 
 _HEADER = struct.Struct(">I")
 MAX_FRAME = 1 << 31
@@ -189,8 +189,8 @@ class GpuWorker:
         if child is None or not self.memory_bytes or child.anon_rss_bytes() <= self.memory_bytes:
             return None
         self._kill()
-        return WorkerFailure("crashed", f"the GPU worker used more than {self.memory_bytes >> 30} GiB of "
-                                        "host memory; it was stopped")
+        return WorkerFailure("crashed", f"the GPU worker used more than {size_text(self.memory_bytes)} of host "
+                                        "memory; it was stopped")
 
     def _read_frame(self, process: subprocess.Popen[bytes], deadline: float) -> dict[str, Any] | WorkerFailure:
         header = self._read_exactly(process, _HEADER.size, deadline)
