@@ -40,6 +40,14 @@ def test_bad_model_path_is_exit_2_even_when_the_model_is_never_asked(tmp_path: P
     assert done.stderr.strip() == f"regrapht: error: {missing}: model file not found"
 
 
+def test_bad_model_path_is_exit_2_in_eval_with_an_applier_strategy(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.gguf"
+    done = regrapht(tmp_path, "eval", str(ROOT / "bench/tasks/vector_add"), "--strategy", "rules", "--budget", "1",
+                    "--model", str(missing), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == f"regrapht: error: {missing}: model file not found"
+
+
 def test_not_a_gguf_model_is_exit_2_naming_it(tmp_path: Path) -> None:
     bad = tmp_path / "m.gguf"
     bad.write_bytes(b"GGUF" + bytes(40))

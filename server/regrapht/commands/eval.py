@@ -14,12 +14,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from regrapht.commands.optimize import make_model
+from regrapht.commands.optimize import model_for
 from regrapht.errors import InputError
 from regrapht.evaluation.report import markdown, svg_chart, totals
 from regrapht.evaluation.runner import load_task, measured_peaks, run_task_kernel
 from regrapht.search import STRATEGIES, SearchOptions
-from regrapht.search.wiring import MODEL_STRATEGIES
 
 
 def register(subparsers: Any) -> None:
@@ -46,8 +45,7 @@ def run(args: Any) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise InputError(f"cannot create the output directory: {error.strerror}", file=str(out)) from error
-    wants_model = args.strategy in MODEL_STRATEGIES and not args.no_model
-    model = make_model(args.model, args.model_threads, args.model_gpu_layers) if wants_model else None
+    model = model_for(args)
     options = SearchOptions(use_model=model is not None)
     rows: list[dict[str, object]] = []
     failed = False

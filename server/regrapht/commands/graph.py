@@ -122,13 +122,13 @@ def run_distill(args: argparse.Namespace) -> int:
     # Imported here: distilling needs the search, the GPU worker and maybe the model.
     import os
 
-    from regrapht.commands.optimize import make_model
+    from regrapht.commands.optimize import model_for
     from regrapht.evaluation.runner import load_task
     from regrapht.inputs import read_source
     from regrapht.search import STRATEGIES, SearchOptions, optimize
     from regrapht.search.distill import check_train_split, trajectories_of, unique, write_jsonl
     from regrapht.search.run import SearchRun
-    from regrapht.search.wiring import MODEL_STRATEGIES, open_run, save_statistics
+    from regrapht.search.wiring import open_run, save_statistics
 
     if args.strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {args.strategy!r} (one of {', '.join(STRATEGIES)})")
@@ -137,9 +137,7 @@ def run_distill(args: argparse.Namespace) -> int:
     for directory in args.tasks:
         check_train_split(directory)
     tasks = [load_task(directory) for directory in args.tasks]
-    model = None
-    if args.strategy in MODEL_STRATEGIES and not args.no_model:
-        model = make_model(args.model, args.model_threads, 0)
+    model = model_for(args, gpu_layers=0)
     options = SearchOptions(use_model=model is not None)
     env, home = dict(os.environ), Path.home()
     records: list[dict[str, Any]] = []

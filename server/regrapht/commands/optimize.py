@@ -53,15 +53,22 @@ def make_model(path: str | None, threads: int, gpu_layers: int) -> ModelBackend:
     return model
 
 
+def model_for(args: Any, *, gpu_layers: int | None = None) -> ModelBackend | None:
+    """The model a run asks (None when the strategy or --no-model leaves it out). A `--model`
+    named anyway is still checked: a bad path is exit 2 whether or not the search would ask it."""
+    if args.strategy in MODEL_STRATEGIES and not args.no_model:
+        return make_model(args.model, args.model_threads,
+                          args.model_gpu_layers if gpu_layers is None else gpu_layers)
+    if args.model:
+        validate_model(Path(args.model))
+    return None
+
+
 def run_optimize(args: Any, *, env: dict[str, str], home: Path) -> OptimizeResult:
     path = Path(args.file)
     source, _warnings = read_source(path)
     spec = find_spec(path, Path(args.spec) if args.spec else None)
-    model = None
-    if args.strategy in MODEL_STRATEGIES and not args.no_model:
-        model = make_model(args.model, args.model_threads, args.model_gpu_layers)
-    elif args.model:
-        validate_model(Path(args.model))  # named but not needed: still a bad path is an error
+    model = model_for(args)
     options = SearchOptions(step_cap=args.step_cap, epsilon=args.epsilon, visit_penalty=args.visit_penalty,
                             use_model=model is not None)
     with open_run(source, args.file, args.kernel, spec, env=env, home=home, arch=args.arch,
