@@ -163,9 +163,27 @@ class Child:
         self.pid = self.process.pid
 
     def kill_group(self) -> None:
-        """SIGKILL every process of the child's group (the child and whatever it started)."""
+        """SIGKILL every process of the child's group (the child and whatever it started).
+
+        While the child is unreaped its pid, and so the group id, cannot be reused; once Popen
+        has reaped it, the group is killed only if /proc still shows members of it."""
+        if self.process.returncode is not None and not group_members(self.pid):
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
+
+    def wait_unreaped(self, timeout_s: float) -> bool:
+        """Wait until the child has exited, leaving it unreaped (so `kill_group` stays exact)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                if os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                    return True
+            except ChildProcessError:  # already reaped
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
 
     def end(self, wait_s: float = 10.0, *, close_stderr: bool = True) -> int | None:
         """Kill the group, reap the child, close its pipes, remove its TMPDIR; its exit code.
@@ -188,24 +206,34 @@ class Child:
         return group_anon_rss_bytes(self.pid)
 
 
-def group_anon_rss_bytes(pgid: int) -> int:
-    """Sum of RssAnon over the live processes in process group `pgid` (Linux /proc)."""
-    total = 0
+def group_members(pgid: int) -> list[Path]:
+    """The /proc folders of the live (not zombie) processes in process group `pgid`."""
+    members = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
-            # field 5 of /proc/PID/stat is the process group; the name (field 2) may hold spaces
+            # after the name (field 2, which may hold spaces): state, ppid, pgrp
             stat = Path(entry.path, "stat").read_text()
             fields = stat[stat.rindex(")") + 2 :].split()
-            if int(fields[2]) != pgid:
-                continue
-            for line in Path(entry.path, "status").read_text().splitlines():
+        except (OSError, ValueError):
+            continue  # the process ended meanwhile
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            members.append(Path(entry.path))
+    return members
+
+
+def group_anon_rss_bytes(pgid: int) -> int:
+    """Sum of RssAnon over the live processes in process group `pgid` (Linux /proc)."""
+    total = 0
+    for folder in group_members(pgid):
+        try:
+            for line in (folder / "status").read_text().splitlines():
                 if line.startswith("RssAnon:"):
                     total += int(line.split()[1]) * 1024
                     break
-        except (OSError, ValueError, IndexError):
-            continue  # the process ended meanwhile
+        except (OSError, ValueError):
+            continue
     return total
 
 
@@ -275,11 +303,9 @@ def _collect(child: Child, limits: ToolLimits, input_text: str | None,
                     kept[fd] += chunk[:room]
                 truncated = truncated or len(chunk) > room
     if not timed_out:
-        # both streams closed: the tool (and anything holding its pipes) is done
-        try:
-            process.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        # both streams closed: the tool (and anything holding its pipes) is done; it is left
+        # unreaped so that `end` kills exactly its group
+        timed_out = not child.wait_unreaped(max(0.0, deadline - time.monotonic()))
     if timed_out:
         child.kill_group()
     return bytes(kept[out_fd]), bytes(kept[err_fd]), timed_out, truncated
