@@ -1,5 +1,5 @@
 """Every rewrite of the idiom appliers' test kernels (tiled permutations, halo-tiled stencils,
-register-blocked matmuls, privatised histograms, vectorized maps) checked against its original
+register-blocked matmuls, privatised histograms, vectorized maps, grid-stride loops) checked against its original
 on the GPU by the search's own evaluator (fresh inputs, the spec size and an odd size), and
 timed. Marker gpu: skips cleanly without a device; the lead runs it on the H200."""
 
@@ -21,6 +21,7 @@ import test_vectorize_applier as vectorize_cases  # noqa: E402
 
 from regrapht.search.appliers import ApplierInput, DeviceLimits  # noqa: E402
 from regrapht.search.appliers.histogram import PrivatisedHistogram  # noqa: E402
+from regrapht.search.appliers.launch import GridStrideLoop  # noqa: E402
 from regrapht.search.appliers.matmul import MatmulTiling  # noqa: E402
 from regrapht.search.appliers.permutation import TiledPermutation  # noqa: E402
 from regrapht.search.appliers.stencil import HaloTiledStencil  # noqa: E402
@@ -76,6 +77,9 @@ SIZES: dict[str, tuple[dict[str, str], dict[str, tuple[str, str]]]] = {
     "template_swish": ({"n": "5000003"}, {"x": ("n", FLOAT), "y": ("n", "zeros")}),
     "double_long_index": ({"n": "5000003"}, {"in": ("n", FLOAT), "out": ("n", "zeros")}),
     "in_place_axpy": ({"n": "5000003", "a": "0.75"}, {"x": ("n", FLOAT), "y": ("n", FLOAT)}),
+    "gs_map": ({"n": "5000003"}, {"in": ("n", FLOAT), "out": ("n", "zeros")}),
+    "gs_histogram": ({"n": "5000003"}, {"d": ("n", "randint(0, 256)"), "bins": ("256", "zeros")}),
+    "gs_unsigned_with_locals": ({"n": "5000003"}, {"x": ("n", FLOAT), "y": ("n", "zeros")}),
     "row_gather": ({"count": "4001", "width": "257"},
                    {"table": ("1000 * width", FLOAT), "rows": ("count", "randint(0, 1000)"),
                     "out": ("count * width", "zeros")}),
@@ -92,6 +96,8 @@ CASES: list[tuple[type, str, str, str, LaunchConfig]] = [
     *[(MatmulTiling, c, v[0], _name(v[0]), v[1]) for c, v in matmul_cases.MATCHES.items()],
     *[(VectorizedMap, c, v[0], v[1], v[2]) for c, v in vectorize_cases.MATCHES.items()],
     *[(PrivatisedHistogram, c, v[0], _name(v[0]), histogram_cases.LAUNCH) for c, v in histogram_cases.MATCHES.items()],
+    *[(GridStrideLoop, f"gs_{c}", v, _name(v), vectorize_cases.LAUNCH)
+      for c, v in vectorize_cases.GRID_STRIDE_MATCHES.items()],
 ]
 
 

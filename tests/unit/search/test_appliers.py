@@ -73,10 +73,13 @@ def test_vectorize_has_scalar_tail_and_alignment_check() -> None:
     assert rewrites[0].launch.grid == ("(n + 399) / 400",)
 
 
-def test_grid_stride_caps_the_grid() -> None:
-    rewrites = GridStrideLoop().apply(SAXPY_IN)
-    assert rewrites and rewrites[-1].launch.grid[0].startswith("min(")
+def test_grid_stride_grid_fills_the_device_it_is_given() -> None:
+    device = DeviceLimits(sms=78, max_threads_per_sm=1536, max_threads_per_block=1024, shared_bytes_per_block=49152)
+    rewrites = GridStrideLoop().apply(ApplierInput(SAXPY_IN.source, "saxpy", SAXPY_IN.launch, {}, device))
+    assert [r.launch.grid for r in rewrites] == [("min((n + 99) / 100, 1170)",), ("min((n + 255) / 256, 468)",)]
     assert "gridDim.x" in rewrites[-1].source
+    # without a device the grid follows the problem: 8 points per thread
+    assert GridStrideLoop().apply(SAXPY_IN)[-1].launch.grid == ("(n + 2047) / 2048",)
 
 
 def test_matmul_tiling_matches_the_naive_kernel_only() -> None:

@@ -28,12 +28,17 @@ CONTRACT_KEYS = {"kernel", "gpu", "arch", "strategy", "budget", "baseline", "bes
                  "wall_s", "reason"}
 
 
+def vectorized(candidate: Candidate) -> bool:
+    """Whether the code moves 16-byte vectors (float4, or VectorizedMap's aligned structs)."""
+    return "float4" in candidate.source or "__align__(4 * sizeof(" in candidate.source
+
+
 def speed_by_text(candidate: Candidate) -> float | None:
-    """float4 code 3x, a 256-thread block 1.2x, __restrict__ 1.1x (multiplied); 'WRONG' is wrong."""
+    """vector code 3x, a 256-thread block 1.2x, __restrict__ 1.1x (multiplied); 'WRONG' is wrong."""
     if "WRONG" in candidate.source:
         return None
     speed = 1.0
-    if "float4" in candidate.source:
+    if vectorized(candidate):
         speed *= 3.0
     if candidate.launch.block == ("256",):
         speed *= 1.2
@@ -106,7 +111,7 @@ def test_no_device_gives_no_best_and_says_why() -> None:
 
 
 def test_never_offers_a_slower_or_wrong_candidate() -> None:
-    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(lambda c: None if "float4" in c.source else 0.8),
+    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(lambda c: None if vectorized(c) else 0.8),
                       None, graph(), "mcgs", 20, 0)
     assert result.best is None and "no verified candidate was faster" in result.reason
 

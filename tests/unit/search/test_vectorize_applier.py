@@ -1,4 +1,4 @@
-"""VectorizedMap on the elementwise idiom: maps written differently (templates with `T(1)`,
+"""VectorizedMap on the elementwise idiom (and GridStrideLoop on one-coordinate point kernels): maps written differently (templates with `T(1)`,
 `long long` indices, in-place updates, 2-D gathers through a loaded row) move 16-byte vectors
 with a run-time alignment check; near-misses (conditional stores, strided or shifted reads,
 scatters, reductions) do not; every rewrite compiles with nvcc."""
@@ -11,6 +11,7 @@ import pytest
 from nvcc_check import compile_ok, needs_nvcc
 
 from regrapht.search.appliers import ApplierInput
+from regrapht.search.appliers.launch import GridStrideLoop
 from regrapht.search.appliers.vectorize import VectorizedMap
 from regrapht.spec.launch import LaunchConfig
 
@@ -125,4 +126,63 @@ def test_leaves_near_misses_alone(case: str) -> None:
 @pytest.mark.parametrize("case", sorted(MATCHES))
 def test_rewrites_compile(case: str, tmp_path: Path) -> None:
     for index, rewrite in enumerate(_rewrites(case)):
+        compile_ok(rewrite.source, tmp_path, f"v{index}")
+
+
+GRID_STRIDE_MATCHES = {
+    "map": MATCHES["double_long_index"][0],
+    "histogram": """
+__global__ void hist(const unsigned char *d, unsigned int *bins, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&bins[d[i]], 1u);
+}
+""",
+    "unsigned_with_locals": """
+__global__ void poly(const float *x, float *y, unsigned n) {
+    unsigned i = threadIdx.x + blockIdx.x * blockDim.x;
+    if (i >= n) return;
+    float v = x[i], acc = 0.0f;
+    for (int p = 0; p < 4; p++) acc = acc * v + 1.0f;
+    y[i] = acc;
+}
+""",
+}
+GRID_STRIDE_NEAR_MISSES = {
+    "two_dimensional": MATCHES["row_gather"][0],
+    "barrier": """
+__global__ void staged(const float *x, float *y, int n) {
+    __shared__ float s[256];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { s[threadIdx.x] = x[i]; __syncthreads(); y[i] = s[255 - threadIdx.x]; }
+}
+""",
+    "uses_block_index": """
+__global__ void tag(float *y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = (float)blockIdx.x;
+}
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRID_STRIDE_MATCHES))
+def test_grid_stride_loops_over_point_kernels(case: str, tmp_path: Path) -> None:
+    source = GRID_STRIDE_MATCHES[case]
+    rewrites = GridStrideLoop().apply(ApplierInput(source, _name(source), LAUNCH))
+    assert rewrites and "+= (long long)blockDim.x * gridDim.x" in rewrites[0].source
+
+
+@pytest.mark.parametrize("case", sorted(GRID_STRIDE_NEAR_MISSES))
+def test_grid_stride_leaves_near_misses_alone(case: str) -> None:
+    source = GRID_STRIDE_NEAR_MISSES[case]
+    launch = MATCHES["row_gather"][2] if case == "two_dimensional" else LAUNCH
+    assert GridStrideLoop().apply(ApplierInput(source, _name(source), launch)) == []
+
+
+@pytest.mark.nvcc
+@needs_nvcc
+@pytest.mark.parametrize("case", sorted(GRID_STRIDE_MATCHES))
+def test_grid_stride_rewrites_compile(case: str, tmp_path: Path) -> None:
+    source = GRID_STRIDE_MATCHES[case]
+    for index, rewrite in enumerate(GridStrideLoop().apply(ApplierInput(source, _name(source), LAUNCH))):
         compile_ok(rewrite.source, tmp_path, f"v{index}")

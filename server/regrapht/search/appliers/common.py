@@ -198,25 +198,6 @@ def elementwise_form(body: str) -> Elementwise | None:
     return None
 
 
-def elementwise_1d(given: ApplierInput, body: str) -> tuple[Elementwise, int, str] | None:
-    """(form, block, X) for a kernel in `elementwise_form` launched with 1-D blocks of `block`
-    threads over a grid of ceil(X / block), whose statements use no thread geometry beyond the
-    element index; None otherwise."""
-    form = elementwise_form(body)
-    dims = block_dims(given.launch)
-    if form is None or dims is None or dims[1:] != [1, 1] or uses_other_index(form.inner):
-        return None
-    parts = ceil_parts(given.launch.grid[0]) if given.launch.grid else None
-    if parts is None or parts[1] != dims[0]:
-        return None
-    return form, dims[0], parts[0]
-
-
-def uses_other_index(inner: str) -> bool:
-    """Whether statements depend on thread/block geometry beyond the element index."""
-    return bool(re.search(r"threadIdx|blockIdx|blockDim|gridDim|__syncthreads|__shfl|\breturn\b", inner))
-
-
 def with_body(given: ApplierInput, kernel: KernelText, new_body: str) -> str:
     """The input's source with `kernel`'s body (between its braces) replaced by `new_body`."""
     return given.source[: kernel.body_start] + new_body + given.source[kernel.body_end :]
@@ -226,17 +207,9 @@ def with_header(given: ApplierInput, kernel: KernelText, new_header: str) -> str
     return given.source[: kernel.start] + new_header + given.source[kernel.body_start :]
 
 
-def indent(lines: str, prefix: str = "    ") -> str:
-    return "\n".join(prefix + line if line.strip() else line for line in lines.splitlines())
-
-
 def pointer_params(kernel: KernelText) -> dict[str, str]:
     """Pointer parameter name -> element type."""
     return {p.name: p.element_type for p in kernel.params if p.is_pointer}
-
-
-def scalar_params(kernel: KernelText) -> dict[str, str]:
-    return {p.name: p.type for p in kernel.params if not p.is_pointer}
 
 
 def writes_to(body: str, name: str) -> bool:

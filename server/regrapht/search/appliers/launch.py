@@ -1,36 +1,38 @@
 """Launch-configuration appliers: block-size tuning and grid-stride loops.
 
-Both change only how many threads run where, so they are safe exactly when the kernel derives
+Both change only how many threads run where. Block-size tuning is safe when the kernel derives
 its work from `blockDim`/`gridDim` (never from a hard-coded block size) and shares nothing
 between threads; the grid expression is rewritten consistently with the new block so that
-coverage of the index space is unchanged.
+coverage of the index space is unchanged. The grid-stride loop is built on the point-kernel
+view (`idioms/pointwise.py`): every point of the guarded domain is visited once by a loop, and
+the grid is sized from the device (`DeviceLimits`).
 """
 
 from __future__ import annotations
 
 import re
 
+from regrapht.cuda.parse import parse_source
+from regrapht.idioms.pointwise import fresh, launch_block, point_kernel
 from regrapht.search.appliers.common import (
     ApplierInput,
+    DeviceLimits,
     KernelApplier,
     Rewrite,
     block_dims,
     ceil_expr,
     ceil_parts,
-    elementwise_1d,
-    grid_stride_header,
     has_launch_bounds,
-    indent,
     with_body,
 )
-from regrapht.search.source import KernelText
+from regrapht.search.appliers.points import covers_domain, prelude
+from regrapht.search.source import KernelText, find_kernel
 from regrapht.spec.launch import LaunchConfig
 
 BLOCKS_1D = (256, 512, 128, 1024)
 BLOCKS_2D = ((32, 8), (32, 4), (32, 16), (64, 4), (16, 16))
-# Grid-stride kernels need only enough blocks to fill the device; 4096 blocks of 256 threads
-# fill any current GPU (132 SMs x 2048 threads on an H200 is 1056 such blocks) several times.
-GRID_STRIDE_MAX_BLOCKS = 4096
+# Without a device to size it by, a grid-stride grid gives each thread this many points.
+GRID_STRIDE_POINTS = 8
 
 
 class BlockSizeTuning(KernelApplier):
@@ -72,59 +74,43 @@ class BlockSizeTuning(KernelApplier):
         return rewrites
 
 
-class GridStrideLoop(KernelApplier):
-    technique = "grid_stride_loop"
+class GridStrideLoop:
+    """A one-coordinate point kernel (`idioms/pointwise.py`, atomics allowed: each point still
+    runs once) -> a grid-stride loop over the points, with a grid that fills the device once."""
 
-    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
-        found = elementwise_1d(given, body)
-        if found is None:
+    technique = "grid_stride_loop"
+    also: tuple[str, ...] = ()
+
+    def apply(self, given: ApplierInput) -> list[Rewrite]:
+        kernel = find_kernel(given.source, given.kernel)
+        if kernel is None:
             return []
-        form, block, extent = found
-        if re.search(rf"\b{form.index}\s*(=|\+=|-=|\+\+|--)", form.inner):
-            return []  # the statements change the index themselves
-        new_body = (
-            f"\n    {grid_stride_header(form.index, form.index_type, form.bound)}\n"
-            f"{indent(_statements(form.inner), '        ')}\n"
-            "    }\n"
-        )
+        constants = dict(parse_source(given.source).constants)
+        view = point_kernel(kernel.text(given.source), launch_block(given.launch.block), constants, atomics=True)
+        if view is None or len(view.coordinates) != 1 or view.linear is not None or \
+                view.coordinates[0].axis != "x" or not covers_domain(given, view) or len(given.launch.block) != 1:
+            return []
+        coordinate = view.coordinates[0]
+        upper = view.bounds[coordinate.name].upper
+        counter = fresh(view, coordinate.name)
+        ctype = coordinate.type.replace("const ", "")
+        body = (f"\n    for (long long {counter} = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+                f"{counter} < (long long)({upper}); {counter} += (long long)blockDim.x * gridDim.x) {{\n"
+                f"        {ctype} {coordinate.name} = ({ctype}){counter}; {prelude(view)}\n"
+                f"        if ({view.guard}) {{\n            {view.work_with({})}\n        }}\n    }}\n")
         rewrites = []
-        for b in (block, 256):
-            grid = f"min({ceil_expr(extent, b)}, {GRID_STRIDE_MAX_BLOCKS * 256 // b})"
-            launch = LaunchConfig((grid, *given.launch.grid[1:]), (str(b),), given.launch.shared_bytes)
-            rewrites.append(Rewrite(with_body(given, kernel, new_body), launch, f"grid-stride loop, grid {grid}"))
-            if b == 256:
-                break
+        block = int(given.launch.block[0])
+        for threads in dict.fromkeys((block, 256)):
+            grid = _filling_grid(given.device, upper, threads)
+            launch = LaunchConfig((grid,), (str(threads),), given.launch.shared_bytes)
+            rewrites.append(Rewrite(with_body(given, kernel, body), launch, f"grid-stride loop, grid {grid}"))
         return rewrites
 
 
-def _statements(inner: str) -> str:
-    """Whitespace-collapsed statements laid out one per line with 4-space block indentation."""
-    lines: list[str] = []
-    current = ""
-    parens = 0
-    blocks: list[bool] = []  # per open brace: a block (True) or an initializer list (False)
-    for ch in inner:
-        if ch == "(":
-            parens += 1
-        elif ch == ")":
-            parens -= 1
-        if ch == "{":
-            is_block = not current.rstrip().endswith("=") and parens == 0
-            blocks.append(is_block)
-            if is_block:
-                lines.append("    " * (len(blocks) - 1) + (current.strip() + " {").strip())
-                current = ""
-                continue
-        elif ch == "}" and blocks and blocks.pop():
-            if current.strip():
-                lines.append("    " * (len(blocks) + 1) + current.strip())
-            lines.append("    " * len(blocks) + "}")
-            current = ""
-            continue
-        current += ch
-        if ch == ";" and parens == 0 and not (blocks and not blocks[-1]):
-            lines.append("    " * sum(1 for b in blocks if b) + current.strip())
-            current = ""
-    if current.strip():
-        lines.append(current.strip())
-    return "\n".join(lines)
+def _filling_grid(device: DeviceLimits | None, upper: str, threads: int) -> str:
+    """As many blocks as the device keeps resident at once (never more than the points need);
+    without a device, one block per GRID_STRIDE_POINTS points per thread."""
+    needed = ceil_expr(upper, threads)
+    if device is not None:
+        return f"min({needed}, {device.resident_blocks(threads)})"
+    return ceil_expr(upper, threads * GRID_STRIDE_POINTS)
