@@ -14,6 +14,7 @@
 #
 # Env: OUT (required), SPLIT=test|train|all (eval; default test), STRATEGY (default mcgs),
 # BUDGET (12), SEED (0), JOBS (4 per GPU), MODEL_THREADS (4 per job), JOB_TIMEOUT (s, 240),
+# TIME_LIMIT (s, 2/3 of JOB_TIMEOUT: eval --time-limit per kernel),
 # SUITE_TIMEOUT (s, 480: stops starting and waiting for jobs, then merges what finished), REF_TIMEOUT
 # (s, 300: the NumPy check of the naive kernels),
 # REGRAPHT_MODEL (the GGUF; else the embedded one if installed), TASKS (task directories to use
@@ -29,6 +30,9 @@ BUDGET=${BUDGET:-12}
 SEED=${SEED:-0}
 MODEL_THREADS=${MODEL_THREADS:-4}
 JOB_TIMEOUT=${JOB_TIMEOUT:-240}
+# The search of a kernel stops at TIME_LIMIT and keeps its best verified version (the report says
+# time_limited), so a slow task still reports before JOB_TIMEOUT kills its job.
+TIME_LIMIT=${TIME_LIMIT:-$(( JOB_TIMEOUT * 2 / 3 ))}
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-480}
 SITE=${SITE:-/tmp/site}
 RUN=${RUN_DIR:-$(mktemp -d /tmp/corpus-run.XXXXXX)}
@@ -90,7 +94,7 @@ run_job() {  # gpu kind taskdir
     export CUDA_VISIBLE_DEVICES=$gpu XDG_CACHE_HOME=/tmp/corpus-cache-gpu$gpu XDG_DATA_HOME="$RUN/data-$STRATEGY"
     if [ "$kind" = eval ]; then
         timeout "$JOB_TIMEOUT" python3 -m regrapht --log-level INFO eval "$task" --strategy "$STRATEGY" \
-            --budget "$BUDGET" --seed "$SEED" --out "$RUN/runs/eval-$STRATEGY-$name" "${model[@]}" \
+            --budget "$BUDGET" --seed "$SEED" --time-limit "$TIME_LIMIT" --out "$RUN/runs/eval-$STRATEGY-$name" "${model[@]}" \
             > "$RUN/logs/eval-$name.log" 2>&1
     else
         timeout "$JOB_TIMEOUT" python3 bench/verify_appliers.py run "$task" --out "$RUN/appliers" \
@@ -99,7 +103,7 @@ run_job() {  # gpu kind taskdir
     echo "$kind $name exit=$?" >> "$RUN/status.txt"
 }
 export -f run_job
-export RUN STRATEGY BUDGET SEED JOB_TIMEOUT USE_MODEL MODEL_THREADS
+export RUN STRATEGY BUDGET SEED JOB_TIMEOUT TIME_LIMIT USE_MODEL MODEL_THREADS
 
 start=$(date +%s)
 if [ "$MODE" != eval ]; then
