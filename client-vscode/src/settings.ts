@@ -22,7 +22,8 @@ export function readSettings(scope?: vscode.ConfigurationScope | null): ClientSe
     const config = vscode.workspace.getConfiguration(SECTION, scope ?? undefined);
     const raw: Record<string, unknown> = {};
     for (const key of ['python', 'enabledRules', 'severityOverrides', 'debounceMs', 'modelPath', 'modelGpuLayers',
-        'modelThreads', 'modelContext', 'arch', 'searchBudget', 'searchStrategy', 'backgroundValidation', 'logLevel']) {
+        'modelThreads', 'modelContext', 'arch', 'searchBudget', 'searchStrategy', 'backgroundValidation', 'compilerConfirmation',
+        'logLevel']) {
         raw[key] = config.get(key);
     }
     const { settings, problems } = normalizeSettings(raw, {

@@ -18,11 +18,12 @@ test('empty input gives the documented defaults', () => {
 test('server settings carry exactly the architecture keys and never python', () => {
     const server = toServerSettings(normalizeSettings({ python: '/usr/bin/python3' }).settings);
     assert.deepEqual(Object.keys(server).sort(), [
-        'arch', 'backgroundValidation', 'debounceMs', 'enabledRules', 'logLevel', 'modelContext', 'modelGpuLayers',
-        'modelPath', 'modelThreads', 'searchBudget', 'searchStrategy', 'severityOverrides',
+        'arch', 'backgroundValidation', 'compilerConfirmation', 'debounceMs', 'enabledRules', 'logLevel',
+        'modelContext', 'modelGpuLayers', 'modelPath', 'modelThreads', 'searchBudget', 'searchStrategy',
+        'severityOverrides',
     ]);
     assert.equal('python' in server, false);
-    assert.equal(SERVER_KEYS.length, 12);
+    assert.equal(SERVER_KEYS.length, 13);
 });
 
 test('integers are coerced, truncated and clamped with a note', () => {
@@ -63,6 +64,14 @@ test('arch accepts sm_XX and bare numbers, rejects the rest', () => {
     const bad = normalizeSettings({ arch: 'hopper' });
     assert.equal(bad.settings.arch, '');
     assert.equal(bad.problems.length, 1);
+});
+
+test('compiler confirmation is on by default and must be a boolean', () => {
+    assert.equal(normalizeSettings({}).settings.compilerConfirmation, true);
+    assert.equal(normalizeSettings({ compilerConfirmation: false }).settings.compilerConfirmation, false);
+    const r = normalizeSettings({ compilerConfirmation: 'no' });
+    assert.equal(r.settings.compilerConfirmation, true);
+    assert.equal(r.problems.length, 1);
 });
 
 test('booleans must be booleans', () => {

@@ -14,6 +14,7 @@ from regrapht.features import (
     code_actions,
     codelens,
     configuration,
+    confirmation,
     diagnostics,
     documents,
     hover,
@@ -28,8 +29,8 @@ from regrapht.features.common import log_to_client, send_status
 from regrapht.protocol import RegraphtProtocol, RegraphtServer
 from regrapht.state import Engine, ServerState, find_docs_root
 
-FEATURES = (lifecycle, configuration, documents, diagnostics, hover, symbols, codelens, code_actions, report,
-            spec_action, validation, optimize)
+FEATURES = (lifecycle, configuration, documents, diagnostics, confirmation, hover, symbols, codelens, code_actions,
+            report, spec_action, validation, optimize)
 
 
 def create_server(engine: Engine | None = None) -> tuple[RegraphtServer, ServerState]:

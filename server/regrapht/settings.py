@@ -41,6 +41,7 @@ class Settings:
     search_budget: int = 24
     search_strategy: str = "mcgs"
     background_validation: bool = False
+    compiler_confirmation: bool = True  # confirm R001/R002/R007/R008 from nvcc's PTX, in the background
     log_level: str = "info"
 
 

@@ -17,6 +17,11 @@ Extension points for other features (validation, optimize, timing):
 - `set_external_findings(uri, source, findings)`: findings from another source (e.g. measured
   slow kernels) published alongside the rules' diagnostics; then call
   `state.publisher.refresh(uri)` to republish.
+- `set_confirmation(uri, lines, facts)`: what nvcc generated per line for the text `lines`
+  (features/confirmation.py, in the background); `all_findings` applies it (rules/confirm.py)
+  to analyses of that same text, for the rules the user did not override.
+- `publish_listeners`: functions `(uri, analysis)` called on the loop after diagnostics of an
+  analysis were published (the compiler confirmation schedules itself from there).
 - `code_action_providers`: functions `(document, analysis, span, document_changes) -> [CodeAction]`
   called (in a worker thread) by the codeAction handler after the quick fixes; the handler
   filters their actions by the request's `only` kinds.
@@ -36,12 +41,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from regrapht.cards import KernelFacts
+from regrapht.rules.confirm import confirm_findings
 from regrapht.rules.types import Finding
 from regrapht.settings import ProblemMemory, Settings
 from regrapht.text import Span
 
 if TYPE_CHECKING:
     from regrapht.cuda.model import SourceModel
+    from regrapht.validate.ptx import PtxFacts
 
 log = logging.getLogger(__name__)
 
@@ -239,6 +246,8 @@ class ServerState:
         self.publisher: Republisher | None = None
         self.kernel_facts: dict[tuple[str, str], KernelFacts] = {}
         self.external_findings: dict[str, dict[str, tuple[Finding, ...]]] = {}
+        self.confirmations: dict[str, tuple[tuple[str, ...], PtxFacts]] = {}  # uri -> (compiled lines, facts)
+        self.publish_listeners: list[Callable[[str, Analysis], None]] = []
         self._lock = threading.Lock()
         self._next_open_id = 0
         self.on_skip: Callable[[str, str], None] | None = None  # (uri, reason): tell the user
@@ -273,6 +282,7 @@ class ServerState:
         self.debouncer.cancel(uri)
         with self._lock:
             self.external_findings.pop(uri, None)
+            self.confirmations.pop(uri, None)
             # measurements describe the text that was open; the file may change before it is
             # reopened, and facts of closed files would otherwise accumulate for the session
             for key in [k for k in self.kernel_facts if k[0] == uri]:
@@ -397,10 +407,27 @@ class ServerState:
         with self._lock:
             self.external_findings.setdefault(uri, {})[source] = tuple(findings)
 
+    def set_confirmation(self, uri: str, lines: tuple[str, ...], facts: PtxFacts) -> None:
+        with self._lock:
+            if uri in self.documents:
+                self.confirmations[uri] = (lines, facts)
+
+    def confirmed_lines(self, uri: str) -> tuple[str, ...] | None:
+        """The text (as lines) the current compiler confirmation of `uri` was made for."""
+        with self._lock:
+            confirmation = self.confirmations.get(uri)
+        return confirmation[0] if confirmation is not None else None
+
     def all_findings(self, uri: str, analysis: Analysis) -> tuple[Finding, ...]:
         with self._lock:
             extra = tuple(f for group in self.external_findings.get(uri, {}).values() for f in group)
-        return analysis.findings + extra
+            confirmation = self.confirmations.get(uri)
+        findings = analysis.findings
+        if confirmation is not None and confirmation[0] == analysis.lines:
+            overridden = self.settings.severity_overrides
+            confirmed = iter(confirm_findings((f for f in findings if f.rule not in overridden), confirmation[1]))
+            findings = tuple(f if f.rule in overridden else next(confirmed) for f in findings)
+        return findings + extra
 
     def kernel_findings(self, uri: str, analysis: Analysis, kernel: str) -> tuple[Finding, ...]:
         return tuple(f for f in self.all_findings(uri, analysis) if f.kernel == kernel)

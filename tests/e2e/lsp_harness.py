@@ -21,7 +21,9 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 DATA = Path(__file__).resolve().parents[1] / "data"
 SERVER_COMMAND = [sys.executable, "-m", "regrapht", "serve"]
 PROFILES = ["visual-studio-code", "neovim"]
-INIT_SETTINGS = {"debounceMs": 10}
+# Compiler confirmation republishes diagnostics a second after they settle (where nvcc exists);
+# tests that count publications turn it off, tests/e2e/test_confirmation.py turns it on.
+INIT_SETTINGS = {"debounceMs": 10, "compilerConfirmation": False}
 
 
 def _record_publish(ls: Any, params: types.PublishDiagnosticsParams) -> None:

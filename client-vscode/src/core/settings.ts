@@ -18,6 +18,7 @@ export interface ServerSettings {
     searchBudget: number;
     searchStrategy: SearchStrategy;
     backgroundValidation: boolean;
+    compilerConfirmation: boolean;
     logLevel: LogLevel;
 }
 
@@ -39,13 +40,14 @@ export const DEFAULT_SETTINGS: Readonly<ClientSettings> = Object.freeze({
     searchBudget: 24,
     searchStrategy: 'mcgs',
     backgroundValidation: false,
+    compilerConfirmation: true,
     logLevel: 'info',
 });
 
 export const SERVER_KEYS: readonly (keyof ServerSettings)[] = [
     'enabledRules', 'severityOverrides', 'debounceMs', 'modelPath', 'modelGpuLayers',
     'modelThreads', 'modelContext', 'arch', 'searchBudget', 'searchStrategy',
-    'backgroundValidation', 'logLevel',
+    'backgroundValidation', 'compilerConfirmation', 'logLevel',
 ];
 
 /** Keys whose change needs a new server process rather than a configuration push. */
@@ -185,6 +187,12 @@ export function normalizeSettings(raw: Record<string, unknown> | undefined, ctx?
     if (r.backgroundValidation !== undefined && typeof r.backgroundValidation !== 'boolean') {
         problems.push('regrapht.backgroundValidation: expected true or false');
     }
+    const compilerConfirmation = typeof r.compilerConfirmation === 'boolean'
+        ? r.compilerConfirmation
+        : DEFAULT_SETTINGS.compilerConfirmation;
+    if (r.compilerConfirmation !== undefined && typeof r.compilerConfirmation !== 'boolean') {
+        problems.push('regrapht.compilerConfirmation: expected true or false');
+    }
 
     const settings: ClientSettings = {
         python: expand(str(r.python, 'python', problems)),
@@ -199,6 +207,7 @@ export function normalizeSettings(raw: Record<string, unknown> | undefined, ctx?
         searchBudget: int(r.searchBudget, 'searchBudget', 1, 1000, problems),
         searchStrategy: oneOf(r.searchStrategy, 'searchStrategy', STRATEGIES, problems),
         backgroundValidation,
+        compilerConfirmation,
         logLevel: oneOf(r.logLevel, 'logLevel', LOG_LEVELS, problems, { warn: 'warning', information: 'info', trace: 'debug' }),
     };
     return { settings, problems };

@@ -1,26 +1,36 @@
-"""`regrapht analyze FILE.cu [--json]`: the editor's static findings on the command line.
+"""`regrapht analyze FILE.cu [--json] [--confirm]`: the editor's static findings on the command line.
 
 Plain output is compiler-style `file:line:col: severity: message [R003 technique]`; `--json`
-prints the list described in docs/cli-contract.md (1-based lines and columns). Exit 0
-whether or not there are findings; an unreadable file raises `InputError` (exit 2).
+prints the list described in docs/cli-contract.md (1-based lines and columns). `--confirm`
+compiles the file to PTX with nvcc and applies the compiler's verdicts as the editor does
+(rules/confirm.py: "Confirmed by nvcc: ..." or downgraded to a hint); without nvcc, or when the
+file does not compile, a warning says so and the findings stay as they are. Exit 0 whether or
+not there are findings; an unreadable file raises `InputError` (exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
 from regrapht.inputs import read_source
 from regrapht.rules import Finding, analyze_text
+from regrapht.rules.confirm import confirm_findings
+from regrapht.validate.compiler import DEFAULT_ARCH, Compiler, find_demangler, find_nvcc
+from regrapht.validate.ptx import ptx_facts
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("analyze", help="static performance findings for a .cu file")
     parser.add_argument("file", help="the .cu/.cuh file")
     parser.add_argument("--json", action="store_true", help="print findings as JSON")
+    parser.add_argument("--confirm", action="store_true",
+                        help="check R001/R002/R007/R008 against the PTX nvcc generates (needs nvcc)")
+    parser.add_argument("--arch", default=DEFAULT_ARCH, help=f"the arch --confirm compiles for ({DEFAULT_ARCH})")
     parser.set_defaults(handler=run)
 
 
@@ -39,6 +49,19 @@ def finding_json(finding: Finding) -> dict[str, object]:
     }
 
 
+def _confirmed(findings: list[Finding], text: str, path: Path, arch: str, err: TextIO) -> tuple[Finding, ...]:
+    nvcc = find_nvcc(os.environ)
+    if nvcc is None:
+        print(f"{path}: warning: --confirm: nvcc not found on PATH or in $CUDA_HOME/bin; findings unconfirmed",
+              file=err)
+        return tuple(findings)
+    facts = ptx_facts(Compiler(nvcc, demangler=find_demangler(nvcc, os.environ)), text, path.resolve(), arch)
+    if facts is None:
+        print(f"{path}: warning: --confirm: nvcc could not compile the file; findings unconfirmed", file=err)
+        return tuple(findings)
+    return confirm_findings(findings, facts)
+
+
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
@@ -46,6 +69,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     for warning in warnings:
         print(f"{args.file}: warning: {warning}", file=err)
     findings = analyze_text(text)
+    if getattr(args, "confirm", False):
+        findings = list(_confirmed(findings, text, Path(args.file), getattr(args, "arch", DEFAULT_ARCH), err))
     if args.json:
         json.dump([finding_json(f) for f in findings], out, indent=2)
         out.write("\n")

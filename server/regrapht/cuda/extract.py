@@ -49,7 +49,8 @@ BUILTIN_VECTORS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
 # Calls that take a pointer without writing through it.
 READ_ONLY_CALLS = frozenset({"__ldg", "__ldcs", "__ldca", "__ldcg", "__ldlu", "__ldcv", "sizeof"})
 CAST_NAMES = frozenset({"reinterpret_cast", "static_cast", "const_cast"})
-MAX_EXPR_DEPTH = 120  # deeper expressions become opaque atoms instead of recursing
+MAX_EXPR_DEPTH = 120
+MAX_LOCAL_VALUES = 256  # host-function scalar definitions kept for spec inference  # deeper expressions become opaque atoms instead of recursing
 _DOUBLE_WORD = re.compile(rb"\bdouble\b")
 ARITHMETIC_OPERATORS = frozenset({"+", "-", "*", "/"})
 COMPARISON_OPERATORS = frozenset({"<", "<=", ">", ">=", "!=", "=="})
@@ -209,6 +210,7 @@ class _State:
     local_arrays: dict[str, str] = field(default_factory=dict)
     dim3s: dict[str, Dim3] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)  # scalar locals and parameters: arithmetic_type
+    local_values: list[tuple[str, str]] = field(default_factory=list)  # host scalars: (name, initializer)
     written: set[str] = field(default_factory=set)
     loops: list[Loop] = field(default_factory=list)
     accesses: list[MemoryAccess] = field(default_factory=list)
@@ -293,6 +295,7 @@ class FunctionExtractor:
             dim3s=tuple(state.dim3_list),
             mallocs=tuple(state.mallocs),
             written_pointers=frozenset(state.written),
+            local_values=tuple(state.local_values),
         )
 
     def _parameter(self, node: Node) -> Parameter | None:
@@ -577,7 +580,8 @@ class FunctionExtractor:
                 operations += 1
                 stack.extend(c for c in (current.child_by_field_name("left"), current.child_by_field_name("right"))
                              if c is not None)
-            elif current.id != node.id and not (unary and current.id == child.id):
+            elif current.id != node.id and not (unary and current.id == child.id) and \
+                    current.type != "number_literal":  # other literals: their own findings, or exact
                 others.append(self.expr_type(current))
         return FloatLiteral(text, self.positions.span(node), operations, tuple(others), is_exact_float(text),
                             operator)
@@ -643,6 +647,10 @@ class FunctionExtractor:
                 state.local_arrays[name] = type_text
                 continue
             if type_text == "dim3":
+                if value is None and target is not None and target.type == "function_declarator":
+                    # `dim3 block(TILE, TILE);` with macro or variable arguments parses as a
+                    # function declaration whose "parameter types" are the components.
+                    value = target.child_by_field_name("parameters")
                 state.dim3s[name] = dim3 = self._dim3(name, value, node)
                 state.dim3_list.append(dim3)
                 continue
@@ -655,6 +663,8 @@ class FunctionExtractor:
             state.types[name] = arithmetic_type(type_text)
             if value is not None and value.type != "initializer_list":
                 state.env[name] = self.poly(value)
+                if self._kind == "host" and len(state.local_values) < MAX_LOCAL_VALUES:
+                    state.local_values.append((name, node_text(value)))
             elif value is None:
                 state.env.pop(name, None)
 
@@ -688,12 +698,13 @@ class FunctionExtractor:
             if value.type == "call_expression":
                 arguments = value.child_by_field_name("arguments")
                 components = tuple(arguments.named_children) if arguments is not None else ()
-            elif value.type in ("argument_list", "initializer_list"):
+            elif value.type in ("argument_list", "initializer_list", "parameter_list"):
                 components = tuple(value.named_children)
             else:
                 components = (value,)
         exprs = tuple(Expr(node_text(c), self.positions.span(c)) for c in components)
-        values = tuple(self.poly(c).constant for c in components)
+        values = tuple(self.constants.get(node_text(c).strip()) if c.type == "parameter_declaration"
+                       else self.poly(c).constant for c in components)
         return Dim3(name, exprs, values, self.positions.span(node))
 
     def _alias_of(self, value: Node, type_text: str) -> _Alias | None:

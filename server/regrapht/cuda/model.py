@@ -268,6 +268,9 @@ class Function:
     dim3s: tuple[Dim3, ...] = ()
     mallocs: tuple[MallocCall, ...] = ()
     written_pointers: frozenset[str] = frozenset()  # params written through or escaping
+    # Host functions: scalar definitions in source order, `(name, initializer text)` (spec infer
+    # follows launch arguments and dim3 components through them).
+    local_values: tuple[tuple[str, str], ...] = ()
 
     @property
     def signature(self) -> str:
@@ -400,7 +403,7 @@ _SHIFT_PLAN: dict[type, tuple[tuple[str, str], ...]] = {
 _LAZY_FUNCTION_FIELDS = ("parameters", "loops", "accesses", "atomics", "syncs", "branches", "shared_arrays",
                          "float_literals", "math_calls", "calls", "launches", "dim3s", "mallocs")
 _EAGER_FUNCTION_FIELDS = ("name", "kind", "return_type", "template_parameters", "launch_bounds", "extern_c",
-                          "uses_double", "written_pointers")
+                          "uses_double", "written_pointers", "local_values")
 _MOVED_FROM = "_moved_from"  # instance attribute of a moved Function: (unmoved function, rows)
 
 

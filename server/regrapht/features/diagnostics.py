@@ -60,6 +60,8 @@ class DiagnosticsPublisher:
             log.debug("dropped diagnostics of %s v%s (closed or changed)", uri, analysis.version)
             return
         self._send(uri, diagnostics, analysis.version)
+        for listener in self.state.publish_listeners:
+            listener(uri, analysis)
         log.debug(
             "published %d diagnostics for %s v%d: analysis %.1f ms, %.1f ms after the edit",
             len(diagnostics), uri, analysis.version, analysis.duration_ms,

@@ -17,6 +17,7 @@ array and stride) give one finding at the first of them.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -236,19 +237,34 @@ def missing_restrict_const(function: Function, model: SourceModel, info: RuleInf
 
 
 # ---------------------------------------------------------------------------------------------- R007, R008
+def _power_of_two(text: str) -> bool:
+    try:
+        value = abs(float(text.rstrip("lL")))
+    except ValueError:
+        return False
+    return value == 0 or (math.frexp(value)[0] == 0.5)
+
+
 def _literal_severity(literal: FloatLiteral) -> Severity | None:
-    """warning when the literal makes double instructions, hint when the compiler may narrow the
-    one operation back to float, None when the literal is only converted (`float x = 0.0;`)."""
+    """warning when the literal makes double instructions, hint when nvcc can narrow them back
+    to float, None when the literal is only converted (`float x = 0.0;`).
+
+    Double rounding is innocuous for one +, -, *, / of floats (53 >= 2 * 24 + 2 bits), so nvcc
+    narrows `x * 0.75` or `x + 1.5` (an exact literal, one operation) to float, and a scaling by
+    a power of two (`y * 1.0`, `0.5 * v`) is exact anywhere in a chain; an inexact literal
+    (`0.1`), an integer or double operand, or a chain around an inexact value stays in f64."""
     if literal.operations == 0:
         return None
     others = literal.operand_types
-    if literal.operations >= 2 or "int" in others or "double" in others:
-        return "warning"  # a chain, or an integer converted to double: f64 instructions remain
-    if others and all(t == "float" for t in others):
-        # `x * 0.5`: (double)x * 0.5 rounded to float equals x * 0.5f, so nvcc may narrow it.
-        exact_scaling = literal.exact_in_float and literal.operator in ("*", "/")
-        return "hint" if exact_scaling else "warning"
-    return "hint"  # a template or unknown operand type
+    if "int" in others or "double" in others:
+        return "warning"  # an integer converted to double, or double data: f64 instructions remain
+    if literal.operator in ("*", "/") and _power_of_two(literal.text):
+        return "hint"
+    if literal.operations == 1 and others and all(t == "float" for t in others):
+        return "hint" if literal.exact_in_float else "warning"
+    if literal.operations >= 2 and not literal.exact_in_float:
+        return "warning"
+    return "hint"  # an exact literal in a chain, or a template / unknown operand type
 
 
 def double_literal(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
@@ -259,10 +275,13 @@ def double_literal(function: Function, model: SourceModel, info: RuleInfo) -> It
         if severity is None:
             continue
         fix = Fix(f"Write `{literal.text}f`", (TextEdit(Span(literal.span.end, literal.span.end), "f"),))
-        yield _finding(info, literal.span, _kernel_name(function),
-                       f"`{literal.text}` is a double-precision literal, so the float arithmetic around it "
-                       f"is promoted to double (up to 64x slower on many GPUs); write `{literal.text}f`.",
-                       (fix,), severity)
+        if severity == "hint":
+            message = (f"`{literal.text}` is a double-precision literal; the compiler can narrow this exact "
+                       f"operation back to float, but `{literal.text}f` says what is meant.")
+        else:
+            message = (f"`{literal.text}` is a double-precision literal, so the float arithmetic around it "
+                       f"is promoted to double (up to 64x slower on many GPUs); write `{literal.text}f`.")
+        yield _finding(info, literal.span, _kernel_name(function), message, (fix,), severity)
 
 
 def double_math_call(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:

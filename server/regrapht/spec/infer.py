@@ -62,6 +62,43 @@ def _rename(text: str, mapping: dict[str, str]) -> str:
     return re.sub(r"[A-Za-z_]\w*", lambda m: mapping.get(m.group(0), m.group(0)), text)
 
 
+MAX_EXPANSION_DEPTH = 6
+
+
+def _expand(text: str, host: Function | None, mapping: dict[str, str], constants: dict[str, int],
+            depth: int = 0) -> str:
+    """`text` over the kernel's parameter names: host names passed to the kernel are renamed,
+    other host locals are replaced by their definitions (`blocks_x` -> `(n + TILE - 1) / TILE`),
+    `#define`/`constexpr` constants by their values."""
+    local_values = dict(host.local_values) if host is not None else {}
+
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(0)
+        if name in mapping:
+            return mapping[name]
+        if name in local_values and depth < MAX_EXPANSION_DEPTH and local_values[name] != name:
+            inner = _expand(local_values[name], host, mapping, constants, depth + 1)
+            return inner if re.fullmatch(r"[\w.]+", inner) else f"({inner})"
+        if name in constants:
+            return str(constants[name])
+        return name
+
+    text = re.sub(r"\(\s*(?:size_t|int|unsigned|long|int64_t|uint32_t)\s*\)", "", text)
+    return _without_outer_parentheses(re.sub(r"[A-Za-z_]\w*", substitute, text).strip())
+
+
+def _without_outer_parentheses(text: str) -> str:
+    while text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for index, char in enumerate(text):
+            depth += char == "("
+            depth -= char == ")"
+            if depth == 0 and index < len(text) - 1:
+                return text  # `(a) * (b)`: the first parenthesis closes early
+        text = text[1:-1].strip()
+    return text
+
+
 def _strip_sizeof(size: str) -> str:
     text = re.sub(r"\(\s*(?:size_t|int|unsigned|long)\s*\)", "", size)
     text = re.sub(r"\s*\*\s*sizeof\s*\([^)]*\)|sizeof\s*\([^)]*\)\s*\*\s*", "", text).strip()
@@ -121,6 +158,7 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None) -> str:
             elif re.fullmatch(r"-?[\d.]+[fFuUlL]*", arg_text):
                 literal[param.name] = arg_text.rstrip("fFuUlL")
     host_of = {v: k for k, v in mapping.items()}
+    constants = dict(model.constants)
     two_d = site is not None and len(_dims_of(site.block.text, host)) > 1
     size_default = "1024" if two_d else DEFAULT_SIZE
     args: list[_Arg] = []
@@ -154,14 +192,19 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None) -> str:
         if host is not None and arg.name in host_of:
             for malloc in host.mallocs:
                 if malloc.pointer == host_of[arg.name]:
-                    count = _rename(_strip_sizeof(malloc.size), mapping)
+                    count = _expand(_strip_sizeof(malloc.size), host, mapping, constants)
                     break
         if count is None or not names_in(count) <= set(scalars) or not _all_valid(count, scalars):
-            if two_d and size_names:
+            from_indexing = _count_from_indexing(function, arg.name, size_names)
+            if from_indexing is not None and _all_valid(from_indexing[0], scalars):
+                count = from_indexing[0]
+                notes.append(f"count of {arg.name} = {count} is a guess from its indexing ({from_indexing[1]})")
+            elif two_d and size_names:
                 count = " * ".join(size_names[:2]) if len(size_names) > 1 else f"{size_names[0]} * {size_names[0]}"
+                notes.append(f"count of {arg.name} = {count} is a guess")
             else:
                 count = size_names[0] if size_names else size_default
-            notes.append(f"count of {arg.name} = {count} is a guess")
+                notes.append(f"count of {arg.name} = {count} is a guess")
         arg.count = count
         reads = any(a.array == arg.name and a.access in ("read", "readwrite") for a in function.accesses)
         atomic_only = any(a.array == arg.name for a in function.atomics) and not reads
@@ -177,7 +220,8 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None) -> str:
                 arg.init = "randint(0, 16)"
             else:
                 arg.init = "uniform(-1, 1)"
-    grid, block, shared = _launch(site, host, mapping, scalars, size_names)
+    grid, block, shared, guessed = _launch(site, host, mapping, constants, scalars, size_names)
+    notes += guessed
     comment = f"Inferred by regrapht from {'the launch in ' + host.name if host else 'the kernel signature'}; " \
               "check the sizes and roles."
     if notes:
@@ -191,23 +235,84 @@ def _all_valid(expr: str, scalars: dict[str, int | float]) -> bool:
     return _valid(expr, scalars)
 
 
-def _launch(site: LaunchSite | None, host: Function | None, mapping: dict[str, str],
-            scalars: dict[str, int | float], size_names: list[str]) -> tuple[list[str], list[str], str]:
+def _top_level_terms(text: str) -> list[str]:
+    """`row * N + (k + 1)` -> [`row * N`, `(k + 1)`]: the additive terms outside parentheses."""
+    terms, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        depth += char in "(["
+        depth -= char in ")]"
+        if depth == 0 and char in "+-" and index > start:
+            terms.append(text[start:index])
+            start = index + 1
+    terms.append(text[start:])
+    return [t.strip() for t in terms if t.strip()]
+
+
+def _count_from_indexing(function: Function, pointer: str, size_names: list[str]) -> tuple[str, str] | None:
+    """A buffer's element count from how the kernel indexes it: the leading term of each index
+    with its variables replaced by their bounds (`row * K + k` with `row < M` -> `M * K`; an
+    index `i` with `i < n` -> `n`). None when no size parameter shows up."""
+    sizes = set(size_names)
+    bounds: dict[str, str] = {}
+    conditions = [b.condition.text for b in function.branches] + [loop.condition for loop in function.loops]
+    for condition in conditions:
+        for name, bound in re.findall(r"\b([A-Za-z_]\w*)\s*<=?\s*([A-Za-z_]\w*)\b", condition):
+            if bound in sizes and name not in sizes:
+                bounds.setdefault(name, bound)
+    best: list[tuple[str, str]] = []  # (size, evidence) factors of the largest access
+    for access in function.accesses:
+        if access.array != pointer:
+            continue
+        factors: list[tuple[str, str]] = []
+        for index in access.indices:
+            leading: list[tuple[str, str]] = []
+            for term in _top_level_terms(index.text):
+                found = []
+                for name in re.findall(r"[A-Za-z_]\w*", term):
+                    if name in sizes:
+                        found.append((name, name))
+                    elif name in bounds:
+                        found.append((bounds[name], f"{name} < {bounds[name]}"))
+                if len(found) > len(leading):
+                    leading = found
+            factors += leading
+        if len(factors) > len(best):
+            best = factors
+    if not best:
+        return None
+    best = best[:3]
+    return " * ".join(size for size, _ in best), ", ".join(dict.fromkeys(why for _, why in best))
+
+
+def _launch(site: LaunchSite | None, host: Function | None, mapping: dict[str, str], constants: dict[str, int],
+            scalars: dict[str, int | float], size_names: list[str]) -> tuple[list[str], list[str], str, list[str]]:
+    """(grid, block, shared bytes, notes on what was guessed) from the launch site, following
+    `dim3` variables and host locals to their values."""
+    notes: list[str] = []
     block = ["256"]
     if site is not None:
-        block = [_rename(d, mapping) for d in _dims_of(site.block.text, host)]
+        block = [_expand(d, host, mapping, constants) for d in _dims_of(site.block.text, host)]
         if not all(_valid(b, scalars) for b in block):
             block = [str(v) if v else "256" for v in (site.block_dims or (256,))]
+            notes.append(f"block = {_dims_text(block)} is a guess: `{site.block.text}` is not a size of the spec")
+    else:
+        notes.append("block = [256] is a guess: no launch of the kernel in the file")
     size = size_names[0] if size_names else None
     fallback = [f"ceil_div({size}, {block[0]})" if size else "1"]
+    if len(block) > 1 and len(size_names) > 1:
+        fallback.append(f"ceil_div({size_names[1]}, {block[1]})")
     grid = fallback
     if site is not None:
-        grid = [_rename(d, mapping) for d in _dims_of(site.grid.text, host)]
+        grid = [_expand(d, host, mapping, constants) for d in _dims_of(site.grid.text, host)]
         if not all(_valid(g, scalars) for g in grid):
             grid = fallback
+            notes.append(f"grid = {_dims_text(grid)} is a guess: `{site.grid.text}` is not over the spec's sizes")
+    else:
+        notes.append(f"grid = {_dims_text(grid)} is a guess")
     shared = "0"
     if site is not None and site.shared is not None:
-        shared = _rename(site.shared.text, mapping)
+        shared = _expand(site.shared.text, host, mapping, constants)
         if not (_valid(shared, scalars) or shared.strip() == "0"):
+            notes.append(f"shared_bytes = 0 is a guess: `{site.shared.text}` is not over the spec's sizes")
             shared = "0"
-    return grid, block, shared
+    return grid, block, shared, notes

@@ -98,6 +98,13 @@ class CompileResult:
         return list(self.kernels)
 
 
+@dataclass(frozen=True)
+class PtxResult:
+    ptx: str | None  # None when nvcc failed (see diagnostics)
+    source_name: str  # the name the source had in the compile (the `.file` entries of the PTX)
+    diagnostics: tuple[Diagnostic, ...]
+
+
 def find_nvcc(env: Mapping[str, str]) -> Path | None:
     """nvcc on PATH, else in $CUDA_HOME/bin or $CUDA_PATH/bin, else /usr/local/cuda/bin."""
     found = shutil.which("nvcc", path=env.get("PATH"))
@@ -406,6 +413,32 @@ class Compiler:
         if self.cache is not None and stopped is None:  # a limit hit is not cached: limits change
             self.cache.put(result)
         return result
+
+    def ptx(self, source: str, *, arch: str = DEFAULT_ARCH, file: str = "kernel.cu",
+            include_dirs: Sequence[str] = ()) -> PtxResult:
+        """Compile `source` to PTX with line information (`-lineinfo`): what the compiler made of
+        each source line, for confirming findings (validate/ptx.py). Same limits and refusals as
+        `compile`; not cached on disk."""
+        if not re.fullmatch(r"sm_\d+[af]?", arch):
+            raise InputError(f"arch must look like sm_90, got {arch!r}", key="arch")
+        name = Path(file).name if file.endswith((".cu", ".cuh")) else "kernel.cu"
+        if name.endswith(".cuh"):
+            name = name[:-1]  # nvcc compiles a header only under a .cu name
+        if (refused := refuse_device_includes(source, file)) is not None:
+            return PtxResult(None, name, (refused,))
+        with tempfile.TemporaryDirectory(prefix="regrapht-ptx-") as tmp:
+            Path(tmp, name).write_text(source, encoding="utf-8")
+            out = Path(tmp) / "out.ptx"
+            command = [str(self.nvcc), "-ptx", f"-arch={arch}", *self.flags, "-lineinfo",
+                       *(f"-I{d}" for d in include_dirs), "-o", str(out), name]
+            done = run_tool(command, self.limits, cwd=tmp)
+            ok = not done.timed_out and done.returncode == 0 and out.is_file()
+            text = out.read_text(encoding="utf-8", errors="replace") if ok else None
+        diagnostics = parse_diagnostics(done.output, source_name=name, display_file=file)
+        stopped = _stopped_by_limits(done, self.limits, file)
+        if stopped is not None:
+            diagnostics.insert(0, stopped)
+        return PtxResult(text, name, tuple(diagnostics))
 
     def compile_many(self, jobs: Sequence[tuple[str, str]], *, arch: str = DEFAULT_ARCH,
                      include_dirs: Sequence[str] = (), workers: int | None = None) -> list[CompileResult]:

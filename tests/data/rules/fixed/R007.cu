@@ -1,6 +1,6 @@
 __global__ void blend(float *__restrict__ y, int n)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
-        y[i] = y[i] * 0.5f + 1e-3f + .25f * y[i];
+        y[i] = y[i] * 0.7f + 1e-3f + .25f * y[i];
     }
 }

@@ -1,0 +1,107 @@
+"""Compiler confirmation of findings in the editor (setting `compilerConfirmation`, on by default
+where nvcc exists): after the rules' diagnostics of a text are published, and the text stayed
+unchanged for `CONFIRM_DELAY_S`, nvcc compiles it to PTX in a background thread (one at a time,
+never on the event loop); the per-line facts (validate/ptx.py) are stored with the text they
+describe (`state.set_confirmation`) and the diagnostics republished: R007/R008 then say
+"Confirmed by nvcc: 3 f64 instructions in saxpy" or are downgraded to hints, R001/R002 likewise
+from the global accesses nvcc emitted (rules/confirm.py). A text that does not compile (a
+half-typed edit, missing headers) leaves the findings as the source analysis decided them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+
+from pygls.lsp.server import LanguageServer
+
+from regrapht.features.common import file_path
+from regrapht.rules.confirm import CONFIRMABLE
+from regrapht.state import Analysis, ServerState
+from regrapht.validate.compiler import DEFAULT_ARCH, Compiler, find_demangler, find_nvcc
+from regrapht.validate.ptx import PtxFacts, ptx_facts
+
+log = logging.getLogger(__name__)
+
+CONFIRM_DELAY_S = 1.0  # idle time after the last publication before nvcc runs
+CONFIRM_TIMEOUT_S = 120.0
+MEMO_ENTRIES = 32
+
+
+class ConfirmationService:
+    """The nvcc of one server (found on first use) and its one background compile thread."""
+
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="regrapht-confirm")
+        self._compiler: Compiler | None = None
+        self._looked_up = False
+        self._lock = threading.Lock()
+        self._memo: OrderedDict[str, PtxFacts | None] = OrderedDict()  # by text, file and arch
+
+    def compiler(self) -> Compiler | None:
+        with self._lock:
+            if not self._looked_up:
+                self._looked_up = True
+                nvcc = find_nvcc(os.environ)
+                if nvcc is not None:
+                    self._compiler = Compiler(nvcc, demangler=find_demangler(nvcc, os.environ),
+                                              timeout_s=CONFIRM_TIMEOUT_S)
+            return self._compiler
+
+    def wanted(self, uri: str, analysis: Analysis) -> bool:
+        """Is a compile worth it: confirmable findings on a text not confirmed yet."""
+        if not self.state.settings.compiler_confirmation or analysis.model is None:
+            return False
+        if not any(f.rule in CONFIRMABLE for f in analysis.findings):
+            return False
+        return self.state.confirmed_lines(uri) != analysis.lines
+
+    def on_published(self, uri: str, analysis: Analysis) -> None:
+        """On the loop, after a publication: schedule a confirmation when the text settles."""
+        if not self.wanted(uri, analysis):
+            return
+        self.state.debouncer.schedule(("confirm", uri), CONFIRM_DELAY_S, lambda: self._confirm(uri, analysis))
+
+    async def _confirm(self, uri: str, analysis: Analysis) -> None:
+        document = self.state.get(uri)
+        if document is None or document.version != analysis.version:
+            return  # edited meanwhile: its own publication schedules the next one
+        loop = asyncio.get_running_loop()
+        facts = await loop.run_in_executor(self._executor, self._facts, uri, analysis.lines)
+        if facts is None:
+            return
+        self.state.set_confirmation(uri, analysis.lines, facts)
+        if self.state.publisher is not None:
+            self.state.publisher.refresh(uri)
+
+    def _facts(self, uri: str, lines: tuple[str, ...]) -> PtxFacts | None:
+        """Background thread: nvcc (memoised by text, file and arch)."""
+        compiler = self.compiler()
+        if compiler is None:
+            return None
+        path = file_path(uri)
+        arch = self.state.settings.arch or DEFAULT_ARCH
+        text = "\n".join(lines)
+        key = hashlib.sha256("\0".join((text, str(path), arch)).encode()).hexdigest()
+        with self._lock:
+            if key in self._memo:
+                self._memo.move_to_end(key)
+                return self._memo[key]
+        facts = ptx_facts(compiler, text, path, arch)
+        with self._lock:
+            self._memo[key] = facts
+            while len(self._memo) > MEMO_ENTRIES:
+                self._memo.popitem(last=False)
+        return facts
+
+
+def register(server: LanguageServer, state: ServerState) -> ConfirmationService:
+    service = ConfirmationService(state)
+    state.publish_listeners.append(service.on_published)
+    return service
