@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -75,7 +76,11 @@ def test_every_keyword_argument_is_forwarded_unchanged(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("behaviour", ["abort-on-load", "abort-on-complete", "stray-output"])
-def test_a_failing_worker_is_a_clear_error_and_the_next_call_starts_a_fresh_one(tmp_path: Path, behaviour: str) -> None:
+def test_a_failing_worker_is_a_clear_error_and_the_next_call_starts_a_fresh_one(
+        tmp_path: Path, behaviour: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    temp = tmp_path / "temp"  # where the workers' private TMPDIRs go
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
     with fake_backend(tmp_path, behaviour, "ok", silence_timeout_s=20) as backend:
         started = time.monotonic()
         with pytest.raises(InputError) as caught:
@@ -93,8 +98,11 @@ def test_a_failing_worker_is_a_clear_error_and_the_next_call_starts_a_fresh_one(
             assert message.startswith(f"the model {model} stopped while generating: the model worker wrote "
                                       "output that is not a reply (it wrote bytes that are not a reply: b'llam")
         assert backend.pid is None  # ended, group and all
+        assert list(temp.iterdir()) == []  # its TMPDIR too
         answer = ask(backend)
         assert alive(answer["pid"]) and backend.starts == 2
+        first = answer["pid"]
+    assert not alive(first) and list(temp.iterdir()) == []  # closed: nothing left
 
 
 def test_a_silent_worker_is_stopped_at_the_timeout(tmp_path: Path) -> None:
