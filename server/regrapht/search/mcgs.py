@@ -13,7 +13,8 @@ changes docs/search.md explains and measures.
 - Variants are refinements: a step judges an applier's first variant only; the next variant of
   a technique (another block shape, tile size, unroll factor) is judged when selection passes
   through that step again and the step proved itself (verified faster than the code it
-  rewrote), one variant per iteration.
+  rewrote), one variant per iteration; an unproven technique's variants come last, once every
+  technique offered there has been tried.
 - Rollout picks the next technique by argmax_a [Q(s,a) - lambda N(s,a)] with probability
   1 - epsilon, uniformly at random otherwise, up to a step cap, stopping at the first failed step.
 - The iteration's reward is the maximum step reward along the whole path, back-propagated to
@@ -241,14 +242,16 @@ class MCGS(GraphWalker):
 
     def refine(self, path: list[str], parent: Candidate) -> float | None:
         """Judge the next applier variant of the path's last step if that step proved itself
-        (verified faster than `parent`); its reward, or None if nothing was judged. A better
-        variant replaces the step's code, so the steps below it are applied afresh."""
+        (verified faster than `parent`), or if nothing else is left to try from `parent`
+        (`all_tried`); its reward, or None if nothing was judged. A better variant replaces the
+        step's code, so the steps below it are applied afresh."""
         key = tuple(path[1:])
         result = self.paths.get(key)
         if result is None or result.state is None or result.evaluation is None:
             return None
         speedup = result.evaluation.speedup
-        if result.evaluation.outcome != "faster" or speedup is None or speedup <= self.session.speedup_of(parent):
+        proven = result.evaluation.outcome == "faster" and speedup is not None and speedup > self.session.speedup_of(parent)
+        if not proven and not self.all_tried(path):
             return None
         judged_so_far = self.variants_judged.get(key, 1)
         rewrites = self.session.applier_rewrites(parent, path[-1])
@@ -262,6 +265,13 @@ class MCGS(GraphWalker):
         if judged.reward > result.reward:
             self.paths[key] = StepResult(path[-1], judged.candidate, judged.reward, judged.evaluation, judged.note)
         return judged.reward
+
+    def all_tried(self, path: list[str]) -> bool:
+        """Whether every technique the last step's parent offers has been tried from it: then the
+        variants of a technique that has not proven itself are the only untried rewrites left
+        there, and judging them beats leaving the budget unspent."""
+        prefix = tuple(path[1:-1])
+        return all((*prefix, c) in self.paths for c in self.expanded.get(path[-2], ()) if c not in path[:-1])
 
     def rollout(self, path: list[str], state: Candidate) -> list[float]:
         rewards: list[float] = []

@@ -161,3 +161,21 @@ def test_refinements_wait_for_untried_structural_techniques_below() -> None:
     tiled_and_tuned = [i for i, src in enumerate(sources)
                        if "shared_memory_tiling" in src and "launch_configuration" in src]
     assert tiled_and_tuned and tiled_and_vectorized < min(tiled_and_tuned)
+
+
+def test_variants_of_an_unproven_technique_come_last_instead_of_unspent_budget() -> None:
+    """Only a refinement matches and its first variant is slower: once nothing else is left, its
+    other variants are judged (the 2nd is faster) rather than the budget left unspent."""
+    appliers = (FakeApplier("launch_configuration", 3),)
+    gains = {"launch_configuration": [0.9, 1.3, 1.1]}
+
+    def speed(candidate: Candidate) -> float:
+        line = candidate.source.splitlines()[-1]
+        return gains["launch_configuration"][int(line.split(" v")[1])] if " v" in line else 1.0
+
+    s = SearchRun(kernel="k", original=Candidate("src", LaunchConfig(("1",), ("256",))),
+                evaluator=FakeEvaluator(speed), model=None, graph=None, budget=6, rng=random.Random(0),
+                options=SearchOptions(use_model=False), appliers=appliers)
+    MCGS(s, None).run()
+    assert s.best is not None and s.best.evaluation.speedup == pytest.approx(1.3)
+    assert s.evaluated == 3
