@@ -2,6 +2,7 @@
 
     regrapht graph build TRAJECTORIES.jsonl... -o OUT [--json-out F] [--relabel [--model PATH]]
     regrapht graph distill TASKDIR... -o OUT.jsonl [--strategy S] [--budget N] [--seeds S...] [--no-model]
+                           [--time-limit SECONDS]
     regrapht graph stats [--graph PATH] [--json]
     regrapht graph show TECHNIQUE [--graph PATH] [--json]
     regrapht graph export (--dot | --json | --svg) [--graph PATH] [-o F]
@@ -55,6 +56,8 @@ def register(subparsers: Any) -> None:
     distill.add_argument("--no-model", action="store_true", help="appliers only")
     distill.add_argument("--model-threads", type=int, default=0)
     distill.add_argument("--arch", help="target arch (default: the device's)")
+    distill.add_argument("--time-limit", type=float, metavar="SECONDS",
+                         help="per search: stop after this long and keep what was verified")
     distill.set_defaults(handler=run_distill)
 
     stats = commands.add_parser("stats", help="summary of the reasoning graph")
@@ -150,7 +153,8 @@ def run_distill(args: argparse.Namespace) -> int:
                               arch=args.arch, graph_path=args.graph) as wired:
                     result = optimize(source, kernel.name, wired.target, wired.evaluator, model, wired.graph,
                                       args.strategy, args.budget, seed, options=options,
-                                      gpu_lock=wired.evaluator.hold_gpu, on_finish=finished.append)
+                                      gpu_lock=wired.evaluator.hold_gpu, on_finish=finished.append,
+                                      time_limit_s=args.time_limit)
                     save_statistics(wired.graph, wired.overlay_path)
                 found = trajectories_of(finished[0], task=task.name, strategy=args.strategy, seed=seed,
                                         graph=finished[0].graph)
