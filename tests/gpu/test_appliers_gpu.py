@@ -59,6 +59,8 @@ SIZES: dict[str, tuple[dict[str, str], dict[str, tuple[str, str]]]] = {
     "depthwise_conv": ({"C": "7", "H": "301", "W": "517"},
                        {"x": ("C * H * W", FLOAT), "w": ("C * 9", FLOAT), "y": ("C * H * W", "zeros")}),
     "life_step_interior": ({"W": "1031", "H": "777"}, {"cur": ("W * H", "randint(0, 2)"), "next": ("W * H", "zeros")}),
+    "conv3x3_continue_padding": ({"h": "1023", "w": "2047"},
+                                 {"in": ("h * w", FLOAT), "wt": ("9", FLOAT), "out": ("h * w", "zeros")}),
     "blur_flat_index": ({"rows": "999", "cols": "1501"}, {"a": ("rows * cols", FLOAT), "b": ("rows * cols", "zeros")}),
     # matmuls
     "alpha_beta_fmaf_early_return": ({"M": "517", "N": "389", "K": "263", "alpha": "1.5", "beta": "-0.5"},

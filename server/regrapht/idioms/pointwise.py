@@ -664,6 +664,21 @@ class _Builder:
             if alternative is not None:
                 self._scan(alternative, scope._replace(unknown=True), accesses, loops)
             return
+        if kind == "compound_statement":
+            for child in node.children:
+                self._scan(child, scope, accesses, loops)
+                if child.type == "if_statement":
+                    consequence = child.child_by_field_name("consequence")
+                    body = consequence.named_children if consequence is not None and \
+                        consequence.type == "compound_statement" else [consequence]
+                    exit_node = body[0] if len(body) == 1 else None
+                    condition = child.child_by_field_name("condition")
+                    if exit_node is not None and exit_node.type == "continue_statement" and \
+                            not (condition is not None and self._offset_only(condition)):
+                        after = self._skip_guard(exit_node)
+                        scope = scope._replace(conditions=scope.conditions + after) if after is not None \
+                            else scope._replace(unknown=True)
+            return
         if kind == "binary_expression" and node_text(node.child_by_field_name("operator")) in ("&&", "||"):
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
             if left is not None:
@@ -744,6 +759,8 @@ class _Builder:
         """A `continue` whose enclosing conditions up to `loop` are all offset-only."""
         if exit_node.type != "continue_statement":
             return False
+        if self._skip_guard(exit_node) is not None:
+            return True  # `if (iy < 0 || iy >= H) continue;`: later statements see its negation
         current = exit_node.parent
         while current is not None and current != loop:
             if current.type in ("for_statement", "while_statement", "do_statement"):
@@ -754,6 +771,45 @@ class _Builder:
                     return False
             current = current.parent
         return True
+
+    def _skip_guard(self, exit_node: Node) -> tuple[Condition, ...] | None:
+        """For a `continue` that is the whole of an `if` without `else` standing in a block, the
+        comparisons that hold after that `if` (the negation of a disjunction of comparisons)."""
+        statement = exit_node.parent
+        if statement is not None and statement.type == "compound_statement" and \
+                [c.type for c in statement.named_children if c.type != "comment"] == ["continue_statement"]:
+            statement = statement.parent
+        block = statement.parent if statement is not None else None
+        loop = block.parent if block is not None else None
+        if statement is None or statement.type != "if_statement" or \
+                statement.child_by_field_name("alternative") is not None or block is None or \
+                block.type != "compound_statement" or loop is None or \
+                loop.type not in ("for_statement", "while_statement", "do_statement") or \
+                loop.child_by_field_name("body") != block:
+            return None  # the skip must cover the rest of the loop body: the block it stands in
+        condition = statement.child_by_field_name("condition")
+        return self._negated(condition) if condition is not None else None
+
+    def _negated(self, condition: Node) -> tuple[Condition, ...] | None:
+        """`!(a < b || c >= d)` as the conjunction `a >= b && c < d`; None for other conditions."""
+        flip = {"<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+        terms: list[Condition] = []
+        stack: list[Node | None] = [condition]
+        while stack:
+            node = _strip(stack.pop())
+            if node is None or node.type != "binary_expression":
+                return None
+            op = node_text(node.child_by_field_name("operator"))
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if op == "||":
+                stack.extend((right, left))
+                continue
+            if op not in flip or left is None or right is None or \
+                    any(n.type in ("subscript_expression", "call_expression") for n in _walk(node)):
+                return None
+            terms.append(Condition(self.poly(left), flip[op], self.poly(right), " ".join(node_text(right).split()),
+                                   " ".join(node_text(left).split())))
+        return tuple(terms)
 
     def _conditions(self, condition: Node) -> tuple[Condition, ...] | None:
         """A conjunction of comparisons as `Condition`s; None for any other condition."""

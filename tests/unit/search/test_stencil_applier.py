@@ -109,9 +109,41 @@ __global__ void box3(const float *a, float *b, int rows, int cols) {
         b[i] = a[i];
 }
 """, LaunchConfig(("(rows * cols + 255) / 256",), ("256",)), (1, 1)),
+    "conv3x3_continue_padding": ("""
+__global__ void conv_skip(const float *in, const float *wt, float *out, int h, int w) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= w || y >= h) return;
+    float acc = 0.0f;
+    for (int ky = 0; ky < 3; ++ky) {
+        int iy = y + ky - 1;
+        if (iy < 0 || iy >= h) continue;
+        for (int kx = 0; kx < 3; ++kx) {
+            int ix = x + kx - 1;
+            if (ix < 0 || ix >= w) continue;
+            acc += in[iy * w + ix] * wt[ky * 3 + kx];
+        }
+    }
+    out[y * w + x] = acc;
+}
+""", LaunchConfig(("(w + 15) / 16", "(h + 15) / 16"), ("16", "16")), (1, 1)),
 }
 
 NEAR_MISSES = {
+    "continue_on_data": ("""
+__global__ void conv_sparse(const float *in, const float *wt, float *out, int h, int w) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= w || y >= h) return;
+    float acc = 0.0f;
+    for (int ky = 0; ky < 3; ++ky)
+        for (int kx = 0; kx < 3; ++kx) {
+            if (wt[ky * 3 + kx] == 0.0f) continue;
+            acc += in[(y + ky - 1) * w + x + kx - 1] * wt[ky * 3 + kx];
+        }
+    out[y * w + x] = acc;
+}
+""", LaunchConfig(("(w + 15) / 16", "(h + 15) / 16"), ("16", "16"))),
     "csr_row_range": ("""
 __global__ void spmv(const int *rowptr, const int *col, const float *val, const float *x, float *y, int rows) {
     int r = blockIdx.x * blockDim.x + threadIdx.x;
