@@ -1,6 +1,6 @@
 """Memory accesses of a statement or expression, and what an expression may do besides compute.
 
-`accesses(node, symbols)` lists every `array[index]` under `node` with the index as a polynomial
+`accesses(node, symbols)` lists every `array[index]` (and `*p`, `*(p + i)`) under `node` with the index as a polynomial
 (`Symbols.poly`) and whether it is read, written (`=`), updated in place (`+=`, `++`) or has its
 address taken (`&a[i]`: atomics, pointer escapes). `is_pure(node)` says whether an expression
 only computes: no assignments, increments, or calls other than known side-effect-free math.
@@ -25,6 +25,12 @@ PURE_CALLS = frozenset({
     "sinhf", "coshf", "erff", "erf", "fabsf", "fabs", "abs", "fmaxf", "fminf", "fmax", "fmin", "max", "min",
     "floorf", "ceilf", "roundf", "truncf", "fmaf", "fma", "__fmaf_rn", "__fdividef", "__frcp_rn", "__fsqrt_rn",
     "__ldg", "__float2int_rn", "__int2float_rn", "static_cast", "float", "double", "int",
+    "__float_as_uint", "__uint_as_float", "__float_as_int", "__int_as_float", "__double_as_longlong",
+    "__longlong_as_double", "__popc", "__popcll", "__clz", "__clzll", "__ffs", "__brev", "__fmul_rn", "__fadd_rn",
+    "__dmul_rn", "__dadd_rn", "__saturatef", "__float2uint_rn", "__double2float_rn", "log10f", "atan2f",
+    "atanf", "asinf", "acosf", "hypotf", "fmodf", "copysignf", "normcdff", "erfcf", "lgammaf", "tgammaf",
+    "isnan", "isinf", "isfinite", "signbit", "llabs", "labs", "umin", "umax", "llmin", "llmax",
+    "ullmin", "ullmax", "exp10f", "expm1", "log1p", "ceil", "floor", "round", "trunc",
 })
 
 
@@ -51,9 +57,31 @@ def _kind(node: Node) -> AccessKind:
     return "read"
 
 
+def _dereference(node: Node, symbols: Symbols) -> Access | None:
+    """`*p` or `*(p + i)` as an access of p at index 0 or i (through pointer aliases)."""
+    argument = unparen(node.child_by_field_name("argument"))
+    offset = Poly.const(0)
+    if argument is not None and argument.type == "binary_expression" and \
+            text(argument.child_by_field_name("operator")) == "+":
+        offset = symbols.poly(argument.child_by_field_name("right"))
+        argument = unparen(argument.child_by_field_name("left"))
+    if argument is None or argument.type != "identifier":
+        return Access("", None, _kind(node), node)
+    name = text(argument)
+    if name in symbols.aliases:
+        name, base = symbols.aliases[name]
+        offset = base + offset
+    return Access(name, offset, _kind(node), node)
+
+
 def accesses(node: Node, symbols: Symbols) -> list[Access]:
     found = []
     for current in walk(node):
+        if current.type == "pointer_expression" and text(current.child_by_field_name("operator")) == "*":
+            deref = _dereference(current, symbols)
+            if deref is not None:
+                found.append(deref)
+            continue
         if current.type != "subscript_expression":
             continue
         if current.parent is not None and current.parent.type == "subscript_expression" and \

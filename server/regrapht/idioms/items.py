@@ -248,9 +248,12 @@ class _Builder:
     # -------------------------------------------------------------------------------- driver
     def build(self, work: tuple[Node, ...], mapping: ThreadMapping | None, kept: tuple[Node, ...]) -> ItemProgram:
         steps: list[Step] = []
-        for statement in _flatten(work):
+        statements = _flatten(work)
+        for position, statement in enumerate(statements):
             if statement.type == "for_statement":
                 steps.append(self._loop(statement))
+            elif statement.type == "while_statement":
+                steps.append(self._while_loop(statement, statements[position + 1:]))
             else:
                 steps.append(self._statement(statement))
         if not any(isinstance(s, ItemLoop) for s in steps):
@@ -325,9 +328,14 @@ class _Builder:
                     self.assigned.add(name)
                     self.symbols.forget(name)
                     continue
-                if target.type != "subscript_expression":
+                if target.type == "pointer_expression" and text(target.child_by_field_name("operator")) == "*":
+                    base = unparen(target.child_by_field_name("argument"))
+                    if base is not None and base.type == "binary_expression":
+                        base = unparen(base.child_by_field_name("left"))
+                elif target.type == "subscript_expression":
+                    base, _ = subscript_parts(target)
+                else:
                     raise _Refused
-                base, _ = subscript_parts(target)
                 array = self._array_of(base)
                 if array is None:
                     raise _Refused
@@ -365,8 +373,33 @@ class _Builder:
         upper = self._loop_bound(loop.child_by_field_name("condition"), var)
         if not _unit_step(unparen(loop.child_by_field_name("update")), var):
             raise _Refused
-        self._check_range(lower, upper)
+        return self._loop_parts(loop, var, var_type, lower, upper,
+                                _flatten(named_statements(loop.child_by_field_name("body"))))
+
+    def _while_loop(self, loop: Node, rest: list[Node]) -> ItemLoop:
+        """`T j = L; ... while (j < U) { BODY; ++j; }` with j declared at item level, changed
+        only by the final increment and not used after the loop: the loop `for (j = L; ...)`."""
+        condition = unparen(condition_of(loop))
+        if condition is None or condition.type != "binary_expression":
+            raise _Refused
+        var = text(unparen(condition.child_by_field_name("left")))
         body = _flatten(named_statements(loop.child_by_field_name("body")))
+        if not body or var not in self.scalars or var in self.assigned or var not in self.symbols.definitions:
+            raise _Refused
+        last = body[-1]
+        step = unparen(last.named_children[0]) if last.type == "expression_statement" and last.named_children else None
+        if not _unit_step(step, var) or any(var in identifiers(s) for s in rest):
+            raise _Refused
+        for statement in body[:-1]:
+            for node in walk(statement):
+                if node.type in ("assignment_expression", "update_expression") and \
+                        text(unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))) == var:
+                    raise _Refused
+        upper = self._loop_bound(condition, var)
+        return self._loop_parts(loop, var, self.scalars[var], self.symbols.definitions[var], upper, body[:-1])
+
+    def _loop_parts(self, loop: Node, var: str, var_type: str, lower: Node, upper: Node, body: list[Node]) -> ItemLoop:
+        self._check_range(lower, upper)
         outer = dict(self.scalars)
         saved_symbols = self.symbols.copy()
         self.symbols.forget(var)

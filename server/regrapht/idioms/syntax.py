@@ -341,3 +341,8 @@ def _mentions(spelling: str, name: str) -> bool:
         if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
             return True
         start = at + 1
+
+
+def identifiers_in(node: Node) -> set[str]:
+    """Every identifier spelled under `node` (names of calls and fields included)."""
+    return {text(n) for n in walk(node) if n.type in ("identifier", "field_identifier", "type_identifier")}

@@ -107,7 +107,22 @@ def test_csr_rows_and_scans() -> None:
     assert found is not None and found.item is None and found.loops[0].scan is not None
 
 
+WHILE_SUM = """__global__ void k(const float *x, float *y, int rows, int cols) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) { float s = 0.0f; int c = 0; while (c < cols) { s += x[r * cols + c]; ++c; } y[r] = s; }
+}"""
+
+
+def test_while_loop_is_an_element_loop() -> None:
+    [loop] = loops(WHILE_SUM)
+    assert loop.var == "c" and text(loop.lower) == "0" and [a.op for a in loop.accumulators] == ["sum"]
+
+
 @pytest.mark.parametrize("near_miss", [
+    # the while loop's index is also changed inside the body
+    WHILE_SUM.replace("s += x[r * cols + c];", "s += x[r * cols + c]; c += 1;"),
+    # ... or used after the loop
+    WHILE_SUM.replace("y[r] = s;", "y[r] = s + c;"),
     # an early return inside the row loop
     ROW_SUM.replace("s += x[r * cols + c];", "{ if (x[r * cols + c] < 0) return; s += x[r * cols + c]; }"),
     # a non-associative update (online rescaling reads the accumulator)

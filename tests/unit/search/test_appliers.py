@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits, appliers_for
+from regrapht.search.appliers.full_reduction import BlockReduceAtomic
 from regrapht.search.appliers.histogram import PrivatisedHistogram
 from regrapht.search.appliers.launch import BlockSizeTuning, GridStrideLoop
 from regrapht.search.appliers.matmul import MatmulTiling
 from regrapht.search.appliers.qualifiers import RestrictPointers
-from regrapht.search.appliers.reduction import WarpPerRowReduction, WarpShuffleReduction
+from regrapht.search.appliers.row_ops import GroupPerRow
 from regrapht.search.appliers.vectorize import VectorizedMap
 from regrapht.search.source import find_kernel, signature_key
 from regrapht.search.wiring import kernel_target
@@ -93,25 +94,28 @@ def test_matmul_tiling_matches_the_naive_kernel_only() -> None:
 
 def test_reductions() -> None:
     [(_, full)] = inputs_of(ROOT / "bench/tasks/full_sum/full_sum.regrapht.toml")
-    rewrites = WarpShuffleReduction().apply(full)
-    assert len(rewrites) == 3 and "float4" in rewrites[0].source and "float4" not in rewrites[-1].source
-    assert rewrites[0].launch.grid == ("min((n + 2047) / 2048, 1056)",)
+    rewrites = BlockReduceAtomic().apply(full)
+    assert len(rewrites) == 2 and "float4" in rewrites[0].source and "float4" not in rewrites[-1].source
     for rewrite in rewrites:
-        assert "__shfl_down_sync" in rewrite.source and rewrite.source.count("atomicAdd(total") == 1
+        assert "cub::BlockReduce" in rewrite.source and rewrite.source.count("atomicAdd(total") == 1
+    # Launches come from the device: its resident blocks cap the grid.
+    on_device = ApplierInput(full.source, full.kernel, full.launch, full.constants,
+                             DeviceLimits(sms=100, max_threads_per_sm=2048, max_threads_per_block=1024,
+                                          shared_bytes_per_block=48 * 1024))
+    assert BlockReduceAtomic().apply(on_device)[0].launch.grid == ("min((n + 1023) / 1024, 800)",)
     [(_, rows)] = inputs_of(ROOT / "bench/tasks/row_sum/row_sum.regrapht.toml")
-    row_rewrites = WarpPerRowReduction().apply(rows)
-    assert row_rewrites[0].launch.grid == ("(rows + 7) / 8",) and "float4" in row_rewrites[0].source
-    assert "(cols) & 3) == 0" in row_rewrites[0].source  # rows start aligned only then
-    assert WarpPerRowReduction().apply(full) == []
+    row_rewrites = GroupPerRow().apply(rows)
+    assert [r.launch.grid for r in row_rewrites] == [("rows",), ("rows",), ("(rows + 7) / 8",)]
+    assert GroupPerRow().apply(full) == [] and BlockReduceAtomic().apply(rows) == []
 
 
 def test_reductions_refuse_a_grid_that_covers_only_part_of_the_input() -> None:
     [(_, full)] = inputs_of(ROOT / "bench/tasks/full_sum/full_sum.regrapht.toml")
     partial = ApplierInput(full.source, full.kernel, LaunchConfig(("(n + 511) / 512",), ("256",)))
-    assert WarpShuffleReduction().apply(partial) == []
+    assert BlockReduceAtomic().apply(partial) == []
     [(_, rows)] = inputs_of(ROOT / "bench/tasks/row_sum/row_sum.regrapht.toml")
     two_d = ApplierInput(rows.source, rows.kernel, LaunchConfig(("(rows + 255) / 256", "2"), ("256",)))
-    assert WarpPerRowReduction().apply(two_d) == []
+    assert GroupPerRow().apply(two_d) == []
 
 
 def test_byte_histogram_is_vectorized_per_warp() -> None:
@@ -135,7 +139,7 @@ def test_byte_histogram_is_vectorized_per_warp() -> None:
 
 def test_techniques_are_graph_vertex_names() -> None:
     assert appliers_for("register_blocking") == appliers_for("shared_memory_tiling")[:1]
-    assert {a.technique for a in APPLIERS} >= {"launch_configuration", "restrict_const", "loop_unrolling",
+    assert {t for a in APPLIERS for t in (a.technique, *a.also)} >= {"launch_configuration", "restrict_const", "loop_unrolling",
                                                "fast_math", "bank_conflict_padding", "grid_stride_loop",
                                                "vectorized_access", "warp_shuffle_reduction",
                                                "shared_memory_privatization", "memory_coalescing"}

@@ -7,23 +7,30 @@ configuration, then the local code-generation tweaks.
 
 from __future__ import annotations
 
+from regrapht.search.appliers.column_reduction import ColumnSplitReduction
 from regrapht.search.appliers.common import Applier, ApplierInput, DeviceLimits, Rewrite
+from regrapht.search.appliers.csr_rows import CsrGroupPerRow
 from regrapht.search.appliers.fast_math import FastMath
+from regrapht.search.appliers.full_reduction import BlockReduceAtomic
 from regrapht.search.appliers.histogram import PrivatisedHistogram
 from regrapht.search.appliers.launch import BlockSizeTuning, GridStrideLoop
 from regrapht.search.appliers.loops import LoopUnrolling
 from regrapht.search.appliers.matmul import MatmulTiling
 from regrapht.search.appliers.permutation import TiledPermutation
 from regrapht.search.appliers.qualifiers import RestrictPointers
-from regrapht.search.appliers.reduction import WarpPerRowReduction, WarpShuffleReduction
+from regrapht.search.appliers.row_ops import GroupPerRow
+from regrapht.search.appliers.scan import ParallelScan
 from regrapht.search.appliers.shared_padding import SharedMemoryPadding
 from regrapht.search.appliers.stencil import HaloTiledStencil
 from regrapht.search.appliers.vectorize import VectorizedMap
 
 APPLIERS: tuple[Applier, ...] = (
     MatmulTiling(),
-    WarpShuffleReduction(),
-    WarpPerRowReduction(),
+    BlockReduceAtomic(),
+    GroupPerRow(),
+    CsrGroupPerRow(),
+    ColumnSplitReduction(),
+    ParallelScan(),
     PrivatisedHistogram(),
     TiledPermutation(),
     HaloTiledStencil(),

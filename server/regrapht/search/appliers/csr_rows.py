@@ -1,0 +1,77 @@
+"""CSR sparse rows (SpMV and per-row sparse dot products) with one thread per row -> a warp, or a
+part of a warp, per row.
+
+Matches (through `idioms.items.item_program`) kernels where each thread owns a row `i` and
+loops `k` over `ptr[i] .. ptr[i + 1]` of a read-only row-pointer array, accumulating with an
+associative operator (`sum += val[k] * x[col[k]]`, a maximum, ...). In the original, the lanes
+of a warp walk 32 different rows: their `val`/`col` loads fall in 32 places and the loop runs as
+long as the warp's longest row. With a group of lanes per row, the lanes read consecutive
+nonzeros (coalesced) and `cub::WarpReduce` combines their partial sums ("CSR-vector").
+
+Rows are short in many matrices, so besides a full warp per row the rewrites try 8 and 16 lanes
+per row (`cub::WarpReduce` with a logical warp of that width). With the average row length
+known from the spec (nonzeros / rows), the closest width comes first.
+"""
+
+from __future__ import annotations
+
+from regrapht.idioms.items import ItemProgram, item_program
+from regrapht.idioms.syntax import kernel_syntax
+from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.cooperative import (
+    Group,
+    cooperative_body,
+    item_count,
+    original_covers,
+    value_of,
+    with_cub,
+)
+from regrapht.search.source import find_kernel
+from regrapht.spec.launch import LaunchConfig
+
+BLOCK = 256
+
+
+class CsrGroupPerRow:
+    technique = "warp_per_row_csr"
+    also: tuple[str, ...] = ("warp_shuffle_reduction", "memory_coalescing")
+
+    def apply(self, given: ApplierInput) -> list[Rewrite]:
+        kernel = kernel_syntax(given.source, given.kernel)
+        located = find_kernel(given.source, given.kernel)
+        if kernel is None or located is None:
+            return []
+        program = item_program(kernel)
+        if program is None or program.csr is None or any(loop.scan for loop in program.loops):
+            return []
+        if not original_covers(given, program):
+            return []
+        rows = item_count(given, program)
+        if rows is None:
+            return []
+        widths = [32, 8, 16]
+        average = self._average_row(given, program, rows)
+        if average is not None:
+            widths.sort(key=lambda lanes: abs(lanes - average))
+        rewrites = []
+        for lanes in widths:
+            group = Group("warp", BLOCK, lanes)
+            body = cooperative_body(program, group)
+            if body is None:
+                continue
+            launch = LaunchConfig((f"({rows} + {group.per_block - 1}) / {group.per_block}",), (str(BLOCK),),
+                                  given.launch.shared_bytes)
+            rewrites.append(Rewrite(with_cub(with_body(given, located, body)), launch,
+                                    group.describe().format(item="CSR row") + ", cub::WarpReduce"))
+        return rewrites
+
+    @staticmethod
+    def _average_row(given: ApplierInput, program: ItemProgram, rows: str) -> float | None:
+        """Nonzeros per row, from the element counts the spec fixes for the arrays the row loop
+        reads at unit stride (the values and column indices)."""
+        row_count = value_of(rows, given)
+        counts = [given.constants[name] for loop in program.loops for name in loop.unit_stride
+                  if name in given.constants]
+        if not row_count or not counts:
+            return None
+        return max(counts) / row_count

@@ -1,0 +1,109 @@
+"""Row operations with one thread per row -> one warp or one block per row, combined with CUB.
+
+Matches (through `idioms.items.item_program`, not text) kernels where each thread owns a row
+and loops over the row's elements at unit stride: row sums/maxima, multi-pass row operations
+(softmax: max, sum of exponentials, normalise; layernorm: mean, variance, normalise; rmsnorm),
+row-major GEMV (`y[row] = dot(A[row, :], x)`), argmax/argmin per row and plain per-row maps.
+A warp of the original reads 32 different rows per step (32 cache lines for 32 useful
+elements); a group per row reads consecutive elements (coalesced) and combines partial results
+with `cub::WarpReduce` / `cub::BlockReduce`. Scans go to `scan.py`, CSR rows to `csr_rows.py`,
+column layouts to `column_reduction.py`.
+
+Launch: a group-stride loop over rows, so any grid is correct. The rewrites differ in the
+group: a warp per row suits short rows, a block per row long ones (its size from the row
+length); with a known device, a warp-per-row launch that could not fill the GPU's resident
+warps comes last.
+"""
+
+from __future__ import annotations
+
+from regrapht.idioms.items import ItemProgram, item_program
+from regrapht.idioms.syntax import kernel_syntax
+from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.cooperative import (
+    Group,
+    cooperative_body,
+    extent_of,
+    item_count,
+    original_covers,
+    resident_warps,
+    value_of,
+    with_cub,
+)
+from regrapht.search.source import find_kernel
+from regrapht.spec.launch import LaunchConfig
+
+WARP_BLOCK = 256  # threads per block of the warp-per-row launch (8 rows per block)
+
+
+def row_layout(program: ItemProgram) -> bool:
+    """Every element loop touches memory at unit stride in its element index (or gathers), and
+    at least one of its arrays moves with the item (different rows, different addresses)."""
+    from regrapht.idioms.items import ELEMENT
+    from regrapht.idioms.syntax import depends_on
+
+    item = program.item
+    if item is None:
+        return False
+    moves = False
+    for loop in program.loops:
+        for access in loop.reads:
+            index = access.index
+            if index is None:
+                return False
+            step = index.coefficient(ELEMENT)
+            if step.kind in ("constant", "runtime"):
+                return False  # strided along the row: a column layout, not this applier's
+            if depends_on(index, item.name) and step.kind == "unit":
+                moves = True
+    return moves or any(loop.writes for loop in program.loops)
+
+
+def groups_for(given: ApplierInput, program: ItemProgram, rows: str) -> list[Group]:
+    """The groups to try, most promising first."""
+    extents = [e for e in (extent_of(given, loop, program) for loop in program.loops) if e is not None]
+    extent = max(extents) if extents else None
+    if extent is None:
+        order = [Group("block", 256), Group("warp", WARP_BLOCK), Group("block", 512)]
+    elif extent <= 1024:
+        order = [Group("warp", WARP_BLOCK), Group("block", 128), Group("block", 256)]
+    else:
+        size = 128
+        while size < 1024 and size * 8 < extent:
+            size *= 2
+        order = [Group("block", size), Group("block", max(128, size // 2)), Group("warp", WARP_BLOCK)]
+    count = value_of(rows, given)
+    warps = resident_warps(given)
+    if count is not None and warps is not None and count < warps // 4:
+        # Too few rows to keep the device's warps busy one row each: blocks per row first.
+        order = [g for g in order if g.kind == "block"] + [g for g in order if g.kind == "warp"]
+    return order
+
+
+class GroupPerRow:
+    technique = "block_per_row"
+    also: tuple[str, ...] = ("warp_shuffle_reduction", "memory_coalescing")
+
+    def apply(self, given: ApplierInput) -> list[Rewrite]:
+        kernel = kernel_syntax(given.source, given.kernel)
+        located = find_kernel(given.source, given.kernel)
+        if kernel is None or located is None:
+            return []
+        program = item_program(kernel)
+        if program is None or program.csr is not None or any(loop.scan for loop in program.loops):
+            return []
+        if not row_layout(program) or not original_covers(given, program):
+            return []
+        rows = item_count(given, program)
+        if rows is None:
+            return []
+        rewrites = []
+        for group in groups_for(given, program, rows):
+            body = cooperative_body(program, group)
+            if body is None:
+                continue
+            grid = rows if group.kind == "block" else f"({rows} + {group.per_block - 1}) / {group.per_block}"
+            launch = LaunchConfig((grid,), (str(group.block),), given.launch.shared_bytes)
+            rewrites.append(Rewrite(with_cub(with_body(given, located, body)), launch,
+                                    group.describe().format(item="row") + ", CUB reductions"))
+        return rewrites

@@ -1,0 +1,78 @@
+"""GPU suite: every rewrite of the reduction/row/CSR/column/scan appliers against its original.
+
+For each kernel under tests/data/appliers/ (and each kernel of bench/corpus/train that one of
+these appliers rewrites), every rewrite is compiled, checked against the original on fresh
+inputs by the evaluator (odd-size variant included) and timed. A rewrite that is wrong, does not
+compile or crashes fails the test; slower is allowed here (the search keeps only faster ones)
+and reported. Launches come from the device the evaluator runs on (`DeviceLimits.of(evaluator.device)`).
+Set REGRAPHT_APPLIER_RESULTS=<file> to get one JSON line per rewrite.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from regrapht.search.appliers import ApplierInput, DeviceLimits
+from regrapht.search.appliers.column_reduction import ColumnSplitReduction
+from regrapht.search.appliers.common import Applier
+from regrapht.search.appliers.csr_rows import CsrGroupPerRow
+from regrapht.search.appliers.full_reduction import BlockReduceAtomic
+from regrapht.search.appliers.row_ops import GroupPerRow
+from regrapht.search.appliers.scan import ParallelScan
+from regrapht.search.wiring import kernel_target
+from regrapht.spec.model import load_spec
+from regrapht.validate.compiler import Compiler
+from regrapht.validate.evaluator import CheckSettings, CudaEvaluator
+from regrapht.validate.types import Candidate
+from regrapht.validate.worker import GpuWorker
+
+pytestmark = pytest.mark.gpu
+
+ROOT = Path(__file__).resolve().parents[2]
+APPLIERS: tuple[Applier, ...] = (BlockReduceAtomic(), GroupPerRow(), CsrGroupPerRow(), ColumnSplitReduction(),
+                                 ParallelScan())
+SPECS = sorted([*(ROOT / "tests/data/appliers").glob("*.regrapht.toml"),
+                *(ROOT / "bench/corpus/train").glob("**/*.regrapht.toml")])
+
+
+def _source_of(spec: Path) -> Path:
+    return spec.with_name(spec.name.removesuffix(".regrapht.toml") + ".cu")
+
+
+@pytest.mark.parametrize("spec_path", SPECS, ids=[p.parent.name + "/" + p.name.removesuffix(".regrapht.toml")
+                                                   for p in SPECS])
+def test_every_rewrite_matches_the_original(spec_path: Path, gpu_worker: GpuWorker, compiler: Compiler,
+                                            cache_dir: Path) -> None:
+    source = _source_of(spec_path).read_text()
+    spec = load_spec(spec_path)
+    checked = 0
+    for kernel in spec.kernels:
+        evaluator = CudaEvaluator(source, kernel.name, spec, arch=None, worker=gpu_worker, cache_dir=cache_dir,
+                                  compiler=compiler, file=_source_of(spec_path).name,
+                                  settings=CheckSettings(check_timeout_s=60.0), env=os.environ)
+        target = kernel_target(kernel)
+        given = ApplierInput(source, kernel.name, target.launch, target.constants, DeviceLimits.of(evaluator.device))
+        for applier in APPLIERS:
+            for rewrite in applier.apply(given):
+                evaluation = evaluator.evaluate(Candidate(rewrite.source, rewrite.launch, (applier.technique,)))
+                _report(spec_path, kernel.name, applier, rewrite.note, evaluation.outcome, evaluation.speedup,
+                        evaluation.reason)
+                assert evaluation.verified, f"{spec_path.name}: {kernel.name}: {rewrite.note}: {evaluation}"
+                checked += 1
+    if "tests/data/appliers" in str(spec_path):
+        assert checked > 0, "an applier test kernel got no rewrite"
+
+
+def _report(spec: Path, kernel: str, applier: Applier, note: str, outcome: str, speedup: float | None,
+            reason: str) -> None:
+    line = {"spec": str(spec.relative_to(ROOT)), "kernel": kernel, "applier": type(applier).__name__,
+            "note": note, "outcome": outcome, "speedup": speedup, "reason": reason}
+    print(json.dumps(line))
+    path = os.environ.get("REGRAPHT_APPLIER_RESULTS")
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(line) + "\n")

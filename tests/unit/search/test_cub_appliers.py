@@ -1,0 +1,221 @@
+"""The CUB appliers of reductions, row operations, CSR rows, column reductions and scans.
+
+Every kernel under tests/data/appliers/ is written differently from the others and names the
+applier that must rewrite it (`// applier: Name`); none of the other idiom appliers may match
+it. Near-misses (one change that breaks the idiom's meaning) must not be rewritten by any.
+Every rewrite compiles with nvcc (marker `nvcc`); tests/gpu/test_gpu_appliers.py checks them
+against the originals on a GPU.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from regrapht.search.appliers import ApplierInput, DeviceLimits
+from regrapht.search.appliers.column_reduction import ColumnSplitReduction
+from regrapht.search.appliers.common import Applier, Rewrite
+from regrapht.search.appliers.csr_rows import CsrGroupPerRow
+from regrapht.search.appliers.full_reduction import BlockReduceAtomic
+from regrapht.search.appliers.row_ops import GroupPerRow
+from regrapht.search.appliers.scan import ParallelScan
+from regrapht.search.wiring import kernel_target
+from regrapht.spec.model import load_spec
+
+ROOT = Path(__file__).resolve().parents[3]
+DATA = ROOT / "tests/data/appliers"
+IDIOM_APPLIERS: dict[str, Applier] = {a.__class__.__name__: a for a in (
+    BlockReduceAtomic(), GroupPerRow(), CsrGroupPerRow(), ColumnSplitReduction(), ParallelScan())}
+KB48 = 48 * 1024
+H200_LIKE: DeviceLimits | None = DeviceLimits(132, 2048, 1024, KB48)
+
+
+def case_input(name: str, device: DeviceLimits | None = H200_LIKE) -> tuple[str, ApplierInput]:
+    spec_path = DATA / f"{name}.regrapht.toml"
+    source = (DATA / f"{name}.cu").read_text()
+    [kernel] = load_spec(spec_path).kernels
+    target = kernel_target(kernel)
+    expected = re.search(r"// applier: (\w+)", source)
+    assert expected is not None
+    return expected.group(1), ApplierInput(source, kernel.name, target.launch, target.constants, device)
+
+
+CASES = sorted(p.name.removesuffix(".regrapht.toml") for p in DATA.glob("*.regrapht.toml"))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_each_kernel_is_rewritten_by_its_applier_only(name: str) -> None:
+    expected, given = case_input(name)
+    for applier_name, applier in IDIOM_APPLIERS.items():
+        rewrites = applier.apply(given)
+        if applier_name == expected:
+            assert rewrites, f"{applier_name} did not rewrite {name}"
+            for rewrite in rewrites:
+                assert "#include <cub/cub.cuh>" in rewrite.source or "cub::" not in rewrite.source
+                assert _signature(rewrite.source, given.kernel) == _signature(given.source, given.kernel)
+        else:
+            assert rewrites == [], f"{applier_name} also rewrote {name}"
+
+
+def test_every_applier_has_three_differently_written_kernels() -> None:
+    counts: dict[str, int] = {}
+    for name in CASES:
+        expected, _ = case_input(name)
+        counts[expected] = counts.get(expected, 0) + 1
+    assert set(counts) == set(IDIOM_APPLIERS) and min(counts.values()) >= 3, counts
+
+
+def _signature(source: str, kernel: str) -> str:
+    match = re.search(rf"__global__\s+void\s+{kernel}\s*\(([^)]*)\)", source)
+    assert match is not None
+    return " ".join(match.group(1).split())
+
+
+def _rewrite(name: str, device: DeviceLimits | None = H200_LIKE) -> list[Rewrite]:
+    expected, given = case_input(name, device)
+    return IDIOM_APPLIERS[expected].apply(given)
+
+
+# ------------------------------------------------------------------------------ what they write
+def test_launches_follow_the_device() -> None:
+    small = DeviceLimits(20, 2048, 1024, KB48)
+    assert [r.launch.grid for r in _rewrite("sum_squares_atomic", small)][0] == ("min((n + 255) / 256, 160)",)
+    assert [r.launch.grid for r in _rewrite("sum_squares_atomic")][0] == ("min((n + 255) / 256, 1056)",)
+    unknown = _rewrite("sum_squares_atomic", None)
+    assert all("min(" not in r.launch.grid[0] for r in unknown)
+    # Column tiles: 1024 columns fill 4 SMs with 32-wide tiles of 256 threads, 20 SMs with
+    # 16-wide tiles of 1024, and need 8-wide tiles of 1024 threads on 132.
+    tiny = DeviceLimits(4, 2048, 1024, KB48)
+    assert [(r.launch.grid, r.launch.block) for r in _rewrite("column_sum", tiny)][0] == (("(cols + 31) / 32",), ("256",))
+    assert [(r.launch.grid, r.launch.block) for r in _rewrite("column_sum", small)][0] == (("(cols + 15) / 16",), ("1024",))
+    assert [(r.launch.grid, r.launch.block) for r in _rewrite("column_sum")][0] == (("(cols + 7) / 8",), ("1024",))
+
+
+def test_row_rewrites_use_cub_and_keep_the_statements() -> None:
+    rewrites = _rewrite("softmax_rows")
+    assert len(rewrites) == 3 and all("cub::" in r.source for r in rewrites)
+    first = rewrites[0].source
+    assert "cub::WarpReduce<float, 32>" in first  # 1024 columns: a warp per row first
+    assert "__expf(in[j] - m) * inv" in first and "fmaxf(a, b)" in first
+    argmax = _rewrite("argmax_rows")[0].source
+    assert "b.value > a.value || (b.value == a.value && b.index < a.index)" in argmax  # first of equal values
+    gemv = _rewrite("gemv_rows")[0].source
+    assert "if (rg_lane_ == 0) {\n" in gemv and "y[i] = alpha * dot + beta * y[i];" in gemv
+
+
+def test_csr_widths_follow_the_average_row() -> None:
+    notes = [r.note for r in _rewrite("spmv_csr")]
+    assert notes[0].startswith("one warp per CSR row")  # the row count varies: no average known
+    _, given = case_input("spmv_csr")
+    fixed = ApplierInput(given.source, given.kernel, given.launch, {"rows": 1000, "vals": 9000, "col_idx": 9000})
+    notes = [r.note for r in CsrGroupPerRow().apply(fixed)]
+    assert notes[0].startswith("8 lanes per CSR row") and notes[1].startswith("16 lanes")  # 9 nonzeros per row
+
+
+def test_whole_array_scan_is_single_pass() -> None:
+    [rewrite] = _rewrite("array_scan_single")
+    assert "cub::BlockScan<float, 256>" in rewrite.source and "__device__ unsigned int rg_prefix_sum_flag[" in rewrite.source
+    assert rewrite.launch.block == ("256",) and rewrite.launch.grid == ("min(((n) - (0) + 2047) / 2048, 1056)",)
+    [total] = _rewrite("array_exclusive_scan_total")
+    assert "ExclusiveSum" in total.source and "*total = running;" in total.source
+
+
+# ------------------------------------------------------------------------------ near-misses
+def _variant(name: str, old: str, new: str) -> ApplierInput:
+    _, given = case_input(name)
+    assert old in given.source, old
+    return ApplierInput(given.source.replace(old, new), given.kernel, given.launch, given.constants, given.device)
+
+
+NEAR_MISSES = {
+    "BlockReduceAtomic": [
+        # the address moves with the thread: a scatter, not a reduction
+        ("sum_squares_atomic", "atomicAdd(&out[0], v * v);", "atomicAdd(&out[idx % 4], v * v);"),
+        # a second effect besides the atomic
+        ("count_above", "atomicAdd(count, 1u);", "{ atomicAdd(count, 1u); atomicAdd(count + 1, 1u); }"),
+        # the per-thread sum does not start at zero
+        ("chunked_double_sum", "double partial = 0.0;", "double partial = 1.0;"),
+        # a chunk index that skips elements (t * per_thread * 2)
+        ("chunked_double_sum", "long long e = t * per_thread + k;", "long long e = t * per_thread * 2 + k;"),
+        # the single thread stops early
+        ("single_thread_norm", "s += fabsf(v[i]);", "{ if (v[i] > 0.99f) break; s += fabsf(v[i]); }"),
+    ],
+    "GroupPerRow": [
+        # an early return inside the row loop
+        ("argmax_rows", "if (s > top) { top = s; at = c; }", "if (s > top) { top = s; at = c; } if (s < -1e30f) return;"),
+        # online softmax: the sum is rescaled by the running maximum (not associative as written)
+        ("softmax_rows", "denom += __expf(in[j] - m);", "denom = denom * 0.5f + __expf(in[j] - m);"),
+        # the row length is loaded from memory
+        ("gemv_rows", "for (int k = 0; k < n; k++)", "for (int k = 0; k < (int)x[i]; k++)"),
+        # writes the output and reads it back at another index (aliasing)
+        ("rmsnorm_rows", "out[h + tok * hidden] = in[h + tok * hidden] * scale * weight[h];",
+         "out[h + tok * hidden] = in[h + tok * hidden] * scale * weight[h] + out[tok * hidden];"),
+        # calls a function that may have effects
+        ("layernorm_rows", "var /= d;", "var /= d; __threadfence();"),
+    ],
+    "CsrGroupPerRow": [
+        # the row range is not ptr[row] .. ptr[row + 1]
+        ("spmv_csr", "k < row_ptr[row + 1]", "k < row_ptr[row + 2]"),
+        # the accumulation reads another row's result (a recurrence)
+        ("csr_row_absmax", "m = fmaxf(m, fabsf(vals[k]));", "m = fmaxf(m * 0.5f, fabsf(vals[k]));"),
+        # the row loop ends early on data
+        ("spmv_csr_gridstride", "acc += a * x[col_idx[p]];", "if (a > 2.0f) break; acc += a * x[col_idx[p]];"),
+    ],
+    "ColumnSplitReduction": [
+        # every column writes the same element
+        ("column_sum", "sums[c] = s;", "sums[0] = s;"),
+        # a non-associative update
+        ("gemv_transposed", "acc += A[(size_t)i * n + j] * x[i];", "acc = acc * x[i] + A[(size_t)i * n + j];"),
+        # the row count comes from memory
+        ("column_min_int", "row < height", "row < lowest[0]"),
+    ],
+    "ParallelScan": [
+        # the running value is scaled each step (not a prefix sum)
+        ("row_cumsum", "run += x[r * cols + c];", "run = run * 0.9f + x[r * cols + c];"),
+        # reads the previous output element (a recurrence through memory)
+        ("row_exclusive_scan_int", "total += counts[s * len + k];", "total += counts[s * len + k] + offsets[s * len];"),
+        # run by every thread of a large launch without a single-thread guard
+        ("array_scan_single", "if (blockIdx.x == 0 && threadIdx.x == 0) {", "if (blockIdx.x == 0) {"),
+    ],
+}
+
+
+@pytest.mark.parametrize("applier,case,old,new", [(a, *m) for a, misses in NEAR_MISSES.items() for m in misses])
+def test_near_misses_are_not_rewritten(applier: str, case: str, old: str, new: str) -> None:
+    given = _variant(case, old, new)
+    for name, other in IDIOM_APPLIERS.items():
+        assert other.apply(given) == [], f"{name} rewrote a near-miss of {case}"
+
+
+def test_every_applier_has_three_near_misses() -> None:
+    assert set(NEAR_MISSES) == set(IDIOM_APPLIERS) and all(len(m) >= 3 for m in NEAR_MISSES.values())
+
+
+# ------------------------------------------------------------------------------ nvcc
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.parametrize("applier", sorted(IDIOM_APPLIERS))
+def test_every_rewrite_compiles(tmp_path: Path, applier: str) -> None:
+    """All rewrites of one applier in one translation unit (one namespace each): one nvcc run."""
+    parts = ["#include <cub/cub.cuh>"]
+    count = 0
+    for name in CASES:
+        expected, given = case_input(name)
+        if expected != applier:
+            continue
+        for device in (H200_LIKE, None):
+            for rewrite in IDIOM_APPLIERS[applier].apply(ApplierInput(given.source, given.kernel, given.launch,
+                                                                      given.constants, device)):
+                body = rewrite.source.replace("#include <cub/cub.cuh>\n", "")
+                parts.append(f"namespace case{count} {{\n{body}\n}}")
+                count += 1
+    path = tmp_path / f"{applier}.cu"
+    path.write_text("\n".join(parts))
+    done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-Xptxas", "--warn-on-spills,--warning-as-error",
+                           "-o", str(tmp_path / "out.cubin"), str(path)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert count >= 6
