@@ -135,6 +135,8 @@ def merge(args: argparse.Namespace) -> int:
 def markdown(entries: list[dict[str, Any]]) -> str:
     gpu = next((e["gpu"] for e in entries if e.get("gpu")), None)
     lines = [f"# Applier rewrites on {len(entries)} kernels", "", f"GPU: {gpu or 'none (rewrites compiled only)'}", "",
+             "Rows of the held-out `test` split are here to catch wrong, crashing or non-compiling rewrites "
+             "on kernels nobody tuned for; do not tune appliers to them (issue 11).", "",
              "## Per applier", "",
              "| applier | kernels matched | rewrites | faster | slower | wrong | compile error | crashed/timeout "
              "| unverified/other | best speedup (kernel) |", "|---|---|---|---|---|---|---|---|---|---|"]
