@@ -247,6 +247,8 @@ class ServerState:
         self.kernel_facts: dict[tuple[str, str], KernelFacts] = {}
         self.external_findings: dict[str, dict[str, tuple[Finding, ...]]] = {}
         self.confirmations: dict[str, tuple[tuple[str, ...], PtxFacts]] = {}  # uri -> (compiled lines, facts)
+        # uri -> (analysis, confirmation, overrides, confirmed findings): requests reuse the result
+        self._confirmed: dict[str, tuple[Analysis, object, object, tuple[Finding, ...]]] = {}
         self.publish_listeners: list[Callable[[str, Analysis], None]] = []
         self._lock = threading.Lock()
         self._next_open_id = 0
@@ -283,6 +285,7 @@ class ServerState:
         with self._lock:
             self.external_findings.pop(uri, None)
             self.confirmations.pop(uri, None)
+            self._confirmed.pop(uri, None)
             # measurements describe the text that was open; the file may change before it is
             # reopened, and facts of closed files would otherwise accumulate for the session
             for key in [k for k in self.kernel_facts if k[0] == uri]:
@@ -422,11 +425,16 @@ class ServerState:
         with self._lock:
             extra = tuple(f for group in self.external_findings.get(uri, {}).values() for f in group)
             confirmation = self.confirmations.get(uri)
+            memo = self._confirmed.get(uri)
         findings = analysis.findings
-        if confirmation is not None and confirmation[0] == analysis.lines:
-            overridden = self.settings.severity_overrides
+        overridden = self.settings.severity_overrides
+        if memo is not None and memo[0] is analysis and memo[1] is confirmation and memo[2] is overridden:
+            findings = memo[3]
+        elif confirmation is not None and confirmation[0] == analysis.lines:
             confirmed = iter(confirm_findings((f for f in findings if f.rule not in overridden), confirmation[1]))
             findings = tuple(f if f.rule in overridden else next(confirmed) for f in findings)
+            with self._lock:
+                self._confirmed[uri] = (analysis, confirmation, overridden, findings)
         return findings + extra
 
     def kernel_findings(self, uri: str, analysis: Analysis, kernel: str) -> tuple[Finding, ...]:

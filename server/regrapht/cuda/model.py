@@ -371,7 +371,12 @@ class SourceModel:
     @cached_property
     def _block_shapes(self) -> dict[str, tuple[tuple[int | None, ...] | None, ...]]:
         shapes: dict[str, list[tuple[int | None, ...] | None]] = {}
-        for function in self.functions:
+        # The unmoved facts where there are placements: reading a moved function's launches
+        # would shift them (block dims have no positions, so either gives the same shapes).
+        functions = [p.relative for p in self.placements] if self.placements else self.functions
+        for function in functions:
+            if function.kind != "host" and not function.launches:
+                continue
             for site in function.launches:
                 shapes.setdefault(site.kernel.split("<", 1)[0], []).append(site.block_dims)
         return {kernel: tuple(found) for kernel, found in shapes.items()}

@@ -83,8 +83,13 @@ def _placed_findings(model: SourceModel, placed: PlacedFunction,
         reads_file_shared = memo[_FILE_SHARED] = _reads_file_shared(placed.relative, model)
     if reads_file_shared:
         return _deduplicated(f for _, rule in rules for f in rule.check_function(placed.absolute, model, rule.info))
-    # Launch-site facts of other functions that checks may read (rules/checks.py) join the key.
-    codes = (tuple(code for code, _ in rules), model.block_shapes(placed.relative.name))
+    # Launch-site facts of other functions that checks may read (rules/checks.py) join the key
+    # of the kernels that have launches in the file.
+    codes: tuple[object, ...] = tuple(code for code, _ in rules)
+    if placed.relative.kind == "global":
+        shapes = model.block_shapes(placed.relative.name)
+        if shapes:
+            codes = (*codes, shapes)
     relative_by_codes: dict[tuple[object, ...], tuple[Finding, ...]] = memo.setdefault(_RELATIVE, {})
     relative = relative_by_codes.get(codes)
     if relative is None:

@@ -1,0 +1,74 @@
+"""Compiler confirmations in the server state: applied to analyses of the compiled text only,
+never to rules the user overrode, dropped on close; the confirmation service decides when a
+compile is worth it (no pygls, no nvcc)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from regrapht.features.confirmation import ConfirmationService
+from regrapht.settings import Settings
+from regrapht.state import ServerState
+from regrapht.validate.ptx import LineCode, PtxFacts
+
+TEXT = """__global__ void k(float *y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = y[i] * 0.1;
+}"""
+F64 = PtxFacts({3: LineCode(instructions=4, f64=3, functions={"k"})})
+NONE = PtxFacts({3: LineCode(instructions=4, f64=0, functions={"k"})})
+
+
+def _opened(state: ServerState):
+    document = state.open("file:///w/k.cu", TEXT, 1)
+    return document, state.ensure_analysis(document)
+
+
+def _r007(state: ServerState, analysis):
+    return next(f for f in state.all_findings("file:///w/k.cu", analysis) if f.rule == "R007")
+
+
+def test_confirmation_applies_to_the_same_text_only() -> None:
+    state = ServerState()
+    document, analysis = _opened(state)
+    assert "nvcc" not in _r007(state, analysis).message
+    state.set_confirmation(document.uri, analysis.lines, F64)
+    confirmed = _r007(state, analysis)
+    assert confirmed.severity == "warning" and "Confirmed by nvcc: 3 f64 instructions in k." in confirmed.message
+    assert _r007(state, analysis) is confirmed  # memoised for the same analysis and confirmation
+    state.set_confirmation(document.uri, ("other text",), NONE)
+    assert "nvcc" not in _r007(state, analysis).message
+
+
+def test_refuted_becomes_a_hint_unless_the_user_overrode_the_rule() -> None:
+    state = ServerState()
+    document, analysis = _opened(state)
+    state.set_confirmation(document.uri, analysis.lines, NONE)
+    assert _r007(state, analysis).severity == "hint"
+    state.apply_settings(Settings(severity_overrides={"R007": "error"}))
+    analysis = state.ensure_analysis(document)
+    overridden = _r007(state, analysis)
+    assert overridden.severity == "error" and "nvcc" not in overridden.message
+
+
+def test_close_drops_the_confirmation() -> None:
+    state = ServerState()
+    document, analysis = _opened(state)
+    state.set_confirmation(document.uri, analysis.lines, F64)
+    state.close(document.uri)
+    assert document.uri not in state.confirmations
+
+
+def test_a_compile_is_wanted_for_confirmable_findings_on_unconfirmed_text() -> None:
+    state = ServerState()
+    service = ConfirmationService(state)
+    document, analysis = _opened(state)
+    assert service.wanted(document.uri, analysis)
+    state.set_confirmation(document.uri, analysis.lines, F64)
+    assert not service.wanted(document.uri, analysis)
+    state.apply_settings(dataclasses.replace(state.settings, compiler_confirmation=False))
+    other = state.open("file:///w/other.cu", TEXT, 1)
+    assert not service.wanted(other.uri, state.ensure_analysis(other))
+    quiet = state.open("file:///w/quiet.cu", "__global__ void q(float *y) { y[threadIdx.x] = 1.0f; }", 1)
+    state.apply_settings(dataclasses.replace(state.settings, compiler_confirmation=True))
+    assert not service.wanted(quiet.uri, state.ensure_analysis(quiet))
