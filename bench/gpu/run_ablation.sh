@@ -12,7 +12,8 @@
 # running every configuration of the phase), TIME_LIMIT (20 s per search without the model),
 # MODEL_TIME_LIMIT (25 s per search with the model), JOB_TIMEOUT (s, 400: a job's hard stop),
 # SUITE_TIMEOUT (s, 480: stops starting and waiting for jobs, then merges what finished; the
-# table compares only kernels every configuration and seed finished), MODEL_THREADS (4 per job).
+# table compares only kernels every configuration and seed finished), MODEL_THREADS (4 per job),
+# TASKS (task directories instead of the whole test split, e.g. for a dry run).
 # Expected time on the 2x H200 host (8 jobs at once; 23 tasks x 3 seeds = 69 jobs per phase):
 #   budget12: per job 4 model searches (<= 25 s each) + mcgs --no-model (<= 20 s) + rules (seed 0
 #             only: it uses no randomness) + ~4 s set-up and re-check per search: ~100-150 s,
@@ -62,7 +63,7 @@ JOBS=${JOBS:-8}
 
 # one job per (task, seed), task-major: a cut-off run loses the last tasks, for every configuration
 : > "$RUN/jobs.plain"
-for task in bench/corpus/test/*/; do
+for task in ${TASKS:-bench/corpus/test/*/}; do
     for seed in $SEEDS; do echo "${task%/} $seed" >> "$RUN/jobs.plain"; done
 done
 awk -v gpus="$GPUS" '{ print (NR - 1) % gpus, $0 }' "$RUN/jobs.plain" > "$RUN/jobs.txt"
