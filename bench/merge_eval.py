@@ -26,7 +26,7 @@ def merge(runs: Path, out: Path) -> dict[str, dict[str, object]]:
         report = json.loads(report_path.read_text(encoding="utf-8"))
         strategy = str(report["strategy"])
         by_strategy[strategy].extend(report["tasks"])
-        meta.setdefault(strategy, {k: report.get(k) for k in ("budget", "seed", "gpu", "model", "model_device")})
+        meta.setdefault(strategy, {k: report.get(k) for k in ("budget", "seed", "gpu", "model", "model_device", "no_model", "time_limit_s")})
     merged: dict[str, dict[str, object]] = {}
     for strategy, rows in sorted(by_strategy.items()):
         report = {"strategy": strategy, **meta[strategy], "tasks": rows, "totals": totals(rows)}

@@ -17,7 +17,8 @@
 # TIME_LIMIT (s, 2/3 of JOB_TIMEOUT: eval --time-limit per kernel),
 # SUITE_TIMEOUT (s, 480: stops starting and waiting for jobs, then merges what finished), REF_TIMEOUT
 # (s, 300: the NumPy check of the naive kernels),
-# REGRAPHT_MODEL (the GGUF; else the embedded one if installed), TASKS (task directories to use
+# REGRAPHT_MODEL (the GGUF; else the embedded one if installed), NO_MODEL=1 (the search without the
+# model: appliers only, `eval --no-model`; the report's no_model key says so), TASKS (task directories to use
 # instead of a whole split), WHEELS (a folder of the host's wheels: pycuda, llama-cpp-python, ...;
 # default shared/wheels/gpu-cp312 or .gpu/wheels in the checkout), SITE (install target, /tmp/site).
 set -uo pipefail
@@ -67,7 +68,7 @@ else
     eval_tasks=$(ls -d bench/corpus/"$SPLIT"/*/) || { echo "run_corpus: no split $SPLIT" >&2; exit 2; }
 fi
 USE_MODEL=0  # regrapht takes the model from $REGRAPHT_MODEL, else the embedded GGUF
-if [ "$MODE" != appliers ] && [ "$STRATEGY" != rules ]; then
+if [ "$MODE" != appliers ] && [ "$STRATEGY" != rules ] && [ "${NO_MODEL:-0}" != 1 ]; then
     USE_MODEL=1
     if [ -z "${REGRAPHT_MODEL:-}" ] && ! python3 -c 'import sys; from regrapht.model.locate import embedded_model_path; sys.exit(embedded_model_path() is None)'; then
         echo "run_corpus: strategy $STRATEGY needs a model: set REGRAPHT_MODEL to a GGUF file" >&2
@@ -89,7 +90,7 @@ awk -v gpus="$GPUS" '{ print (NR - 1) % gpus, $0 }' "$jobs_file.plain" > "$jobs_
 
 run_job() {  # gpu kind taskdir
     local gpu=$1 kind=$2 task=$3 name model=()
-    [ "$USE_MODEL" = 1 ] && model=(--model-threads "$MODEL_THREADS")
+    if [ "$USE_MODEL" = 1 ]; then model=(--model-threads "$MODEL_THREADS"); else model=(--no-model); fi
     name="$(basename "$(dirname "$task")")-$(basename "$task")"
     export CUDA_VISIBLE_DEVICES=$gpu XDG_CACHE_HOME=/tmp/corpus-cache-gpu$gpu XDG_DATA_HOME="$RUN/data-$STRATEGY"
     if [ "$kind" = eval ]; then
