@@ -19,6 +19,7 @@ from tree_sitter import Node
 from regrapht.cuda.affine import Poly
 from regrapht.cuda.extract import node_text
 from regrapht.idioms.pointwise import Access, PointKernel, coefficient_of
+from regrapht.idioms.syntax import unparen, walk
 
 
 @dataclass(frozen=True)
@@ -114,8 +115,8 @@ def _k_loop(kernel: PointKernel, node: Node, acc: str) -> tuple[str, str, tuple[
             node_text(condition.child_by_field_name("left")) != k:
         return None
     bound = condition.child_by_field_name("right")
-    if bound is None or any(n.type == "identifier" and node_text(n) not in kernel.params for n in _walk(bound)) or \
-            any(node_text(n) in kernel.pointers for n in _walk(bound)):
+    if bound is None or any(n.type == "identifier" and node_text(n) not in kernel.params for n in walk(bound)) or \
+            any(node_text(n) in kernel.pointers for n in walk(bound)):
         return None
     statements = body.named_children if body.type == "compound_statement" else [body]
     statements = [s for s in statements if s.type != "comment"]
@@ -139,14 +140,14 @@ def _product_update(node: Node | None, acc: str) -> tuple[Node, Node] | None:
     if node is None or node.type != "assignment_expression" or node_text(node.child_by_field_name("left")) != acc:
         return None
     op = node_text(node.child_by_field_name("operator"))
-    right = _unparen(node.child_by_field_name("right"))
+    right = unparen(node.child_by_field_name("right"))
     if right is None:
         return None
     product: Node | None = None
     if op == "+=":
         product = right
     elif op == "=" and right.type == "binary_expression" and node_text(right.child_by_field_name("operator")) == "+":
-        left_term, right_term = _unparen(right.child_by_field_name("left")), _unparen(right.child_by_field_name("right"))
+        left_term, right_term = unparen(right.child_by_field_name("left")), unparen(right.child_by_field_name("right"))
         if left_term is not None and node_text(left_term) == acc:
             product = right_term
         elif right_term is not None and node_text(right_term) == acc:
@@ -156,14 +157,14 @@ def _product_update(node: Node | None, acc: str) -> tuple[Node, Node] | None:
         arguments = right.child_by_field_name("arguments")
         args = [a for a in (arguments.named_children if arguments else []) if a.type != "comment"]
         if len(args) == 3 and node_text(args[2]) == acc:
-            x, y = _unparen(args[0]), _unparen(args[1])
+            x, y = unparen(args[0]), unparen(args[1])
             if x is not None and y is not None and x.type == y.type == "subscript_expression":
                 return x, y
         return None
-    product = _unparen(product)
+    product = unparen(product)
     if product is None or product.type != "binary_expression" or node_text(product.child_by_field_name("operator")) != "*":
         return None
-    x, y = _unparen(product.child_by_field_name("left")), _unparen(product.child_by_field_name("right"))
+    x, y = unparen(product.child_by_field_name("left")), unparen(product.child_by_field_name("right"))
     if x is None or y is None or x.type != "subscript_expression" or y.type != "subscript_expression":
         return None
     return x, y
@@ -208,19 +209,3 @@ def _operand(kernel: PointKernel, access: Access, coordinate: str, k: str, batch
     if batch is not None and any(batch in m and len([a for a in m if a == batch]) > 1 for m, _ in base.terms):
         return None
     return Operand(access.array, base, outer, inner)
-
-
-def _unparen(node: Node | None) -> Node | None:
-    while node is not None and node.type == "parenthesized_expression" and node.named_children:
-        node = node.named_children[0]
-    return node
-
-
-def _walk(node: Node) -> list[Node]:
-    out = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        out.append(current)
-        stack.extend(current.children)
-    return out

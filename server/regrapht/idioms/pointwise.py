@@ -17,7 +17,7 @@ use of the thread geometry other than through the coordinates, no `return` insid
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -26,6 +26,7 @@ from tree_sitter import Node
 from regrapht.cuda.affine import Poly, opaque_atom
 from regrapht.cuda.extract import int_literal, node_text
 from regrapht.cuda.parse import encode_source, make_parser
+from regrapht.idioms.syntax import walk
 
 AXES = ("x", "y", "z")
 # Calls that only compute a value from their arguments: work calling anything else is not
@@ -190,7 +191,7 @@ def point_kernel(kernel_text: str, block: tuple[int, int, int] | None,
     """
     data = encode_source(kernel_text)
     tree = make_parser().parse(data)
-    function = next((n for n in _walk(tree.root_node) if n.type == "function_definition"), None)
+    function = next((n for n in walk(tree.root_node) if n.type == "function_definition"), None)
     if function is None or tree.root_node.has_error:
         return None
     try:
@@ -199,14 +200,6 @@ def point_kernel(kernel_text: str, block: tuple[int, int, int] | None,
         return builder.build()
     except _NotPointwise:
         return None
-
-
-def _walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
 
 
 def _strip(node: Node | None) -> Node | None:
@@ -293,7 +286,7 @@ class _Builder:
             self._check_pointwise(statement)
         self.mutable = self._assigned_names(work)
         self.loop_names = {node_text(_declared_name(n.child_by_field_name("initializer")))
-                           for statement in work for n in _walk(statement) if n.type == "for_statement"} - {""}
+                           for statement in work for n in walk(statement) if n.type == "for_statement"} - {""}
         accesses: list[Access] = []
         loops: dict[str, LoopRange] = {}
         for statement in work:
@@ -311,7 +304,7 @@ class _Builder:
             work_end=work[-1].end_byte,
             accesses=tuple(accesses),
             loops=loops,
-            identifiers=frozenset(node_text(n) for n in _walk(self.function) if n.type == "identifier"),
+            identifiers=frozenset(node_text(n) for n in walk(self.function) if n.type == "identifier"),
             work_nodes=tuple(work),
             linear=self.linear,
             atomics=tuple(self.atomics),
@@ -399,7 +392,7 @@ class _Builder:
             if target is None or target.type != "identifier" or value is None:
                 return False
             if any(n.type in ("subscript_expression", "call_expression", "pointer_expression", "assignment_expression",
-                              "update_expression") for n in _walk(value)):
+                              "update_expression") for n in walk(value)):
                 return False
             poly = self.poly(value)
             if poly.thread_dependent or any(a.startswith(("threadIdx", "blockIdx", "blockDim", "gridDim"))
@@ -558,7 +551,7 @@ class _Builder:
 
     def _bound_text(self, node: Node) -> str:
         """A bound's text when it uses scalars and literals only (so a launch can use it)."""
-        for inner in _walk(node):
+        for inner in walk(node):
             if inner.type == "identifier" and node_text(inner) not in self.params and \
                     node_text(inner) not in self.constants:
                 raise _NotPointwise
@@ -568,12 +561,12 @@ class _Builder:
                 raise _NotPointwise
         text = node_text(node)
         for name, value in self.constants.items():
-            if any(inner.type == "identifier" and node_text(inner) == name for inner in _walk(node)):
+            if any(inner.type == "identifier" and node_text(inner) == name for inner in walk(node)):
                 text = _replace_word(text, name, str(value))
         return " ".join(text.split())
 
     def _check_pointwise(self, statement: Node) -> None:
-        for node in _walk(statement):
+        for node in walk(statement):
             kind = node.type
             if kind in ("return_statement", "goto_statement", "break_statement", "lambda_expression", "asm_statement"):
                 raise _NotPointwise  # `break` out of the work's own loops is fine but rare: keep it simple
@@ -620,7 +613,7 @@ class _Builder:
     def _assigned_names(self, work: list[Node]) -> set[str]:
         names: set[str] = set()
         for statement in work:
-            for node in _walk(statement):
+            for node in walk(statement):
                 if node.type in ("assignment_expression", "update_expression"):
                     target = _strip(node.child_by_field_name("left") or node.child_by_field_name("argument"))
                     if target is not None and target.type == "identifier":
@@ -634,7 +627,7 @@ class _Builder:
         if kind in ("for_statement", "while_statement", "do_statement"):
             variable = self._loop_header(node, loops) if kind == "for_statement" else None
             exits = any(n.type in ("continue_statement", "break_statement") and not self._offset_only_exit(n, node)
-                        for n in _walk(node))
+                        for n in walk(node))
             inner = scope._replace(loop_vars=scope.loop_vars + ((variable,) if variable else ()),
                                    unknown=scope.unknown or exits or kind != "for_statement")
             for child in node.children:
@@ -748,7 +741,7 @@ class _Builder:
 
     def _offset_only(self, condition: Node) -> bool:
         """A condition over the work's loop variables and literals only."""
-        for node in _walk(condition):
+        for node in walk(condition):
             if node.type in ("subscript_expression", "call_expression", "field_expression", "assignment_expression"):
                 return False
             if node.type == "identifier" and node_text(node) not in self.loop_names:
@@ -792,27 +785,15 @@ class _Builder:
 
     def _negated(self, condition: Node) -> tuple[Condition, ...] | None:
         """`!(a < b || c >= d)` as the conjunction `a >= b && c < d`; None for other conditions."""
-        flip = {"<": ">=", ">=": "<", ">": "<=", "<=": ">"}
-        terms: list[Condition] = []
-        stack: list[Node | None] = [condition]
-        while stack:
-            node = _strip(stack.pop())
-            if node is None or node.type != "binary_expression":
-                return None
-            op = node_text(node.child_by_field_name("operator"))
-            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if op == "||":
-                stack.extend((right, left))
-                continue
-            if op not in flip or left is None or right is None or \
-                    any(n.type in ("subscript_expression", "call_expression") for n in _walk(node)):
-                return None
-            terms.append(Condition(self.poly(left), flip[op], self.poly(right), " ".join(node_text(right).split()),
-                                   " ".join(node_text(left).split())))
-        return tuple(terms)
+        return self._comparisons(condition, "||", {"<": ">=", ">=": "<", ">": "<=", "<=": ">"})
 
     def _conditions(self, condition: Node) -> tuple[Condition, ...] | None:
         """A conjunction of comparisons as `Condition`s; None for any other condition."""
+        return self._comparisons(condition, "&&", {"<": "<", "<=": "<=", ">": ">", ">=": ">="})
+
+    def _comparisons(self, condition: Node, join: str, operators: Mapping[str, str]) -> tuple[Condition, ...] | None:
+        """The comparisons joined by `join` in `condition`, each operator mapped by `operators`
+        (identity, or negation for a disjunction); None for any other condition or a load."""
         terms: list[Condition] = []
         stack: list[Node | None] = [condition]
         while stack:
@@ -821,14 +802,13 @@ class _Builder:
                 return None
             op = node_text(node.child_by_field_name("operator"))
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if op == "&&":
+            if op == join:
                 stack.extend((right, left))
                 continue
-            if op not in ("<", "<=", ">", ">=") or left is None or right is None:
+            if op not in operators or left is None or right is None or \
+                    any(n.type in ("subscript_expression", "call_expression") for n in walk(node)):
                 return None
-            if any(n.type in ("subscript_expression", "call_expression") for n in _walk(node)):
-                return None
-            terms.append(Condition(self.poly(left), op, self.poly(right), " ".join(node_text(right).split()),
+            terms.append(Condition(self.poly(left), operators[op], self.poly(right), " ".join(node_text(right).split()),
                                    " ".join(node_text(left).split())))
         return tuple(terms)
 
@@ -850,7 +830,7 @@ class _Builder:
                 node_text(update).replace(" ", "") not in (f"{variable}++", f"++{variable}", f"{variable}+=1"):
             return variable
         # The loop variable's own update is its only assignment: other assignments forfeit a range.
-        assigned = sum(1 for n in _walk(node) if n.type in ("assignment_expression", "update_expression")
+        assigned = sum(1 for n in walk(node) if n.type in ("assignment_expression", "update_expression")
                        and node_text(_strip(n.child_by_field_name("left") or n.child_by_field_name("argument")))
                        == variable)
         if assigned != 1 or node_text(update).replace(" ", "") not in (f"{variable}++", f"++{variable}",
@@ -922,8 +902,8 @@ class _Builder:
         return self._opaque(node)
 
     def _opaque(self, node: Node) -> Poly:
-        memory = any(n.type in ("subscript_expression", "pointer_expression") for n in _walk(node))
-        dims = "".join(sorted({node_text(n.child_by_field_name("field"))[-1:] for n in _walk(node)
+        memory = any(n.type in ("subscript_expression", "pointer_expression") for n in walk(node))
+        dims = "".join(sorted({node_text(n.child_by_field_name("field"))[-1:] for n in walk(node)
                                if n.type == "field_expression" and node_text(n.child_by_field_name("argument"))
                                == "threadIdx"}))
         return Poly.atom(opaque_atom(" ".join(node_text(node).split()), dims, memory))
@@ -1026,10 +1006,10 @@ def expression_poly(expression: str, constants: Mapping[str, int] | None = None)
     tree = make_parser().parse(data)
     if tree.root_node.has_error:
         return None
-    value = next((n.child_by_field_name("value") for n in _walk(tree.root_node) if n.type == "init_declarator"), None)
+    value = next((n.child_by_field_name("value") for n in walk(tree.root_node) if n.type == "init_declarator"), None)
     if value is None:
         return None
     builder = _Builder("", data, tree.root_node, None, dict(constants or {}))
-    names = {node_text(n) for n in _walk(value) if n.type == "identifier"}
+    names = {node_text(n) for n in walk(value) if n.type == "identifier"}
     builder.env.update({name: Poly.atom(name) for name in names})
     return builder.poly(value)

@@ -21,12 +21,10 @@ array) get no rewrite: privatising them would cost more than the atomics it save
 
 from __future__ import annotations
 
-from regrapht.cuda.parse import parse_source
 from regrapht.idioms.histogram import Histogram, histogram
-from regrapht.idioms.pointwise import PointKernel, fresh, launch_block, point_kernel
+from regrapht.idioms.pointwise import PointKernel, fresh
 from regrapht.search.appliers.common import ApplierInput, DeviceLimits, Rewrite, with_body
-from regrapht.search.appliers.points import covers_domain, prelude
-from regrapht.search.source import find_kernel
+from regrapht.search.appliers.points import point_view, prelude
 from regrapht.spec.launch import LaunchConfig
 
 THREADS = 256
@@ -41,13 +39,10 @@ class PrivatisedHistogram:
     also: tuple[str, ...] = ("atomic_reduction",)
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
-        kernel = find_kernel(given.source, given.kernel)
-        if kernel is None:
+        found = point_view(given, atomics=True)
+        if found is None:
             return []
-        constants = dict(parse_source(given.source).constants)
-        view = point_kernel(kernel.text(given.source), launch_block(given.launch.block), constants, atomics=True)
-        if view is None or not covers_domain(given, view):
-            return []
+        kernel, view = found
         shape = histogram(view)
         count = given.constants.get(shape.bins) if shape is not None else None
         if shape is None or count is None or count <= 0:

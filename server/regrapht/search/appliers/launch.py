@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import re
 
-from regrapht.cuda.parse import parse_source
-from regrapht.idioms.pointwise import fresh, launch_block, point_kernel
+from regrapht.idioms.pointwise import fresh
 from regrapht.search.appliers.common import (
     ApplierInput,
     DeviceLimits,
@@ -25,8 +24,8 @@ from regrapht.search.appliers.common import (
     has_launch_bounds,
     with_body,
 )
-from regrapht.search.appliers.points import covers_domain, prelude
-from regrapht.search.source import KernelText, find_kernel
+from regrapht.search.appliers.points import point_view, prelude
+from regrapht.search.source import KernelText
 from regrapht.spec.launch import LaunchConfig
 
 BLOCKS_1D = (256, 512, 128, 1024)
@@ -82,13 +81,12 @@ class GridStrideLoop:
     also: tuple[str, ...] = ()
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
-        kernel = find_kernel(given.source, given.kernel)
-        if kernel is None:
+        found = point_view(given, atomics=True)
+        if found is None:
             return []
-        constants = dict(parse_source(given.source).constants)
-        view = point_kernel(kernel.text(given.source), launch_block(given.launch.block), constants, atomics=True)
-        if view is None or len(view.coordinates) != 1 or view.linear is not None or \
-                view.coordinates[0].axis != "x" or not covers_domain(given, view) or len(given.launch.block) != 1:
+        kernel, view = found
+        if len(view.coordinates) != 1 or view.linear is not None or view.coordinates[0].axis != "x" or \
+                len(given.launch.block) != 1:
             return []
         coordinate = view.coordinates[0]
         upper = view.bounds[coordinate.name].upper

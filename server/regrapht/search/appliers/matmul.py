@@ -24,7 +24,7 @@ from regrapht.cuda.extract import node_text
 from regrapht.idioms.gemm import DenseProduct, Operand, dense_product
 from regrapht.idioms.pointwise import fresh
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
-from regrapht.search.appliers.points import bind, ceil_div, point_view, prelude
+from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
 from regrapht.spec.launch import LaunchConfig
 
 # (BM, BN, BK, TM, TN). 128x128 with 8x8 per thread is the classic register-blocked SGEMM
@@ -42,13 +42,10 @@ class MatmulTiling:
     also: tuple[str, ...] = ("register_blocking",)
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = point_view(given)
+        found = recognised(given, dense_product)
         if found is None:
             return []
-        kernel, view = found
-        product = dense_product(view)
-        if product is None:
-            return []
+        kernel, product = found
         rewrites = []
         for tiling in _tilings(given, product):
             body, grid, block = _tiled_body(product, tiling)

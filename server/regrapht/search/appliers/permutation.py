@@ -16,7 +16,7 @@ from __future__ import annotations
 from regrapht.idioms.permutation import permutation_copy
 from regrapht.idioms.pointwise import fresh
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
-from regrapht.search.appliers.points import bind, ceil_div, point_view, prelude
+from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
 from regrapht.spec.launch import LaunchConfig
 
 TILE = 32
@@ -29,12 +29,12 @@ class TiledPermutation:
     also: tuple[str, ...] = ("shared_memory_tiling", "bank_conflict_padding")
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = point_view(given)
+        found = recognised(given, permutation_copy)
         if found is None:
             return []
-        kernel, view = found
-        copy = permutation_copy(view)
-        if copy is None or not copy.transposing or len(view.coordinates) > 3:
+        kernel, copy = found
+        view = copy.kernel
+        if not copy.transposing or len(view.coordinates) > 3:
             return []
         a, b = copy.fast_in, copy.fast_out
         assert a is not None and b is not None

@@ -4,23 +4,37 @@ re-binding the coordinates in a rewrite."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 from regrapht.cuda.parse import parse_source
 from regrapht.idioms.pointwise import AXES, PointKernel, expression_poly, launch_block, point_kernel
 from regrapht.search.appliers.common import ApplierInput, ceil_parts, int_literal, norm
 from regrapht.search.source import KernelText, find_kernel
 
+T = TypeVar("T")
 
-def point_view(given: ApplierInput) -> tuple[KernelText, PointKernel] | None:
+
+def point_view(given: ApplierInput, *, atomics: bool = False) -> tuple[KernelText, PointKernel] | None:
+    """The kernel and its point-kernel view when its launch covers the guarded domain."""
     kernel = find_kernel(given.source, given.kernel)
     if kernel is None:
         return None
     constants = dict(parse_source(given.source).constants)
-    view = point_kernel(kernel.text(given.source), launch_block(given.launch.block), constants)
+    view = point_kernel(kernel.text(given.source), launch_block(given.launch.block), constants, atomics=atomics)
     if view is None or not covers_domain(given, view):
         return None
     return kernel, view
+
+
+def recognised(given: ApplierInput, recognise: Callable[[PointKernel], T | None]) -> tuple[KernelText, T] | None:
+    """The kernel and what `recognise` finds in its point-kernel view (with its launch covering
+    the domain), or None."""
+    found = point_view(given)
+    if found is None:
+        return None
+    shape = recognise(found[1])
+    return (found[0], shape) if shape is not None else None
 
 
 def covers_domain(given: ApplierInput, view: PointKernel) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from regrapht.idioms.pointwise import AXES, PointKernel, fresh
 from regrapht.idioms.stencil import NeighbourRead, Stencil, stencil
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
-from regrapht.search.appliers.points import bind, ceil_div, point_view, prelude
+from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
 from regrapht.spec.launch import LaunchConfig
 
 # Per number of tiled coordinates: tile extents (contiguous coordinate first) and threads.
@@ -35,12 +35,12 @@ class HaloTiledStencil:
     also: tuple[str, ...] = ()
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = point_view(given)
+        found = recognised(given, stencil)
         if found is None:
             return []
-        kernel, view = found
-        shape = stencil(view)
-        if shape is None or len(shape.tiled) + len(shape.slices) > 3 or len(shape.tiled) not in TILES:
+        kernel, shape = found
+        view = shape.kernel
+        if len(shape.tiled) + len(shape.slices) > 3 or len(shape.tiled) not in TILES:
             return []
         element = view.pointers[shape.field]
         extents, threads = TILES[len(shape.tiled)]

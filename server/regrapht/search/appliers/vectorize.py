@@ -18,7 +18,7 @@ import re
 from regrapht.idioms.elementwise import ElementwiseMap, Stream, elementwise_map
 from regrapht.idioms.pointwise import AXES, PointKernel, fresh
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
-from regrapht.search.appliers.points import bind, ceil_div, point_view, prelude
+from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
 from regrapht.spec.launch import LaunchConfig
 
 LANES = 4
@@ -29,13 +29,11 @@ class VectorizedMap:
     also: tuple[str, ...] = ()
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = point_view(given)
+        found = recognised(given, elementwise_map)
         if found is None:
             return []
-        kernel, view = found
-        shape = elementwise_map(view)
-        if shape is None:
-            return []
+        kernel, shape = found
+        view = shape.kernel
         vectors = [s for s in shape.streams if s.written or not any(a.conditional or a.conditions for a in s.accesses)]
         if not any(s.written for s in vectors):
             return []
