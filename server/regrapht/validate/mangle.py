@@ -76,6 +76,15 @@ def normalise_signature(demangled: str) -> tuple[str, str | None, tuple[CType, .
     if match is None:
         return None
     name, targs, params_text = match.group(1), match.group(2), match.group(3).strip()
+    if targs is not None:
+        # CUDA's cu++filt prints a parameter written with a template parameter as `T1`, `T2`, ...
+        # (the first, second template parameter) where binutils' c++filt prints the argument.
+        arguments = _split_top(targs)
+        params_text = re.sub(
+            r"\bT(\d+)\b",
+            lambda ref: arguments[int(ref.group(1)) - 1] if 0 < int(ref.group(1)) <= len(arguments) else ref.group(0),
+            params_text,
+        )
     params: list[CType] = []
     if params_text and params_text != "void":
         for part in _split_top(params_text):
@@ -103,8 +112,10 @@ def _split_top(text: str) -> list[str]:
 def _normal_targs(text: str | None) -> str | None:
     if text is None:
         return None
-    # cu++filt writes `4` as `4`, bools as `true`; unsigned literals as `4u`
-    return re.sub(r"(?<=\d)[uUlL]+", "", re.sub(r"\s+", "", text))
+    # c++filt writes `4` as `4`, cu++filt as `(int)4`; bools as `true`; unsigned literals as `4u`
+    compact = re.sub(r"\s+", "", text)
+    uncast = re.sub(r"\((?:unsigned|signed|int|long|short|char|bool|size_t)+\)(?=-?\d)", "", compact)
+    return re.sub(r"(?<=\d)[uUlL]+", "", uncast)
 
 
 def find_entry(

@@ -56,6 +56,18 @@ def test_lookup_by_demangled_signature_for_templates() -> None:
     assert find_entry(entries, "scale<float, 4>", types("float*", "int"), demangle) == "_Z5scaleIfLi4EEvPT_i"
     assert find_entry(entries, "scale<float, 8>", types("float*", "int"), demangle) is None
     assert find_entry(entries, "plain", types("const float*"), None) == "plain"
+    # CUDA's cu++filt: template parameters as T1, T2 ..., integer arguments with a cast
+    cuda_names = {"_Z2swIfEvPKT_PS0_i": "void swish<float>(const T1 *, T1 *, int)",
+                  "_Z2bmILi16EEvPKfPfi": "void bmm_fixed<(int)16>(const float *, float *, int)",
+                  "_Z2mxIdLj8EEvPT_S0_j": "void mix<double, (unsigned int)8>(T1 *, T1 *, unsigned int)"}
+    assert find_entry(list(cuda_names), "swish<float>", types("const float*", "float*", "int"),
+                      lambda names: cuda_names) == "_Z2swIfEvPKT_PS0_i"
+    assert find_entry(list(cuda_names), "bmm_fixed<16>", types("const float*", "float*", "int"),
+                      lambda names: cuda_names) == "_Z2bmILi16EEvPKfPfi"
+    assert find_entry(list(cuda_names), "mix<double, 8u>", types("double*", "double*", "unsigned int"),
+                      lambda names: cuda_names) == "_Z2mxIdLj8EEvPT_S0_j"
+    assert find_entry(list(cuda_names), "swish<double>", types("const float*", "float*", "int"),
+                      lambda names: cuda_names) is None
     assert normalise_signature("matmul(float const*, float const*, float*, int)") == (
         "matmul", None, tuple(types("const float*", "const float*", "float*", "int")))
 
