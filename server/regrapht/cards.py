@@ -181,12 +181,9 @@ def lens_title(findings: Sequence[Finding]) -> str:
 
 def launched_at(model: SourceModel, position: Position) -> tuple[Function, LaunchSite] | None:
     """The kernel defined in this file that the launch site `k<<<...>>>(...)` at `position` launches."""
-    for site in model.launches:
-        if site.span.contains(position):
-            launched = model.kernel(site.kernel)
-            if launched is not None:
-                return launched, site
-    return None
+    site = model.launch_at(position)
+    launched = model.kernel(site.kernel) if site is not None else None
+    return (launched, site) if launched is not None and site is not None else None
 
 
 def card_target(model: SourceModel, position: Position) -> tuple[Function, Span] | None:
@@ -195,9 +192,9 @@ def card_target(model: SourceModel, position: Position) -> tuple[Function, Span]
     On a kernel's name (its definition) or anywhere on a launch site `k<<<...>>>(...)` of a
     kernel defined in this file.
     """
-    for kernel in model.kernels:
-        if kernel.name_span.contains(position):
-            return kernel, kernel.name_span
+    for function in model.functions_overlapping(Span(position, position)):
+        if function.kind == "global" and function.name_span.contains(position):
+            return function, function.name_span
     launched = launched_at(model, position)
     return (launched[0], launched[1].span) if launched is not None else None
 
@@ -209,7 +206,7 @@ def kernel_at(model: SourceModel | None, position: Position) -> str | None:
         return None
     # Not `model.kernel_at` (the innermost function): after a syntax error an ERROR item can
     # overlap a kernel, and the first kernel holding the position is the one to act on.
-    kernel = next((k for k in model.kernels if k.span.contains(position)), None)
+    kernel = next((f for f in model.functions_overlapping(Span(position, position)) if f.kind == "global"), None)
     if kernel is None:
         launched = launched_at(model, position)
         kernel = launched[0] if launched is not None else None

@@ -119,9 +119,11 @@ _SEVERITIES = {
 
 
 def finding_to_diagnostic(
-    finding: Finding, lines: Sequence[str], encoding: str, doc_link: Callable[[str], str], version: int
+    finding: Finding, lines: Sequence[str], encoding: str, doc_link: Callable[[str], str]
 ) -> types.Diagnostic:
-    """A diagnostic whose `data` says what code actions need to find the finding again."""
+    """A diagnostic whose `data` says what code actions need to find the finding again. (The
+    document version is the publication's, not each diagnostic's: a diagnostic of an unchanged
+    kernel is reused as it is by the next publication.)"""
     return types.Diagnostic(
         range=to_lsp_range(finding.span, lines, encoding),
         message=finding.message,
@@ -133,7 +135,6 @@ def finding_to_diagnostic(
             "rule": finding.rule,
             "kernel": finding.kernel,
             "technique": finding.technique,
-            "version": version,
             "fixes": [fix.title for fix in finding.fixes],
         },
     )

@@ -37,6 +37,7 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Hashable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -44,7 +45,7 @@ from regrapht.cards import KernelFacts
 from regrapht.rules.confirm import confirm_findings
 from regrapht.rules.types import Finding
 from regrapht.settings import ProblemMemory, Settings
-from regrapht.text import Span
+from regrapht.text import Span, SpanIndex
 
 if TYPE_CHECKING:
     from regrapht.cuda.model import SourceModel
@@ -119,6 +120,40 @@ class Analysis:
 
     def kernel(self, name: str) -> Any:
         return self.model.kernel(name) if self.model is not None else None
+
+    @cached_property
+    def finding_set(self) -> FindingSet:
+        """The rules' findings with their look-up indexes."""
+        return FindingSet(self.findings)
+
+    def build_indexes(self) -> None:
+        """Build what hover and code actions look things up in (worker thread, right after the
+        analysis), so that the first request after an edit does not pay for it."""
+        self.finding_set.build_indexes()
+        if self.model is not None:
+            self.model.build_indexes()
+
+
+class FindingSet:
+    """Findings (sorted by position) with indexes built once, so that a hover or a code action
+    costs the same in a file of 5,000 kernels as in a file of one."""
+
+    def __init__(self, findings: tuple[Finding, ...]) -> None:
+        self.findings = findings
+
+    @cached_property
+    def by_kernel(self) -> dict[str | None, tuple[Finding, ...]]:
+        grouped: dict[str | None, list[Finding]] = {}
+        for finding in self.findings:
+            grouped.setdefault(finding.kernel, []).append(finding)
+        return {kernel: tuple(found) for kernel, found in grouped.items()}
+
+    @cached_property
+    def index(self) -> SpanIndex[Finding]:
+        return SpanIndex(self.findings, lambda finding: finding.span)
+
+    def build_indexes(self) -> None:
+        _ = self.by_kernel, self.index
 
 
 class DocumentState:
@@ -247,8 +282,8 @@ class ServerState:
         self.kernel_facts: dict[tuple[str, str], KernelFacts] = {}
         self.external_findings: dict[str, dict[str, tuple[Finding, ...]]] = {}
         self.confirmations: dict[str, tuple[tuple[str, ...], PtxFacts]] = {}  # uri -> (compiled lines, facts)
-        # uri -> (analysis, confirmation, overrides, confirmed findings): requests reuse the result
-        self._confirmed: dict[str, tuple[Analysis, object, object, tuple[Finding, ...]]] = {}
+        # uri -> (analysis, confirmation, severity overrides, its confirmed findings)
+        self._confirmed_sets: dict[str, tuple[Analysis, Any, dict[str, Any], FindingSet]] = {}
         self.publish_listeners: list[Callable[[str, Analysis], None]] = []
         self._lock = threading.Lock()
         self._next_open_id = 0
@@ -285,7 +320,7 @@ class ServerState:
         with self._lock:
             self.external_findings.pop(uri, None)
             self.confirmations.pop(uri, None)
-            self._confirmed.pop(uri, None)
+            self._confirmed_sets.pop(uri, None)
             # measurements describe the text that was open; the file may change before it is
             # reopened, and facts of closed files would otherwise accumulate for the session
             for key in [k for k in self.kernel_facts if k[0] == uri]:
@@ -363,8 +398,8 @@ class ServerState:
             )
             self._skipped(document, reason)
             return Analysis(version, generation, lines, None, (), skipped=reason)
-        if document._engine_document is None or any(span is None for span, _ in pending):
-            # Start from the full text: at open, after a full sync, or after a skipped size.
+        if document._engine_document is None:
+            # Start from the full text: at open, or after a skipped size or a failure.
             document._engine_document = self.engine.open(sanitize("\n".join(lines)))
         else:
             for span, new_text in pending:
@@ -422,23 +457,39 @@ class ServerState:
         return confirmation[0] if confirmation is not None else None
 
     def all_findings(self, uri: str, analysis: Analysis) -> tuple[Finding, ...]:
+        return self.finding_set(uri, analysis).findings + self._external(uri)
+
+    def finding_set(self, uri: str, analysis: Analysis) -> FindingSet:
+        """The rules' findings of `analysis`, confirmed by the compiler when a confirmation of
+        the same text exists; the confirmed set is made once per (analysis, confirmation)."""
         with self._lock:
-            extra = tuple(f for group in self.external_findings.get(uri, {}).values() for f in group)
             confirmation = self.confirmations.get(uri)
-            memo = self._confirmed.get(uri)
-        findings = analysis.findings
+            cached = self._confirmed_sets.get(uri)
+        if confirmation is None or confirmation[0] != analysis.lines:
+            return analysis.finding_set
         overridden = self.settings.severity_overrides
-        if memo is not None and memo[0] is analysis and memo[1] is confirmation and memo[2] is overridden:
-            findings = memo[3]
-        elif confirmation is not None and confirmation[0] == analysis.lines:
-            confirmed = iter(confirm_findings((f for f in findings if f.rule not in overridden), confirmation[1]))
-            findings = tuple(f if f.rule in overridden else next(confirmed) for f in findings)
-            with self._lock:
-                self._confirmed[uri] = (analysis, confirmation, overridden, findings)
-        return findings + extra
+        if cached is not None and cached[0] is analysis and cached[1] is confirmation and cached[2] == overridden:
+            return cached[3]
+        findings = analysis.findings
+        confirmed = iter(confirm_findings((f for f in findings if f.rule not in overridden), confirmation[1]))
+        found = FindingSet(tuple(f if f.rule in overridden else next(confirmed) for f in findings))
+        with self._lock:
+            if uri in self.documents:
+                self._confirmed_sets[uri] = (analysis, confirmation, dict(overridden), found)
+        return found
 
     def kernel_findings(self, uri: str, analysis: Analysis, kernel: str) -> tuple[Finding, ...]:
-        return tuple(f for f in self.all_findings(uri, analysis) if f.kernel == kernel)
+        return self.finding_set(uri, analysis).by_kernel.get(kernel, ()) + tuple(
+            f for f in self._external(uri) if f.kernel == kernel)
+
+    def findings_overlapping(self, uri: str, analysis: Analysis, span: Span) -> tuple[Finding, ...]:
+        """The findings (the rules' and external ones) whose span overlaps `span`."""
+        return tuple(self.finding_set(uri, analysis).index.overlapping(span)) + tuple(
+            f for f in self._external(uri) if f.span.start <= span.end and span.start <= f.span.end)
+
+    def _external(self, uri: str) -> tuple[Finding, ...]:
+        with self._lock:
+            return tuple(f for group in self.external_findings.get(uri, {}).values() for f in group)
 
 
 # The rule pages ship inside the package (regrapht/data/rules links to docs/rules in the repo).

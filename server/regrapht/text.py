@@ -7,7 +7,13 @@ default), so engines never think about encodings.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, order=True)
@@ -40,11 +46,13 @@ class TextEdit:
 def offset_of(text: str, position: Position) -> int:
     """The `str` index of `position` in `text` (clamped to the text)."""
     line_start = 0
-    for _ in range(position.line):
-        next_newline = text.find("\n", line_start)
-        if next_newline < 0:
+    if position.line > 0:
+        # str.split runs in C: several times faster than a find() per line on the edit path
+        # of a file of 20,000 lines.
+        rest = text.split("\n", position.line)
+        if len(rest) <= position.line:
             return len(text)
-        line_start = next_newline + 1
+        line_start = len(text) - len(rest[-1])
     line_end = text.find("\n", line_start)
     if line_end < 0:
         line_end = len(text)
@@ -71,3 +79,41 @@ def apply_edits(text: str, edits: list[TextEdit] | tuple[TextEdit, ...]) -> str:
     for start, end, new_text in located:
         text = text[:start] + new_text + text[end:]
     return text
+
+
+class SpanIndex(Generic[T]):
+    """Items with spans, for "which items overlap this span / hold this position" in
+    O(log n + answers) instead of a scan: what keeps hover and code actions as fast in a file
+    of 5,000 kernels as in a file of one. Spans may overlap (an ERROR item around a kernel).
+    Positions are compared as (line, character) int pairs: built once per analysis, on the
+    edit path of big files."""
+
+    def __init__(self, items: Sequence[T], span_of: Callable[[T], Span]) -> None:
+        keyed = []
+        for index, item in enumerate(items):
+            span = span_of(item)
+            keyed.append(((span.start.line, span.start.character), (span.end.line, span.end.character), index))
+        if any(keyed[i][0] > keyed[i + 1][0] for i in range(len(keyed) - 1)):
+            keyed.sort()
+        self._items = [items[index] for _, _, index in keyed]
+        self._starts = [start for start, _, _ in keyed]
+        self._ends = [end for _, end, _ in keyed]
+        # The largest end among the items up to each one: scanning back from a position can
+        # stop as soon as no earlier item reaches it.
+        self._reach = list(accumulate(self._ends, max))
+
+    def overlapping(self, span: Span) -> list[T]:
+        """The items whose span overlaps `span` (touching counts), in start order."""
+        low = (span.start.line, span.start.character)
+        found = []
+        index = bisect_right(self._starts, (span.end.line, span.end.character)) - 1
+        while index >= 0 and self._reach[index] >= low:
+            if self._ends[index] >= low:
+                found.append(self._items[index])
+            index -= 1
+        found.reverse()
+        return found
+
+    def containing(self, position: Position) -> list[T]:
+        """The items whose span holds `position`, in start order."""
+        return self.overlapping(Span(position, position))

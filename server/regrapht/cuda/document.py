@@ -1,16 +1,22 @@
 """`SourceDocument`: one open .cu file, its tree-sitter tree, updated incrementally on edits.
 
 `apply_change(span, new_text)` takes LSP-style changes (a `Span` in code points, or None for
-the whole text), edits the old tree (`Tree.edit`) and reparses with it, so unchanged regions are
-reused. `.model` is recomputed lazily on first access after a change; functions whose text did
-not change come from the builder's cache.
+the whole text) and edits the old tree (`Tree.edit`); the reparse, which reuses the unchanged
+regions, happens once on the next read of `.tree` or `.model`, so a burst of 200 keystrokes
+costs one parse, not 200. `.model` is recomputed lazily too; functions whose text did not
+change come from the builder's cache (also across a whole-text change).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from regrapht.cuda.model import Function, LaunchSite, SourceModel
 from regrapht.cuda.parse import ModelBuilder, encode_source, make_parser
 from regrapht.text import Position, Span, offset_of
+
+if TYPE_CHECKING:
+    from tree_sitter import Tree
 
 
 class SourceDocument:
@@ -20,6 +26,7 @@ class SourceDocument:
         self._text = text
         self._source = encode_source(text)
         self._tree = self._parser.parse(self._source)
+        self._edited = False  # the tree has edits not yet reparsed
         self._model: SourceModel | None = None
 
     @property
@@ -29,13 +36,20 @@ class SourceDocument:
     @property
     def tree(self) -> object:
         """The current tree-sitter `Tree` (for callers that need raw syntax)."""
-        return self._tree
+        return self._current_tree()
 
     @property
     def model(self) -> SourceModel:
         if self._model is None:
-            self._model = self._builder.build(self._tree, self._source)
+            self._model = self._builder.build(self._current_tree(), self._source)
         return self._model
+
+    def _current_tree(self) -> Tree:
+        if self._edited:
+            self._source = encode_source(self._text)
+            self._tree = self._parser.parse(self._source, self._tree)
+            self._edited = False
+        return self._tree
 
     def apply_change(self, span: Span | None, new_text: str) -> None:
         """Replace `span` (or everything, when None) with `new_text` and reparse incrementally."""
@@ -43,6 +57,7 @@ class SourceDocument:
             self._text = new_text
             self._source = encode_source(new_text)
             self._tree = self._parser.parse(self._source)
+            self._edited = False
             self._model = None
             return
         old_text = self._text
@@ -58,8 +73,7 @@ class SourceDocument:
         new_end_byte = start_byte + len(encode_source(new_text))
         self._tree.edit(start_byte, old_end_byte, new_end_byte, start_point, old_end_point, new_end_point)
         self._text = text
-        self._source = encode_source(text)
-        self._tree = self._parser.parse(self._source, self._tree)
+        self._edited = True
         self._model = None
 
     def kernel_at(self, position: Position) -> Function | None:

@@ -16,11 +16,12 @@ first read. An edit above a function therefore costs O(1) for it, not O(facts).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
-from regrapht.text import Position, Span
+from regrapht.text import Position, Span, SpanIndex
 
 FunctionKind = Literal["global", "device", "host"]
 MemorySpace = Literal["global", "shared", "local", "unknown"]
@@ -317,7 +318,7 @@ class SourceModel:
             return None
         return placements
 
-    @property
+    @cached_property
     def kernels(self) -> tuple[Function, ...]:
         return tuple(f for f in self.functions if f.kind == "global")
 
@@ -347,22 +348,75 @@ class SourceModel:
 
     def kernel(self, name: str) -> Function | None:
         """The first `__global__` function called `name`."""
-        return next((f for f in self.functions if f.kind == "global" and f.name == name), None)
+        return self._kernels_by_name.get(name)
+
+    @cached_property
+    def _kernels_by_name(self) -> dict[str, Function]:
+        found: dict[str, Function] = {}
+        for function in self.kernels:
+            found.setdefault(function.name, function)
+        return found
+
+    @cached_property
+    def _function_index(self) -> SpanIndex[Function]:
+        # Per model (one per edit): an O(n) pass over header spans, which moved functions
+        # already have, so that each look-up after it is O(log n).
+        return SpanIndex(self.functions, lambda function: function.span)
+
+    def build_indexes(self) -> None:
+        """Build the look-up indexes now (they are otherwise built on first use)."""
+        _ = self._function_index, self._kernels_by_name, self._launches_by_kernel
+
+    def functions_overlapping(self, span: Span) -> list[Function]:
+        """The functions whose span overlaps `span`, in source order."""
+        return self._function_index.overlapping(span)
 
     def function_at(self, position: Position) -> Function | None:
         """The innermost function whose whole span contains `position`."""
-        found = None
-        for function in self.functions:
-            if function.span.contains(position):
-                found = function
-        return found
+        found = self._function_index.containing(position)
+        return found[-1] if found else None
+
+    def launch_at(self, position: Position) -> LaunchSite | None:
+        """The launch site `k<<<...>>>(...)` whose span holds `position`."""
+        for function in self._function_index.containing(position):
+            index = self._site_indexes.get(id(function))
+            if index is None:
+                # (id of a function this model holds: stable for the model's lifetime)
+                index = self._site_indexes[id(function)] = SpanIndex(function.launches, lambda site: site.span)
+            found = index.containing(position)
+            if found:
+                return found[0]
+        return None
+
+    @cached_property
+    def _site_indexes(self) -> dict[int, SpanIndex[LaunchSite]]:
+        return {}
 
     def kernel_at(self, position: Position) -> Function | None:
         function = self.function_at(position)
         return function if function is not None and function.kind == "global" else None
 
     def launches_of(self, kernel: str) -> tuple[LaunchSite, ...]:
-        return tuple(site for site in self.launches if site.kernel == kernel)
+        return tuple(site for site in self._launches_by_kernel.get(kernel, ()) if site.kernel == kernel)
+
+    @cached_property
+    def _launches_by_kernel(self) -> dict[str, tuple[LaunchSite, ...]]:
+        # Read from the unmoved facts where the model has them: `launches` of a moved function
+        # is shifted on first read, and most functions launch nothing.
+        placements = self.placed_functions()
+        if placements is None:
+            return _launches_by_kernel(self.functions)
+        launching = [p for p in placements if p.relative.launches]
+        if len(launching) == 1:
+            # The usual big file: one host function launches everything. Its grouping is kept
+            # with the placement (reused while that function neither changes nor moves).
+            placed = launching[0]
+            cached = placed.memo.get(_LAUNCHES_MEMO)
+            if cached is None or cached[0] is not placed.absolute:
+                cached = (placed.absolute, _launches_by_kernel((placed.absolute,)))
+                placed.memo[_LAUNCHES_MEMO] = cached
+            return cached[1]
+        return _launches_by_kernel([p.absolute for p in launching])
 
     def block_shapes(self, kernel: str) -> tuple[tuple[int | None, ...] | None, ...]:
         """The block dimensions of every launch of `kernel` in this file (None: unresolved)."""
@@ -370,16 +424,40 @@ class SourceModel:
 
     @cached_property
     def _block_shapes(self) -> dict[str, tuple[tuple[int | None, ...] | None, ...]]:
-        shapes: dict[str, list[tuple[int | None, ...] | None]] = {}
-        # The unmoved facts where there are placements: reading a moved function's launches
-        # would shift them (block dims have no positions, so either gives the same shapes).
-        functions = [p.relative for p in self.placements] if self.placements else self.functions
-        for function in functions:
-            if function.kind != "host" and not function.launches:
-                continue
-            for site in function.launches:
-                shapes.setdefault(site.kernel.split("<", 1)[0], []).append(site.block_dims)
-        return {kernel: tuple(found) for kernel, found in shapes.items()}
+        placements = self.placed_functions()
+        if placements is None:
+            return _block_shapes(self.functions)
+        launching = [p for p in placements if p.relative.launches]
+        if len(launching) == 1:
+            # Block shapes do not depend on rows: kept for as long as the function's text.
+            memo = launching[0].memo
+            shapes = memo.get(_BLOCK_SHAPES_MEMO)
+            if shapes is None:
+                shapes = memo[_BLOCK_SHAPES_MEMO] = _block_shapes((launching[0].relative,))
+            return shapes
+        return _block_shapes([p.relative for p in launching])
+
+
+_LAUNCHES_MEMO = "model.launches_by_kernel"  # PlacedFunction.memo: (absolute function, grouping)
+
+
+_BLOCK_SHAPES_MEMO = "model.block_shapes"  # PlacedFunction.memo: block shapes by kernel
+
+
+def _block_shapes(functions: Sequence[Function]) -> dict[str, tuple[tuple[int | None, ...] | None, ...]]:
+    shapes: dict[str, list[tuple[int | None, ...] | None]] = {}
+    for function in functions:
+        for site in function.launches:
+            shapes.setdefault(site.kernel.split("<", 1)[0], []).append(site.block_dims)
+    return {kernel: tuple(found) for kernel, found in shapes.items()}
+
+
+def _launches_by_kernel(functions: Sequence[Function]) -> dict[str, tuple[LaunchSite, ...]]:
+    found: dict[str, list[LaunchSite]] = {}
+    for function in functions:
+        for site in function.launches:
+            found.setdefault(site.kernel, []).append(site)
+    return {kernel: tuple(sites) for kernel, sites in found.items()}
 
 
 # ---------------------------------------------------------------------------------------------

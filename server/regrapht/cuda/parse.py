@@ -42,8 +42,9 @@ CONTAINERS = frozenset({
     "ERROR",
 })
 _DEFINE_VALUE = re.compile(r"^\(?\s*([0-9][0-9a-fA-FxX']*[uUlL]*)\s*\)?$")
-MAX_CACHE_ENTRIES = 4096
-MAX_FUNCTIONS = 5000  # beyond this (generated code), later functions are skipped, with a warning
+# Beyond this (generated code), later functions are skipped, with a warning. The cache holds one
+# entry per function of the latest tree, so it is bounded by this too.
+MAX_FUNCTIONS = 20_000
 
 
 def make_parser() -> Parser:
@@ -134,8 +135,10 @@ class ModelBuilder:
                 entry = _Entry(function)
             new_cache[key] = entry
             placements.append(entry.place(row))
-        # Only the functions of the latest tree stay cached: memory is bounded by the file.
-        self._cache = new_cache if len(new_cache) <= MAX_CACHE_ENTRIES else {}
+        # Only the functions of the latest tree stay cached: memory is bounded by the file (and
+        # MAX_FUNCTIONS). Dropping the cache for big files would re-extract every function on
+        # every keystroke (seconds for a file of thousands of kernels).
+        self._cache = new_cache
         for message in skipped:
             log.debug("skipped: %s", message)
         return SourceModel(

@@ -14,10 +14,6 @@ from regrapht.state import Analysis, DocumentState, ServerState
 from regrapht.text import Span
 
 
-def _overlaps(a: Span, b: Span) -> bool:
-    return a.start <= b.end and b.start <= a.end
-
-
 def actions_for(
     state: ServerState,
     document: DocumentState,
@@ -56,10 +52,10 @@ def quick_fixes(
         if d.source == "regrapht"
     }
     actions = []
-    for finding in state.all_findings(document.uri, analysis):
-        if not finding.fixes or not _overlaps(finding.span, requested):
+    for finding in state.findings_overlapping(document.uri, analysis, requested):
+        if not finding.fixes:
             continue
-        diagnostic = finding_to_diagnostic(finding, analysis.lines, state.encoding, state.doc_link, analysis.version)
+        diagnostic = finding_to_diagnostic(finding, analysis.lines, state.encoding, state.doc_link)
         key = (finding.rule, diagnostic.range.start.line, diagnostic.range.start.character)
         diagnostic = sent.get(key, diagnostic)
         for index, fix in enumerate(finding.fixes):

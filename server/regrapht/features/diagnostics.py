@@ -10,6 +10,7 @@ other sources (`ServerState.set_external_findings`) are published with the rules
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 from lsprotocol import types
@@ -17,16 +18,41 @@ from pygls.lsp.server import LanguageServer
 
 from regrapht.converters import finding_to_diagnostic
 from regrapht.features.common import in_worker, on_loop
+from regrapht.rules.types import Finding
 from regrapht.state import Analysis, DocumentState, ServerState
 
 log = logging.getLogger(__name__)
 
 
-def diagnostics_for(state: ServerState, uri: str, analysis: Analysis) -> list[types.Diagnostic]:
-    return [
-        finding_to_diagnostic(f, analysis.lines, state.encoding, state.doc_link, analysis.version)
-        for f in state.all_findings(uri, analysis)
-    ]
+def diagnostics_for(state: ServerState, uri: str, analysis: Analysis,
+                    previous: ConvertedDiagnostics | None = None) -> list[types.Diagnostic]:
+    """The diagnostics of `analysis`; with `previous` (the last publication's conversions),
+    findings that did not change (same object, same line texts) are not converted again: after
+    an edit in a file of 5,000 kernels only the edited kernel's findings are new."""
+    diagnostics = []
+    converted: dict[int, tuple[Finding, str, str, types.Diagnostic]] = {}
+    last = len(analysis.lines) - 1
+    for finding in state.all_findings(uri, analysis):
+        start_line = analysis.lines[min(finding.span.start.line, last)] if last >= 0 else ""
+        end_line = analysis.lines[min(finding.span.end.line, last)] if last >= 0 else ""
+        known = previous.entries.get(id(finding)) if previous is not None else None
+        if known is not None and known[0] is finding and known[1] == start_line and known[2] == end_line:
+            diagnostic = known[3]
+        else:
+            diagnostic = finding_to_diagnostic(finding, analysis.lines, state.encoding, state.doc_link)
+        converted[id(finding)] = (finding, start_line, end_line, diagnostic)
+        diagnostics.append(diagnostic)
+    if previous is not None:
+        previous.entries = converted  # only the current findings: bounded by the file
+    return diagnostics
+
+
+class ConvertedDiagnostics:
+    """One document's last conversions, by finding identity (the finding is kept alive with its
+    entry, so the identity cannot be reused by another object)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[int, tuple[Finding, str, str, types.Diagnostic]] = {}
 
 
 class DiagnosticsPublisher:
@@ -35,12 +61,18 @@ class DiagnosticsPublisher:
     def __init__(self, server: LanguageServer, state: ServerState) -> None:
         self.server = server
         self.state = state
+        self._lock = threading.Lock()
+        # (uri, open_id) -> the last conversions; one worker at a time per document uses it
+        self._converted: dict[tuple[str, int], ConvertedDiagnostics] = {}
 
     def refresh(self, uri: str) -> None:
         """Debounced re-analysis and publication of `uri`; callable from any thread."""
         on_loop(self.state, self._schedule, uri)
 
     def clear(self, uri: str) -> None:
+        with self._lock:
+            for key in [k for k in self._converted if k[0] == uri]:
+                del self._converted[key]
         on_loop(self.state, self._send, uri, [], None)
 
     def _schedule(self, uri: str) -> None:
@@ -69,9 +101,13 @@ class DiagnosticsPublisher:
         )
 
     def _compute(self, document: DocumentState) -> tuple[Analysis, list[types.Diagnostic]]:
-        """Worker thread: analyse (incrementally) and convert, so the loop only sends."""
+        """Worker thread: analyse (incrementally), convert and index, so the loop only sends."""
         analysis = self.state.ensure_analysis(document)
-        return analysis, diagnostics_for(self.state, document.uri, analysis)
+        with self._lock:
+            previous = self._converted.setdefault((document.uri, document.open_id), ConvertedDiagnostics())
+        diagnostics = diagnostics_for(self.state, document.uri, analysis, previous)
+        analysis.build_indexes()
+        return analysis, diagnostics
 
     def _send(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None:
         self.server.text_document_publish_diagnostics(

@@ -36,15 +36,27 @@ def analyze(model: SourceModel, config: RuleConfig = DEFAULT_CONFIG) -> list[Fin
     rules = tuple((code, rule) for code, rule in ALL_RULES.items() if config.is_enabled(code))
     placements = model.placed_functions()
     found: list[Finding] = []
+    in_order = False
     if placements is None:
         found = _deduplicated(f for _, rule in rules for f in rule.check(model, rule.info))
     else:
+        # One hashable name for the enabled rules, made once: it is part of every memo key.
+        codes = ",".join(code for code, _ in rules)
+        # Each function's findings come sorted and functions follow each other, so the whole
+        # list is sorted unless functions overlap (syntax errors): then it is sorted here.
+        in_order = True
+        last: tuple[int, int, int, int, str] | None = None
         for placed in placements:
-            found.extend(_placed_findings(model, placed, rules))
+            findings = _placed_findings(model, placed, rules, codes)
+            if findings:
+                if last is not None and _position_key(findings[0]) < last:
+                    in_order = False
+                last = _position_key(findings[-1])
+                found.extend(findings)
     overrides = config.severity_overrides
     if overrides:
         found = [_with_severity(f, overrides.get(f.rule)) for f in found]
-    return sorted(found, key=_position_key)
+    return found if in_order else sorted(found, key=_position_key)
 
 
 def _position_key(finding: Finding) -> tuple[int, int, int, int, str]:
@@ -70,8 +82,8 @@ def _with_severity(finding: Finding, severity: Severity | None) -> Finding:
     return finding if severity is None or severity == finding.severity else replace(finding, severity=severity)
 
 
-def _placed_findings(model: SourceModel, placed: PlacedFunction,
-                     rules: tuple[tuple[str, Rule], ...]) -> tuple[Finding, ...] | list[Finding]:
+def _placed_findings(model: SourceModel, placed: PlacedFunction, rules: tuple[tuple[str, Rule], ...],
+                     rule_codes: str) -> tuple[Finding, ...] | list[Finding]:
     """The findings of `rules` in one function, in file coordinates, from the memo when possible.
 
     Deduplicating per function is the same as over the file: findings of different functions
@@ -82,19 +94,20 @@ def _placed_findings(model: SourceModel, placed: PlacedFunction,
         # Depends on the file's shared names, which are part of the builder's cache key.
         reads_file_shared = memo[_FILE_SHARED] = _reads_file_shared(placed.relative, model)
     if reads_file_shared:
-        return _deduplicated(f for _, rule in rules for f in rule.check_function(placed.absolute, model, rule.info))
+        return sorted(_deduplicated(f for _, rule in rules for f in rule.check_function(placed.absolute, model, rule.info)),
+                      key=_position_key)
     # Launch-site facts of other functions that checks may read (rules/checks.py) join the key
     # of the kernels that have launches in the file.
-    codes: tuple[object, ...] = tuple(code for code, _ in rules)
+    codes: tuple[object, ...] = (rule_codes,)
     if placed.relative.kind == "global":
         shapes = model.block_shapes(placed.relative.name)
         if shapes:
-            codes = (*codes, shapes)
+            codes = (rule_codes, shapes)
     relative_by_codes: dict[tuple[object, ...], tuple[Finding, ...]] = memo.setdefault(_RELATIVE, {})
     relative = relative_by_codes.get(codes)
     if relative is None:
-        relative = tuple(_deduplicated(
-            f for _, rule in rules for f in rule.check_function(placed.relative, model, rule.info)))
+        relative = tuple(sorted(_deduplicated(
+            f for _, rule in rules for f in rule.check_function(placed.relative, model, rule.info)), key=_position_key))
         relative_by_codes[codes] = relative
     if placed.row == 0 or not relative:
         return relative

@@ -25,7 +25,7 @@ class RecordingEngine:
 
     def change(self, document, span, new_text):
         self.changes += 1
-        document["text"] = apply_edits(document["text"], [EngineEdit(span, new_text)])
+        document["text"] = new_text if span is None else apply_edits(document["text"], [EngineEdit(span, new_text)])
         return document
 
     def analyze(self, document, settings):
@@ -51,7 +51,9 @@ def test_incremental_edits_reach_the_engine_in_order():
     assert state.ensure_analysis(doc) is second  # cached while nothing changed
 
 
-def test_full_replacement_reopens():
+def test_full_replacement_keeps_the_engine_document():
+    """A whole-text change goes to the same engine document (whose caches survive it: a full
+    sync of a file of 5,000 kernels must not re-extract all of them)."""
     engine = RecordingEngine()
     state = ServerState(engine=engine)
     doc = state.open("file:///a.cu", "x", 1)
@@ -59,7 +61,7 @@ def test_full_replacement_reopens():
     doc.replace_all("y\nz", 2)
     doc.apply(Span.of(1, 1, 1, 1), "!", 3)
     analysis = state.ensure_analysis(doc)
-    assert analysis.model == "y\nz!" and engine.opens == 2
+    assert analysis.model == "y\nz!" and engine.opens == 1 and engine.changes == 2
 
 
 def test_publish_only_current_version_of_open_document():
