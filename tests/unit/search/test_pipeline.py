@@ -240,3 +240,18 @@ def test_a_time_limit_stops_the_search_and_keeps_the_best_so_far() -> None:
     assert unlimited.to_json()["time_limited"] is False
     with pytest.raises(InputError):
         optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, None, "rules", 4, 0, time_limit_s=0)
+
+
+def test_progress_reports_each_new_best_the_moment_it_is_measured() -> None:
+    seen: list[Progress] = []
+    ticks = iter(range(10_000))
+    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, graph(), "mcgs", 12, 0, None,
+                      seen.append, options=SearchOptions(use_model=False), clock=lambda: float(next(ticks)))
+    found = [i for i, p in enumerate(seen) if p.stage == "found"]
+    assert found and seen[found[0]].message.startswith("verified ") and "x faster: " in seen[found[0]].message
+    # the report comes with the evaluation that made it: the budget count has not moved on
+    first_faster = next(p for p in seen if p.best_speedup)
+    assert seen[found[0]].evaluated == first_faster.evaluated
+    speeds = [seen[i].best_speedup for i in found]
+    assert speeds == sorted(speeds) and len(set(speeds)) == len(speeds)  # once per new best
+    assert result.first_faster_s is not None and result.to_json()["first_faster_s"] == result.first_faster_s
