@@ -31,7 +31,7 @@ from typing import Any
 from regrapht.errors import InputError
 from regrapht.evaluation.report import roofline_floor_ms
 from regrapht.evaluation.runner import Task, load_task, measured_peaks, traffic
-from regrapht.search.appliers import APPLIERS, ApplierInput
+from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits
 from regrapht.search.wiring import kernel_target, open_run
 from regrapht.validate.types import Candidate
 
@@ -62,7 +62,8 @@ def verify_task(task: Task, directory: Path, env: dict[str, str], home: Path) ->
                          bytes=bytes_moved, flops=flop_count, floor_ms=floor,
                          baseline_fraction=_fraction(floor, baseline.median_ms if baseline else None),
                          no_device=None if evaluator.has_device else evaluator.no_device_reason)
-            given = ApplierInput(source, kernel.name, target.launch, target.constants)
+            given = ApplierInput(source, kernel.name, target.launch, target.constants,
+                                 DeviceLimits.of(evaluator.device))
             for applier in APPLIERS:
                 name = type(applier).__name__
                 try:

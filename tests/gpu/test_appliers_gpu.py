@@ -88,7 +88,10 @@ SIZES: dict[str, tuple[dict[str, str], dict[str, tuple[str, str]]]] = {
 }
 
 def _name(source: str) -> str:
-    return source.split("void ", 1)[1].split("(", 1)[0].strip()
+    """The kernel's spec name: `rotate90<int>` for a template instantiated in the file."""
+    name = source.split("void ", 1)[1].split("(", 1)[0].strip()
+    instance = source.split(f"template __global__ void {name}<", 1)
+    return f"{name}<{instance[1].split('>', 1)[0]}>" if len(instance) == 2 else name
 
 
 # (applier, case, source, kernel name, launch)
@@ -107,11 +110,12 @@ def _spec(source: str, kernel: str, launch: LaunchConfig, case: str) -> str:
     scalars, pointers = SIZES[case]
     found = find_kernel(source, kernel)
     assert found is not None
+    instance = kernel.split("<", 1)[1].rstrip(">") if "<" in kernel else "float"
     grid = ", ".join(f'"{g}"' for g in launch.grid)
     block = ", ".join(launch.block)
     lines = [f'[[kernel]]\nname = "{kernel}"\ngrid = [{grid}]\nblock = [{block}]\nrtol = 1e-4\natol = 1e-4\n']
     for param in found.params:
-        type_text = param.type.replace("T *", "float *").replace("T*", "float*")
+        type_text = param.type.replace("T *", f"{instance} *").replace("T*", f"{instance}*")
         lines.append(f'[[kernel.arg]]\nname = "{param.name}"\ntype = "{type_text}"')
         if param.is_pointer:
             count, init = pointers[param.name]

@@ -221,18 +221,23 @@ def _name(source: str) -> str:
     return source.split("void ", 1)[1].split("(", 1)[0].strip()
 
 
-def _rewrite(case: str):
+def _rewrites(case: str) -> list:
     source, launch, _ = MATCHES[case]
-    [rewrite] = HaloTiledStencil().apply(ApplierInput(source, _name(source), launch))
-    return rewrite
+    return HaloTiledStencil().apply(ApplierInput(source, _name(source), launch))
+
+
+def _rewrite(case: str):
+    """The first variant: one point per thread."""
+    return _rewrites(case)[0]
 
 
 @pytest.mark.parametrize("case", sorted(MATCHES))
 def test_tiles_stencils_written_differently(case: str) -> None:
-    rewrite = _rewrite(case)
-    assert "__shared__" in rewrite.source and "__syncthreads();" in rewrite.source
-    halo = MATCHES[case][2]
-    assert f"halo of [{halo}" in rewrite.note
+    rewrites = _rewrites(case)
+    assert len(rewrites) == 2  # one point per thread, then several sharing a taller tile
+    for rewrite in rewrites:
+        assert "__shared__" in rewrite.source and "__syncthreads();" in rewrite.source
+        assert f"halo of [{MATCHES[case][2]}" in rewrite.note
 
 
 def test_conv_loads_only_what_the_kernel_reads() -> None:
@@ -244,14 +249,15 @@ def test_conv_loads_only_what_the_kernel_reads() -> None:
 
 def test_depthwise_loops_over_channels_in_grid_z() -> None:
     rewrite = _rewrite("depthwise_conv")
-    assert rewrite.launch.grid == ("(W + 31) / 32", "(H + 31) / 32", "min(C, 65535)")
+    assert rewrite.launch.grid == ("(W + 31) / 32", "(H + 7) / 8", "min(C, 65535)")
+    assert _rewrites("depthwise_conv")[1].launch.grid == ("(W + 31) / 32", "(H + 31) / 32", "min(C, 65535)")
     assert "gridDim.z" in rewrite.source
 
 
 def test_3d_uses_a_3d_tile() -> None:
-    rewrite = _rewrite("heat_3d_7pt")
-    assert "[10][10][34]" in rewrite.source
-    assert rewrite.launch.block == ("32", "8")
+    one, several = _rewrites("heat_3d_7pt")
+    assert "[4][10][34]" in one.source and "[10][10][34]" in several.source
+    assert one.launch.block == several.launch.block == ("32", "8")
 
 
 @pytest.mark.parametrize("case", sorted(NEAR_MISSES))
@@ -264,4 +270,5 @@ def test_leaves_near_misses_alone(case: str) -> None:
 @needs_nvcc
 @pytest.mark.parametrize("case", sorted(MATCHES))
 def test_rewrites_compile(case: str, tmp_path: Path) -> None:
-    compile_ok(_rewrite(case).source, tmp_path)
+    for index, rewrite in enumerate(_rewrites(case)):
+        compile_ok(rewrite.source, tmp_path, f"v{index}")

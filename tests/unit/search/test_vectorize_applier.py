@@ -141,13 +141,22 @@ __global__ void hist(const unsigned char *d, unsigned int *bins, int n) {
 __global__ void poly(const float *x, float *y, unsigned n) {
     unsigned i = threadIdx.x + blockIdx.x * blockDim.x;
     if (i >= n) return;
-    float v = x[i], acc = 0.0f;
-    for (int p = 0; p < 4; p++) acc = acc * v + 1.0f;
-    y[i] = acc;
+    float v = x[i], acc = v * v;
+    y[i] = acc * v + 1.0f;
 }
 """,
 }
 GRID_STRIDE_NEAR_MISSES = {
+    "row_loop_per_point": """
+__global__ void row_sum(const float *a, float *s, int rows, int cols) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) {
+        float acc = 0.0f;
+        for (int c = 0; c < cols; c++) acc += a[r * cols + c];
+        s[r] = acc;
+    }
+}
+""",
     "two_dimensional": MATCHES["row_gather"][0],
     "barrier": """
 __global__ void staged(const float *x, float *y, int n) {

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from regrapht.idioms.pointwise import fresh
+from regrapht.idioms.syntax import walk
 from regrapht.search.appliers.common import (
     ApplierInput,
     DeviceLimits,
@@ -74,8 +75,9 @@ class BlockSizeTuning(KernelApplier):
 
 
 class GridStrideLoop:
-    """A one-coordinate point kernel (`idioms/pointwise.py`, atomics allowed: each point still
-    runs once) -> a grid-stride loop over the points, with a grid that fills the device once."""
+    """A one-coordinate point kernel with light points (no loop in its work; atomics allowed:
+    each point still runs once) -> a grid-stride loop over the points, with a grid that fills
+    the device once."""
 
     technique = "grid_stride_loop"
     also: tuple[str, ...] = ()
@@ -88,6 +90,8 @@ class GridStrideLoop:
         if len(view.coordinates) != 1 or view.linear is not None or view.coordinates[0].axis != "x" or \
                 len(given.launch.block) != 1:
             return []
+        if any(n.type in ("for_statement", "while_statement", "do_statement") for w in view.work_nodes for n in walk(w)):
+            return []  # heavy points (a row loop each): fewer threads would starve the device (H200: 0.1x)
         coordinate = view.coordinates[0]
         upper = view.bounds[coordinate.name].upper
         counter = fresh(view, coordinate.name)
