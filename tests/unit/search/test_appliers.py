@@ -19,7 +19,7 @@ from regrapht.search.appliers.vectorize import VectorizedMap
 from regrapht.search.source import find_kernel, signature_key
 from regrapht.search.wiring import kernel_target
 from regrapht.spec.launch import LaunchConfig
-from regrapht.spec.model import load_spec
+from regrapht.spec.model import load_spec, parse_spec
 
 ROOT = Path(__file__).resolve().parents[3]
 SPECS = sorted([*ROOT.glob("examples/*.regrapht.toml"), *ROOT.glob("bench/tasks/*/*.regrapht.toml")])
@@ -161,3 +161,41 @@ def test_every_rewrite_compiles(tmp_path: Path, spec: Path, name: str, given: Ap
                                "-o", str(tmp_path / f"c{i}.cubin"), str(path)],
                               capture_output=True, text=True, check=False)
         assert done.returncode == 0, f"{name}:\n{source}\n{done.stderr}"
+
+
+def test_device_limits_come_from_the_worker_description() -> None:
+    assert DeviceLimits.of(None) is None and DeviceLimits.of({"name": "x"}) is None
+    limits = DeviceLimits.of({"name": "GPU", "sms": 66, "max_threads_per_sm": 1536, "max_threads_per_block": 1024,
+                              "max_shared_per_block": 49152})
+    assert limits == DeviceLimits(66, 1536, 1024, 49152) and limits.resident_blocks(256) == 396
+    older = DeviceLimits.of({"sms": 10})  # a worker that reports only the SM count
+    assert older is not None and older.resident_blocks(1024) == 10
+
+
+def test_kernel_target_fixes_what_the_odd_size_check_cannot_change() -> None:
+    spec = parse_spec("""
+[[kernel]]
+name = "hist"
+grid = ["(n + 255) / 256"]
+block = [256]
+[[kernel.arg]]
+name = "x"
+type = "const float*"
+count = "n"
+init = "uniform(0, 1)"
+[[kernel.arg]]
+name = "bins"
+type = "int*"
+count = "nb"
+init = "zeros"
+[[kernel.arg]]
+name = "n"
+type = "int"
+value = "1 << 20"
+[[kernel.arg]]
+name = "nb"
+type = "int"
+value = "64"
+""", file="hist.regrapht.toml")
+    constants = kernel_target(spec.kernels[0]).constants
+    assert constants == {"bins": 64, "nb": 64}  # n (the size scalar) and x's count are left out
