@@ -131,6 +131,11 @@ class GraphWalker:
             self.variants_judged[key] = variants
         return result
 
+    def tried(self, key: tuple[str, ...], state: Candidate) -> bool:
+        """Whether the step `key` was applied to `state` itself (not to code a refinement of an
+        earlier step has since replaced)."""
+        return key in self.paths and self.parents.get(key) == state_key(state)
+
     def record_edge(self, u: str, v: str, reward: float) -> None:
         key = (u, v)
         n = self.edge_visits.get(key, 0) + 1
@@ -201,7 +206,7 @@ class MCGS(GraphWalker):
         techniques = tuple(path[1:])
         matching = {a.technique for a in self.session.applicable(state)}
         untried = [t for t in self.expanded.get(vertex, ()) if t in matching and is_structural(t)
-                   and t not in path and (*techniques, t) not in self.paths]
+                   and t not in path and not self.tried((*techniques, t), state)]
         if not untried:
             return None
         return max(untried, key=lambda t: self.promise(vertex, state, t))
@@ -309,7 +314,7 @@ class MCGS(GraphWalker):
         been tried from here: a model answer takes seconds to tens of seconds and seldom wins,
         an applier rewrite is ready now."""
         names = self.applier_names(state)
-        if any(t in names and (*techniques, t) not in self.paths for t in choices):
+        if any(t in names and not self.tried((*techniques, t), state) for t in choices):
             return [t for t in choices if t in names]
         return choices
 
