@@ -24,6 +24,7 @@ from regrapht.search.appliers.full_reduction import BlockReduceAtomic
 from regrapht.search.appliers.row_ops import GroupPerRow
 from regrapht.search.appliers.scan import ParallelScan
 from regrapht.search.wiring import kernel_target
+from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import load_spec
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -105,6 +106,12 @@ def test_row_rewrites_use_cub_and_keep_the_statements() -> None:
     assert "b.value > a.value || (b.value == a.value && b.index < a.index)" in argmax  # first of equal values
     gemv = _rewrite("gemv_rows")[0].source
     assert "if (rg_lane_ == 0) {\n" in gemv and "y[i] = alpha * dot + beta * y[i];" in gemv
+
+
+def test_short_rows_get_part_of_a_warp() -> None:
+    first = _rewrite("row_mean_short")[0]
+    assert "cub::WarpReduce<float, 4>" in first.source and first.launch.grid == ("(samples + 63) / 64",)
+    assert "const int at = s * width + f;" in first.source
 
 
 def test_csr_widths_follow_the_average_row() -> None:
@@ -189,6 +196,19 @@ def test_near_misses_are_not_rewritten(applier: str, case: str, old: str, new: s
     given = _variant(case, old, new)
     for name, other in IDIOM_APPLIERS.items():
         assert other.apply(given) == [], f"{name} rewrote a near-miss of {case}"
+
+
+def test_a_matrix_product_element_is_not_a_row() -> None:
+    source = """__global__ void mm(const float *a, const float *b, float *c, int m, int n, int k) {
+        int t = blockIdx.x * blockDim.x + threadIdx.x;
+        if (t >= m * n) return;
+        int i = t / n, j = t % n;
+        float s = 0.f;
+        for (int p = 0; p < k; ++p) s += a[i * k + p] * b[j * k + p];
+        c[t] = s;
+    }"""
+    given = ApplierInput(source, "mm", LaunchConfig(("(m * n + 255) / 256",), ("256",)), {}, H200_LIKE)
+    assert all(applier.apply(given) == [] for applier in IDIOM_APPLIERS.values())
 
 
 def test_every_applier_has_three_near_misses() -> None:

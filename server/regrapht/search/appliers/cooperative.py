@@ -192,7 +192,8 @@ class ItemEmitter:
                 before.append(f"{accumulator.name} = ({value_type})0;")
         var_type = plain_type(loop.var_type)
         body = "\n".join(text(s) for s in loop.body)
-        code = [*before,
+        # Unrolled so that several of a lane's loads are in flight at once.
+        code = [*before, "#pragma unroll 4",
                 f"for ({var_type} {loop.var} = ({text(loop.lower)}) + {lane}; {loop.var} < ({text(loop.upper)}); "
                 f"{loop.var} += {size}) {{", indent_code(body), "}"]
         code += [self.combine(a) for a in loop.accumulators]

@@ -10,15 +10,16 @@ with `cub::WarpReduce` / `cub::BlockReduce`. Scans go to `scan.py`, CSR rows to 
 column layouts to `column_reduction.py`.
 
 Launch: a group-stride loop over rows, so any grid is correct. The rewrites differ in the
-group: a warp per row suits short rows, a block per row long ones (its size from the row
-length); with a known device, a warp-per-row launch that could not fill the GPU's resident
+group: 4-16 lanes of a warp for rows of at most 64 elements, a warp per row for rows up to 1024,
+a block per row for longer ones (its size from the row length); with a known device, a warp-per-row launch that could not fill the GPU's resident
 warps comes last.
 """
 
 from __future__ import annotations
 
-from regrapht.idioms.items import ItemProgram, item_program
-from regrapht.idioms.syntax import kernel_syntax
+from regrapht.cuda.affine import Poly
+from regrapht.idioms.items import ELEMENT, ItemProgram, item_program
+from regrapht.idioms.syntax import depends_on, kernel_syntax
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import (
     Group,
@@ -39,8 +40,6 @@ WARP_BLOCK = 256  # threads per block of the warp-per-row launch (8 rows per blo
 def row_layout(program: ItemProgram) -> bool:
     """Every element loop touches memory at unit stride in its element index (or gathers), and
     at least one of its arrays moves with the item (different rows, different addresses)."""
-    from regrapht.idioms.items import ELEMENT
-    from regrapht.idioms.syntax import depends_on
 
     item = program.item
     if item is None:
@@ -50,6 +49,10 @@ def row_layout(program: ItemProgram) -> bool:
         for access in loop.reads:
             index = access.index
             if index is None:
+                return False
+            if any(atom.startswith("~") and depends_on(Poly.atom(atom), item.name) for atom in index.atoms()):
+                # A row chosen through a division or modulo of the item (`i = t / n`, `j = t % n`):
+                # a matrix product's output element, which tiling serves, not a row per group.
                 return False
             step = index.coefficient(ELEMENT)
             if step.kind in ("constant", "runtime"):
@@ -65,6 +68,11 @@ def groups_for(given: ApplierInput, program: ItemProgram, rows: str) -> list[Gro
     extent = max(extents) if extents else None
     if extent is None:
         order = [Group("block", 256), Group("warp", WARP_BLOCK), Group("block", 512)]
+    elif extent <= 16:
+        # Short rows: a part of a warp per row, so that lanes are not left without elements.
+        order = [Group("warp", WARP_BLOCK, 4), Group("warp", WARP_BLOCK, 8), Group("warp", WARP_BLOCK)]
+    elif extent <= 64:
+        order = [Group("warp", WARP_BLOCK, 16), Group("warp", WARP_BLOCK, 8), Group("warp", WARP_BLOCK)]
     elif extent <= 1024:
         order = [Group("warp", WARP_BLOCK), Group("block", 128), Group("block", 256)]
     else:
