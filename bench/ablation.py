@@ -26,12 +26,11 @@ import os
 import sys
 from pathlib import Path
 
-from regrapht.commands.optimize import make_model
+from regrapht.app.optimize import MODEL_STRATEGIES, ModelCache, ModelConfig, OptimizeOptions
+from regrapht.app.resources import GpuResources
 from regrapht.errors import InputError
 from regrapht.evaluation.runner import load_task, measured_peaks, run_task_kernel
-from regrapht.model.backend import ModelBackend
-from regrapht.search import STRATEGIES, SearchOptions
-from regrapht.search.wiring import MODEL_STRATEGIES
+from regrapht.search import STRATEGIES
 
 DEFAULT_CONFIGS = ("mcgs:12", "greedy:12", "random:12", "rules:12", "cot:12", "mcgs:12:no-model",
                    "mcgs:6", "rules:6", "mcgs:24", "rules:24")
@@ -71,9 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ablation: error: {error}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    model: ModelBackend | None = None
+    model = ModelConfig(args.model, args.model_threads, 0)
+    models = ModelCache()  # one model process for every search
     if any(s in MODEL_STRATEGIES and not no_model for s, _, no_model in configs):
-        model = make_model(args.model, args.model_threads, 0)
+        models.get(model)
     data_root = Path(os.environ.get("ABLATION_DATA", args.out / "data"))
     failed = False
     first_rows: dict[tuple[str, str], dict[str, object]] = {}
@@ -90,11 +90,12 @@ def main(argv: list[str] | None = None) -> int:
                 uses_model = strategy in MODEL_STRATEGIES and not no_model
                 limit = args.model_time_limit if uses_model else args.time_limit
                 env = dict(os.environ, XDG_DATA_HOME=str(data_root / f"{task.name}-{name}-s{seed}"))
+                options = OptimizeOptions(model=model, use_model=uses_model, time_limit_s=limit)
                 try:
-                    row = run_task_kernel(task, kernel, strategy=strategy, budget=budget, seed=seed,
-                                          model=model if uses_model else None,
-                                          options=SearchOptions(use_model=uses_model), env=env, home=Path.home(),
-                                          peaks=measured_peaks, time_limit_s=limit)
+                    with GpuResources(env, Path.home()) as resources:  # its own overlay (XDG_DATA_HOME)
+                        row = run_task_kernel(task, kernel, strategy=strategy, budget=budget, seed=seed,
+                                              options=options, models=models, resources=resources,
+                                              peaks=measured_peaks)
                 except InputError as error:
                     row = {"task": task.name, "kernel": kernel.name, "best": None, "error": str(error)}
                     failed = True

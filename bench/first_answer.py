@@ -28,15 +28,17 @@ from regrapht.errors import InputError
 
 
 def run(args: argparse.Namespace) -> int:
-    from regrapht.commands.optimize import make_model
+    from regrapht.app.optimize import ModelCache, ModelConfig, OptimizeOptions, OptimizeRequest, run_optimize
+    from regrapht.app.resources import GpuResources
     from regrapht.evaluation.runner import load_task
     from regrapht.inputs import read_source
-    from regrapht.search import Progress, SearchOptions, optimize
-    from regrapht.search.wiring import open_run
+    from regrapht.search import Progress
 
-    model = None if args.no_model else make_model(args.model, args.model_threads, 0)
-    env, home = dict(os.environ), Path.home()
-    with args.out.open("a", encoding="utf-8") as out:
+    options = OptimizeOptions(model=ModelConfig(args.model, args.model_threads, 0), use_model=not args.no_model)
+    models = ModelCache()
+    if not args.no_model:
+        models.get(options.model)  # loaded before the first search: its load time is not counted
+    with args.out.open("a", encoding="utf-8") as out, GpuResources(os.environ, Path.home()) as resources:
         for directory in args.tasks:
             task = load_task(directory)
             source, _warnings = read_source(task.source_path)  # size-limited, UTF-8 checked
@@ -53,11 +55,10 @@ def run(args: argparse.Namespace) -> int:
                     return "first_s" in found or time.perf_counter() - started > args.limit
 
                 try:
-                    with open_run(source, str(task.source_path), kernel.name, task.spec, env=env, home=home) as wired:
-                        result = optimize(source, kernel.name, wired.target, wired.evaluator, model, wired.graph,
-                                          "mcgs", args.budget, 0, stop, progress,
-                                          options=SearchOptions(use_model=model is not None),
-                                          gpu_lock=wired.evaluator.hold_gpu)
+                    request = OptimizeRequest(kernel.name, source, task.source_path, task.spec, "mcgs", args.budget,
+                                              0, options)
+                    result = run_optimize(request, resources, models=models, progress=progress, cancel=stop).result
+                    assert result is not None
                     row = {"task": task.name, "kernel": kernel.name, "gpu": result.gpu, "first_s": found.get("first_s"),
                            "search_first_s": result.first_faster_s, "first": found.get("what"),
                            "evaluated": result.counters.generated, "wall_s": round(time.perf_counter() - started, 3)}

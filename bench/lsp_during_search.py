@@ -40,6 +40,8 @@ sys.path.insert(0, str(ROOT / "tests" / "gpu"))
 
 from lsp_client import SERVER_COMMAND, LspClient, method, percentile, progress_end, published  # noqa: E402
 
+from regrapht.limits import DEFAULT_SEARCH_BUDGET  # noqa: E402
+
 TARGET_P95_MS = 50.0
 KERNEL = "saxpy"
 IDLE_HOVERS = 20
@@ -197,7 +199,8 @@ async def run(args: argparse.Namespace) -> Measurement:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--strategy", default="mcgs", help="searchStrategy (default mcgs)")
-    parser.add_argument("--budget", type=int, default=24, help="searchBudget (default 24)")
+    parser.add_argument("--budget", type=int, default=DEFAULT_SEARCH_BUDGET,
+                        help=f"searchBudget (default {DEFAULT_SEARCH_BUDGET})")
     parser.add_argument("--model", default=os.environ.get("REGRAPHT_MODEL", ""),
                         help="modelPath (default $REGRAPHT_MODEL, else the embedded model)")
     parser.add_argument("--model-threads", type=int, default=0, help="modelThreads (0: automatic)")

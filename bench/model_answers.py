@@ -28,12 +28,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
+from regrapht.app.optimize import open_run  # noqa: E402
+from regrapht.app.resources import GpuResources  # noqa: E402
 from regrapht.evaluation.runner import load_task  # noqa: E402
 from regrapht.graph import START  # noqa: E402
 from regrapht.model.llama_backend import LlamaBackend, ModelSettings  # noqa: E402
 from regrapht.search.options import SearchOptions  # noqa: E402
 from regrapht.search.run import SearchRun  # noqa: E402
-from regrapht.search.wiring import open_run  # noqa: E402
 from regrapht.validate.types import Candidate  # noqa: E402
 
 # Techniques a model is asked for on a naive kernel; the first two have no deterministic applier
@@ -72,8 +73,8 @@ def main() -> int:
         task = load_task(directory)
         kernel = task.spec.kernels[0]
         source = task.source_path.read_text(encoding="utf-8")
-        with open_run(source, str(task.source_path), kernel.name, task.spec, env=os.environ,
-                      home=Path.home(), model=model) as wired:
+        with GpuResources(os.environ, Path.home()) as resources:
+            wired = open_run(source, str(task.source_path), kernel.name, task.spec, resources)
             gpu = wired.evaluator.gpu_name
             for mode, prefill in (("prefill", True), ("no prefill", False)):
                 for technique in TECHNIQUES:

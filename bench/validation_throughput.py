@@ -1,6 +1,6 @@
 """Validation throughput: candidates checked per minute for a typical kernel (saxpy, its
 example spec), with compilation parallel across CPU cores, and the check's overhead over the
-kernel's own run time. The evaluator is one worker session: the first candidate pays for
+kernel's own run time. The evaluator is one worker workspace: the first candidate pays for
 generating the inputs and running the original once per seed, the rest reuse them on the device.
 
     python bench/validation_throughput.py [--candidates 24] [--out bench/results]
@@ -92,7 +92,7 @@ def main() -> int:
         "mean_timing_s": round(sum(time_s) / len(time_s), 4),
         "kernel_median_ms": kernel_ms,
         "check_overhead_x": round(sum(check_s) / len(check_s) * 1e3 / kernel_ms, 1) if kernel_ms else None,
-        "candidate_runs_per_check": sum(t["candidate_runs"] for t in evaluator.trial_plan(None)),
+        "candidate_runs_per_check": sum(t.candidate_runs for t in evaluator.trial_plan(None)),
         "session_seed": evaluator.session_seed,
         "mean_timing_runs": round(sum(r.timing.runs for r in results if r.timing) / max(1, sum(
             1 for r in results if r.timing)), 1),

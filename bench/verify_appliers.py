@@ -28,11 +28,12 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from regrapht.app.optimize import kernel_target, open_run
+from regrapht.app.resources import GpuResources
 from regrapht.errors import InputError
 from regrapht.evaluation.report import roofline_floor_ms
 from regrapht.evaluation.runner import Task, load_task, measured_peaks, traffic
 from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits
-from regrapht.search.wiring import kernel_target, open_run
 from regrapht.validate.types import Candidate
 
 FAILED = ("wrong", "compile_error", "crashed", "timeout", "rejected")
@@ -53,10 +54,10 @@ def verify_task(task: Task, directory: Path, env: dict[str, str], home: Path) ->
         target = kernel_target(kernel)
         flops = str(kernel.flops) if kernel.flops is not None else task.flops
         bytes_moved, flop_count = traffic(kernel, flops)
-        with open_run(source, str(task.source_path), kernel.name, task.spec, env=env, home=home) as wired:
-            evaluator = wired.evaluator
+        with GpuResources(env, home) as resources:
+            evaluator = open_run(source, str(task.source_path), kernel.name, task.spec, resources).evaluator
             baseline = evaluator.baseline()
-            peak = measured_peaks(wired)
+            peak = measured_peaks(resources, evaluator.arch) if evaluator.gpu_name else None
             floor = roofline_floor_ms(bytes_moved, flop_count, *peak) if peak else None
             entry.update(gpu=evaluator.gpu_name, baseline_ms=baseline.median_ms if baseline else None,
                          bytes=bytes_moved, flops=flop_count, floor_ms=floor,

@@ -2,14 +2,19 @@
 
 To add a feature: write `regrapht/features/<name>.py` with `register(server, state)` that
 defines thin handlers (get the document from `state`, call a pure function, convert with
-`regrapht.converters`) and add it to `FEATURES` below.
+`regrapht.converters`) and add it to `FEATURES` below. The two GPU workflows (`GPU_FEATURES`:
+validation and Optimize) also get the server's one `GpuResources` (cache dir, GPU lock, worker).
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from lsprotocol import types
 
 from regrapht import __version__
+from regrapht.app.resources import GpuResources
 from regrapht.features import (
     code_actions,
     codelens,
@@ -30,7 +35,8 @@ from regrapht.protocol import RegraphtProtocol, RegraphtServer
 from regrapht.state import Engine, ServerState, find_docs_root
 
 FEATURES = (lifecycle, configuration, documents, diagnostics, confirmation, hover, symbols, codelens, code_actions,
-            report, spec_action, validation, optimize)
+            report, spec_action)
+GPU_FEATURES = (validation, optimize)
 
 
 def create_server(engine: Engine | None = None) -> tuple[RegraphtServer, ServerState]:
@@ -49,4 +55,7 @@ def create_server(engine: Engine | None = None) -> tuple[RegraphtServer, ServerS
     state.debouncer.on_error = analysis_failed
     for feature in FEATURES:
         feature.register(server, state)
+    resources = GpuResources(os.environ, Path.home())
+    for gpu_feature in GPU_FEATURES:
+        gpu_feature.register(server, state, resources)
     return server, state

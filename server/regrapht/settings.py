@@ -20,29 +20,45 @@ from typing import Any, get_args
 
 import cattrs
 
+from regrapht.limits import (
+    ARCH_PATTERN,
+    DEBOUNCE_MS_RANGE,
+    DEFAULT_DEBOUNCE_MS,
+    DEFAULT_LOG_LEVEL,
+    DEFAULT_MODEL_CONTEXT,
+    DEFAULT_MODEL_GPU_LAYERS,
+    DEFAULT_MODEL_THREADS,
+    DEFAULT_SEARCH_BUDGET,
+    DEFAULT_SEARCH_STRATEGY,
+    LOG_LEVELS,
+    MODEL_CONTEXT_RANGE,
+    MODEL_GPU_LAYERS_RANGE,
+    MODEL_THREADS_RANGE,
+    RULE_CODE_PATTERN,
+    SEARCH_BUDGET_RANGE,
+    SEARCH_STRATEGIES,
+)
 from regrapht.rules.types import Severity
 
 SEVERITIES: tuple[str, ...] = get_args(Severity)
-SEARCH_STRATEGIES = ("mcgs", "random", "greedy", "cot", "rules")
-LOG_LEVELS = ("error", "warning", "info", "debug")
-RULE_CODE = re.compile(r"^R\d{3}$")
+RULE_CODE = re.compile(RULE_CODE_PATTERN)
 
 
 @dataclass(frozen=True)
 class Settings:
     enabled_rules: tuple[str, ...] = ()
     severity_overrides: Mapping[str, Severity] = field(default_factory=dict)
-    debounce_ms: int = 150
+    debounce_ms: int = DEFAULT_DEBOUNCE_MS
     model_path: str = ""
-    model_gpu_layers: int = 0
-    model_threads: int = 0
-    model_context: int = 4096
+    model_gpu_layers: int = DEFAULT_MODEL_GPU_LAYERS
+    model_threads: int = DEFAULT_MODEL_THREADS
+    model_context: int = DEFAULT_MODEL_CONTEXT
     arch: str = ""
-    search_budget: int = 24
-    search_strategy: str = "mcgs"
+    search_budget: int = DEFAULT_SEARCH_BUDGET
+    search_strategy: str = DEFAULT_SEARCH_STRATEGY
     background_validation: bool = False
     compiler_confirmation: bool = True  # confirm R001/R002/R007/R008 from nvcc's PTX, in the background
-    log_level: str = "info"
+    log_level: str = DEFAULT_LOG_LEVEL
 
 
 @dataclass(frozen=True)
@@ -89,7 +105,8 @@ _CONVERTER = _strict_converter()
 _Check = Callable[[Any], "str | None"]
 
 
-def _int_range(low: int, high: int) -> _Check:
+def _int_range(limits: tuple[int, int]) -> _Check:
+    low, high = limits
     return lambda v: None if low <= v <= high else f"must be between {low} and {high}"
 
 
@@ -111,17 +128,22 @@ def _severity_map(mapping: Mapping[str, str]) -> str | None:
     return f"severities must be one of {', '.join(SEVERITIES)}: {', '.join(bad)}" if bad else None
 
 
+# The limits of the integer and the enumerated settings (regrapht.limits), by field name.
+INT_RANGES: dict[str, tuple[int, int]] = {
+    "debounce_ms": DEBOUNCE_MS_RANGE,
+    "model_gpu_layers": MODEL_GPU_LAYERS_RANGE,
+    "model_threads": MODEL_THREADS_RANGE,
+    "model_context": MODEL_CONTEXT_RANGE,
+    "search_budget": SEARCH_BUDGET_RANGE,
+}
+CHOICES: dict[str, tuple[str, ...]] = {"search_strategy": SEARCH_STRATEGIES, "log_level": LOG_LEVELS}
+
 _CHECKS: dict[str, _Check] = {
     "enabled_rules": _rule_codes,
     "severity_overrides": _severity_map,
-    "debounce_ms": _int_range(0, 10_000),
-    "model_gpu_layers": _int_range(0, 1_000),
-    "model_threads": _int_range(0, 1_024),
-    "model_context": _int_range(256, 1_048_576),
-    "search_budget": _int_range(1, 100_000),
-    "search_strategy": _one_of(SEARCH_STRATEGIES),
-    "log_level": _one_of(LOG_LEVELS),
-    "arch": lambda v: None if v == "" or re.match(r"^sm_\d{2,3}[a-z]?$", v) else "must look like sm_90",
+    **{name: _int_range(limits) for name, limits in INT_RANGES.items()},
+    **{name: _one_of(choices) for name, choices in CHOICES.items()},
+    "arch": lambda v: None if re.match(ARCH_PATTERN, v) else "must look like sm_90",
 }
 
 _TYPES: dict[str, Any] = {

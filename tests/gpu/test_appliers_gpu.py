@@ -19,6 +19,7 @@ import test_permutation_applier as permutation_cases  # noqa: E402
 import test_stencil_applier as stencil_cases  # noqa: E402
 import test_vectorize_applier as vectorize_cases  # noqa: E402
 
+from regrapht.app.optimize import kernel_target  # noqa: E402
 from regrapht.search.appliers import ApplierInput, DeviceLimits  # noqa: E402
 from regrapht.search.appliers.histogram import PrivatisedHistogram  # noqa: E402
 from regrapht.search.appliers.launch import GridStrideLoop  # noqa: E402
@@ -27,7 +28,6 @@ from regrapht.search.appliers.permutation import TiledPermutation  # noqa: E402
 from regrapht.search.appliers.stencil import HaloTiledStencil  # noqa: E402
 from regrapht.search.appliers.vectorize import VectorizedMap  # noqa: E402
 from regrapht.search.source import find_kernel  # noqa: E402
-from regrapht.search.wiring import kernel_target  # noqa: E402
 from regrapht.spec.launch import LaunchConfig  # noqa: E402
 from regrapht.spec.model import parse_spec  # noqa: E402
 from regrapht.validate.compiler import Compiler  # noqa: E402

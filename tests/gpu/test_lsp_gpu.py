@@ -52,7 +52,7 @@ def gpu_name(gpu_worker: GpuWorker, compiler: Compiler) -> str:
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    """A copy of examples/saxpy.cu with its spec beside it (the server writes a cache there)."""
+    """A copy of examples/saxpy.cu with its spec beside it (results are cached in the one cache dir)."""
     root = tmp_path / "workspace"
     root.mkdir()
     for name in ("saxpy.cu", "saxpy.regrapht.toml"):

@@ -21,6 +21,7 @@ from regrapht.graph.types import EdgeStats
 from regrapht.validate import background
 from regrapht.validate.compiler import CompileCache, Compiler, find_nvcc
 from regrapht.validate.peaks import device_peaks
+from regrapht.validate.worker_protocol import DeviceInfo, Peaks, PeaksReply
 
 GARBAGE = bytes([0x81, 0x91, 0x01, 0x02])  # a map whose key is a list: TypeError in msgpack
 
@@ -121,9 +122,9 @@ class StubWorker:
     def info(self) -> dict[str, Any]:
         return {"device": {"name": "H200"}}
 
-    def call(self, request: dict[str, Any], *, timeout_s: float) -> dict[str, Any]:
+    def request(self, request: Peaks, *, timeout_s: float) -> PeaksReply:
         self.measured += 1
-        return {"status": "ok", "gbps": 4000.0, "gflops": 60000.0}
+        return PeaksReply(4000.0, 60000.0, DeviceInfo("H200", (9, 0), 50 << 20, 132, 141 << 30, 0))
 
 
 class StubCompiler:

@@ -14,18 +14,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from regrapht.commands.optimize import model_for
+from regrapht.app.optimize import ModelCache, ModelConfig, OptimizeOptions
+from regrapht.app.resources import GpuResources
+from regrapht.commands.optimize import load_model
 from regrapht.errors import InputError
 from regrapht.evaluation.report import markdown, svg_chart, totals
-from regrapht.evaluation.runner import load_task, measured_peaks, run_task_kernel
-from regrapht.search import STRATEGIES, SearchOptions
+from regrapht.evaluation.runner import Task, load_task, measured_peaks, run_task_kernel
+from regrapht.limits import DEFAULT_SEARCH_BUDGET, SEARCH_STRATEGIES
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("eval", help="optimize a suite of task directories and report")
     parser.add_argument("tasks", nargs="+", help="task directories (.cu + .regrapht.toml)")
-    parser.add_argument("--strategy", required=True, choices=STRATEGIES)
-    parser.add_argument("--budget", type=int, default=24)
+    parser.add_argument("--strategy", required=True, choices=SEARCH_STRATEGIES)
+    parser.add_argument("--budget", type=int, default=DEFAULT_SEARCH_BUDGET)
     parser.add_argument("--model", help="GGUF model file")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True, help="output directory")
@@ -38,23 +40,32 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: Any) -> int:
-    env, home = dict(os.environ), Path.home()
     tasks = [load_task(Path(t)) for t in args.tasks]
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise InputError(f"cannot create the output directory: {error.strerror}", file=str(out)) from error
-    model = model_for(args)
-    options = SearchOptions(use_model=model is not None)
+    options = OptimizeOptions(model=ModelConfig(args.model, args.model_threads, args.model_gpu_layers),
+                              use_model=not args.no_model, time_limit_s=args.time_limit)
+    models = ModelCache()  # one model for every task
+    load_model(args, models, options.model)  # before the first task (a bad file: exit 2)
+    with GpuResources(os.environ, Path.home()) as resources:
+        rows, failed = run_tasks(args, tasks, out, options, models, resources)
+    write_report(out, args, rows)
+    print(f"wrote {out / 'report.json'}, {out / 'report.md'}, {out / 'speedups.svg'}")
+    return 1 if failed else 0
+
+
+def run_tasks(args: Any, tasks: list[Task], out: Path, options: OptimizeOptions, models: ModelCache,
+              resources: GpuResources) -> tuple[list[dict[str, object]], bool]:
     rows: list[dict[str, object]] = []
     failed = False
     for task in tasks:
         for kernel in task.spec.kernels:
             try:
                 row = run_task_kernel(task, kernel, strategy=args.strategy, budget=args.budget, seed=args.seed,
-                                      model=model, options=options, env=env, home=home, peaks=measured_peaks,
-                                      time_limit_s=args.time_limit)
+                                      options=options, models=models, resources=resources, peaks=measured_peaks)
             except InputError as error:
                 row = {"task": task.name, "kernel": kernel.name, "best": None, "error": str(error),
                        "recheck": {"outcome": None, "reason": "task did not run"}}
@@ -68,9 +79,7 @@ def run(args: Any) -> int:
             # Written after every task, so a run stopped by a time limit keeps what it finished.
             write_report(out, args, rows)
             print(f"{task.name}/{kernel.name}: {task_line(row)}", file=sys.stderr, flush=True)
-    write_report(out, args, rows)
-    print(f"wrote {out / 'report.json'}, {out / 'report.md'}, {out / 'speedups.svg'}")
-    return 1 if failed else 0
+    return rows, failed
 
 
 def write_report(out: Path, args: Any, rows: list[dict[str, object]]) -> None:

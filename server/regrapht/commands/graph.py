@@ -125,13 +125,14 @@ def run_distill(args: argparse.Namespace) -> int:
     # Imported here: distilling needs the search, the GPU worker and maybe the model.
     import os
 
-    from regrapht.commands.optimize import model_for
+    from regrapht.app.optimize import ModelCache, ModelConfig, OptimizeOptions, OptimizeRequest, run_optimize
+    from regrapht.app.resources import GpuResources
+    from regrapht.commands.optimize import load_model
     from regrapht.evaluation.runner import load_task
     from regrapht.inputs import read_source
-    from regrapht.search import STRATEGIES, SearchOptions, optimize
+    from regrapht.search import STRATEGIES
     from regrapht.search.distill import check_train_split, trajectories_of, unique, write_jsonl
     from regrapht.search.run import SearchRun
-    from regrapht.search.wiring import open_run, save_statistics
 
     if args.strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {args.strategy!r} (one of {', '.join(STRATEGIES)})")
@@ -140,30 +141,29 @@ def run_distill(args: argparse.Namespace) -> int:
     for directory in args.tasks:
         check_train_split(directory)
     tasks = [load_task(directory) for directory in args.tasks]
-    model = model_for(args, gpu_layers=0)
-    options = SearchOptions(use_model=model is not None)
-    env, home = dict(os.environ), Path.home()
+    options = OptimizeOptions(model=ModelConfig(args.model, args.model_threads, 0), use_model=not args.no_model,
+                              arch=args.arch, graph_path=args.graph, time_limit_s=args.time_limit)
+    models = ModelCache()
+    load_model(args, models, options.model)  # a bad model file is an error before any search
     records: list[dict[str, Any]] = []
-    for task in tasks:
-        source, _warnings = read_source(task.source_path)  # size-limited, UTF-8 checked
-        for kernel in task.spec.kernels:
-            for seed in args.seeds:
-                finished: list[SearchRun] = []
-                with open_run(source, str(task.source_path), kernel.name, task.spec, env=env, home=home,
-                              arch=args.arch, graph_path=args.graph) as wired:
-                    result = optimize(source, kernel.name, wired.target, wired.evaluator, model, wired.graph,
-                                      args.strategy, args.budget, seed, options=options,
-                                      gpu_lock=wired.evaluator.hold_gpu, on_finish=finished.append,
-                                      time_limit_s=args.time_limit)
-                    save_statistics(wired.graph, wired.overlay_path)
-                found = trajectories_of(finished[0], task=task.name, strategy=args.strategy, seed=seed,
-                                        graph=finished[0].graph)
-                records = unique([*records, *found])
-                # written after every search, so a run stopped by a time limit keeps what it found
-                write_jsonl(args.out, records)
-                best = f"best {result.best.speedup:.2f}x" if result.best is not None else result.reason
-                print(f"{task.name}/{kernel.name} seed {seed}: {len(found)} verified trajectories ({best})",
-                      file=sys.stderr, flush=True)
+    with GpuResources(os.environ, Path.home()) as resources:
+        for task in tasks:
+            source, _warnings = read_source(task.source_path)  # size-limited, UTF-8 checked
+            for kernel in task.spec.kernels:
+                for seed in args.seeds:
+                    finished: list[SearchRun] = []
+                    request = OptimizeRequest(kernel.name, source, task.source_path, task.spec, args.strategy,
+                                              args.budget, seed, options)
+                    result = run_optimize(request, resources, models=models, on_finish=finished.append).result
+                    assert result is not None
+                    found = trajectories_of(finished[0], task=task.name, strategy=args.strategy, seed=seed,
+                                            graph=finished[0].graph)
+                    records = unique([*records, *found])
+                    # written after every search, so a run stopped by a time limit keeps what it found
+                    write_jsonl(args.out, records)
+                    best = f"best {result.best.speedup:.2f}x" if result.best is not None else result.reason
+                    print(f"{task.name}/{kernel.name} seed {seed}: {len(found)} verified trajectories ({best})",
+                          file=sys.stderr, flush=True)
     print(f"wrote {len(records)} trajectories to {args.out}")
     return 0 if records else 1
 

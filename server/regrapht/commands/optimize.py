@@ -10,15 +10,24 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from regrapht.app.optimize import (
+    MODEL_STRATEGIES,
+    ModelCache,
+    ModelConfig,
+    OptimizeOptions,
+    OptimizeRequest,
+    choose_spec,
+    run_optimize,
+)
+from regrapht.app.resources import GpuResources
 from regrapht.inputs import read_source
-from regrapht.model.backend import ModelBackend
+from regrapht.limits import DEFAULT_SEARCH_BUDGET, DEFAULT_SEARCH_STRATEGY, SEARCH_STRATEGIES
 from regrapht.model.locate import validate_model
-from regrapht.search import STRATEGIES, OptimizeResult, Progress, SearchOptions, optimize
-from regrapht.search.wiring import MODEL_STRATEGIES, open_run, save_statistics
-from regrapht.validate.opening import find_spec
+from regrapht.search import OptimizeResult, Progress, SearchOptions
 
 
 def register(subparsers: Any) -> None:
@@ -26,8 +35,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("file", help="the .cu file")
     parser.add_argument("--kernel", required=True, help="the __global__ kernel to optimize")
     parser.add_argument("--spec", help="the kernel spec (default: FILE's .regrapht.toml)")
-    parser.add_argument("--budget", type=int, default=24, help="candidates to judge (default 24)")
-    parser.add_argument("--strategy", default="mcgs", choices=STRATEGIES)
+    parser.add_argument("--budget", type=int, default=DEFAULT_SEARCH_BUDGET,
+                        help=f"candidates to judge (default {DEFAULT_SEARCH_BUDGET})")
+    parser.add_argument("--strategy", default=DEFAULT_SEARCH_STRATEGY, choices=SEARCH_STRATEGIES)
     parser.add_argument("--model", help="GGUF model file (default: $REGRAPHT_MODEL, else the embedded SmolLM2)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -45,42 +55,31 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def make_model(path: str | None, threads: int, gpu_layers: int) -> ModelBackend:
-    from regrapht.model import ModelSettings, ProcessModelBackend
-
-    model = ProcessModelBackend(ModelSettings(path=path, threads=threads, gpu_layers=gpu_layers))
-    _ = model.info  # a missing or corrupt file is an InputError now, not when (if) it is asked
-    return model
-
-
-def model_for(args: Any, *, gpu_layers: int | None = None) -> ModelBackend | None:
-    """The model a run asks (None when the strategy or --no-model leaves it out). A `--model`
-    named anyway is still checked: a bad path is exit 2 whether or not the search would ask it."""
+def load_model(args: Any, models: ModelCache, config: ModelConfig) -> None:
+    """Load the model a run will ask now (a missing or corrupt file is exit 2 before any search).
+    A `--model` named anyway is still checked: a bad path is exit 2 whether or not it is asked."""
     if args.strategy in MODEL_STRATEGIES and not args.no_model:
-        return make_model(args.model, args.model_threads,
-                          args.model_gpu_layers if gpu_layers is None else gpu_layers)
-    if args.model:
+        models.get(config)
+    elif args.model:
         validate_model(Path(args.model))
-    return None
 
 
-def run_optimize(args: Any, *, env: dict[str, str], home: Path) -> OptimizeResult:
+def optimize_file(args: Any, resources: GpuResources) -> OptimizeResult:
+    """The CLI's request (the file as read, the spec beside it or `--spec`) through `run_optimize`."""
     path = Path(args.file)
     source, _warnings = read_source(path)
-    spec = find_spec(path, Path(args.spec) if args.spec else None)
-    model = model_for(args)
-    options = SearchOptions(step_cap=args.step_cap, epsilon=args.epsilon, visit_penalty=args.visit_penalty,
-                            use_model=model is not None)
-    with open_run(source, args.file, args.kernel, spec, env=env, home=home, arch=args.arch,
-                  graph_path=Path(args.graph) if args.graph else None) as wired:
-        progress = _print_progress if args.progress else None
-        result = optimize(
-            source, args.kernel, wired.target, wired.evaluator, model, wired.graph, args.strategy, args.budget,
-            args.seed, None, progress, options=options,
-            gpu_lock=wired.evaluator.hold_gpu, time_limit_s=args.time_limit,
-        )
-        save_statistics(wired.graph, wired.overlay_path)
-    return result
+    options = OptimizeOptions(
+        model=ModelConfig(args.model, args.model_threads, args.model_gpu_layers), use_model=not args.no_model,
+        arch=args.arch, graph_path=Path(args.graph) if args.graph else None, time_limit_s=args.time_limit,
+        search=SearchOptions(step_cap=args.step_cap, epsilon=args.epsilon, visit_penalty=args.visit_penalty))
+    request = OptimizeRequest(args.kernel, source, Path(args.file), Path(args.spec) if args.spec else None,
+                              args.strategy, args.budget, args.seed, options)
+    request = replace(request, spec=choose_spec(request).spec)  # a bad spec: exit 2 before the model loads
+    models = ModelCache()
+    load_model(args, models, options.model)
+    outcome = run_optimize(request, resources, models=models, progress=_print_progress if args.progress else None)
+    assert outcome.result is not None  # the CLI searches without a device too (compile-only)
+    return outcome.result
 
 
 def _print_progress(progress: Progress) -> None:
@@ -89,7 +88,8 @@ def _print_progress(progress: Progress) -> None:
 
 
 def run(args: Any) -> int:
-    result = run_optimize(args, env=dict(os.environ), home=Path.home())
+    with GpuResources(os.environ, Path.home()) as resources:
+        result = optimize_file(args, resources)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:

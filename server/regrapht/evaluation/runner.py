@@ -11,16 +11,16 @@ report never rests on the search's own measurement alone.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from regrapht.app.optimize import ModelCache, OptimizeOptions, OptimizeRequest, open_run, run_optimize
+from regrapht.app.resources import GpuResources
 from regrapht.errors import InputError
 from regrapht.evaluation.report import roofline_floor_ms
 from regrapht.inputs import MAX_JSON_BYTES, read_source, read_text_bounded
-from regrapht.model.backend import ModelBackend
-from regrapht.search import OptimizeResult, SearchOptions, optimize
-from regrapht.search.wiring import OptimizeRun, open_run, save_statistics
+from regrapht.search import OptimizeResult
 from regrapht.spec.expr import evaluate
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec, Spec, load_spec
@@ -80,32 +80,32 @@ def traffic(kernel: KernelSpec, flops_expr: str | None) -> tuple[int, float | No
     return total, flops
 
 
-def measured_peaks(wired: OptimizeRun) -> tuple[float, float] | None:
-    """The device's (GB/s, GFLOP/s) peaks, measured once per GPU and cached in the run's cache dir."""
-    if wired.evaluator.gpu_name is None:
+def measured_peaks(resources: GpuResources, arch: str) -> tuple[float, float] | None:
+    """The device's (GB/s, GFLOP/s) peaks, measured once per GPU and cached in the cache dir."""
+    worker = resources.device_worker()
+    if worker is None:
         return None
-    found = device_peaks(wired.worker, wired.evaluator.compiler, wired.evaluator.cache_dir,
-                         arch=wired.evaluator.arch, gpu_lock=wired.evaluator.gpu_lock)
+    found = device_peaks(worker, resources.compiler(), resources.ensure_cache_dir(), arch=arch,
+                         gpu_lock=resources.gpu_lock)
     return (found.gbps, found.gflops) if found is not None else None
 
 
 def run_task_kernel(task: Task, kernel: KernelSpec, *, strategy: str, budget: int, seed: int,
-                    model: ModelBackend | None, options: SearchOptions, env: Mapping[str, str], home: Path,
-                    peaks: Callable[[OptimizeRun], tuple[float, float] | None],
-                    time_limit_s: float | None = None) -> dict[str, object]:
+                    options: OptimizeOptions, models: ModelCache, resources: GpuResources,
+                    peaks: Callable[[GpuResources, str], tuple[float, float] | None]) -> dict[str, object]:
+    """One kernel of a task through `run_optimize`, re-checked, with its roofline fraction;
+    `peaks(resources, arch)` gives the device's (GB/s, GFLOP/s)."""
     source, _warnings = read_source(task.source_path)
-    with open_run(source, str(task.source_path), kernel.name, task.spec, env=env, home=home) as wired:
-        result: OptimizeResult = optimize(
-            source, kernel.name, wired.target, wired.evaluator, model, wired.graph, strategy, budget, seed,
-            options=options, gpu_lock=wired.evaluator.hold_gpu, time_limit_s=time_limit_s,
-        )
-        save_statistics(wired.graph, wired.overlay_path)
-        peak = peaks(wired)
+    request = OptimizeRequest(kernel.name, source, task.source_path, task.spec, strategy, budget, seed, options)
+    outcome = run_optimize(request, resources, models=models)
+    result = outcome.result
+    assert result is not None  # eval searches without a device too (compile-only)
+    peak = peaks(resources, result.arch) if result.gpu is not None else None
     row = dict(result.to_json())
     row["task"] = task.name
     if task.family is not None:
         row["family"] = task.family
-    row["recheck"] = recheck(task, kernel, source, result, env=env, home=home)
+    row["recheck"] = recheck(task, kernel, source, result, resources)
     bytes_moved, flops = traffic(kernel, str(kernel.flops) if kernel.flops is not None else task.flops)
     time_ms = result.best.time_ms if result.best is not None else result.baseline_ms
     floor = None
@@ -119,12 +119,14 @@ def run_task_kernel(task: Task, kernel: KernelSpec, *, strategy: str, budget: in
     return row
 
 
-def recheck(task: Task, kernel: KernelSpec, source: str, result: OptimizeResult, *,
-            env: Mapping[str, str], home: Path) -> dict[str, object]:
-    """A fresh evaluator (new worker, new random inputs) judges the final answer again."""
+def recheck(task: Task, kernel: KernelSpec, source: str, result: OptimizeResult,
+            resources: GpuResources) -> dict[str, object]:
+    """A fresh evaluator in a fresh GPU worker process (new random inputs, new worker state; the
+    same cache dir and GPU lock) judges the final answer again."""
     if result.best is None:
         return {"outcome": None, "reason": "no answer to re-check"}
-    with open_run(source, str(task.source_path), kernel.name, task.spec, env=env, home=home) as fresh:
+    with GpuResources(resources.env, resources.home) as fresh_resources:
+        fresh = open_run(source, str(task.source_path), kernel.name, task.spec, fresh_resources)
         fresh.evaluator.baseline()
         launch = LaunchConfig(tuple(result.best.launch.grid), tuple(result.best.launch.block),
                               result.best.launch.shared_bytes)

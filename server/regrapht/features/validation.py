@@ -1,74 +1,36 @@
 """Background validation in the editor: on save (setting `backgroundValidation`) and on the
 `regrapht.validateKernel {uri, kernel}` command, for files with a spec beside them.
 
-Thin: the work is `regrapht.validate.background.validate_file`, run in a worker thread; this
-module publishes compile diagnostics and slow-kernel findings through
-`state.set_external_findings`, fills the kernel cards' `resources`/`timing`, and reports
-cancellable work-done progress (begin, one report per step - compile, check, time - and an end
-message that says what was measured, or why nothing was timed) besides `regrapht/status`. A
-cancel stops the work between steps. The GPU worker process starts on first use.
+Thin: the work is `regrapht.app.validation.ValidationService` (on the GPU resources the server
+shares with Optimize: one cache dir, GPU lock and worker), run in a worker thread; this module
+publishes compile diagnostics and slow-kernel findings through `state.set_external_findings`,
+fills the kernel cards' `resources`/`timing`, and reports cancellable work-done progress
+(begin, one report per step - compile, check, time - and an end message that says what was
+measured, or why nothing was timed) besides `regrapht/status`. A cancel stops the work between
+steps. The GPU worker process starts on first use.
 """
 
 from __future__ import annotations
 
-import os
-import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from regrapht.app.resources import GpuResources
+from regrapht.app.validation import ValidationService
 from regrapht.cards import Resources
 from regrapht.errors import InputError
 from regrapht.features.common import file_path, in_worker, kernel_argument, require_document, send_status
 from regrapht.features.progress import CancellableProgress
 from regrapht.rules.types import Finding
-from regrapht.spec.model import load_spec, spec_path_for
 from regrapht.state import ServerState
 from regrapht.text import Span
-from regrapht.validate.background import FileValidation, validate_file
-from regrapht.validate.compiler import DEFAULT_ARCH, Compiler
-from regrapht.validate.opening import make_compiler, start_worker
+from regrapht.validate.background import FileValidation
 from regrapht.validate.types import Timing
-from regrapht.validate.worker import GpuWorker
 
 VALIDATE_COMMAND = "regrapht.validateKernel"
-CACHE_DIR_NAME = ".regrapht-cache"
-
-
-class ValidationService:
-    """The compiler and GPU worker of one server, made on first use; one validation at a time."""
-
-    def __init__(self, state: ServerState) -> None:
-        self.state = state
-        self._lock = threading.Lock()
-        self._compiler: Compiler | None = None
-        self._worker: GpuWorker | None = None
-        self._worker_started = False
-
-    def run(self, uri: str, text: str, kernels: tuple[str, ...] | None,
-            should_stop: Callable[[], bool] = lambda: False,
-            on_step: Callable[[str], None] = lambda message: None) -> tuple[Path, FileValidation] | None:
-        path = file_path(uri)  # an untitled document has no spec beside it
-        if path is None:
-            return None
-        spec_file = spec_path_for(path)
-        if not spec_file.is_file():
-            return None
-        cache_dir = path.parent / CACHE_DIR_NAME
-        with self._lock:
-            if self._compiler is None:
-                self._compiler = make_compiler(os.environ, cache_dir)
-            if not self._worker_started:
-                self._worker_started = True
-                self._worker = start_worker(os.environ)
-            arch = self.state.settings.arch or DEFAULT_ARCH
-            result = validate_file(path, text, load_spec(spec_file), compiler=self._compiler, worker=self._worker,
-                                   cache_dir=cache_dir, arch=arch, kernels=kernels, should_stop=should_stop,
-                                   on_step=on_step)
-        return path, result
 
 
 def findings_of(path: Path, analysis_kernels: dict[str, Span], result: FileValidation) -> list[Finding]:
@@ -137,8 +99,13 @@ def summary(result: FileValidation, cancelled: bool) -> str:
     return f"cancelled ({text})" if cancelled else text
 
 
-def register(server: LanguageServer, state: ServerState) -> None:
-    service = ValidationService(state)
+def register(server: LanguageServer, state: ServerState, resources: GpuResources) -> None:
+    service = ValidationService(resources)
+
+    def run(uri: str, text: str, kernels: tuple[str, ...] | None, progress: CancellableProgress) \
+            -> tuple[Path, FileValidation] | None:
+        return service.run(file_path(uri), text, kernels, arch=state.settings.arch or None,
+                           should_stop=lambda: progress.cancelled, on_step=lambda message: progress.report(message))
 
     async def validate(uri: str, text: str, kernels: tuple[str, ...] | None) -> dict[str, Any]:
         """On the loop: progress and status; the validation and `publish` run in workers."""
@@ -147,8 +114,7 @@ def register(server: LanguageServer, state: ServerState) -> None:
         await progress.begin("starting")
         send_status(server, state, "validating", f"validating {name}")
         try:
-            done = await in_worker(server, service.run, uri, text, kernels, lambda: progress.cancelled,
-                                   lambda message: progress.report(message))
+            done = await in_worker(server, run, uri, text, kernels, progress)
         except InputError as error:
             progress.end(f"failed: {error}")
             send_status(server, state, "error", str(error))

@@ -2,8 +2,7 @@
 model rewriting and the optimize pipeline (`optimize`).
 
 The names below load on first use (PEP 562), so importing a light submodule such as
-`regrapht.search.messages` (the language server does at start-up) does not import the engine,
-the reasoning graph and networkx.
+`regrapht.search.options` does not import the engine, the reasoning graph and networkx.
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ from regrapht.errors import InputError
 from regrapht.graph import ReasoningGraph
 from regrapht.search.run import SearchRun
 from regrapht.search.source import find_kernel
-from regrapht.validate.types import Candidate, LaunchConfig
+from regrapht.spec.launch import LaunchConfig
+from regrapht.validate.types import Candidate
 
 HELD_OUT = "test"
 

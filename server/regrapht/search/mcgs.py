@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass, field
 
 from regrapht.graph import START, ReasoningGraph
+from regrapht.search.options import MCGS_STALE_ROUNDS, round_cap
 from regrapht.search.run import FAILED, SearchRun, StepResult
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate
@@ -160,8 +161,8 @@ class MCGS(GraphWalker):
 
     def run(self) -> None:
         stale = 0
-        limit = 10 * self.session.budget + 20
-        while not self.session.exhausted() and self.iterations < limit and stale < 60:
+        limit = round_cap(self.session.budget)
+        while not self.session.exhausted() and self.iterations < limit and stale < MCGS_STALE_ROUNDS:
             before = self.session.evaluated
             self.iteration()
             if self.session.evaluated == before:

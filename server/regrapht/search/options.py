@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-STRATEGIES = ("mcgs", "random", "greedy", "cot", "rules")
+from regrapht.limits import SEARCH_STRATEGIES as STRATEGIES
+
+__all__ = ["MCGS_STALE_ROUNDS", "STALE_ROUNDS", "STRATEGIES", "SearchOptions", "round_cap"]
+
+# Loop caps shared by the strategies (a round is one MCGS iteration, one walk, one CoT answer):
+# a search stops after this many rounds in a row that judge nothing new, or after `round_cap`
+# rounds in all, even with budget left (every candidate may already be cached).
+STALE_ROUNDS = 25
+MCGS_STALE_ROUNDS = 60  # MCGS closes a dead branch per stale round: it needs more of them
+
+
+def round_cap(budget: int) -> int:
+    return 10 * budget + 20
 
 
 @dataclass(frozen=True)

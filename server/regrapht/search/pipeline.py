@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from regrapht.errors import InputError
 from regrapht.graph import ReasoningGraph
+from regrapht.limits import DEFAULT_SEARCH_BUDGET
 from regrapht.model.backend import ModelBackend
 from regrapht.search.options import STRATEGIES, SearchOptions
 from regrapht.search.run import Counters, ModelUse, Progress, SearchRun, StepRecord
@@ -111,7 +112,7 @@ def optimize(
     model: ModelBackend | None,
     graph: ReasoningGraph | None,
     strategy: str = "mcgs",
-    budget: int = 24,
+    budget: int = DEFAULT_SEARCH_BUDGET,
     seed: int = 0,
     cancel: Callable[[], bool] | None = None,
     progress: Callable[[Progress], None] | None = None,

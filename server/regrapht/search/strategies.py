@@ -15,10 +15,9 @@ from collections.abc import Callable
 from regrapht.graph import START, ReasoningGraph
 from regrapht.search.appliers import ApplierInput, DeviceLimits
 from regrapht.search.mcgs import MCGS, GraphWalker
+from regrapht.search.options import STALE_ROUNDS, round_cap
 from regrapht.search.run import FAILED, SearchRun, StepRecord
 from regrapht.validate.types import Candidate
-
-_STALE_LIMIT = 25
 
 
 def run_mcgs(session: SearchRun, graph: ReasoningGraph | None) -> None:
@@ -30,8 +29,8 @@ Pick = Callable[[GraphWalker, str, Candidate, tuple[str, ...], list[str]], str]
 
 
 def _walks(session: SearchRun, graph: ReasoningGraph | None, pick: Pick, *, record_edges: bool) -> None:
-    """Walks from START, each stopping at a failed step, until the budget is spent, 25 walks in a
-    row evaluate nothing new, or 10 * budget + 20 walks have run. With `record_edges` each step's
+    """Walks from START, each stopping at a failed step, until the budget is spent, STALE_ROUNDS walks
+    in a row evaluate nothing new, or round_cap(budget) walks have run. With `record_edges` each step's
     reward is recorded on its edge (what `greedy` then reads through `edge_q`)."""
     walker = GraphWalker(session, graph)
 
@@ -52,7 +51,7 @@ def _walks(session: SearchRun, graph: ReasoningGraph | None, pick: Pick, *, reco
 
     stale = 0
     rounds = 0
-    while not session.exhausted() and stale < _STALE_LIMIT and rounds < 10 * session.budget + 20:
+    while not session.exhausted() and stale < STALE_ROUNDS and rounds < round_cap(session.budget):
         before = session.evaluated
         walk()
         rounds += 1
@@ -82,7 +81,7 @@ def run_cot(session: SearchRun, graph: ReasoningGraph | None) -> None:
         return
     state = session.original
     stale = 0
-    while not session.exhausted() and stale < _STALE_LIMIT:
+    while not session.exhausted() and stale < STALE_ROUNDS:
         before = session.evaluated
         result = session.cot_rewrite(state)
         stale = stale + 1 if session.evaluated == before else 0

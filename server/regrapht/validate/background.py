@@ -24,6 +24,7 @@ from regrapht.spec.model import Spec
 from regrapht.validate.bench import bench, slow_kernel_message
 from regrapht.validate.compiler import DIAGNOSTIC_ROW, Compiler, Diagnostic
 from regrapht.validate.evaluator import CudaEvaluator
+from regrapht.validate.gpu_lock import GpuLock
 from regrapht.validate.worker import GpuWorker
 
 CACHE_FORMAT = 1
@@ -99,8 +100,10 @@ def validate_file(
     kernels: tuple[str, ...] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     on_step: Callable[[str], None] = lambda message: None,
+    gpu_lock: GpuLock | None = None,
 ) -> FileValidation:
-    """Compile `text` (the file at `path`), then bench each spec kernel (or `kernels`)."""
+    """Compile `text` (the file at `path`), then bench each spec kernel (or `kernels`); timing
+    holds `gpu_lock` (default: the lock file in `cache_dir`)."""
     gpu = None
     if worker is not None:
         device = worker.info().get("device")
@@ -125,7 +128,8 @@ def validate_file(
         on_step(f"checking {kernel.name} (resources, occupancy)")
         try:
             evaluator = CudaEvaluator(text, kernel.name, spec, arch=arch, worker=worker, cache_dir=cache_dir,
-                                      compiler=compiler, file=str(path), include_dirs=(str(path.parent),))
+                                      compiler=compiler, file=str(path), include_dirs=(str(path.parent),),
+                                      gpu_lock=gpu_lock)
             if should_stop():
                 break
             if worker is not None:

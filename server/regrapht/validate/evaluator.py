@@ -9,9 +9,9 @@ is already 3x slower than the original) -> an `Evaluation`. Without a device, co
 candidates are "unverified" with reason "no CUDA device present" and never get a timing.
 All GPU work holds the GPU lock; drawing the random inputs (host work) is done before it is taken.
 
-One evaluator is one worker session: its seeds are drawn from a random base seed (recorded in
-each evaluation's details) when it is made, so the inputs are fresh random inputs that the
-candidates of this evaluator share; the worker keeps them, and the original's outputs, on the
+One evaluator is one worker workspace (worker_protocol.WorkspacePlan): its seeds are drawn from a
+random base seed (`session_seed`, recorded in each evaluation's details) when it is made, so the
+inputs are fresh random inputs that the candidates of this evaluator share; the worker keeps them, and the original's outputs, on the
 device and compares there (checker.py) - that is what makes a check cost milliseconds.
 """
 
@@ -40,8 +40,22 @@ from regrapht.validate.gpu_lock import GpuLock, GpuLockTimeout
 from regrapht.validate.mangle import find_entry
 from regrapht.validate.occupancy import Occupancy, occupancy
 from regrapht.validate.signature import contract_violation
-from regrapht.validate.types import Candidate, Evaluation, Timing
+from regrapht.validate.types import Candidate, Evaluation, Outcome, Timing
 from regrapht.validate.worker import GpuWorker, WorkerFailure
+from regrapht.validate.worker_protocol import (
+    Check,
+    CheckVerdict,
+    DeviceInfo,
+    Failed,
+    HelloReply,
+    InputPlan,
+    ModuleRef,
+    Prepare,
+    Time,
+    Timed,
+    Trial,
+    WorkspacePlan,
+)
 
 NO_DEVICE = "no CUDA device present"
 
@@ -52,7 +66,7 @@ class OriginalCompileError(InputError):
 
 @dataclass(frozen=True)
 class CheckSettings:
-    seeds: tuple[int, ...] = (1, 2, 3, 4)  # offsets from the session's base seed, at the spec size
+    seeds: tuple[int, ...] = (1, 2, 3, 4)  # offsets from the inputs' base seed, at the spec size
     odd_size: bool = True  # also check a size that is not a multiple of the block size
     odd_size_cap: int = 1 << 20
     repeat_first_seed: bool = True  # re-run seed 1 last: caching across calls / launch order
@@ -79,11 +93,13 @@ def occupancy_for(arch: str, resources: KernelResources, resolved: ResolvedKerne
                      shared_static=resources.shared_static_bytes, shared_dynamic=resolved.shared_bytes)
 
 
-def device_arch(info: Mapping[str, Any]) -> str | None:
-    device = info.get("device")
-    if not isinstance(device, dict):
-        return None
-    return f"sm_{device['cc'][0]}{device['cc'][1]}"
+@dataclass(frozen=True)
+class Verdict:
+    """Why a compiled candidate gets no timing: the outcome and its reason."""
+
+    outcome: Outcome
+    reason: str
+    worker_failed: bool = False  # the worker died, hung or the lock timed out: not the kernel's doing
 
 
 def timing_from(times_ms: Sequence[float]) -> Timing:
@@ -132,14 +148,15 @@ class CudaEvaluator:
         self.clock = clock
         self.gpu_lock = gpu_lock or GpuLock.in_dir(cache_dir)
         self.worker = worker
-        info = worker.info() if worker is not None else {"device": None, "reason": NO_DEVICE}
-        device = info.get("device")
-        self.device: dict[str, Any] | None = device if isinstance(device, dict) else None
-        self.no_device_reason = NO_DEVICE if self.device is None else ""
-        if self.device is None and worker is not None and info.get("reason"):
-            self.no_device_reason = f"{NO_DEVICE} ({info['reason']})"
-        self.gpu_name: str | None = self.device["name"] if self.device else None
-        self.arch: str = arch or device_arch(info) or DEFAULT_ARCH
+        hello = HelloReply.from_wire(worker.info()) if worker is not None else HelloReply(None, NO_DEVICE)
+        self.device_info: DeviceInfo | None = hello.device
+        # the same as a map: what search.appliers.DeviceLimits.of reads
+        self.device: dict[str, Any] | None = hello.device.to_wire() if hello.device else None
+        self.no_device_reason = NO_DEVICE if hello.device is None else ""
+        if hello.device is None and worker is not None and hello.reason:
+            self.no_device_reason = f"{NO_DEVICE} ({hello.reason})"
+        self.gpu_name: str | None = hello.device.name if hello.device else None
+        self.arch: str = arch or (hello.device.arch if hello.device else DEFAULT_ARCH)
         self.params = tuple(a.ctype for a in self.kernel.args)
         self.resolved = resolve(self.kernel)
         overrides = odd_size_variant(self.kernel, self.resolved, cap=self.settings.odd_size_cap) \
@@ -162,7 +179,7 @@ class CudaEvaluator:
         self._baseline_done = False
         seed = self.settings.session_seed
         self.session_seed: int = secrets.randbits(31) if seed is None else int(seed)
-        self._session: dict[str, Any] | None = None
+        self._workspace: WorkspacePlan | None = None
         self._inputs_prepared = False
 
     # -- what needs no device -----------------------------------------------------------------
@@ -188,8 +205,8 @@ class CudaEvaluator:
             if self.has_device:
                 result = self._time(self.original, self.original_entry, self.resolved)
                 self._baseline = result if isinstance(result, Timing) else None
-                if isinstance(result, tuple):
-                    raise InputError(f"the original kernel failed on the GPU: {result[1]}", file=self.file)
+                if isinstance(result, Verdict) and not result.worker_failed:
+                    raise InputError(f"the original kernel failed on the GPU: {result.reason}", file=self.file)
         return self._baseline
 
     def evaluate(self, candidate: Candidate) -> Evaluation:
@@ -254,126 +271,118 @@ class CudaEvaluator:
         verdict = self._check(compiled, entry, candidate.launch)
         details["check_s"] = round(self.clock() - started, 3)
         if verdict is not None:
-            return Evaluation(verdict[0], verdict[1], details=details)  # type: ignore[arg-type]
+            return Evaluation(verdict.outcome, verdict.reason, details=details)
         baseline = self.baseline()
         started = self.clock()
         timed = self._time(compiled, entry, resolved)
         details["time_s"] = round(self.clock() - started, 3)
-        if isinstance(timed, WorkerFailure):
-            return Evaluation(timed.kind, timed.reason, details=details)
-        if isinstance(timed, tuple):
-            return Evaluation(timed[0], timed[1], details=details)  # type: ignore[arg-type]
+        if isinstance(timed, Verdict):
+            return Evaluation(timed.outcome, timed.reason, details=details)
         speedup = baseline.median_ms / timed.median_ms if baseline and timed.median_ms > 0 else None
-        outcome = "faster" if speedup is not None and speedup > 1 + self.settings.faster_margin else "slower"
+        outcome: Outcome = "faster" if speedup is not None and speedup > 1 + self.settings.faster_margin else "slower"
         details["baseline_ms"] = baseline.median_ms if baseline else None
-        return Evaluation(outcome, "", timing=timed, speedup=speedup, details=details)  # type: ignore[arg-type]
+        return Evaluation(outcome, "", timing=timed, speedup=speedup, details=details)
 
-    def _input_sets(self) -> list[tuple[dict[str, Any], dict[str, int] | None]]:
-        """(input set, size overrides) of the session, spec size first."""
-        sets: list[tuple[dict[str, Any], dict[str, int] | None]] = []
+    def _input_sets(self) -> list[tuple[InputPlan, dict[str, int] | None]]:
+        """(input set, size overrides) of the workspace, spec size first."""
+        sets: list[tuple[InputPlan, dict[str, int] | None]] = []
         base = self.session_seed
         spec_size = self.resolved.to_wire()
         for offset in self.settings.seeds:
-            sets.append(({"key": f"seed {base + offset}", "kernel": spec_size, "seed": base + offset}, None))
+            sets.append((InputPlan(f"seed {base + offset}", spec_size, base + offset), None))
         if self.odd_overrides is not None:
             seed = base + max(self.settings.seeds, default=0) + 100
             odd = resolve(self.kernel, overrides=self.odd_overrides).to_wire()
-            sets.append(({"key": f"seed {seed}, {self.odd_overrides}", "kernel": odd, "seed": seed},
-                         self.odd_overrides))
+            sets.append((InputPlan(f"seed {seed}, {self.odd_overrides}", odd, seed), self.odd_overrides))
         return sets
 
-    def input_plan(self) -> list[dict[str, Any]]:
-        """The session's input sets: {"key", "kernel" (the original at that size), "seed"}."""
-        return [spec for spec, _overrides in self._input_sets()]
+    def input_plan(self) -> list[InputPlan]:
+        """The workspace's input sets: key, the original at that size, seed."""
+        return [plan for plan, _overrides in self._input_sets()]
 
-    def trial_plan(self, launch: LaunchConfig | None) -> list[dict[str, Any]]:
+    def trial_plan(self, launch: LaunchConfig | None) -> list[Trial]:
         """The trials of one check, in order: input set, candidate wire kernel, label, runs.
 
         Consecutive launches see different inputs (seeds, then the odd size), and the first
         seed comes back last with two runs: a candidate that caches results across calls or
         depends on launch order fails there.
         """
-        plans: list[dict[str, Any]] = []
-        for spec, overrides in self._input_sets():
+        plans: list[Trial] = []
+        for plan, overrides in self._input_sets():
             candidate = resolve(self.kernel, overrides=overrides, launch=launch)
-            plans.append({"input": spec["key"], "candidate": candidate.to_wire(), "label": spec["key"],
-                          "candidate_runs": 1})
+            plans.append(Trial(plan.key, candidate.to_wire(), plan.key))
         if self.settings.repeat_first_seed and len(plans) > 1:
-            again = dict(plans[0])
-            again["label"] = f"{plans[0]['label']} again, after the other trials"
-            again["candidate_runs"] = 2
-            plans.append(again)
+            first = plans[0]
+            plans.append(Trial(first.input, first.candidate, f"{first.label} again, after the other trials", 2))
         return plans
 
-    def session(self) -> dict[str, Any]:
-        """The worker session (made once): the original, the comparison kernels, the input sets."""
-        if self._session is None:
+    def workspace(self) -> WorkspacePlan:
+        """The worker workspace (made once): the original, the comparison kernels, the input sets."""
+        if self._workspace is None:
             checker = self.compiler.compile(CHECK_KERNELS, arch=self.arch, file="regrapht_check.cu")
             if not checker.ok or checker.cubin is None:
                 raise InputError(f"the comparison kernels do not compile for {self.arch}: {checker.first_error()}")
             assert self.original.cubin is not None
             inputs = self.input_plan()
             identity = msgpack.packb([hashlib.sha256(self.original.cubin).hexdigest(), self.original_entry,
-                                      hashlib.sha256(checker.cubin).hexdigest(), inputs])
-            self._session = {"id": hashlib.sha256(identity).hexdigest(),
-                             "original": {"cubin": self.original.cubin, "entry": self.original_entry},
-                             "checker": {"cubin": checker.cubin}, "inputs": inputs}
-        return self._session
+                                      hashlib.sha256(checker.cubin).hexdigest(), [i.to_wire() for i in inputs]])
+            self._workspace = WorkspacePlan(hashlib.sha256(identity).hexdigest(),
+                                            ModuleRef(self.original.cubin, self.original_entry), checker.cubin,
+                                            tuple(inputs))
+        return self._workspace
 
     def _prepare_inputs(self) -> None:
-        """Have the worker draw the session's inputs on the host before the GPU lock is taken:
+        """Have the worker draw the workspace's inputs on the host before the GPU lock is taken:
         other processes keep the GPU meanwhile. Once per evaluator; a failure here is left for
         the locked request that follows to report (it generates whatever is missing itself)."""
         assert self.worker is not None
         if not self._inputs_prepared:
             self._inputs_prepared = True
-            self.worker.call({"op": "prepare", "session": self.session()}, timeout_s=self.settings.check_timeout_s)
+            self.worker.request(Prepare(self.workspace()), timeout_s=self.settings.check_timeout_s)
 
-    def _check(self, compiled: CompileResult, entry: str, launch: LaunchConfig) -> tuple[str, str] | None:
-        assert self.worker is not None
+    def _check(self, compiled: CompileResult, entry: str, launch: LaunchConfig) -> Verdict | None:
+        """None when the candidate matched the original on every trial, else the verdict."""
+        assert self.worker is not None and compiled.cubin is not None
         self._prepare_inputs()
         try:
             trials = self.trial_plan(launch)
         except InputError as error:
-            return "rejected", f"launch configuration at the check sizes: {error}"
-        request = {"op": "check", "session": self.session(), "candidate": {"cubin": compiled.cubin, "entry": entry},
-                   "trials": trials}
+            return Verdict("rejected", f"launch configuration at the check sizes: {error}")
+        request = Check(self.workspace(), ModuleRef(compiled.cubin, entry), tuple(trials))
         try:
             with self.gpu_lock.hold(self.settings.lock_timeout_s):
-                reply = self.worker.call(request, timeout_s=self.settings.check_timeout_s)
+                reply = self.worker.request(request, timeout_s=self.settings.check_timeout_s)
         except GpuLockTimeout as error:
-            return "timeout", str(error)
+            return Verdict("timeout", str(error))
         if isinstance(reply, WorkerFailure):
-            return reply.kind, reply.reason
-        status = reply.get("status")
-        if status == "ok":
-            return None
-        if status == "wrong":
-            return "wrong", str(reply.get("reason"))
-        if status == "original_failed":
-            raise InputError(f"the original kernel failed on the GPU: {reply.get('reason')}", file=self.file)
-        return "crashed", str(reply.get("reason", f"unexpected worker reply {status!r}"))
+            return Verdict(reply.kind, reply.reason)
+        if isinstance(reply, CheckVerdict):
+            if reply.status == "ok":
+                return None
+            if reply.status == "wrong":
+                return Verdict("wrong", reply.reason)
+            raise InputError(f"the original kernel failed on the GPU: {reply.reason}", file=self.file)
+        return Verdict("crashed", reply.reason if isinstance(reply, Failed) else f"unexpected worker reply {reply!r}")
 
-    def _time(self, compiled: CompileResult, entry: str,
-              resolved: ResolvedKernel) -> Timing | WorkerFailure | tuple[str, str]:
-        """The timing, a failure of the worker, or the worker's verdict (kind, reason): "wrong"
-        when the timed runs wrote into the session's cached buffers, else "crashed"."""
-        assert self.worker is not None
+    def _time(self, compiled: CompileResult, entry: str, resolved: ResolvedKernel) -> Timing | Verdict:
+        """The timing, or the verdict: "timeout"/"crashed" when the worker failed, "wrong" when
+        the timed runs wrote into the workspace's cached buffers, else "crashed"."""
+        assert self.worker is not None and compiled.cubin is not None
         self._prepare_inputs()
-        session = self.session()
-        request = {"op": "time", "session": session, "input": session["inputs"][0]["key"],
-                   "module": {"cubin": compiled.cubin, "entry": entry}, "kernel": resolved.to_wire(),
-                   "warmup": self.settings.warmup, "min_runs": self.settings.min_runs,
-                   "max_runs": self.settings.max_runs, "target_ms": self.settings.target_timing_ms,
-                   "slow_ms": None if self._baseline is None else self._baseline.median_ms * self.settings.slow_cutoff}
+        workspace = self.workspace()
+        slow_ms = None if self._baseline is None else self._baseline.median_ms * self.settings.slow_cutoff
+        request = Time(workspace, workspace.inputs[0].key, ModuleRef(compiled.cubin, entry), resolved.to_wire(),
+                       self.settings.warmup, self.settings.min_runs, self.settings.max_runs,
+                       self.settings.target_timing_ms, slow_ms)
         try:
             with self.gpu_lock.hold(self.settings.lock_timeout_s):
-                reply = self.worker.call(request, timeout_s=self.settings.time_timeout_s)
+                reply = self.worker.request(request, timeout_s=self.settings.time_timeout_s)
         except GpuLockTimeout as error:
-            return WorkerFailure("timeout", str(error))
+            return Verdict("timeout", str(error), worker_failed=True)
         if isinstance(reply, WorkerFailure):
-            return reply
-        if reply.get("status") != "ok":
-            return ("wrong" if reply.get("status") == "wrong" else "crashed"), str(reply.get("reason", "timing failed"))
-        return timing_from(reply["times_ms"])
-
+            return Verdict(reply.kind, reply.reason, worker_failed=True)
+        if isinstance(reply, Timed):
+            if reply.status == "ok":
+                return timing_from(reply.times_ms)
+            return Verdict("wrong", reply.reason or "timing failed")
+        return Verdict("crashed", reply.reason if isinstance(reply, Failed) else "timing failed")

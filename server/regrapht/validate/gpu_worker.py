@@ -1,22 +1,24 @@
 """The GPU worker process (`python -m regrapht.validate.gpu_worker`): pycuda lives only here.
 
-Owns everything that touches the device. Work is organised in sessions (one original kernel +
-spec + a random base seed, chosen by the evaluator): a session keeps, on the device, each
+Owns everything that touches the device. Work is organised in workspaces (one original kernel
++ spec + a random base seed, chosen by the evaluator): a workspace keeps, on the device, each
 seed's inputs (pristine copies, generated once on the host), the original's outputs for each
-seed (the original runs once per seed per session), guarded working buffers (0xA5 canaries
+seed (the original runs once per seed per workspace), guarded working buffers (0xA5 canaries
 before and after each buffer; init-less outputs poisoned with 0xFF) and the comparison kernels
 (checker.py, compiled by the parent). Checking a candidate restores the working buffers with
 device-to-device copies, runs it, and compares on the GPU: guards intact, inputs unchanged,
 outputs equal within tolerance; only counts and first indices come back, plus the two
 elements of the first mismatch for the reason. A candidate can write past its guards into
 other allocations, so after every check and timing the worker audits the cached pristine
-inputs and reference outputs of every session against fingerprints taken when they were made:
+inputs and reference outputs of every workspace against fingerprints taken when they were made:
 a changed set is dropped (made again when next needed) and the candidate judged wrong; on the
 H200 one such write had made every later candidate of a search fail on one seed. Timing uses
 CUDA events (warm-up, L2 flushed by writing a 2x-L2 buffer before every run, at least min_runs
 and about target_ms of wall time).
-Sessions are evicted least-recently-used past a device-memory budget. Requests and replies are
-msgpack frames on stdin/stdout (worker.py is the parent side). A CUDA error that poisons the
+Workspaces are evicted least-recently-used past a device-memory budget. Requests and replies are
+the dataclasses of worker_protocol.py, as msgpack frames on stdin/stdout (worker.py is the
+parent side). Imports stay light (numpy, msgpack, pycuda, the package's pure modules): this runs
+on the GPU host under its own Python. A CUDA error that poisons the
 context is answered with status "fatal" and the process exits; the parent starts a fresh one.
 """
 
@@ -45,9 +47,32 @@ from regrapht.validate.compare import (
     guard_reason,
     input_reason,
 )
+from regrapht.validate.worker_protocol import (
+    Check,
+    CheckVerdict,
+    DeviceInfo,
+    Exit,
+    Failed,
+    Hello,
+    HelloReply,
+    InputPlan,
+    ModuleRef,
+    Peaks,
+    PeaksReply,
+    Prepare,
+    Prepared,
+    Reply,
+    Request,
+    Time,
+    Timed,
+    UnknownRequest,
+    WorkspacePlan,
+    reply_to_wire,
+    request_from_wire,
+)
 
 GUARD_BYTES = 16 * 1024
-SESSION_MEMORY_SHARE = 0.5  # of the device memory free at start-up, for all sessions together
+WORKSPACE_MEMORY_SHARE = 0.5  # of the device memory free at start-up, for all workspaces together
 TIMING_BATCH = 10  # timed runs queued between host synchronisations
 _HEADER = struct.Struct(">I")
 
@@ -82,24 +107,25 @@ class Device:
         self.flush_size = max(2 * self.l2_bytes, 1 << 20)
         self.flush_buffer = cuda.mem_alloc(self.flush_size)
         free, _total = cuda.mem_get_info()
-        self.session_budget = int(free * SESSION_MEMORY_SHARE)
-        self.sessions: OrderedDict[str, KernelWorkspace] = OrderedDict()
+        self.workspace_budget = int(free * WORKSPACE_MEMORY_SHARE)
+        self.workspaces: OrderedDict[str, KernelWorkspace] = OrderedDict()
         self.checkers: dict[str, Checker] = {}
         self.host_inputs: dict[tuple[str, str], dict[str, np.ndarray]] = {}
 
-    def info(self) -> dict[str, Any]:
-        return {"name": self.name, "cc": self.cc, "l2_bytes": self.l2_bytes, "sms": self.sms,
-                "total_bytes": self.total_bytes, "driver": self.cuda.get_driver_version(), **self.limits}
+    def info(self) -> DeviceInfo:
+        return DeviceInfo(self.name, (int(self.cc[0]), int(self.cc[1])), self.l2_bytes, self.sms, self.total_bytes,
+                          int(self.cuda.get_driver_version()), self.limits["max_threads_per_sm"],
+                          self.limits["max_threads_per_block"], self.limits["max_shared_per_block"])
 
     def close(self) -> None:
-        for session in self.sessions.values():
-            session.free()
-        self.sessions.clear()
+        for workspace in self.workspaces.values():
+            workspace.free()
+        self.workspaces.clear()
         self.context.pop()
 
-    def load(self, module: dict[str, Any]) -> Any:
-        mod = self.cuda.module_from_buffer(module["cubin"])
-        return mod, mod.get_function(module["entry"])
+    def load(self, module: ModuleRef) -> Any:
+        mod = self.cuda.module_from_buffer(module.cubin)
+        return mod, mod.get_function(module.entry)
 
     def flush_l2(self, value: int) -> None:
         self.cuda.memset_d8(self.flush_buffer, value & 0xFF, self.flush_size)
@@ -114,27 +140,26 @@ class Device:
             self.checkers[key] = Checker(module, {name: module.get_function(name) for name in CHECK_ENTRIES})
         return self.checkers[key]
 
-    def session(self, wire: dict[str, Any]) -> tuple[KernelWorkspace, bool]:
-        """The session `wire` describes, made (without inputs yet) if this worker has not seen it."""
-        found = self.sessions.get(wire["id"])
+    def workspace(self, plan: WorkspacePlan) -> tuple[KernelWorkspace, bool]:
+        """The workspace `plan` describes, made (without inputs yet) if this worker has not seen it."""
+        found = self.workspaces.get(plan.id)
         if found is not None:
-            self.sessions.move_to_end(wire["id"])
+            self.workspaces.move_to_end(plan.id)
             return found, False
-        mod, fn = self.load(wire["original"])
-        session = KernelWorkspace(wire["id"], mod, fn, self.checker(wire["checker"]["cubin"]),
-                          {s["key"]: s for s in wire["inputs"]})
-        self.sessions[wire["id"]] = session
-        return session, True
+        mod, fn = self.load(plan.original)
+        workspace = KernelWorkspace(plan.id, mod, fn, self.checker(plan.checker_cubin), {i.key: i for i in plan.inputs})
+        self.workspaces[plan.id] = workspace
+        return workspace, True
 
     def make_room(self, keep: KernelWorkspace, nbytes: int) -> None:
-        """Evict least recently used sessions (never `keep`) until `nbytes` more fit the budget."""
+        """Evict least recently used workspaces (never `keep`) until `nbytes` more fit the budget."""
         def used() -> int:
-            return sum(s.nbytes for s in self.sessions.values())
-        for key in list(self.sessions):
-            if used() + nbytes <= self.session_budget:
+            return sum(w.nbytes for w in self.workspaces.values())
+        for key in list(self.workspaces):
+            if used() + nbytes <= self.workspace_budget:
                 return
             if key != keep.id:
-                self.sessions.pop(key).free()
+                self.workspaces.pop(key).free()
 
 
 @dataclass
@@ -241,7 +266,7 @@ class KernelWorkspace:
     original_module: Any
     original: Any
     checker: Checker
-    specs: dict[str, dict[str, Any]]  # input key -> {"key", "kernel", "seed"}
+    plans: dict[str, InputPlan]  # input key -> the input set's plan
     inputs: dict[str, InputSet] = field(default_factory=dict)
     working: dict[tuple[tuple[str, str, int], ...], Working] = field(default_factory=dict)
 
@@ -269,29 +294,29 @@ def make_inputs(kernel: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
     return host
 
 
-def input_set(dev: Device, session: KernelWorkspace, key: str) -> tuple[InputSet, Working]:
+def input_set(dev: Device, workspace: KernelWorkspace, key: str) -> tuple[InputSet, Working]:
     """The pristine inputs of `key` (generated and uploaded once) and working buffers of its layout."""
-    spec = session.specs[key]
-    kernel = spec["kernel"]
+    plan = workspace.plans[key]
+    kernel = plan.kernel
     layout = layout_of(kernel)
-    if layout not in session.working:
-        dev.make_room(session, sum(nbytes_of(b) + 2 * GUARD_BYTES for b in kernel["buffers"]))
-        session.working[layout] = Working(dev, kernel)
-    if key not in session.inputs:
-        host = dev.host_inputs.pop((session.id, key), None)
+    if layout not in workspace.working:
+        dev.make_room(workspace, sum(nbytes_of(b) + 2 * GUARD_BYTES for b in kernel["buffers"]))
+        workspace.working[layout] = Working(dev, kernel)
+    if key not in workspace.inputs:
+        host = dev.host_inputs.pop((workspace.id, key), None)
         if host is None:
-            host = make_inputs(kernel, int(spec["seed"]))
+            host = make_inputs(kernel, plan.seed)
         outputs = sum(nbytes_of(b) for b in kernel["buffers"] if b["role"] in ("out", "inout"))
-        dev.make_room(session, sum(a.nbytes for a in host.values()) + outputs)
+        dev.make_room(workspace, sum(a.nbytes for a in host.values()) + outputs)
         pristine = {}
         for name, array in host.items():
             pristine[name] = dev.alloc(array.nbytes)
             if array.nbytes:
                 dev.cuda.memcpy_htod(pristine[name], array)
-        made = InputSet(kernel, int(spec["seed"]), pristine, nbytes=sum(a.nbytes for a in host.values()))
-        made.fingerprints = fingerprints_of(dev, session.checker, made.cached())
-        session.inputs[key] = made
-    return session.inputs[key], session.working[layout]
+        made = InputSet(kernel, plan.seed, pristine, nbytes=sum(a.nbytes for a in host.values()))
+        made.fingerprints = fingerprints_of(dev, workspace.checker, made.cached())
+        workspace.inputs[key] = made
+    return workspace.inputs[key], workspace.working[layout]
 
 
 def fingerprints_of(dev: Device, checker: Checker, buffers: list[tuple[str, int, int]]) -> dict[str, int]:
@@ -313,18 +338,18 @@ def fingerprints_of(dev: Device, checker: Checker, buffers: list[tuple[str, int,
 
 
 def audit(dev: Device) -> str | None:
-    """Re-fingerprint every session's cached inputs and references; drop the input sets whose
+    """Re-fingerprint every workspace's cached inputs and references; drop the input sets whose
     buffers changed (they are made again when next needed). The first change's description, or
     None when all are intact. Run after candidate code ran. (An original that writes out of
     bounds would be blamed on the candidate checked with it; its baseline timing reports it too.)"""
     damage: list[str] = []
-    for session in dev.sessions.values():
-        for key, inputs in list(session.inputs.items()):
-            now = fingerprints_of(dev, session.checker, inputs.cached())
+    for workspace in dev.workspaces.values():
+        for key, inputs in list(workspace.inputs.items()):
+            now = fingerprints_of(dev, workspace.checker, inputs.cached())
             changed = [label for label, value in now.items() if inputs.fingerprints.get(label) != value]
             if changed:
                 damage.append(f"the cached {changed[0]} of {key}")
-                session.inputs.pop(key).free()
+                workspace.inputs.pop(key).free()
     if not damage:
         return None
     return f"wrote outside its buffers, past the guard regions: {damage[0]} changed"
@@ -345,13 +370,13 @@ def run_and_sync(dev: Device, function: Any, kernel: dict[str, Any], working: Wo
         raise Fatal(f"{who}: {error}") from error
 
 
-def reference_for(dev: Device, session: KernelWorkspace, inputs: InputSet, working: Working) -> str | None:
+def reference_for(dev: Device, workspace: KernelWorkspace, inputs: InputSet, working: Working) -> str | None:
     """Run the original on `inputs` once and keep its outputs on the device; a reason if it fails."""
     if inputs.reference or not any(b["role"] in ("out", "inout") for b in inputs.kernel["buffers"]):
         return None
     working.restore(inputs)
     try:
-        run_and_sync(dev, session.original, inputs.kernel, working, "original")
+        run_and_sync(dev, workspace.original, inputs.kernel, working, "original")
     except Fatal as error:
         return str(error)
     for buf in inputs.kernel["buffers"]:
@@ -363,7 +388,7 @@ def reference_for(dev: Device, session: KernelWorkspace, inputs: InputSet, worki
                 dev.cuda.memcpy_dtod(inputs.reference[buf["name"]], working.ptrs[buf["name"]], size)
     # the pristine inputs keep their fingerprints from the upload: damage done to them before
     # this reference was made is still found by the audit
-    inputs.fingerprints |= fingerprints_of(dev, session.checker, inputs.cached(pristine=False))
+    inputs.fingerprints |= fingerprints_of(dev, workspace.checker, inputs.cached(pristine=False))
     return None
 
 
@@ -383,11 +408,11 @@ def _exact_kernel(dtype: np.dtype) -> str:
     return {1: "rg_ne_u8", 2: "rg_ne_u16", 4: "rg_ne_u32", 8: "rg_ne_u64"}[dtype.itemsize]
 
 
-def verify(dev: Device, session: KernelWorkspace, inputs: InputSet, working: Working) -> str | None:
+def verify(dev: Device, workspace: KernelWorkspace, inputs: InputSet, working: Working) -> str | None:
     """Compare the working buffers after a candidate run with the pristine inputs and the
     original's outputs, on the device; None if all is well, else the first problem's reason
     (guards first, then inputs, then outputs, as the buffers are listed)."""
-    cuda, fns = dev.cuda, session.checker.functions
+    cuda, fns = dev.cuda, workspace.checker.functions
     kernel = inputs.kernel
     cuda.memset_d8(working.results, 0, 8 * working.results_words)
     base = int(working.results)
@@ -451,61 +476,61 @@ def verify(dev: Device, session: KernelWorkspace, inputs: InputSet, working: Wor
     return None
 
 
-def prepare(dev: Device, request: dict[str, Any]) -> dict[str, Any]:
-    """Generate on the host the inputs a session has not uploaded yet; touches no device.
+def prepare(dev: Device, request: Prepare) -> Prepared:
+    """Generate on the host the inputs a workspace has not uploaded yet; touches no device.
 
     The evaluator sends this before taking the GPU lock, so drawing large random inputs (CPU
     work, seconds for big specs) does not keep other processes from the GPU.
     """
-    wire = request["session"]
-    known = dev.sessions.get(wire["id"])
-    for stale in [k for k in dev.host_inputs if k[0] != wire["id"]]:  # bound host memory: one session
+    plan = request.workspace
+    known = dev.workspaces.get(plan.id)
+    for stale in [k for k in dev.host_inputs if k[0] != plan.id]:  # bound host memory: one workspace
         del dev.host_inputs[stale]
     generated = 0
-    for spec in wire["inputs"]:
-        key = (wire["id"], spec["key"])
-        if (known is not None and spec["key"] in known.inputs) or key in dev.host_inputs:
+    for spec in plan.inputs:
+        key = (plan.id, spec.key)
+        if (known is not None and spec.key in known.inputs) or key in dev.host_inputs:
             continue
-        dev.host_inputs[key] = make_inputs(spec["kernel"], int(spec["seed"]))
+        dev.host_inputs[key] = make_inputs(spec.kernel, spec.seed)
         generated += 1
-    return {"status": "ok", "generated": generated}
+    return Prepared(generated)
 
 
-def check(dev: Device, request: dict[str, Any]) -> dict[str, Any]:
-    session, created = dev.session(request["session"])
+def check(dev: Device, request: Check) -> CheckVerdict:
+    workspace, created = dev.workspace(request.workspace)
     # the module stays loaded (referenced here) for the whole check: __device__ state persists
     # across the trials, which is what catches candidates that cache results between calls
-    candidate_mod, candidate_fn = dev.load(request["candidate"])
+    candidate_mod, candidate_fn = dev.load(request.candidate)
     references = 0
-    for trial in request["trials"]:
-        label = trial["label"]
-        inputs, working = input_set(dev, session, trial["input"])
+    for trial in request.trials:
+        label = trial.label
+        inputs, working = input_set(dev, workspace, trial.input)
         had_reference = bool(inputs.reference)
-        if (failure := reference_for(dev, session, inputs, working)) is not None:
-            return {"status": "original_failed", "reason": f"{failure} ({label})", "fatal": True}
+        if (failure := reference_for(dev, workspace, inputs, working)) is not None:
+            return CheckVerdict("original_failed", f"{failure} ({label})")
         references += int(bool(inputs.reference) and not had_reference)
-        for run in range(int(trial.get("candidate_runs", 1))):
+        for run in range(trial.candidate_runs):
             working.restore(inputs)
-            run_and_sync(dev, candidate_fn, trial["candidate"], working, "candidate")
-            if reason := verify(dev, session, inputs, working):
+            run_and_sync(dev, candidate_fn, trial.candidate, working, "candidate")
+            if reason := verify(dev, workspace, inputs, working):
                 where = f" ({label}, run {run + 1})" if run else f" ({label})"
                 # a damaged cached set explains the mismatch better than the mismatch itself
-                return {"status": "wrong", "reason": audit(dev) or reason + where}
+                return CheckVerdict("wrong", audit(dev) or reason + where)
     # One audit per check, after the candidate's last run (and on the early return above).
     if damage := audit(dev):
-        return {"status": "wrong", "reason": damage}
-    modules = (session.original_module, candidate_mod)
-    return {"status": "ok", "trials": len(request["trials"]), "session_created": created,
-            "references_run": references, "sessions": len(dev.sessions), "modules": len(modules)}
+        return CheckVerdict("wrong", damage)
+    del candidate_mod  # referenced until here on purpose (see above)
+    return CheckVerdict("ok", trials=len(request.trials), workspace_created=created, references_run=references,
+                        workspaces=len(dev.workspaces))
 
 
-def time_kernel(dev: Device, request: dict[str, Any]) -> dict[str, Any]:
-    session, _created = dev.session(request["session"])
-    _module, function = dev.load(request["module"])
-    kernel = request["kernel"]
-    inputs, working = input_set(dev, session, request["input"])
+def time_kernel(dev: Device, request: Time) -> Timed:
+    workspace, _created = dev.workspace(request.workspace)
+    _module, function = dev.load(request.module)
+    kernel = request.kernel
+    inputs, working = input_set(dev, workspace, request.input)
     cuda = dev.cuda
-    min_runs, max_runs = int(request["min_runs"]), max(int(request["max_runs"]), int(request["min_runs"]))
+    min_runs, max_runs = request.min_runs, max(request.max_runs, request.min_runs)
     events = [(cuda.Event(), cuda.Event()) for _ in range(TIMING_BATCH)]
 
     def batch(count: int, first: int) -> list[float]:
@@ -522,21 +547,21 @@ def time_kernel(dev: Device, request: dict[str, Any]) -> dict[str, Any]:
 
     # A candidate whose first batch is already far slower than the original (`slow_ms`) cannot
     # win: one batch tells enough, and a 100x slower kernel would otherwise hold the GPU for long.
-    slow_ms = request.get("slow_ms")
+    slow_ms = request.slow_ms
     times: list[float] = []
     try:
-        batch(max(1, min(int(request["warmup"]), TIMING_BATCH)), 0)
+        batch(max(1, min(request.warmup, TIMING_BATCH)), 0)
         started = dev.clock()
-        target_s = float(request["target_ms"]) / 1e3
+        target_s = request.target_ms / 1e3
         while len(times) < max_runs and (len(times) < min_runs or dev.clock() - started < target_s):
             times += batch(min(TIMING_BATCH, max_runs - len(times)), len(times))
-            if slow_ms is not None and sorted(times)[len(times) // 2] > float(slow_ms):
+            if slow_ms is not None and sorted(times)[len(times) // 2] > slow_ms:
                 break
     except cuda.Error as error:
         raise Fatal(f"timing: {error}") from error
     if damage := audit(dev):
-        return {"status": "wrong", "reason": f"{damage} (while timed)"}
-    return {"status": "ok", "times_ms": times}
+        return Timed("wrong", reason=f"{damage} (while timed)")
+    return Timed("ok", tuple(times))
 
 
 PEAK_KERNEL = r"""
@@ -554,7 +579,7 @@ extern "C" __global__ void fma_peak(float *out, int iters, float seed)
 PEAK_FLOPS_PER_ITER = 8 * 2  # eight FMAs per iteration, two flops each
 
 
-def peaks(dev: Device, request: dict[str, Any]) -> dict[str, Any]:
+def peaks(dev: Device, request: Peaks) -> PeaksReply:
     cuda = dev.cuda
     size = min(1 << 30, dev.total_bytes // 8)
     src, dst = cuda.mem_alloc(size), cuda.mem_alloc(size)
@@ -572,7 +597,7 @@ def peaks(dev: Device, request: dict[str, Any]) -> dict[str, Any]:
     finally:
         src.free()
         dst.free()
-    _module, function = dev.load(request["fma"])
+    _module, function = dev.load(request.fma)
     out = cuda.mem_alloc(4)
     blocks, threads, iters = dev.sms * 8, 256, 1 << 14
     rates = []
@@ -585,8 +610,24 @@ def peaks(dev: Device, request: dict[str, Any]) -> dict[str, Any]:
             rates.append(blocks * threads * iters * PEAK_FLOPS_PER_ITER / (end.time_since(start) * 1e-3) / 1e9)
     finally:
         out.free()
-    return {"status": "ok", "gbps": 2 * size / (copy_ms * 1e-3) / 1e9, "gflops": float(max(rates[1:])),
-            "device": dev.info()}
+    return PeaksReply(2 * size / (copy_ms * 1e-3) / 1e9, float(max(rates[1:])), dev.info())
+
+
+def handle(device: Device | None, reason: str, request: Request) -> Reply:
+    """The reply to one request (Fatal and CUDA errors propagate to `serve`)."""
+    if isinstance(request, Hello):
+        return HelloReply(device.info() if device else None, reason, os.getpid())
+    if device is None:
+        return Failed("no_device", reason or "no CUDA device present")
+    if isinstance(request, Prepare):
+        return prepare(device, request)
+    if isinstance(request, Check):
+        return check(device, request)
+    if isinstance(request, Time):
+        return time_kernel(device, request)
+    if isinstance(request, Peaks):
+        return peaks(device, request)
+    return Failed("error", f"cannot handle {request.op!r}")
 
 
 def serve(read: BinaryIO, write: BinaryIO, make_device: Callable[[], Device]) -> int:
@@ -598,35 +639,30 @@ def serve(read: BinaryIO, write: BinaryIO, make_device: Callable[[], Device]) ->
         reason = f"pycuda is not installed ({error})"
     except RuntimeError as error:
         reason = str(error)
-    handlers: dict[str, Callable[[Device, dict[str, Any]], dict[str, Any]]] = {
-        "prepare": prepare, "check": check, "time": time_kernel, "peaks": peaks,
-    }
     while True:
         header = read.read(_HEADER.size)
         if len(header) < _HEADER.size:
             break
         (length,) = _HEADER.unpack(header)
-        request = msgpack.unpackb(read.read(length), raw=False)
-        op = request.get("op")
-        exit_after = False
-        if op == "exit":
+        wire = msgpack.unpackb(read.read(length), raw=False)
+        reply: Reply
+        try:
+            request = request_from_wire(wire)
+        except (UnknownRequest, KeyError, TypeError, ValueError) as error:
+            request, reply = None, Failed("error", f"bad request: {error}")
+        if isinstance(request, Exit):
             break
-        if op == "hello":
-            reply = {"status": "ok", "device": device.info() if device else None, "reason": reason,
-                     "pid": os.getpid()}
-        elif device is None:
-            reply = {"status": "no_device", "reason": reason or "no CUDA device present"}
-        elif op in handlers:
+        if request is not None:
+            device_error = device.cuda.Error if device is not None else Fatal
             try:
-                reply = handlers[op](device, request)
+                reply = handle(device, reason, request)
             except Fatal as error:
-                reply = {"status": "fatal", "reason": str(error)}
-            except device.cuda.Error as error:
-                reply = {"status": "fatal", "reason": f"{type(error).__name__}: {error}"}
-            exit_after = reply.get("status") == "fatal" or bool(reply.get("fatal"))
-        else:
-            reply = {"status": "error", "reason": f"unknown op {op!r}"}
-        payload = msgpack.packb(reply, use_bin_type=True)
+                reply = Failed("fatal", str(error))
+            except device_error as error:
+                reply = Failed("fatal", f"{type(error).__name__}: {error}")
+        exit_after = (isinstance(reply, Failed) and reply.status == "fatal") or \
+            (isinstance(reply, CheckVerdict) and reply.status == "original_failed")
+        payload = msgpack.packb(reply_to_wire(reply), use_bin_type=True)
         write.write(_HEADER.pack(len(payload)) + payload)
         write.flush()
         if exit_after:

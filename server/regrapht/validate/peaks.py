@@ -18,7 +18,8 @@ from regrapht.set_aside import set_aside
 from regrapht.validate.compiler import Compiler
 from regrapht.validate.gpu_lock import GpuLock
 from regrapht.validate.gpu_worker import PEAK_KERNEL
-from regrapht.validate.worker import GpuWorker, WorkerFailure
+from regrapht.validate.worker import GpuWorker
+from regrapht.validate.worker_protocol import ModuleRef, Peaks, PeaksReply
 
 
 @dataclass(frozen=True)
@@ -74,11 +75,11 @@ def device_peaks(worker: GpuWorker, compiler: Compiler, cache_dir: Path, *, arch
         # another process may have measured them while this one waited for the lock
         if (cached := _cached(path, device["name"])) is not None:
             return cached
-        reply = worker.call({"op": "peaks", "fma": {"cubin": compiled.cubin, "entry": "fma_peak"}},
-                            timeout_s=timeout_s)
-    if isinstance(reply, WorkerFailure) or reply.get("status") != "ok":
+        assert compiled.cubin is not None
+        reply = worker.request(Peaks(ModuleRef(compiled.cubin, "fma_peak")), timeout_s=timeout_s)
+    if not isinstance(reply, PeaksReply):
         return None
-    peaks = DevicePeaks(device["name"], float(reply["gbps"]), float(reply["gflops"]))
+    peaks = DevicePeaks(device["name"], reply.gbps, reply.gflops)
     table = _read(path)
     table[peaks.gpu] = {"gbps": peaks.gbps, "gflops": peaks.gflops}
     cache_dir.mkdir(parents=True, exist_ok=True)

@@ -26,6 +26,7 @@ from typing import Any, Literal
 import msgpack
 
 from regrapht.children import WORKER_MEMORY_BYTES, Child, python_module_env, size_text
+from regrapht.validate.worker_protocol import Reply, Request, reply_from_wire, to_wire
 
 _HEADER = struct.Struct(">I")
 MAX_FRAME = 1 << 31
@@ -124,6 +125,11 @@ class GpuWorker:
                 return {"device": None, "reason": f"GPU worker failed to start: {reply.reason}"}
             self._info = reply
         return self._info
+
+    def request(self, request: Request, *, timeout_s: float) -> Reply | WorkerFailure:
+        """`call` with a typed request (worker_protocol.py) and its typed reply."""
+        reply = self.call(to_wire(request), timeout_s=timeout_s)
+        return reply if isinstance(reply, WorkerFailure) else reply_from_wire(request, reply)
 
     def call(self, request: Mapping[str, Any], *, timeout_s: float) -> dict[str, Any] | WorkerFailure:
         """Send one request and wait for its reply; a failure restarts the worker next time."""

@@ -141,7 +141,7 @@ def test_overlay_save_load_and_merge(tmp_path: Path) -> None:
 def test_runs_saving_the_same_overlay_keep_each_others_outcomes(tmp_path: Path) -> None:
     """The editor and a CLI run (or two parallel runs) open the overlay, search, then save:
     the second save adds to what the first wrote instead of overwriting it."""
-    from regrapht.search.wiring import save_statistics
+    from regrapht.app.optimize import save_statistics
 
     bundled = tmp_path / "bundled.msgpack"
     save_graph(sample_graph(), bundled)

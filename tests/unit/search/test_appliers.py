@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from regrapht.app.optimize import kernel_target
 from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits, appliers_for
 from regrapht.search.appliers.full_reduction import BlockReduceAtomic
 from regrapht.search.appliers.histogram import PrivatisedHistogram
@@ -17,7 +18,6 @@ from regrapht.search.appliers.qualifiers import RestrictPointers
 from regrapht.search.appliers.row_ops import GroupPerRow
 from regrapht.search.appliers.vectorize import VectorizedMap
 from regrapht.search.source import find_kernel, signature_key
-from regrapht.search.wiring import kernel_target
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import load_spec, parse_spec
 

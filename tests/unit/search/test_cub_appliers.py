@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from regrapht.app.optimize import kernel_target
 from regrapht.search.appliers import ApplierInput, DeviceLimits
 from regrapht.search.appliers.column_reduction import ColumnSplitReduction
 from regrapht.search.appliers.common import Applier, Rewrite
@@ -23,7 +24,6 @@ from regrapht.search.appliers.csr_rows import CsrGroupPerRow
 from regrapht.search.appliers.full_reduction import BlockReduceAtomic
 from regrapht.search.appliers.row_ops import GroupPerRow
 from regrapht.search.appliers.scan import ParallelScan
-from regrapht.search.wiring import kernel_target
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import load_spec
 

@@ -10,16 +10,16 @@ from types import SimpleNamespace
 
 import pytest
 from lsprotocol import types
-from tests.unit.search.optimize_fixtures import BEFORE, KERNEL_TEXT, SOURCE, best_version, optimized_source
+from tests.unit.app.optimize_fixtures import BEFORE, KERNEL_TEXT, SOURCE, best_version, optimized_source
 
+from regrapht.app.jobs import Kept, Registry
+from regrapht.app.messages import edit_title
+from regrapht.app.result_edits import build_edit
 from regrapht.cards import kernel_at
 from regrapht.converters import confirmed_workspace_edit
 from regrapht.cuda.parse import parse_source
 from regrapht.features import optimize as feature
 from regrapht.features.common import kernel_or_position_argument
-from regrapht.search.jobs import Kept, Registry
-from regrapht.search.messages import edit_title
-from regrapht.search.result_edits import build_edit
 from regrapht.spec.launch import LaunchConfig
 from regrapht.state import Analysis, DocumentState
 from regrapht.text import Position, Span

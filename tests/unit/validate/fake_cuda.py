@@ -145,8 +145,8 @@ def fake_device(cuda: FakeCuda, budget: int = 1 << 30) -> Device:
     dev.name, dev.cc, dev.l2_bytes, dev.sms, dev.total_bytes = "Fake GPU", [9, 0], 1 << 16, 4, 1 << 34
     dev.flush_size = 1 << 17
     dev.flush_buffer = cuda.mem_alloc(dev.flush_size)
-    dev.session_budget = budget
-    dev.sessions = OrderedDict()
+    dev.workspace_budget = budget
+    dev.workspaces = OrderedDict()
     dev.checkers = {}
     dev.host_inputs = {}
     return dev

@@ -3,14 +3,17 @@ the kernel card and diagnostics (compile errors on the right line)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
 
+from regrapht.app.resources import GpuResources
+from regrapht.app.validation import ValidationService
 from regrapht.features.spec_action import spec_actions, spec_edit
-from regrapht.features.validation import ValidationService, publish
+from regrapht.features.validation import publish
 from regrapht.server import create_server
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -41,19 +44,22 @@ def test_background_validation_fills_card_and_maps_errors(tmp_path: Path) -> Non
     shutil.copy(EXAMPLES / "saxpy.cu", source)
     shutil.copy(EXAMPLES / "saxpy.regrapht.toml", tmp_path / "saxpy.regrapht.toml")
     document = state.open(source.as_uri(), source.read_text(), 1)
-    service = ValidationService(state)
-    done = service.run(document.uri, document.text, None)
+    resources = GpuResources({**os.environ, "REGRAPHT_CACHE_DIR": str(tmp_path / "cache")}, tmp_path)
+    service = ValidationService(resources)
+    done = service.run(source, document.text, None)
     assert done is not None
     summary = publish(state, document.uri, *done)
     facts = state.facts_for(document.uri, "saxpy")
     assert facts is not None and facts.resources is not None and facts.resources.registers
     assert summary["kernels"][0]["occupancy"] == 1.0
     broken = document.text.replace("y[i] = a", "y[i] = zz + a")
-    done = service.run(document.uri, broken, None)
+    done = service.run(source, broken, None)
     assert done is not None
     path, result = done
     assert result.diagnostics[0].line == 9
     publish(state, document.uri, path, result)
     external = state.external_findings[document.uri]["validation"]
     assert external[0].span.start.line == 8 and "zz" in external[0].message
-    assert (tmp_path / ".regrapht-cache").is_dir()
+    # the one cache dir Optimize uses too (its GPU lock file), not one per workspace folder
+    assert (tmp_path / "cache" / "validation").is_dir() and not (tmp_path / ".regrapht-cache").exists()
+    assert resources.gpu_lock.path == tmp_path / "cache" / "gpu.lock"

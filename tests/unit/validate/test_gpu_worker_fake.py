@@ -18,12 +18,19 @@ from tests.unit.validate.fake_cuda import CHECKER, FakeCuda, fake_device
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import parse_spec
 from regrapht.spec.resolve import resolve
+from regrapht.validate import gpu_worker
 from regrapht.validate.checker import CHECK_ENTRIES, CHECK_KERNELS
 from regrapht.validate.compiler import CompileCache, Compiler, find_demangler, find_nvcc
 from regrapht.validate.evaluator import CheckSettings, CudaEvaluator
 from regrapht.validate.gpu_lock import GpuLock
-from regrapht.validate.gpu_worker import check, prepare, time_kernel
 from regrapht.validate.types import Candidate
+from regrapht.validate.worker_protocol import (
+    Request,
+    reply_from_wire,
+    reply_to_wire,
+    request_from_wire,
+    to_wire,
+)
 
 SPEC = xy_spec("scale", grid="(n + 255) / 256", block=256, n="1000 + 3")
 
@@ -66,7 +73,7 @@ def session_and_trials(seeds: tuple[int, ...] = (11, 12, 13)) -> tuple[dict[str,
     inputs = [{"key": f"seed {s}", "kernel": spec_size, "seed": s} for s in seeds]
     inputs.append({"key": "odd", "kernel": odd, "seed": 99})
     session = {"id": "session-" + "-".join(map(str, seeds)), "original": {"cubin": b"original", "entry": "scale"},
-               "checker": {"cubin": b"checker"}, "inputs": inputs}
+               "checker_cubin": b"checker", "inputs": inputs}
     trials = [{"input": i["key"], "candidate": i["kernel"], "label": i["key"], "candidate_runs": 1} for i in inputs]
     trials.append({**trials[0], "label": "seed 11 again, after the other trials", "candidate_runs": 2})
     return session, trials
@@ -88,9 +95,22 @@ def roundtrip(request: dict[str, Any]) -> dict[str, Any]:
     return unpacked
 
 
+# The worker's handlers behind the wire format, as `serve` runs them: map in, map out.
+def handle(dev: Any, wire: dict[str, Any]) -> dict[str, Any]:
+    return roundtrip(reply_to_wire(gpu_worker.handle(dev, "", request_from_wire(wire))))
+
+
+check = time_kernel = handle
+
+
+def prepare(dev: Any, wire: dict[str, Any]) -> dict[str, Any]:
+    """The prepare request for the workspace of `wire` (a check request)."""
+    return handle(dev, {"op": "prepare", "workspace": wire["workspace"]})
+
+
 def check_request(case: str, seeds: tuple[int, ...] = (11, 12, 13)) -> dict[str, Any]:
     session, trials = session_and_trials(seeds)
-    return roundtrip({"op": "check", "session": session, "candidate": {"cubin": case.encode(), "entry": "scale"},
+    return roundtrip({"op": "check", "workspace": session, "candidate": {"cubin": case.encode(), "entry": "scale"},
                       "trials": trials})
 
 
@@ -107,7 +127,7 @@ def test_every_case_is_classified(cuda: FakeCuda, case: str) -> None:
     # the next candidate of the session is checked normally: buffers and guards are restored
     after = check(dev, check_request("good"))
     assert after["status"] == "ok", after
-    assert after["session_created"] is False
+    assert after["workspace_created"] is False
     assert check(dev, check_request("good"))["references_run"] == 0  # the original ran once per seed
 
 
@@ -122,7 +142,7 @@ def test_damaged_cached_inputs_are_made_again_and_blamed_on_the_candidate(cuda: 
     assert after["status"] == "ok" and after["references_run"] == 1, after
     # while timed: the same audit, the same verdict
     session, trials = session_and_trials()
-    timing = roundtrip({"op": "time", "session": session, "input": "seed 11",
+    timing = roundtrip({"op": "time", "workspace": session, "input": "seed 11",
                         "module": {"cubin": b"far_outside", "entry": "scale"}, "kernel": trials[0]["candidate"],
                         "warmup": 1, "min_runs": 1, "max_runs": 1, "target_ms": 0.0})
     timed = time_kernel(dev, timing)
@@ -133,8 +153,8 @@ def test_damaged_cached_inputs_are_made_again_and_blamed_on_the_candidate(cuda: 
 def test_session_inputs_and_references_are_made_once(cuda: FakeCuda) -> None:
     dev = fake_device(cuda)
     first = check(dev, check_request("good"))
-    assert first["session_created"] and first["references_run"] == 4
-    session = next(iter(dev.sessions.values()))
+    assert first["workspace_created"] and first["references_run"] == 4
+    session = next(iter(dev.workspaces.values()))
     pristine = {k: cuda.array(v.pristine["x"], 8, np.float32).copy() for k, v in session.inputs.items()}
     assert len({p.tobytes() for p in pristine.values()}) == 4  # each seed its own inputs
     second = check(dev, check_request("wrong_value"))
@@ -149,12 +169,12 @@ def test_prepared_inputs_are_the_ones_uploaded_and_touch_no_device(cuda: FakeCud
     request = check_request("good")
     before = dict(cuda.memory)
     assert prepare(prepared, request) == {"status": "ok", "generated": 4}
-    assert cuda.memory == before and not prepared.sessions  # host work only: no allocation, no session
+    assert cuda.memory == before and not prepared.workspaces  # host work only: no allocation, no workspace
     assert prepare(prepared, request)["generated"] == 0  # already waiting
     assert check(plain, request)["status"] == check(prepared, request)["status"] == "ok"
     assert not prepared.host_inputs  # handed over to the device copies
     def firsts(dev: Any) -> dict[str, bytes]:
-        inputs = next(iter(dev.sessions.values())).inputs
+        inputs = next(iter(dev.workspaces.values())).inputs
         return {k: cuda.array(v.pristine["x"], 8, np.float32).tobytes() for k, v in inputs.items()}
     assert firsts(plain) == firsts(prepared)  # same seeds, same inputs, whoever generated them
     assert prepare(prepared, request)["generated"] == 0  # on the device already
@@ -166,15 +186,15 @@ def test_sessions_are_evicted_past_the_budget(cuda: FakeCuda) -> None:
     dev = fake_device(cuda, budget=40_000)
     assert check(dev, check_request("good", seeds=(1,)))["status"] == "ok"
     assert check(dev, check_request("good", seeds=(2,)))["status"] == "ok"
-    assert list(dev.sessions) == ["session-2"]  # the older session's memory was given back
+    assert list(dev.workspaces) == ["session-2"]  # the older session's memory was given back
     live = sum(a.size for a in cuda.memory.values()) - dev.flush_size
-    assert live == dev.sessions["session-2"].nbytes + 8 * 8 * 2 * 2  # its buffers + two results areas
+    assert live == dev.workspaces["session-2"].nbytes + 8 * 8 * 2 * 2  # its buffers + two results areas
 
 
 def test_timing_runs_at_least_min_runs_and_stops(cuda: FakeCuda) -> None:
     dev = fake_device(cuda)
     session, trials = session_and_trials()
-    request = roundtrip({"op": "time", "session": session, "input": "seed 11",
+    request = roundtrip({"op": "time", "workspace": session, "input": "seed 11",
                          "module": {"cubin": b"good", "entry": "scale"}, "kernel": trials[0]["candidate"],
                          "warmup": 3, "min_runs": 20, "max_runs": 45, "target_ms": 1e9})
     reply = time_kernel(dev, request)
@@ -197,11 +217,13 @@ class InProcessWorker:
     def info(self) -> dict[str, Any]:
         return {"status": "ok", "device": {"name": "Fake GPU", "cc": [9, 0]}, "reason": ""}
 
+    def request(self, request: Request, *, timeout_s: float) -> Any:
+        return reply_from_wire(request, self.call(to_wire(request), timeout_s=timeout_s))
+
     def call(self, request: dict[str, Any], *, timeout_s: float) -> dict[str, Any]:
         wire = roundtrip(request)
         self.requests.append(wire)
-        handler = {"prepare": prepare, "check": check, "time": time_kernel}[wire["op"]]
-        return roundtrip(handler(self.dev, wire))
+        return handle(self.dev, wire)
 
 
 ORIGINAL = """
@@ -245,7 +267,7 @@ def test_evaluator_and_worker_speak_the_same_session_protocol(cuda: FakeCuda, tm
     stateful = evaluator.evaluate(Candidate(sources["stateful"], launch))
     assert stateful.outcome == "wrong" and "not written" in stateful.reason, stateful
     checks = [r for r in worker.requests if r["op"] == "check"]
-    assert len({r["session"]["id"] for r in worker.requests}) == 1 and len(worker.dev.sessions) == 1
+    assert len({r["workspace"]["id"] for r in worker.requests}) == 1 and len(worker.dev.workspaces) == 1
     assert [t["candidate_runs"] for t in checks[0]["trials"]] == [1, 1, 1, 1, 1, 2]
     other = CudaEvaluator(ORIGINAL, "scale", spec, arch=None, worker=None, cache_dir=tmp_path, compiler=compiler,
                           file="scale.cu")

@@ -1,8 +1,8 @@
 """Optimize runs started from the editor: one search per (uri, kernel), run in a daemon thread.
 
-Owns: the request (the document text a search starts from), choosing the spec (beside the file,
-else inferred from the launch site), the blocking search itself (`run_search`: spec, evaluator,
-model, `regrapht.search.optimize`), the model cache reused across runs, when a run must stop
+Owns: the editor's request (the document text a search starts from, the settings it runs
+under) and its translation into an `OptimizeRequest` (`optimize_request`), the blocking search
+itself (`run_search`, over `regrapht.app.optimize.run_optimize`), when a run must stop
 (`should_cancel`), and the registry of running searches and of verified results not applied yet.
 
 No editor protocol here: the caller passes the progress (anything with `cancelled`, `cancel`,
@@ -12,20 +12,29 @@ No editor protocol here: the caller passes the progress (anything with `cancelle
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from regrapht.search.messages import progress_message, progress_percentage
-from regrapht.search.result_edits import kernel_changed
+from regrapht.app.messages import progress_message, progress_percentage
+from regrapht.app.optimize import (
+    ModelCache,
+    ModelConfig,
+    OptimizeOptions,
+    OptimizeOutcome,
+    OptimizeRequest,
+    Wire,
+    open_run,
+    run_optimize,
+)
+from regrapht.app.result_edits import kernel_changed
 from regrapht.settings import Settings
 from regrapht.spec.launch import LaunchConfig
-from regrapht.spec.model import Spec, load_spec, parse_spec, spec_path_for
 
 if TYPE_CHECKING:  # annotations only: the server starts without the search engine
+    from regrapht.app.resources import GpuResources
     from regrapht.search.pipeline import OptimizeResult
     from regrapht.search.run import Progress
 
@@ -47,67 +56,19 @@ class SearchRequest:
         return self.uri, self.kernel
 
 
-@dataclass(frozen=True)
-class SearchOutcome:
-    kind: str  # "found", "nothing", "cancelled", "no_gpu"
-    message: str
-    result: OptimizeResult | None = None
-    launch: LaunchConfig | None = None  # the spec's launch (before)
+def model_config(settings: Settings) -> ModelConfig:
+    return ModelConfig(settings.model_path or None, settings.model_threads, settings.model_gpu_layers,
+                       settings.model_context)
 
 
-# ---------------------------------------------------------------------------------------------
-# The spec
-
-
-@dataclass(frozen=True)
-class SpecChoice:
-    spec: Spec
-    note: str  # for the progress and the log: where the spec came from
-
-
-def choose_spec(text: str, kernel: str, source_path: Path | None) -> SpecChoice:
-    """The spec beside the file (`foo.cu` -> `foo.regrapht.toml`), else one inferred from the
-    kernel's launch site. InputError for a bad spec file or a kernel a spec cannot describe."""
-    from regrapht.spec.infer import infer_spec
-
-    if source_path is not None:
-        path = spec_path_for(source_path)
-        if path.is_file():
-            return SpecChoice(load_spec(path), f"spec {path.name}")
-    shown = source_path.name if source_path is not None else "this file"
-    inferred = infer_spec(text, kernel, file=str(source_path) if source_path else None)
-    note = f"no spec beside {shown}: inferred one from the launch site (problem sizes are guesses)"
-    return SpecChoice(parse_spec(inferred, file="(inferred spec)"), note)
-
-
-# ---------------------------------------------------------------------------------------------
-# The model
-
-
-class ModelCache:
-    """One model backend, reused across runs while the model settings stay the same."""
-
-    def __init__(self, factory: Callable[[Settings], Any]) -> None:
-        self._factory = factory
-        self._lock = threading.Lock()
-        self._key: tuple[Any, ...] | None = None
-        self._model: Any = None
-
-    def get(self, settings: Settings) -> Any:
-        key = (settings.model_path, settings.model_threads, settings.model_gpu_layers, settings.model_context)
-        with self._lock:
-            if self._key != key:
-                self._model, self._key = self._factory(settings), key
-            return self._model
-
-
-def llama_model(settings: Settings) -> Any:
-    from regrapht.model import ModelSettings, ProcessModelBackend
-
-    model = ProcessModelBackend(ModelSettings(path=settings.model_path or None, threads=settings.model_threads,
-                                       gpu_layers=settings.model_gpu_layers, context=settings.model_context))
-    _ = model.info  # checks the GGUF header now: a missing or corrupt file is an InputError here
-    return model
+def optimize_request(request: SearchRequest) -> OptimizeRequest:
+    """The editor's search as the workflow's request: the snapshot, the settings' strategy,
+    budget and model; a spec beside the file or inferred; nothing is judged without a device."""
+    settings = request.settings
+    options = OptimizeOptions(model=model_config(settings), arch=settings.arch or None, infer_spec=True,
+                              require_device=True)
+    return OptimizeRequest(request.kernel, request.snapshot, request.source_path, None, settings.search_strategy,
+                           settings.search_budget, 0, options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -116,45 +77,20 @@ def llama_model(settings: Settings) -> Any:
 
 def run_search(
     request: SearchRequest,
+    resources: GpuResources,
     report: Callable[[str, int | None], None],
     cancel: Callable[[], bool],
-    models: Callable[[Settings], Any],
-    wire: Callable[..., Any] | None = None,
-) -> SearchOutcome:
-    """Spec, evaluator, model, search (blocking; InputError for bad input). `wire` builds the
-    evaluator + graph (default `regrapht.search.wiring.open_run`)."""
-    from regrapht.search import SearchOptions, optimize
-    from regrapht.search.wiring import MODEL_STRATEGIES, open_run, save_statistics
+    models: ModelCache,
+    wire: Wire = open_run,
+) -> OptimizeOutcome:
+    """`run_optimize` for the editor's request (blocking; InputError for bad input); `report`
+    gets every step as a progress line and percentage."""
 
-    wire = wire or open_run
-    settings = request.settings
-    choice = choose_spec(request.snapshot, request.kernel, request.source_path)
-    report(choice.note, None)
-    report("compiling the original kernel", None)
-    file = str(request.source_path or "untitled.cu")
-    with wire(request.snapshot, file, request.kernel, choice.spec, env=dict(os.environ), home=Path.home(),
-              arch=settings.arch or None) as wired:
-        evaluator = wired.evaluator
-        if evaluator.gpu_name is None:
-            return SearchOutcome("no_gpu", getattr(evaluator, "no_device_reason", "") or "no CUDA device present")
-        model = None
-        if settings.search_strategy in MODEL_STRATEGIES:
-            report(f"loading the model ({settings.model_path or 'embedded SmolLM2'})", None)
-            model = models(settings)
+    def on_progress(progress: Progress) -> None:
+        report(progress_message(progress), progress_percentage(progress))
 
-        def on_progress(progress: Progress) -> None:
-            report(progress_message(progress), progress_percentage(progress))
-
-        result = optimize(
-            request.snapshot, request.kernel, wired.target, evaluator, model, wired.graph,
-            settings.search_strategy, settings.search_budget, 0, cancel, on_progress,
-            options=SearchOptions(use_model=model is not None),
-            gpu_lock=evaluator.hold_gpu,
-        )
-        save_statistics(wired.graph, wired.overlay_path)
-    kind = "cancelled" if result.cancelled else "found" if result.best is not None else "nothing"
-    message = f"{result.best.speedup:.2f}x faster" if result.best is not None else result.reason
-    return SearchOutcome(kind, message, result, wired.target.launch)
+    return run_optimize(optimize_request(request), resources, models=models, note=lambda m: report(m, None),
+                        progress=on_progress, cancel=cancel, wire=wire)
 
 
 def start_daemon_thread(loop: asyncio.AbstractEventLoop, function: Callable[[], Any]) -> asyncio.Future[Any]:

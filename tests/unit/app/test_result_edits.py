@@ -3,7 +3,7 @@ replaced, launch sites rewritten for a new launch configuration (ceil_div as C),
 
 from __future__ import annotations
 
-from regrapht.search.result_edits import (
+from regrapht.app.result_edits import (
     build_edit,
     ceil_div_to_c,
     host_expression,

@@ -7,15 +7,25 @@ import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
+from regrapht.app import jobs, messages
+from regrapht.app.optimize import (
+    ModelCache,
+    ModelConfig,
+    OptimizeRequest,
+    OptimizeRun,
+    choose_spec,
+    kernel_target,
+)
+from regrapht.app.resources import GpuResources
+from regrapht.app.result_edits import build_edit
 from regrapht.cards import CardSection
 from regrapht.errors import InputError
 from regrapht.graph import open_graph
 from regrapht.model.scripted import ScriptedModel
-from regrapht.search import jobs, messages
-from regrapht.search.result_edits import build_edit
 from regrapht.search.run import Progress
 from regrapht.settings import Settings
 from regrapht.state import DocumentState
@@ -30,13 +40,16 @@ from .optimize_fixtures import BEFORE, KERNEL_TEXT, NEW_KERNEL, SOURCE, best_ver
 def test_spec_beside_the_file_is_used_and_a_bad_one_is_an_input_error(tmp_path):
     source = tmp_path / "saxpy.cu"
     source.write_text(SOURCE)
-    inferred = jobs.choose_spec(SOURCE, "saxpy", source)
+    editor = jobs.optimize_request(jobs.SearchRequest("file:///saxpy.cu", "saxpy", SOURCE, 1, 1, Settings(), source))
+    inferred = choose_spec(editor)
     assert "inferred" in inferred.note and inferred.spec.kernel("saxpy").name == "saxpy"
+    with pytest.raises(InputError, match="no spec saxpy.regrapht.toml beside the file"):
+        choose_spec(OptimizeRequest("saxpy", SOURCE, source))  # the CLI does not guess sizes
     (tmp_path / "saxpy.regrapht.toml").write_text("[[kernel]]\nname = 'saxpy'\ngrid = [1]\nblock = [1]\n")
-    assert jobs.choose_spec(SOURCE, "saxpy", source).note == "spec saxpy.regrapht.toml"
+    assert choose_spec(editor).note == "spec saxpy.regrapht.toml"
     (tmp_path / "saxpy.regrapht.toml").write_text("not toml [")
     with pytest.raises(InputError, match="TOML"):
-        jobs.choose_spec(SOURCE, "saxpy", source)
+        choose_spec(editor)
 
 
 # -- cancel on edit, the registry ----------------------------------------------------------------
@@ -98,11 +111,11 @@ def test_registry_tracks_runs_and_kept_results():
 
 
 def test_model_cache_reuses_the_model_while_its_settings_stay():
-    made: list[Settings] = []
-    cache = jobs.ModelCache(lambda s: made.append(s) or object())
-    first = cache.get(Settings())
-    assert cache.get(Settings(search_budget=3)) is first  # not a model setting
-    assert cache.get(Settings(model_threads=3)) is not first
+    made: list[ModelConfig] = []
+    cache = ModelCache(lambda c: made.append(c) or ScriptedModel([]))
+    first = cache.get(jobs.model_config(Settings()))
+    assert cache.get(jobs.model_config(Settings(search_budget=3))) is first  # not a model setting
+    assert cache.get(jobs.model_config(Settings(model_threads=3))) is not first
     assert len(made) == 2
 
 
@@ -145,26 +158,18 @@ class _Null:
 
 
 def fake_wire(evaluator: FakeEvaluator, tmp_path: Path):
-    def wire(source, file, kernel, spec, *, env, home, arch):
-        from regrapht.search.wiring import kernel_target
-
+    def wire(source, file, kernel, spec, resources, *, arch, graph_path):
         graph = open_graph(None, tmp_path / "overlay.json")
-        run = SimpleNamespace(evaluator=evaluator, graph=graph, overlay_path=tmp_path / "overlay.json",
-                              target=kernel_target(spec.kernel(kernel)))
-        return _Context(run)
+        return OptimizeRun(evaluator, graph, tmp_path / "overlay.json", kernel_target(spec.kernel(kernel)))  # type: ignore[arg-type]
 
     return wire
 
 
-class _Context:
-    def __init__(self, value: object) -> None:
-        self.value = value
+NO_RESOURCES = cast(GpuResources, None)  # the fake wire builds no evaluator on real resources
 
-    def __enter__(self) -> object:
-        return self.value
 
-    def __exit__(self, *args: object) -> None:
-        return None
+def models_of(model: object) -> ModelCache:
+    return ModelCache(lambda config: model)  # type: ignore[arg-type, return-value]
 
 
 def request_for(settings: Settings) -> jobs.SearchRequest:
@@ -173,8 +178,8 @@ def request_for(settings: Settings) -> jobs.SearchRequest:
 
 def test_no_gpu_outcome_and_message(tmp_path):
     reports: list[str] = []
-    outcome = jobs.run_search(request_for(Settings()), lambda m, p: reports.append(m), lambda: False,
-                              lambda s: pytest.fail("no model without a GPU"),
+    outcome = jobs.run_search(request_for(Settings()), NO_RESOURCES, lambda m, p: reports.append(m), lambda: False,
+                              ModelCache(lambda c: pytest.fail("no model without a GPU")),
                               wire=fake_wire(FakeEvaluator(None), tmp_path))
     assert outcome.kind == "no_gpu" and outcome.result is None
     assert any("inferred" in r for r in reports)
@@ -187,8 +192,8 @@ def test_worker_finds_a_faster_version_with_scripted_model(tmp_path):
     model = ScriptedModel([answer] * 200)
     evaluator = FakeEvaluator("Fake GPU")
     progress: list[str] = []
-    outcome = jobs.run_search(request_for(Settings(search_budget=6)), lambda m, p: progress.append(m),
-                              lambda: False, lambda s: model, wire=fake_wire(evaluator, tmp_path))
+    outcome = jobs.run_search(request_for(Settings(search_budget=6)), NO_RESOURCES, lambda m, p: progress.append(m),
+                              lambda: False, models_of(model), wire=fake_wire(evaluator, tmp_path))
     assert outcome.kind == "found", outcome.message
     assert outcome.result is not None and outcome.result.best is not None
     assert outcome.result.best.speedup == pytest.approx(2.0)
@@ -200,8 +205,8 @@ def test_worker_finds_a_faster_version_with_scripted_model(tmp_path):
 
 
 def test_worker_stops_when_cancelled(tmp_path):
-    outcome = jobs.run_search(request_for(Settings(search_budget=6, search_strategy="rules")),
-                              lambda m, p: None, lambda: True, lambda s: None,
+    outcome = jobs.run_search(request_for(Settings(search_budget=6, search_strategy="rules")), NO_RESOURCES,
+                              lambda m, p: None, lambda: True, models_of(None),
                               wire=fake_wire(FakeEvaluator("Fake GPU"), tmp_path))
     assert outcome.kind == "cancelled"
 

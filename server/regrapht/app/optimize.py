@@ -1,0 +1,269 @@
+"""The optimize workflow, one home for the CLI (`regrapht optimize`), `regrapht eval` and the editor.
+
+`run_optimize(OptimizeRequest, GpuResources)` owns the sequence all three need: choose the spec
+(the given one, else the one beside the file, else - in the editor - one inferred from the
+launch site), wire the evaluator (on the shared compiler, GPU worker and GPU lock of
+`GpuResources`) and the reasoning graph, get the model from a `ModelCache`, run
+`regrapht.search.optimize`, and save this machine's edge statistics to the user-local overlay
+(never to the bundled graph). The search engine itself only ever receives these as arguments.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from regrapht.errors import InputError
+from regrapht.limits import (
+    DEFAULT_MODEL_CONTEXT,
+    DEFAULT_MODEL_GPU_LAYERS,
+    DEFAULT_MODEL_THREADS,
+    DEFAULT_SEARCH_BUDGET,
+    DEFAULT_SEARCH_STRATEGY,
+)
+from regrapht.search.options import SearchOptions
+from regrapht.spec.launch import LaunchConfig
+from regrapht.spec.model import KernelSpec, Spec, load_spec, parse_spec, spec_path_for
+
+if TYPE_CHECKING:  # the language server starts without the search engine, graph and evaluator
+    from regrapht.app.resources import GpuResources
+    from regrapht.graph import ReasoningGraph
+    from regrapht.model.backend import ModelBackend
+    from regrapht.search.pipeline import KernelTarget, OptimizeResult
+    from regrapht.search.run import Progress, SearchRun
+    from regrapht.validate.evaluator import CudaEvaluator
+
+MODEL_STRATEGIES = ("mcgs", "random", "greedy", "cot")
+
+
+# ---------------------------------------------------------------------------------------------
+# The request
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Which GGUF model and how to run it (the `model*` settings, the CLI's `--model*` flags)."""
+
+    path: str | None = None  # None: $REGRAPHT_MODEL, else the embedded SmolLM2
+    threads: int = DEFAULT_MODEL_THREADS
+    gpu_layers: int = DEFAULT_MODEL_GPU_LAYERS
+    context: int = DEFAULT_MODEL_CONTEXT
+
+
+@dataclass(frozen=True)
+class OptimizeOptions:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    use_model: bool = True  # False: appliers only, even for the model strategies
+    arch: str | None = None  # None: the device's, else sm_90
+    graph_path: Path | None = None  # None: the bundled reasoning graph
+    search: SearchOptions = field(default_factory=SearchOptions)  # use_model is set from the model
+    infer_spec: bool = False  # no spec given or beside the file: infer one (the editor) or fail
+    require_device: bool = False  # no device: stop before searching ("no_gpu"), judge nothing
+    time_limit_s: float | None = None  # stop the search after this long, keeping the best so far
+
+
+@dataclass(frozen=True)
+class OptimizeRequest:
+    kernel: str
+    source: str  # the text to optimize (the file's, or the editor's snapshot of it)
+    file: Path | None = None  # the file on disk (its folder is the include dir); None: untitled
+    spec: Spec | Path | None = None  # None: the spec beside `file`
+    strategy: str = DEFAULT_SEARCH_STRATEGY
+    budget: int = DEFAULT_SEARCH_BUDGET
+    seed: int = 0
+    options: OptimizeOptions = field(default_factory=OptimizeOptions)
+
+
+@dataclass(frozen=True)
+class OptimizeOutcome:
+    kind: Literal["found", "nothing", "cancelled", "no_gpu"]
+    message: str
+    result: OptimizeResult | None = None
+    launch: LaunchConfig | None = None  # the spec's launch (before)
+
+
+# ---------------------------------------------------------------------------------------------
+# The spec
+
+
+@dataclass(frozen=True)
+class SpecChoice:
+    spec: Spec
+    note: str  # for the progress and the log: where the spec came from
+
+
+def choose_spec(request: OptimizeRequest) -> SpecChoice:
+    """The given spec, else the one beside the file (`foo.cu` -> `foo.regrapht.toml`), else
+    (with `infer_spec`) one inferred from the kernel's launch site. InputError for a bad or
+    missing spec file or a kernel a spec cannot describe."""
+    if isinstance(request.spec, Spec):
+        return SpecChoice(request.spec, "spec given")
+    if isinstance(request.spec, Path):
+        if not request.spec.is_file():
+            raise InputError("spec file not found", file=str(request.spec))
+        return SpecChoice(load_spec(request.spec), f"spec {request.spec.name}")
+    source_path = request.file
+    if source_path is not None:
+        path = spec_path_for(source_path)
+        if path.is_file():
+            return SpecChoice(load_spec(path), f"spec {path.name}")
+        if not request.options.infer_spec:
+            raise InputError(f"no spec {path.name} beside the file (write one, or run "
+                             f"`regrapht spec infer {source_path} --kernel NAME`)", file=str(path))
+    from regrapht.spec.infer import infer_spec
+
+    shown = source_path.name if source_path is not None else "this file"
+    inferred = infer_spec(request.source, request.kernel, file=str(source_path) if source_path else None)
+    note = f"no spec beside {shown}: inferred one from the launch site (problem sizes are guesses)"
+    return SpecChoice(parse_spec(inferred, file="(inferred spec)"), note)
+
+
+# ---------------------------------------------------------------------------------------------
+# The model
+
+
+def llama_model(config: ModelConfig) -> ModelBackend:
+    """The GGUF model, run by llama.cpp in its own worker process."""
+    from regrapht.model import ModelSettings, ProcessModelBackend
+
+    model = ProcessModelBackend(ModelSettings(path=config.path or None, threads=config.threads,
+                                              gpu_layers=config.gpu_layers, context=config.context))
+    _ = model.info  # checks the GGUF header now: a missing or corrupt file is an InputError here
+    return model
+
+
+class ModelCache:
+    """One model backend, reused across runs while its `ModelConfig` stays the same."""
+
+    def __init__(self, factory: Callable[[ModelConfig], ModelBackend] = llama_model) -> None:
+        self._factory = factory
+        self._lock = threading.Lock()
+        self._config: ModelConfig | None = None
+        self._model: ModelBackend | None = None
+
+    def get(self, config: ModelConfig) -> ModelBackend:
+        with self._lock:
+            if self._model is None or self._config != config:
+                self._model, self._config = self._factory(config), config
+            return self._model
+
+
+# ---------------------------------------------------------------------------------------------
+# Wiring
+
+
+def kernel_target(kernel: KernelSpec) -> KernelTarget:
+    """The spec's launch as expressions, and the counts/values it fixes: buffer counts and integer
+    scalars that do not depend on the problem-size scalar (which the odd-size check changes), so
+    an applier may size a shared array by them (`bins`, `nbins`)."""
+    from regrapht.search.pipeline import KernelTarget
+    from regrapht.spec.expr import names_in
+    from regrapht.spec.resolve import resolve, size_scalar, spec_launch
+
+    constants: dict[str, int] = {}
+    for arg in kernel.args:
+        raw = arg.count if arg.is_pointer else None
+        if isinstance(raw, int) and not isinstance(raw, bool):
+            constants[arg.name] = raw
+        elif isinstance(raw, str) and re.fullmatch(r"\s*\d+\s*", raw):
+            constants[arg.name] = int(raw)
+    size = size_scalar(kernel)
+    try:
+        resolved = resolve(kernel)
+    except InputError:
+        return KernelTarget(spec_launch(kernel), constants)
+    for buffer, arg in zip(resolved.buffers, (a for a in kernel.args if a.is_pointer), strict=False):
+        if size is None or size not in names_in(arg.count if arg.count is not None else ""):
+            constants.setdefault(buffer.name, buffer.count)
+    for name, value in resolved.scalars.items():
+        if name != size and isinstance(value, int) and not isinstance(value, bool):
+            constants.setdefault(name, value)
+    return KernelTarget(spec_launch(kernel), constants)
+
+
+@dataclass
+class OptimizeRun:
+    """What one search is wired to: the evaluator (on the shared worker and lock) and the graph."""
+
+    evaluator: CudaEvaluator
+    graph: ReasoningGraph
+    overlay_path: Path
+    target: KernelTarget
+
+
+def open_run(source: str, file: str, kernel: str, spec: Spec, resources: GpuResources, *,
+             arch: str | None = None, graph_path: Path | None = None) -> OptimizeRun:
+    """Everything one search needs (InputError for a bad spec, kernel or graph file)."""
+    from regrapht.graph import default_overlay_path, open_graph
+    from regrapht.validate.evaluator import CudaEvaluator
+
+    kernel_spec = spec.kernel(kernel)
+    overlay_path = default_overlay_path(resources.env, resources.home)
+    graph = open_graph(graph_path, overlay_path)
+    evaluator = CudaEvaluator(source, kernel_spec.name, kernel_spec, arch=arch, worker=resources.worker(),
+                              cache_dir=resources.ensure_cache_dir(), compiler=resources.compiler(), file=file,
+                              include_dirs=(str(Path(file).resolve().parent),), gpu_lock=resources.gpu_lock)
+    return OptimizeRun(evaluator, graph, overlay_path, kernel_target(kernel_spec))
+
+
+def save_statistics(graph: ReasoningGraph, overlay_path: Path) -> None:
+    """Add this run's verified outcomes to the overlay file (keeping other runs' saves)."""
+    from regrapht.graph import merge_into_file
+
+    new_outcomes = graph.take_unsaved()
+    if len(new_outcomes):
+        graph.apply_overlay(merge_into_file(overlay_path, new_outcomes))
+
+
+Wire = Callable[..., OptimizeRun]
+
+
+# ---------------------------------------------------------------------------------------------
+# The workflow (blocking: the editor calls it in a worker thread)
+
+
+def run_optimize(
+    request: OptimizeRequest,
+    resources: GpuResources,
+    *,
+    models: ModelCache | None = None,
+    note: Callable[[str], None] = lambda message: None,
+    progress: Callable[[Progress], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+    on_finish: Callable[[SearchRun], None] | None = None,
+    wire: Wire = open_run,
+) -> OptimizeOutcome:
+    """Spec, evaluator, model, search, statistics (InputError for bad input). `note` gets the
+    steps before the search (spec, compile, model), `progress` the search's own reports,
+    `on_finish` the finished search's state (`graph distill` reads its trajectories)."""
+    from regrapht.search.pipeline import optimize
+
+    options = request.options
+    choice = choose_spec(request)
+    note(choice.note)
+    note("compiling the original kernel")
+    file = str(request.file or "untitled.cu")
+    wired = wire(request.source, file, request.kernel, choice.spec, resources, arch=options.arch,
+                 graph_path=options.graph_path)
+    evaluator = wired.evaluator
+    if evaluator.gpu_name is None and options.require_device:
+        return OptimizeOutcome("no_gpu", getattr(evaluator, "no_device_reason", "") or "no CUDA device present")
+    model = None
+    if request.strategy in MODEL_STRATEGIES and options.use_model:
+        note(f"loading the model ({options.model.path or 'embedded SmolLM2'})")
+        model = (models or ModelCache()).get(options.model)
+    search_options = replace(options.search, use_model=model is not None)
+    result = optimize(
+        request.source, request.kernel, wired.target, evaluator, model, wired.graph, request.strategy,
+        request.budget, request.seed, cancel, progress, options=search_options, gpu_lock=evaluator.hold_gpu,
+        time_limit_s=options.time_limit_s, on_finish=on_finish,
+    )
+    save_statistics(wired.graph, wired.overlay_path)
+    kind: Literal["found", "nothing", "cancelled"] = (
+        "cancelled" if result.cancelled else "found" if result.best is not None else "nothing")
+    message = f"{result.best.speedup:.2f}x faster" if result.best is not None else result.reason
+    return OptimizeOutcome(kind, message, result, wired.target.launch)

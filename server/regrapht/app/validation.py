@@ -1,0 +1,41 @@
+"""The validation workflow in the editor: compile and measure a file's kernels that have a spec.
+
+`ValidationService.run` checks that the file has a spec beside it, then runs
+`regrapht.validate.background.validate_file` on the process's shared `GpuResources`: the same
+cache dir (so the same GPU lock file), compiler and GPU worker as the Optimize workflow, so a
+validation on save never times kernels while a search does. One validation at a time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from regrapht.app.resources import GpuResources
+from regrapht.spec.model import load_spec, spec_path_for
+from regrapht.validate.background import FileValidation, validate_file
+from regrapht.validate.compiler import DEFAULT_ARCH
+
+
+class ValidationService:
+    def __init__(self, resources: GpuResources) -> None:
+        self.resources = resources
+        self._lock = threading.Lock()
+
+    def run(self, path: Path | None, text: str, kernels: tuple[str, ...] | None, *, arch: str | None = None,
+            should_stop: Callable[[], bool] = lambda: False,
+            on_step: Callable[[str], None] = lambda message: None) -> tuple[Path, FileValidation] | None:
+        """The file's validation; None when it has no spec beside it (or is not a file)."""
+        if path is None:
+            return None
+        spec_file = spec_path_for(path)
+        if not spec_file.is_file():
+            return None
+        resources = self.resources
+        with self._lock:
+            result = validate_file(path, text, load_spec(spec_file), compiler=resources.compiler(),
+                                   worker=resources.device_worker(), cache_dir=resources.ensure_cache_dir(),
+                                   arch=arch or DEFAULT_ARCH, kernels=kernels, should_stop=should_stop,
+                                   on_step=on_step, gpu_lock=resources.gpu_lock)
+        return path, result

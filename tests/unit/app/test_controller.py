@@ -1,0 +1,177 @@
+"""The editor's Optimize workflow driven directly through `OptimizeController`, with a recording
+editor connection instead of a language server: a found version is offered as a confirmed edit
+and recorded in the card; a declined edit is kept; no device tells the user why; a second start
+of the same kernel is refused; cancel reaches the running search."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+import pytest
+
+from regrapht.app.controller import EditAnswer, EditSupport, OptimizeController, StartError
+from regrapht.app.optimize import ModelCache, OptimizeRun, kernel_target
+from regrapht.app.resources import GpuResources
+from regrapht.graph import open_graph
+from regrapht.model.scripted import ScriptedModel
+from regrapht.settings import Settings
+from regrapht.state import ServerState
+from regrapht.text import TextEdit, apply_edits
+
+from .optimize_fixtures import NEW_KERNEL, SOURCE
+from .test_optimize_jobs import FakeEvaluator
+
+T = TypeVar("T")
+
+
+@dataclass
+class RecordedProgress:
+    title: str
+    token: str = "token-1"
+    cancelled: bool = False
+    reports: list[str] = field(default_factory=list)
+    ended: str | None = None
+
+    async def begin(self, message: str = "") -> None:
+        self.reports.append(message)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def report(self, message: str, percentage: int | None = None) -> None:
+        self.reports.append(message)
+
+    def end(self, message: str = "") -> None:
+        self.ended = message
+
+
+@dataclass
+class RecordingEditor:
+    """`OptimizeEditor` that records what the user would see and answers applyEdit as told."""
+
+    state: ServerState
+    accept: bool = True
+    progresses: list[RecordedProgress] = field(default_factory=list)
+    shown: list[tuple[int, str]] = field(default_factory=list)
+    logged: list[str] = field(default_factory=list)
+    statuses: list[str] = field(default_factory=list)
+    edits: list[tuple[str, int, str]] = field(default_factory=list)
+
+    def new_progress(self, title: str) -> RecordedProgress:
+        self.progresses.append(RecordedProgress(title))
+        return self.progresses[-1]
+
+    def show(self, level: int, message: str) -> None:
+        self.shown.append((level, message))
+
+    def log(self, level: int, message: str) -> None:
+        self.logged.append(message)
+
+    def status(self, status: str, message: str) -> None:
+        self.statuses.append(status)
+
+    def edit_support(self) -> EditSupport:
+        return EditSupport(apply_edit=True, document_changes=True, annotations=True)
+
+    async def apply_edit(self, uri: str, version: int, edits: tuple[TextEdit, ...], lines: list[str], title: str,
+                         description: str) -> EditAnswer:
+        text = apply_edits("\n".join(lines), edits)
+        self.edits.append((uri, version, title))
+        if self.accept:  # the client applies it: the document is no longer the searched version
+            self.state.open(uri, text, version + 1)
+        return EditAnswer(self.accept, None if self.accept else "declined")
+
+    async def in_worker(self, function: Callable[..., T], *args: Any) -> T:
+        return function(*args)
+
+
+def controller_for(tmp_path: Path, evaluator: FakeEvaluator, model: object, settings: Settings,
+                   accept: bool = True) -> tuple[OptimizeController, RecordingEditor, ServerState]:
+    state = ServerState()
+    state.settings = settings
+    state.loop = asyncio.get_running_loop()
+    editor = RecordingEditor(state, accept)
+
+    def wire(source: str, file: str, kernel: str, spec: Any, resources: GpuResources, *, arch: str | None,
+             graph_path: Path | None) -> OptimizeRun:
+        graph = open_graph(None, tmp_path / "overlay.json")
+        return OptimizeRun(cast(Any, evaluator), graph, tmp_path / "overlay.json", kernel_target(spec.kernel(kernel)))
+
+    controller = OptimizeController(state, editor, cast(GpuResources, None),
+                                    models=ModelCache(lambda config: cast(Any, model)), wire=wire)
+    return controller, editor, state
+
+
+async def test_a_found_version_is_offered_applied_and_recorded_in_the_card(tmp_path: Path) -> None:
+    model = ScriptedModel([f"```cuda\n{NEW_KERNEL}\n```"] * 200)
+    controller, editor, state = controller_for(tmp_path, FakeEvaluator("Fake GPU"), model, Settings(search_budget=6))
+    document = state.open("untitled:saxpy", SOURCE, 1)
+    started = await controller.start(document, "saxpy")
+    assert started == {"started": True, "token": "token-1"}
+    run = controller.registry.running(("untitled:saxpy", "saxpy"))
+    assert run is not None and run.task is not None
+    await run.task
+    assert editor.edits and editor.edits[0][2].startswith("Apply 2.0x faster saxpy (verified on Fake GPU)")
+    assert editor.progresses[0].ended == "2.00x faster"
+    assert editor.statuses == ["searching", "ready"]
+    facts = state.facts_for("untitled:saxpy", "saxpy")
+    assert facts is not None and any("applied" in str(section) for section in facts.sections)
+    assert controller.registry.status(("untitled:saxpy", "saxpy")) == (False, None)  # applied: nothing kept
+
+
+async def test_a_declined_edit_is_kept_as_a_code_action(tmp_path: Path) -> None:
+    model = ScriptedModel([f"```cuda\n{NEW_KERNEL}\n```"] * 200)
+    controller, editor, state = controller_for(tmp_path, FakeEvaluator("Fake GPU"), model, Settings(search_budget=6),
+                                               accept=False)
+    document = state.open("untitled:saxpy", SOURCE, 1)
+    await controller.start(document, "saxpy")
+    run = controller.registry.running(("untitled:saxpy", "saxpy"))
+    assert run is not None and run.task is not None
+    await run.task
+    running, kept = controller.registry.status(("untitled:saxpy", "saxpy"))
+    assert not running and kept is not None and kept.result.best is not None
+    assert any("declined" in line for line in editor.logged)
+
+
+async def test_no_device_tells_the_user_and_judges_nothing(tmp_path: Path) -> None:
+    evaluator = FakeEvaluator(None)
+    controller, editor, state = controller_for(tmp_path, evaluator, None, Settings())
+    document = state.open("untitled:saxpy", SOURCE, 1)
+    await controller.start(document, "saxpy")
+    run = controller.registry.running(("untitled:saxpy", "saxpy"))
+    assert run is not None and run.task is not None
+    await run.task
+    assert evaluator.seen == [] and editor.edits == []
+    assert editor.progresses[0].ended == "cannot verify on this machine"
+    assert editor.shown and editor.shown[0][0] == logging.WARNING and "cannot verify" in editor.shown[0][1]
+
+
+async def test_unknown_kernel_second_start_and_cancel(tmp_path: Path) -> None:
+    release = asyncio.Event()
+    evaluator = FakeEvaluator("Fake GPU")
+    controller, editor, state = controller_for(tmp_path, evaluator, None, Settings(search_strategy="rules"))
+    document = state.open("untitled:saxpy", SOURCE, 1)
+    with pytest.raises(StartError, match="no __global__ kernel 'nope'"):
+        await controller.start(document, "nope")
+    loop = asyncio.get_running_loop()
+    original = evaluator.baseline
+
+    def slow_baseline() -> Any:  # the search's thread waits until the test has tried a second start
+        asyncio.run_coroutine_threadsafe(release.wait(), loop).result(timeout=30)
+        return original()
+
+    evaluator.baseline = slow_baseline  # type: ignore[method-assign]
+    await controller.start(document, "saxpy")
+    assert (await controller.start(document, "saxpy"))["started"] is False
+    assert controller.cancel("untitled:saxpy", "saxpy") is True
+    release.set()
+    run = controller.registry.running(("untitled:saxpy", "saxpy"))
+    assert run is not None and run.task is not None
+    await run.task
+    assert editor.progresses[0].cancelled
+    assert controller.cancel("untitled:saxpy", "saxpy") is False  # finished: nothing to cancel

@@ -1,0 +1,89 @@
+"""Defaults and limits are defined once (regrapht.limits) and the client agrees with them: the VS
+Code settings schema (client-vscode/package.json), the client's own normalisation
+(client-vscode/src/core/settings.ts), the CLI flags and the search engine's defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from regrapht import limits
+from regrapht.cli import build_parser
+from regrapht.search.options import STRATEGIES
+from regrapht.search.pipeline import optimize
+from regrapht.settings import CHOICES, INT_RANGES, SEVERITIES, Settings, to_camel
+
+ROOT = Path(__file__).resolve().parents[3]
+SCHEMA = json.loads((ROOT / "client-vscode" / "package.json").read_text(encoding="utf-8"))
+PROPERTIES: dict[str, dict[str, Any]] = SCHEMA["contributes"]["configuration"]["properties"]
+CLIENT_TS = (ROOT / "client-vscode" / "src" / "core" / "settings.ts").read_text(encoding="utf-8")
+FIELDS = [f for f in dataclasses.fields(Settings)]
+CLIENT_ONLY = {"regrapht.python", "regrapht.trace.server"}
+
+
+def wire_default(value: object) -> object:
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, dict):
+        return dict(value)
+    return value
+
+
+def default_of(field: dataclasses.Field[Any]) -> object:
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return field.default
+
+
+def test_every_server_setting_is_in_the_schema_and_nothing_else() -> None:
+    server_keys = {f"regrapht.{to_camel(f.name)}" for f in FIELDS}
+    assert set(PROPERTIES) - CLIENT_ONLY == server_keys
+
+
+@pytest.mark.parametrize("field", FIELDS, ids=lambda f: f.name)
+def test_schema_default_range_and_choices_match_the_server(field: dataclasses.Field[Any]) -> None:
+    entry = PROPERTIES[f"regrapht.{to_camel(field.name)}"]
+    assert entry["default"] == wire_default(default_of(field))
+    if field.name in INT_RANGES:
+        assert entry["type"] == "integer"
+        assert (entry.get("minimum"), entry.get("maximum")) == INT_RANGES[field.name]
+    if field.name in CHOICES:
+        assert tuple(entry["enum"]) == CHOICES[field.name]
+
+
+def test_patterns_and_severities_match_the_server() -> None:
+    assert PROPERTIES["regrapht.arch"]["pattern"] == limits.ARCH_PATTERN
+    assert PROPERTIES["regrapht.enabledRules"]["items"]["pattern"] == limits.RULE_CODE_PATTERN
+    assert tuple(PROPERTIES["regrapht.severityOverrides"]["additionalProperties"]["enum"]) == SEVERITIES
+
+
+def test_the_clients_own_defaults_and_clamps_match_the_server() -> None:
+    block = CLIENT_TS[CLIENT_TS.index("DEFAULT_SETTINGS"):]
+    block = block[: block.index("});")]
+    for field in FIELDS:
+        found = re.search(rf"^\s*{to_camel(field.name)}: (.+),$", block, re.M)
+        assert found is not None, field.name
+        assert json.loads(found.group(1).replace("'", '"')) == wire_default(default_of(field)), field.name
+    for name, (low, high) in INT_RANGES.items():
+        clamp = re.search(rf"int\(r\.{to_camel(name)}, '{to_camel(name)}', ([-\d_]+), ([-\d_]+), problems\)", CLIENT_TS)
+        assert clamp is not None, name
+        assert (int(clamp.group(1).replace("_", "")), int(clamp.group(2).replace("_", ""))) == (low, high), name
+    strategies = re.search(r"const STRATEGIES: readonly SearchStrategy\[\] = \[(.*?)\];", CLIENT_TS)
+    assert strategies is not None
+    assert tuple(re.findall(r"'(\w+)'", strategies.group(1))) == limits.SEARCH_STRATEGIES
+
+
+def test_cli_and_search_defaults_are_the_settings_defaults() -> None:
+    parser = build_parser()
+    optimize_args = parser.parse_args(["optimize", "x.cu", "--kernel", "k"])
+    eval_args = parser.parse_args(["eval", "t", "--strategy", "mcgs", "--out", "o"])
+    assert optimize_args.budget == eval_args.budget == Settings().search_budget == limits.DEFAULT_SEARCH_BUDGET
+    assert optimize_args.strategy == Settings().search_strategy
+    assert inspect.signature(optimize).parameters["budget"].default == limits.DEFAULT_SEARCH_BUDGET
+    assert STRATEGIES == limits.SEARCH_STRATEGIES
