@@ -14,9 +14,10 @@ from typing import Literal
 from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly
-from regrapht.idioms.syntax import Symbols, call_name, subscript_parts, text, unparen, walk
+from regrapht.idioms.syntax import Symbols, call_args, call_name, subscript_parts, text, unparen, walk
 
 AccessKind = Literal["read", "write", "update", "address"]
+LOAD_INTRINSICS = frozenset({"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"})
 
 # Calls that only compute a value from their arguments.
 PURE_CALLS = frozenset({
@@ -24,7 +25,7 @@ PURE_CALLS = frozenset({
     "rsqrtf", "rsqrt", "cbrtf", "powf", "pow", "__powf", "sinf", "cosf", "tanf", "__sinf", "__cosf", "tanhf", "tanh",
     "sinhf", "coshf", "erff", "erf", "fabsf", "fabs", "abs", "fmaxf", "fminf", "fmax", "fmin", "max", "min",
     "floorf", "ceilf", "roundf", "truncf", "fmaf", "fma", "__fmaf_rn", "__fdividef", "__frcp_rn", "__fsqrt_rn",
-    "__ldg", "__float2int_rn", "__int2float_rn", "static_cast", "float", "double", "int",
+    "__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv", "__float2int_rn", "__int2float_rn", "static_cast", "float", "double", "int",
     "__float_as_uint", "__uint_as_float", "__float_as_int", "__int_as_float", "__double_as_longlong",
     "__longlong_as_double", "__popc", "__popcll", "__clz", "__clzll", "__ffs", "__brev", "__fmul_rn", "__fadd_rn",
     "__dmul_rn", "__dadd_rn", "__saturatef", "__float2uint_rn", "__double2float_rn", "log10f", "atan2f",
@@ -53,25 +54,37 @@ def _kind(node: Node) -> AccessKind:
     if parent.type == "update_expression":
         return "update"
     if parent.type == "pointer_expression" and text(parent.child_by_field_name("operator")) == "&":
-        return "address"
+        return "read" if _read_only_argument(parent) else "address"
     return "read"
+
+
+def _read_only_argument(address: Node) -> bool:
+    """Whether `&a[i]` is the argument of a load intrinsic (`__ldg(&a[i])`)."""
+    holder = address.parent
+    call = holder.parent if holder is not None and holder.type == "argument_list" else None
+    return call is not None and call_name(call) in LOAD_INTRINSICS
 
 
 def _dereference(node: Node, symbols: Symbols) -> Access | None:
     """`*p` or `*(p + i)` as an access of p at index 0 or i (through pointer aliases)."""
-    argument = unparen(node.child_by_field_name("argument"))
+    return _pointer_access(node.child_by_field_name("argument"), node, symbols, _kind(node))
+
+
+def _pointer_access(pointer: Node | None, node: Node, symbols: Symbols, kind: AccessKind) -> Access:
+    """The element `pointer` (`p`, `p + i`) points to, as an access of p at index 0 or i."""
+    argument = unparen(pointer)
     offset = Poly.const(0)
-    if argument is not None and argument.type == "binary_expression" and \
+    while argument is not None and argument.type == "binary_expression" and \
             text(argument.child_by_field_name("operator")) == "+":
-        offset = symbols.poly(argument.child_by_field_name("right"))
+        offset = offset + symbols.poly(argument.child_by_field_name("right"))
         argument = unparen(argument.child_by_field_name("left"))
     if argument is None or argument.type != "identifier":
-        return Access("", None, _kind(node), node)
+        return Access("", None, kind, node)
     name = text(argument)
     if name in symbols.aliases:
         name, base = symbols.aliases[name]
         offset = base + offset
-    return Access(name, offset, _kind(node), node)
+    return Access(name, offset, kind, node)
 
 
 def accesses(node: Node, symbols: Symbols) -> list[Access]:
@@ -81,6 +94,12 @@ def accesses(node: Node, symbols: Symbols) -> list[Access]:
             deref = _dereference(current, symbols)
             if deref is not None:
                 found.append(deref)
+            continue
+        if current.type == "call_expression" and call_name(current) in LOAD_INTRINSICS:
+            args = call_args(current)
+            target = unparen(args[0]) if args else None
+            if target is not None and target.type != "pointer_expression":
+                found.append(_pointer_access(target, current, symbols, "read"))  # `__ldg(p + i)`
             continue
         if current.type != "subscript_expression":
             continue
@@ -107,7 +126,8 @@ def is_pure(node: Node | None) -> bool:
             return False
         if current.type == "call_expression" and call_name(current) not in PURE_CALLS:
             return False
-        if current.type == "pointer_expression" and text(current.child_by_field_name("operator")) == "&":
+        if current.type == "pointer_expression" and text(current.child_by_field_name("operator")) == "&" \
+                and not _read_only_argument(current):
             return False
     return True
 

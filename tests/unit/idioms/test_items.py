@@ -113,6 +113,13 @@ WHILE_SUM = """__global__ void k(const float *x, float *y, int rows, int cols) {
 }"""
 
 
+def test_loads_through_ldg_are_reads() -> None:
+    [loop] = loops(ROW_SUM.replace("s += x[r * cols + c];", "s += __ldg(x + r * cols + c);"))
+    assert loop.unit_stride == {"x"}
+    [loop] = loops(ROW_SUM.replace("s += x[r * cols + c];", "s += __ldg(&x[r * cols + c]);"))
+    assert loop.unit_stride == {"x"}
+
+
 def test_while_loop_is_an_element_loop() -> None:
     [loop] = loops(WHILE_SUM)
     assert loop.var == "c" and text(loop.lower) == "0" and [a.op for a in loop.accumulators] == ["sum"]
