@@ -50,7 +50,11 @@ BUILTIN_VECTORS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
 READ_ONLY_CALLS = frozenset({"__ldg", "__ldcs", "__ldca", "__ldcg", "__ldlu", "__ldcv", "sizeof"})
 CAST_NAMES = frozenset({"reinterpret_cast", "static_cast", "const_cast"})
 MAX_EXPR_DEPTH = 120
-MAX_LOCAL_VALUES = 256  # host-function scalar definitions kept for spec inference  # deeper expressions become opaque atoms instead of recursing
+MAX_LOCAL_VALUES = 256  # host-function scalar definitions kept for spec inference
+# Nodes of one arithmetic expression examined for its double literals, and the depth to which
+# operand types are looked at: bounded, so a 3,000-term generated expression costs O(terms).
+MAX_CHAIN_NODES = 256
+TYPE_DEPTH = 16  # deeper expressions become opaque atoms instead of recursing
 _DOUBLE_WORD = re.compile(rb"\bdouble\b")
 ARITHMETIC_OPERATORS = frozenset({"+", "-", "*", "/"})
 COMPARISON_OPERATORS = frozenset({"<", "<=", ">", ">=", "!=", "=="})
@@ -190,6 +194,7 @@ class _Ctx(NamedTuple):
     thread_branch: str | None  # condition text of the innermost thread-dependent branch
     single_guard: bool  # under `if (tid == 0)`-like conditions
     skip_env: bool  # inside a for-update clause: do not treat `i += s` as a new definition
+    chain: bool = False  # inside an arithmetic expression whose literals were examined already
 
 
 @dataclass
@@ -241,6 +246,7 @@ class FunctionExtractor:
         self._function: str | None = None
         self._kind: FunctionKind = "host"
         self._unit_step_loops: set[int] = set()
+        self._literal_facts: dict[int, tuple[int, tuple[str, ...], str]] = {}  # node id -> chain facts
 
     # ---------------------------------------------------------------- header
     def extract(self, node: Node, template_parameters: tuple[str, ...], extern_c: bool) -> Function | None:
@@ -346,6 +352,7 @@ class FunctionExtractor:
         self._function = function
         self._kind = kind
         self._unit_step_loops = set()
+        self._literal_facts = {}
         for parameter in parameters:
             if not parameter.is_pointer:
                 state.types[parameter.name] = arithmetic_type(parameter.base_type)
@@ -362,6 +369,12 @@ class FunctionExtractor:
                     self._declaration(node, ctx)
             elif node_type == "assignment_expression" and not ctx.skip_env:
                 self._assignment(node)
+                if float_code:
+                    self._compound_literal(node)
+            elif node_type == "binary_expression" and float_code and not ctx.chain:
+                if node_text(node.child_by_field_name("operator")) in ARITHMETIC_OPERATORS:
+                    self._arithmetic_chain(node)
+                    children_ctx = ctx._replace(chain=True)
             elif node_type == "update_expression":
                 self._mark_written_base(node.child_by_field_name("argument"))
             elif node_type == "subscript_expression" and device_code:
@@ -381,7 +394,7 @@ class FunctionExtractor:
             elif node_type == "number_literal" and float_code:
                 text = node_text(node)
                 if is_double_literal(text):
-                    state.float_literals.append(self._float_literal(node, text))
+                    state.float_literals.append(self._float_literal(node, text, ctx))
             elif node_type in ("lambda_expression", "function_definition", "class_specifier", "struct_specifier"):
                 continue  # nested definitions are not this function's code
             children = node.children
@@ -495,8 +508,9 @@ class FunctionExtractor:
             if operator in COMPARISON_OPERATORS or operator in ("&&", "||"):
                 return "int"
             left = self.expr_type(node.child_by_field_name("left"), depth + 1)
-            right = self.expr_type(node.child_by_field_name("right"), depth + 1)
-            return _combined(left, right)
+            if left == "double":
+                return "double"
+            return _combined(left, self.expr_type(node.child_by_field_name("right"), depth + 1))
         if node_type == "conditional_expression":
             return _combined(self.expr_type(node.child_by_field_name("consequence"), depth + 1),
                              self.expr_type(node.child_by_field_name("alternative"), depth + 1))
@@ -536,55 +550,63 @@ class FunctionExtractor:
             return "double"  # an integer argument converts to double
         return ""  # float and int mixed: CUDA has float overloads for some (pow(float, int)), not all
 
-    def _float_literal(self, node: Node, text: str) -> FloatLiteral:
-        """Where a double literal stands: converted (no double instruction) or an operand."""
-        child = node
-        parent = node.parent
-        while parent is not None and parent.type == "parenthesized_expression":
-            child, parent = parent, parent.parent
-        unary = parent is not None and parent.type == "unary_expression" and \
-            node_text(parent.child_by_field_name("operator")) in ("-", "+")
-        if unary and parent is not None:
-            child, parent = parent, parent.parent
-            while parent is not None and parent.type == "parenthesized_expression":
-                child, parent = parent, parent.parent
-        operator = node_text(parent.child_by_field_name("operator")) if parent is not None and \
-            parent.type == "binary_expression" else ""
-        if parent is not None and parent.type == "assignment_expression" and \
-                parent.child_by_field_name("right") == child:
-            compound = node_text(parent.child_by_field_name("operator"))
-            if compound in ("+=", "-=", "*=", "/="):  # `y *= 0.1`: y = y * 0.1 in double
-                return FloatLiteral(text, self.positions.span(node), 1,
-                                    (self.expr_type(parent.child_by_field_name("left")),), is_exact_float(text),
-                                    compound[0])
-        if operator not in ARITHMETIC_OPERATORS or parent is None:
-            return FloatLiteral(text, self.positions.span(node), 0, (), is_exact_float(text), "")
-        root: Node = parent
-        while True:
-            above = root.parent
-            while above is not None and above.type == "parenthesized_expression":
-                above = above.parent
-            if above is None or above.type != "binary_expression" or \
-                    node_text(above.child_by_field_name("operator")) not in ARITHMETIC_OPERATORS:
-                break
-            root = above
+    def _arithmetic_chain(self, root: Node) -> None:
+        """Facts of every double literal in the arithmetic expression `root` (+ - * / through
+        parentheses and signs): the operator each is a direct operand of, the chain's operator
+        count and the types of its other operands. Top-down and bounded (`MAX_CHAIN_NODES`):
+        tree-sitter finds a node's parent by walking from the root, so nothing walks upwards."""
         operations = 0
         others: list[str] = []
-        stack: list[Node] = [root]
-        while stack:
-            current = stack.pop()
-            while current.type == "parenthesized_expression" and current.named_child_count == 1:
-                current = current.named_children[0]
-            if current.type == "binary_expression" and \
-                    node_text(current.child_by_field_name("operator")) in ARITHMETIC_OPERATORS:
+        literals: list[tuple[int, str]] = []
+        stack: list[tuple[Node, str]] = [(root, "")]
+        visited = 0
+        while stack and visited < MAX_CHAIN_NODES:
+            current, operator = stack.pop()
+            visited += 1
+            current_type = current.type
+            if current_type == "parenthesized_expression" and current.named_child_count == 1:
+                stack.append((current.named_children[0], operator))
+                continue
+            if current_type == "unary_expression" and \
+                    node_text(current.child_by_field_name("operator")) in ("-", "+"):
+                argument = current.child_by_field_name("argument")
+                if argument is not None:
+                    stack.append((argument, operator))
+                continue
+            inner_operator = node_text(current.child_by_field_name("operator")) \
+                if current_type == "binary_expression" else ""
+            if inner_operator in ARITHMETIC_OPERATORS:
                 operations += 1
-                stack.extend(c for c in (current.child_by_field_name("left"), current.child_by_field_name("right"))
-                             if c is not None)
-            elif current.id != node.id and not (unary and current.id == child.id) and \
-                    current.type != "number_literal":  # other literals: their own findings, or exact
-                others.append(self.expr_type(current))
-        return FloatLiteral(text, self.positions.span(node), operations, tuple(others), is_exact_float(text),
-                            operator)
+                for side in ("right", "left"):
+                    operand = current.child_by_field_name(side)
+                    if operand is not None:
+                        stack.append((operand, inner_operator))
+            elif current_type == "number_literal":
+                if is_double_literal(node_text(current)):
+                    literals.append((current.id, operator))
+            else:  # other literals are their own findings (or exact); these are the operands
+                others.append(self.expr_type(current, MAX_EXPR_DEPTH - TYPE_DEPTH))
+        if stack:
+            operations = max(operations, 2)  # longer than we look: a chain
+        for literal_id, operator in literals:
+            self._literal_facts[literal_id] = (operations, tuple(others), operator)
+
+    def _compound_literal(self, node: Node) -> None:
+        """`y *= 0.1`: y = y * 0.1 in double, one operation with y's type as the other operand."""
+        operator = node_text(node.child_by_field_name("operator"))
+        right = node.child_by_field_name("right")
+        while right is not None and right.type == "parenthesized_expression" and right.named_child_count == 1:
+            right = right.named_children[0]
+        if operator in ("+=", "-=", "*=", "/=") and right is not None and right.type == "number_literal":
+            left_type = self.expr_type(node.child_by_field_name("left"), MAX_EXPR_DEPTH - TYPE_DEPTH)
+            self._literal_facts[right.id] = (1, (left_type,), operator[0])
+
+    def _float_literal(self, node: Node, text: str, ctx: _Ctx) -> FloatLiteral:
+        facts = self._literal_facts.get(node.id)
+        if facts is None:  # converted only, or deeper in a chain than `_arithmetic_chain` looks
+            return FloatLiteral(text, self.positions.span(node), 2 if ctx.chain else 0, (), is_exact_float(text), "")
+        operations, others, operator = facts
+        return FloatLiteral(text, self.positions.span(node), operations, others, is_exact_float(text), operator)
 
     def _opaque(self, node: Node) -> Poly:
         dims, memory = self.dependencies(node)
@@ -938,7 +960,7 @@ class FunctionExtractor:
             self._atomic(name, args[0], span, ctx)
         elif name in DOUBLE_MATH and float_code and function.type == "identifier":
             state.math_calls.append(MathCall(name, name + "f", self.positions.span(function), span,
-                                             self.overload(args)))
+                                             self.overload(args, MAX_EXPR_DEPTH - TYPE_DEPTH)))
         elif name.startswith("cudaMalloc") and len(args) >= 2:
             pointer = args[0]
             while pointer.type in ("cast_expression", "pointer_expression", "parenthesized_expression"):
