@@ -48,8 +48,8 @@ def spec_actions_at(document: DocumentState, analysis: Analysis, line: int) -> l
     if located is None or located[1].exists() or analysis.model is None:
         return []
     actions = []
-    for kernel in analysis.model.kernels:
-        if not kernel.span.start.line <= line <= kernel.span.end.line:
+    for kernel in analysis.model.functions_overlapping(Span.of(line, 0, line, 1 << 30)):  # the whole line
+        if kernel.kind != "global":
             continue
         actions.append(types.CodeAction(
             title=f"Create benchmark spec for {kernel.name}",
