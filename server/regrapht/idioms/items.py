@@ -86,6 +86,13 @@ class ItemLoop:
     writes: frozenset[str]  # arrays written per element
     reads: tuple[Access, ...]  # loads in the loop (index in terms of ELEMENT)
     unit_stride: frozenset[str]  # arrays read or written at unit stride in the element index
+    inclusive_upper: bool = False  # `j <= upper` instead of `j < upper`
+
+    @property
+    def end(self) -> str:
+        """The exclusive end of the element range, as code."""
+        upper = " ".join(text(self.upper).split())
+        return f"({upper}) + 1" if self.inclusive_upper else upper
 
 
 @dataclass(frozen=True)
@@ -370,11 +377,11 @@ class _Builder:
     # -------------------------------------------------------------------------------- loops
     def _loop(self, loop: Node) -> ItemLoop:
         var, var_type, lower = self._loop_init(loop.child_by_field_name("initializer"))
-        upper = self._loop_bound(loop.child_by_field_name("condition"), var)
+        upper, inclusive = self._loop_bound(loop.child_by_field_name("condition"), var)
         if not _unit_step(unparen(loop.child_by_field_name("update")), var):
             raise _Refused
         return self._loop_parts(loop, var, var_type, lower, upper,
-                                _flatten(named_statements(loop.child_by_field_name("body"))))
+                                _flatten(named_statements(loop.child_by_field_name("body"))), inclusive)
 
     def _while_loop(self, loop: Node, rest: list[Node]) -> ItemLoop:
         """`T j = L; ... while (j < U) { BODY; ++j; }` with j declared at item level, changed
@@ -395,11 +402,13 @@ class _Builder:
                 if node.type in ("assignment_expression", "update_expression") and \
                         text(unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))) == var:
                     raise _Refused
-        upper = self._loop_bound(condition, var)
-        return self._loop_parts(loop, var, self.scalars[var], self.symbols.definitions[var], upper, body[:-1])
+        upper, inclusive = self._loop_bound(condition, var)
+        return self._loop_parts(loop, var, self.scalars[var], self.symbols.definitions[var], upper, body[:-1],
+                                inclusive)
 
-    def _loop_parts(self, loop: Node, var: str, var_type: str, lower: Node, upper: Node, body: list[Node]) -> ItemLoop:
-        self._check_range(lower, upper)
+    def _loop_parts(self, loop: Node, var: str, var_type: str, lower: Node, upper: Node, body: list[Node],
+                    inclusive: bool = False) -> ItemLoop:
+        self._check_range(lower, upper, inclusive)
         outer = dict(self.scalars)
         saved_symbols = self.symbols.copy()
         self.symbols.forget(var)
@@ -465,7 +474,7 @@ class _Builder:
         for name in loop_locals:
             self.symbols.forget(name)
         return ItemLoop(loop, var, var_type, lower, upper, tuple(body), accumulators, scan, frozenset(writes),
-                        tuple(reads), unit)
+                        tuple(reads), unit, inclusive)
 
     def _loop_init(self, init: Node | None) -> tuple[str, str, Node]:
         if init is None or init.type != "declaration":
@@ -479,18 +488,19 @@ class _Builder:
             raise _Refused
         return text(target), " ".join(text(init.child_by_field_name("type")).split()), value
 
-    def _loop_bound(self, condition: Node | None, var: str) -> Node:
+    def _loop_bound(self, condition: Node | None, var: str) -> tuple[Node, bool]:
+        """The bound of `var < U` (False) or `var <= U` (True)."""
         condition = unparen(condition)
         if condition is None or condition.type != "binary_expression" or \
-                text(condition.child_by_field_name("operator")) != "<" or \
+                text(condition.child_by_field_name("operator")) not in ("<", "<=") or \
                 text(unparen(condition.child_by_field_name("left"))) != var:
             raise _Refused
         right = condition.child_by_field_name("right")
         if right is None:
             raise _Refused
-        return right
+        return right, text(condition.child_by_field_name("operator")) == "<="
 
-    def _check_range(self, lower: Node, upper: Node) -> None:
+    def _check_range(self, lower: Node, upper: Node, inclusive: bool = False) -> None:
         """Bounds may use the item index and scalars, not the thread beyond it, not loaded
         data (except the CSR row range), not accumulators."""
         low, high = self.symbols.poly(lower), self.symbols.poly(upper)
@@ -503,7 +513,7 @@ class _Builder:
                 raise _Refused
             return
         csr_low, csr_high = self._csr_read(lower), self._csr_read(upper)
-        if csr_low is None or csr_high is None or csr_low[0] != csr_high[0] or self.item is None:
+        if inclusive or csr_low is None or csr_high is None or csr_low[0] != csr_high[0] or self.item is None:
             raise _Refused
         pointer, low_index = csr_low
         high_index = csr_high[1]

@@ -187,6 +187,10 @@ NEAR_MISSES = {
         ("row_exclusive_scan_int", "total += counts[s * len + k];", "total += counts[s * len + k] + offsets[s * len];"),
         # run by every thread of a large launch without a single-thread guard
         ("array_scan_single", "if (blockIdx.x == 0 && threadIdx.x == 0) {", "if (blockIdx.x == 0) {"),
+        # a per-element sum over a window, not a prefix
+        ("prefix_per_element", "for (int j = 0; j <= i; ++j)", "for (int j = i / 2; j <= i; ++j)"),
+        # the prefix is stored at another element (a reversed scan as written)
+        ("prefix_per_element", "totals[i] = sum;", "totals[n - 1 - i] = sum;"),
     ],
 }
 

@@ -105,7 +105,7 @@ class _ColumnEmitter(ItemEmitter):
         body = "\n".join(text(s) for s in loop.body)
         code = [*before,
                 f"for ({plain_type(loop.var_type)} {loop.var} = ({text(loop.lower)}) + {PREFIX}h_; "
-                f"{loop.var} < ({text(loop.upper)}); {loop.var} += {self.height}) {{", indent_code(body), "}"]
+                f"{loop.var} < ({loop.end}); {loop.var} += {self.height}) {{", indent_code(body), "}"]
         code += [self.combine(a) for a in loop.accumulators]
         return "{\n" + indent_code("\n".join(code)) + "\n}"
 

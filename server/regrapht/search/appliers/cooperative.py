@@ -194,7 +194,7 @@ class ItemEmitter:
         body = "\n".join(text(s) for s in loop.body)
         # Unrolled so that several of a lane's loads are in flight at once.
         code = [*before, "#pragma unroll 4",
-                f"for ({var_type} {loop.var} = ({text(loop.lower)}) + {lane}; {loop.var} < ({text(loop.upper)}); "
+                f"for ({var_type} {loop.var} = ({text(loop.lower)}) + {lane}; {loop.var} < ({loop.end}); "
                 f"{loop.var} += {size}) {{", indent_code(body), "}"]
         code += [self.combine(a) for a in loop.accumulators]
         if len(before) + len(loop.accumulators) == 0:
@@ -222,7 +222,7 @@ class ItemEmitter:
         users_before = any(scan.accumulator in _names(s) for s in statements[:update_at])
         exclusive = users_before and not users_after
         var_type = plain_type(loop.var_type)
-        x, upper = scan.accumulator, text(loop.upper)
+        x, upper = scan.accumulator, loop.end
         decls = "\n".join(text(s) for s in statements[:update_at] if s.type == "declaration")
         prefix_value = f"{PREFIX}carry_ + {PREFIX}scanned_"
         replaced = []
@@ -413,5 +413,5 @@ def extent_of(given: ApplierInput, loop: ItemLoop, program: ItemProgram) -> int 
     """How many elements the loop visits per item, when the spec's constants fix it."""
     names = dict(program.kernel.constants) | dict(given.constants)
     low = value_of(text(loop.lower), names)
-    high = value_of(text(loop.upper), names)
+    high = value_of(loop.end, names)
     return high - low if low is not None and high is not None else None

@@ -26,8 +26,14 @@ Sums in a different order round differently: float scans compare within the spec
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from regrapht.cuda.affine import Poly
+from regrapht.idioms.access import accesses
 from regrapht.idioms.items import ItemLoop, ItemProgram, ItemStatement, item_program, single_program
-from regrapht.idioms.syntax import identifiers_in, kernel_syntax, text
+from regrapht.idioms.syntax import depends_on, identifiers_in, kernel_syntax, text, unparen
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import (
     PREFIX,
@@ -64,7 +70,7 @@ class ParallelScan:
             return []
         program = item_program(kernel)
         if program is not None:
-            return self._rows(given, program, located)
+            return self._rows(given, program, located) or self._prefix_per_item(given, program, located)
         single = single_program(kernel)
         if single is not None:
             return self._whole(given, single, located)
@@ -120,18 +126,33 @@ class ParallelScan:
             return []
         kernel_name = given.kernel.split("<")[0]
         globals_ = _status_globals(kernel_name, value_type)
-        body = _single_pass_body(program, loop, before, after, kernel_name)
+        body = _single_pass_body(_loop_plan(loop, before, after, kernel_name))
         source = with_body(given, located, body)
         source = source[: located.start] + globals_ + source[located.start:]
         grid = f"min(({count} + {TILE - 1}) / {TILE}, {self._grid_cap(given)})"
         return [Rewrite(with_cub(source), LaunchConfig((grid,), (str(SCAN_BLOCK),), given.launch.shared_bytes),
                         f"single-pass scan: tiles of {TILE} by cub::BlockScan, decoupled look-back")]
 
+    def _prefix_per_item(self, given: ApplierInput, program: ItemProgram, located: KernelText) -> list[Rewrite]:
+        """Thread i sums elements 0..i (or 0..i-1) itself and writes the result at i: the
+        inclusive (exclusive) scan, computed by the single-pass scan instead (O(n) work)."""
+        plan = _prefix_plan(program, given.kernel.split("<")[0])
+        if plan is None or not original_covers(given, program):
+            return []
+        count = item_count(given, program)
+        if count is None:
+            return []
+        source = with_body(given, located, _single_pass_body(plan))
+        source = source[: located.start] + _status_globals(plan.kernel, plan.value_type) + source[located.start:]
+        grid = f"min(({count} + {TILE - 1}) / {TILE}, {self._grid_cap(given)})"
+        return [Rewrite(with_cub(source), LaunchConfig((grid,), (str(SCAN_BLOCK),), given.launch.shared_bytes),
+                        f"per-element prefix sums -> single-pass scan: tiles of {TILE}, decoupled look-back")]
+
     @staticmethod
     def _count(given: ApplierInput, program: ItemProgram, loop: ItemLoop) -> str | None:
         """Elements of the loop as a spec expression over the kernel's scalars."""
         scalars = set(program.kernel.scalars)
-        upper, lower = text(loop.upper), text(loop.lower)
+        upper, lower = loop.end, text(loop.lower)
         if names_in(upper) <= scalars and names_in(lower) <= scalars:
             return f"({' '.join(upper.split())}) - ({' '.join(lower.split())})"
         extent = extent_of(given, loop, program)
@@ -154,28 +175,128 @@ def _status_globals(kernel: str, value_type: str) -> str:
             f"__device__ unsigned int {p}ticket, {p}finished, {p}epoch;\n\n")
 
 
-def _single_pass_body(program: ItemProgram, loop: ItemLoop, before: tuple[ItemStatement | ItemLoop, ...],
-                      after: tuple[ItemStatement | ItemLoop, ...], kernel: str) -> str:
+@dataclass(frozen=True)
+class ScanPlan:
+    """What the single-pass generator needs: per element position `var` in [lower, end), the
+    declarations and the contribution to the running sum, and the statements that use the
+    running sum (`accumulator`, set to its inclusive or exclusive value first)."""
+
+    kernel: str
+    value_type: str
+    var: str
+    var_type: str
+    lower: str
+    end: str
+    accumulator: str
+    head: str  # before the scan, in every thread (declares the accumulator with its start value)
+    position_decls: str  # declared at every position before the declarations (another index name)
+    decls: str
+    contribution: str
+    element_code: str  # per position, after `accumulator = prefix + scanned (- value)`
+    exclusive: bool  # the element code sees the sum before its own contribution
+    tail: str  # once, with the accumulator at the total, in the block of the last tile
+
+
+def _loop_plan(loop: ItemLoop, before: tuple[ItemStatement | ItemLoop, ...],
+               after: tuple[ItemStatement | ItemLoop, ...], kernel: str) -> ScanPlan:
+    """The plan of a one-thread scan loop (`acc += e; y[i] = acc;` or the exclusive order)."""
     scan = loop.scan
     assert scan is not None
-    p = PREFIX
-    g = f"{PREFIX}{kernel}_"
-    value_type = plain_type(scan.type)
-    var_type = plain_type(loop.var_type)
     x = scan.accumulator
     statements = list(loop.body)
     update_at = statements.index(scan.update)
     users_before = any(x in _names_of(s) for s in statements[:update_at])
     users_after = any(x in _names_of(s) for s in statements[update_at + 1:])
     exclusive = users_before and not users_after
-    decls = "\n".join(text(s) for s in statements[:update_at] if s.type == "declaration")
-    head = "\n".join(text(s.node) for s in before)
-    tail = "\n".join(text(s.node) for s in after)
-    inclusive_scan = "ExclusiveSum" if exclusive else "InclusiveSum"
-    # For an exclusive original the per-element value before the update is the exclusive sum.
-    start = f"{x} = {p}prefix_ + {p}scanned_[{p}k_]" + ("" if exclusive else f" - {p}values_[{p}k_]") + ";"
-    after_update = f"{x} = {p}prefix_ + {p}scanned_[{p}k_]" + (f" + {p}values_[{p}k_]" if exclusive else "") + ";"
-    replaced = "\n".join(after_update if i == update_at else text(s) for i, s in enumerate(statements))
+    p = PREFIX
+    # The element code starts with the sum before this element; the update makes it inclusive.
+    before_value = f"{x} = {p}prefix_ + {p}scanned_[{p}k_]" + ("" if exclusive else f" - {p}values_[{p}k_]") + ";"
+    after_value = f"{x} = {p}prefix_ + {p}scanned_[{p}k_]" + (f" + {p}values_[{p}k_]" if exclusive else "") + ";"
+    code = "\n".join(after_value if i == update_at else text(s) for i, s in enumerate(statements))
+    return ScanPlan(kernel, plain_type(scan.type), loop.var, plain_type(loop.var_type), text(loop.lower), loop.end, x,
+                    "\n".join(text(s.node) for s in before), "",
+                    "\n".join(text(s) for s in statements[:update_at] if s.type == "declaration"),
+                    text(scan.contribution), before_value + "\n" + code, exclusive,
+                    "\n".join(text(s.node) for s in after))
+
+
+def _prefix_plan(program: ItemProgram, kernel: str) -> ScanPlan | None:
+    """The plan for `T s = init; for (j = 0; j <= i; ++j) s += f(j); out[i] = g(s);` (or
+    `j < i`: exclusive), where f does not depend on the item i."""
+    item = program.item
+    if item is None or program.csr is not None or len(program.loops) != 1:
+        return None
+    loop = program.loops[0]
+    if loop.scan is not None or loop.writes or len(loop.accumulators) != 1 or loop.accumulators[0].op != "sum":
+        return None
+    accumulator = loop.accumulators[0]
+    value_type = plain_type(accumulator.type)
+    if value_type not in SCANNABLE or text(loop.lower).strip() not in ("0", "0u", "0L", "0LL"):
+        return None
+    symbols = program.mapping.symbols if program.mapping is not None else None
+    if symbols is None:
+        return None
+    end = symbols.poly(loop.upper) + Poly.const(1 if loop.inclusive_upper else 0)
+    index = Poly.atom(item.name)
+    if end == index + Poly.const(1):
+        exclusive = False
+    elif end == index:
+        exclusive = True
+    else:
+        return None
+    position = program.steps.index(loop)
+    before, after = program.steps[:position], program.steps[position + 1:]
+    if any(not isinstance(s, ItemStatement) or s.writes or item.name in _names_of(s.node) for s in before):
+        return None
+    decls = [s for s in loop.body if s.type == "declaration"]
+    updates = [s for s in loop.body if s.type != "declaration"]
+    contribution = _added(updates[0], accumulator.name) if len(updates) == 1 else None
+    if contribution is None or any(item.name in _names_of(s) for s in loop.body):
+        return None
+    if any(a.index is None or depends_on(a.index, item.name) for a in loop.reads):
+        return None
+    for step in after:
+        for access in accesses(step.node, symbols):
+            if access.kind != "read" and access.index != index:
+                return None
+    item_type = plain_type(item.type)
+    code = f"{accumulator.name} = {PREFIX}prefix_ + {PREFIX}scanned_[{PREFIX}k_];\n" + \
+        "\n".join(text(s.node) for s in after)
+    return ScanPlan(kernel, value_type, loop.var, plain_type(loop.var_type), "0", " ".join(item.bound.split()),
+                    accumulator.name, "\n".join(text(s.node) for s in before),
+                    f"const {item_type} {item.name} = ({item_type}){loop.var};", "\n".join(text(d) for d in decls),
+                    contribution, code, exclusive, "")
+
+
+def _added(statement: Node, accumulator: str) -> str | None:
+    """e of `acc += e;`, `acc = acc + e;`, `acc = e + acc;`."""
+    expression = unparen(statement.named_children[0]) if statement.type == "expression_statement" and \
+        statement.named_children else None
+    if expression is None or expression.type != "assignment_expression" or \
+            text(expression.child_by_field_name("left")) != accumulator:
+        return None
+    operator = text(expression.child_by_field_name("operator"))
+    right = unparen(expression.child_by_field_name("right"))
+    if right is None:
+        return None
+    if operator == "+=":
+        return text(right)
+    if operator == "=" and right.type == "binary_expression" and text(right.child_by_field_name("operator")) == "+":
+        left_side, right_side = unparen(right.child_by_field_name("left")), unparen(right.child_by_field_name("right"))
+        if left_side is not None and text(left_side) == accumulator and right_side is not None:
+            return text(right_side)
+        if right_side is not None and text(right_side) == accumulator and left_side is not None:
+            return text(left_side)
+    return None
+
+
+def _single_pass_body(plan: ScanPlan) -> str:
+    p = PREFIX
+    g = f"{PREFIX}{plan.kernel}_"
+    value_type, var_type, x = plan.value_type, plan.var_type, plan.accumulator
+    decls = (plan.position_decls + "\n" + plan.decls).strip()
+    head, tail, replaced = plan.head, plan.tail, plan.element_code
+    inclusive_scan = "ExclusiveSum" if plan.exclusive else "InclusiveSum"
     code = f"""// Single-pass scan: blocks take tiles of {TILE} elements in order (atomic ticket), scan
 // them with cub::BlockScan and find the tile's prefix by looking back at earlier tiles.
 {head}
@@ -184,7 +305,7 @@ __shared__ typename {p}block_scan_::TempStorage {p}scan_temp_;
 __shared__ unsigned int {p}tile_shared_, {p}epoch_shared_;
 __shared__ {value_type} {p}prefix_shared_;
 const {value_type} {p}start_ = {x};
-const long long {p}lower_ = (long long)({text(loop.lower)}), {p}upper_ = (long long)({text(loop.upper)});
+const long long {p}lower_ = (long long)({plan.lower}), {p}upper_ = (long long)({plan.end});
 const long long {p}tiles_ = {p}upper_ > {p}lower_ ? ({p}upper_ - {p}lower_ + {TILE - 1}) / {TILE} : 0;
 if ({p}tiles_ > {MAX_TILES}) __trap();  // more tiles than status words
 if (threadIdx.x == 0) {p}epoch_shared_ = *(volatile unsigned int *)&{g}epoch;
@@ -205,9 +326,9 @@ while (true) {{
         const long long {p}pos_ = {p}lower_ + {p}tile_ * {TILE} + {p}k_ * {SCAN_BLOCK} + threadIdx.x;
         {value_type} {p}value_ = ({value_type})0;
         if ({p}pos_ < {p}upper_) {{
-            const {var_type} {loop.var} = ({var_type}){p}pos_;
+            const {var_type} {plan.var} = ({var_type}){p}pos_;
 {indent_code(decls, 12)}
-            {p}value_ = ({text(scan.contribution)});
+            {p}value_ = ({plan.contribution});
         }}
         {value_type} {p}sum_, {p}total_;
         {p}block_scan_({p}scan_temp_).{inclusive_scan}({p}value_, {p}sum_, {p}total_);
@@ -250,8 +371,8 @@ while (true) {{
     for (int {p}k_ = 0; {p}k_ < {ITEMS}; ++{p}k_) {{
         const long long {p}pos_ = {p}lower_ + {p}tile_ * {TILE} + {p}k_ * {SCAN_BLOCK} + threadIdx.x;
         if ({p}pos_ < {p}upper_) {{
-            const {var_type} {loop.var} = ({var_type}){p}pos_;
-            {start}
+            const {var_type} {plan.var} = ({var_type}){p}pos_;
+{indent_code(plan.position_decls, 12)}
 {indent_code(replaced, 12)}
         }}
     }}
