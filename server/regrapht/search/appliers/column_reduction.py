@@ -103,7 +103,7 @@ class _ColumnEmitter(ItemEmitter):
                 before.append(f"const {value_type} {PREFIX}init_{accumulator.name}_ = {accumulator.name};")
                 before.append(f"{accumulator.name} = ({value_type})0;")
         body = "\n".join(text(s) for s in loop.body)
-        code = [*before,
+        code = [*before, "#pragma unroll 4",  # several rows' loads in flight per thread
                 f"for ({plain_type(loop.var_type)} {loop.var} = ({text(loop.lower)}) + {PREFIX}h_; "
                 f"{loop.var} < ({loop.end}); {loop.var} += {self.height}) {{", indent_code(body), "}"]
         code += [self.combine(a) for a in loop.accumulators]
