@@ -40,6 +40,7 @@ block = 256
 name = "x"
 type = "const float*"
 count = "n"
+init = "uniform(-1, 1)"
 role = "in"
 
 [[kernel.arg]]
