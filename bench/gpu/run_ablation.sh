@@ -43,16 +43,9 @@ case "$PHASE" in
 esac
 mkdir -p "$OUT" "$RUN/rows" "$RUN/logs"
 
-if ! python3 -c 'import pycuda, tree_sitter' 2>/dev/null; then
-    for candidate in "${WHEELS:-}" shared/wheels/gpu-cp312 .gpu/wheels ../shared/wheels/gpu-cp312; do
-        if [ -n "$candidate" ] && ls "$candidate"/*.whl >/dev/null 2>&1; then
-            python3 -m pip install -q --no-index --no-deps --target "$SITE" "$candidate"/*.whl 2>&1 | tail -3
-            break
-        fi
-    done
-fi
-export PYTHONPATH="$PWD/server:$SITE${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-GPUS=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
+# shellcheck source=bench/gpu/host_env.sh
+. bench/gpu/host_env.sh
+host_python_env
 if [ "$GPUS" -ge 1 ] 2>/dev/null; then
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
 else

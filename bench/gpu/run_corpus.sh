@@ -20,7 +20,7 @@
 # REGRAPHT_MODEL (the GGUF; else the embedded one if installed), NO_MODEL=1 (the search without the
 # model: appliers only, `eval --no-model`; the report's no_model key says so), TASKS (task directories to use
 # instead of a whole split), WHEELS (a folder of the host's wheels: pycuda, llama-cpp-python, ...;
-# default shared/wheels/gpu-cp312 or .gpu/wheels in the checkout), SITE (install target, /tmp/site).
+# default .gpu/wheels in the checkout), SITE (install target, /tmp/site).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT}
@@ -40,18 +40,9 @@ RUN=${RUN_DIR:-$(mktemp -d /tmp/corpus-run.XXXXXX)}
 case "$MODE" in eval|appliers|both) ;; *) echo "run_corpus: MODE must be eval, appliers or both" >&2; exit 2 ;; esac
 mkdir -p "$OUT" "$RUN/logs"
 
-# The host has numpy, networkx, msgpack, ...; pycuda and the rest come from wheels in the checkout.
-if ! python3 -c 'import pycuda, tree_sitter' 2>/dev/null; then
-    for candidate in "${WHEELS:-}" shared/wheels/gpu-cp312 .gpu/wheels ../shared/wheels/gpu-cp312; do
-        if [ -n "$candidate" ] && ls "$candidate"/*.whl >/dev/null 2>&1; then
-            python3 -m pip install -q --no-index --no-deps --target "$SITE" "$candidate"/*.whl 2>&1 | tail -3
-            break
-        fi
-    done
-fi
-export PYTHONPATH="$PWD/server:$SITE${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-
-GPUS=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
+# shellcheck source=bench/gpu/host_env.sh
+. bench/gpu/host_env.sh
+host_python_env
 if [ "$GPUS" -ge 1 ] 2>/dev/null; then
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
 else
