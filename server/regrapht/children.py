@@ -193,6 +193,14 @@ class Child:
         code: int | None = None
         with contextlib.suppress(subprocess.TimeoutExpired):
             code = self.process.wait(timeout=wait_s)
+        # SIGKILL is delivered asynchronously: a grandchild can still be running for a moment
+        # after the child has been reaped. Wait (bounded) until none of the group is alive, so
+        # that nothing the child started outlives `end()` (seen on a fresh CI clone).
+        deadline = time.monotonic() + wait_s
+        while group_members(self.pid) and time.monotonic() < deadline:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+            time.sleep(0.01)
         streams = (self.process.stdin, self.process.stdout, self.process.stderr if close_stderr else None)
         for stream in streams:
             if stream is not None:
