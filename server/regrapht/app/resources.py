@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 
-from regrapht.validate.bench import default_cache_dir
+from regrapht.validate.cache_dir import default_cache_dir
 from regrapht.validate.compiler import Compiler
 from regrapht.validate.gpu_lock import GpuLock
 from regrapht.validate.worker import GpuWorker

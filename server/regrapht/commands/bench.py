@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from regrapht.validate.bench import bench, default_cache_dir, slow_kernel_message
+from regrapht.validate.bench import bench, slow_kernel_message
+from regrapht.validate.cache_dir import default_cache_dir
 from regrapht.validate.evaluator import OriginalCompileError
 from regrapht.validate.opening import open_evaluator, start_worker
 

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import load_spec, spec_path_for
 from regrapht.spec.resolve import spec_launch
-from regrapht.validate.bench import default_cache_dir
+from regrapht.validate.cache_dir import default_cache_dir
 from regrapht.validate.opening import open_evaluator, read_source, start_worker
 from regrapht.validate.types import Candidate
 

@@ -2,14 +2,12 @@
 
 Owns the bench report (resources, occupancy for the spec's launch, timing, achieved bandwidth
 and FLOP rate against the device's measured peaks) and its JSON form, the fixed keys of
-docs/cli-contract.md, and the default cache dir.
+docs/cli-contract.md. The default cache dir is validate/cache_dir.py's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from regrapht.spec.model import KernelSpec
 from regrapht.validate.compiler import KernelResources
@@ -17,16 +15,6 @@ from regrapht.validate.evaluator import CudaEvaluator, resources_dict
 from regrapht.validate.occupancy import Occupancy
 from regrapht.validate.peaks import DevicePeaks, device_peaks
 from regrapht.validate.types import Timing
-
-
-def default_cache_dir(env: Mapping[str, str], home: Path | None = None) -> Path:
-    """The one cache dir (compile cache, device peaks, GPU lock): $REGRAPHT_CACHE_DIR, else
-    $XDG_CACHE_HOME/regrapht, else ~/.cache/regrapht."""
-    if env.get("REGRAPHT_CACHE_DIR"):
-        return Path(env["REGRAPHT_CACHE_DIR"])
-    if env.get("XDG_CACHE_HOME"):
-        return Path(env["XDG_CACHE_HOME"]) / "regrapht"
-    return (home if home is not None else Path(env.get("HOME", "."))) / ".cache" / "regrapht"
 
 
 @dataclass(frozen=True)
