@@ -111,6 +111,11 @@ class AtomicUpdate:
     array_end: int
     value_text: str
     conditional: bool  # under any condition or loop
+    # byte offsets of the whole `atomicAdd(...)` call, and whether it is a statement of its own
+    # (its old value unused), so a rewrite may replace the call by recording its operands
+    call_start: int = -1
+    call_end: int = -1
+    statement: bool = False
 
 
 @dataclass(frozen=True)
@@ -737,7 +742,9 @@ class _Builder:
         self._scan(args[1], scope, accesses, loops)
         self.atomics.append(AtomicUpdate(node_text(array), self.poly(index), node_text(index), array.start_byte,
                                          array.end_byte, node_text(args[1]),
-                                         bool(scope.loop_vars or scope.conditions or scope.unknown)))
+                                         bool(scope.loop_vars or scope.conditions or scope.unknown),
+                                         node.start_byte, node.end_byte,
+                                         node.parent is not None and node.parent.type == "expression_statement"))
 
     def _offset_only(self, condition: Node) -> bool:
         """A condition over the work's loop variables and literals only."""

@@ -101,6 +101,15 @@ def test_privatises_histograms_written_differently(case: str) -> None:
     assert all("__syncthreads();" in r.source for r in rewrites)
 
 
+def test_batches_the_loads_of_several_points_before_their_atomics() -> None:
+    notes = [r.note for r in _rewrites("clamped_float_bins")]
+    assert notes[0] == "per-warp shared histograms (64 bins), 4 points per thread in flight"
+    batched = _rewrites("clamped_float_bins")[0].source
+    # four copies of the bin computation, then four shared atomics, in that order
+    assert batched.count("(int)(x[i] * nb)") == 4
+    assert batched.index("atomicAdd(&mine_rg[key0_rg]") > batched.rindex("(int)(x[i] * nb)")
+
+
 def test_grids_come_from_the_device() -> None:
     # 100 SMs x (1536 / 256) resident blocks: nothing of one GPU's numbers in the rewrite
     launches = {r.launch.grid for r in _rewrites("top_bits_pointer_form")}

@@ -9,6 +9,10 @@ Rewrites, most promising first:
 - the byte histogram (`atomicAdd(&counts[data[i]], 1)` on `unsigned char` data): a grid-stride
   loop over 16-byte `uint4` loads (when `data` is 16-byte aligned; a scalar loop covers the rest
   and the tail), one shared 256-bin histogram per warp, summed and added once per block;
+- batched (the atomic is a statement of its own): a grid-stride loop that computes the bins of
+  BATCH points, all their loads in flight together, before their shared atomics; per-warp copies
+  for few bins, one per block otherwise. Without it a thread waits for each point's load in turn:
+  the compiler does not move the next point's global loads above the previous shared atomic;
 - few bins (at most 1024, and the copies fit): one shared copy of the counts per warp, so a warp's
   atomics contend only with its own lanes; a grid-stride loop over the points;
 - any bin count whose counts fit in shared memory (half of the device's per-block shared
@@ -32,6 +36,7 @@ FEW_BINS = 1024
 STATIC_SHARED = 48 * 1024  # static __shared__ arrays are limited to this on every GPU
 BYTE_THREADS = (256, 512, 1024)
 POINTS_PER_THREAD = 16  # without a device: enough work per thread to amortise the flush
+BATCH = 4  # points whose loads a thread issues before their atomics (memory-level parallelism)
 
 
 class PrivatisedHistogram:
@@ -61,6 +66,17 @@ class PrivatisedHistogram:
                                         given.launch.shared_bytes),
                                         f"uint4 loads, per-warp shared histograms, grid {grid} x {threads}"))
         warps = THREADS // 32
+        grid = _grid(given.device, upper, THREADS, BATCH)
+        if shape.update.statement and count <= FEW_BINS and count * size * warps <= budget:
+            body = _batched_body(view, shape, count, warps)
+            rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(THREADS),),
+                                    given.launch.shared_bytes),
+                                    f"per-warp shared histograms ({count} bins), {BATCH} points per thread in flight"))
+        if shape.update.statement:
+            body = _batched_body(view, shape, count, 1)
+            rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(THREADS),),
+                                    given.launch.shared_bytes),
+                                    f"shared-memory private histogram ({count} bins), {BATCH} points per thread in flight"))
         if count <= FEW_BINS and count * size * warps <= budget:
             body = _privatised_body(view, shape, count, warps, grid_stride=True)
             grid = _grid(given.device, upper, THREADS, 1)
@@ -93,14 +109,7 @@ def _privatised_body(view: PointKernel, shape: Histogram, count: int, warps: int
     work = view.work_with({(shape.update.array_start, shape.update.array_end): mine})
     tid = "threadIdx.y * blockDim.x + threadIdx.x"
     threads = "blockDim.x * blockDim.y"
-    if warps > 1:
-        shared = f"__shared__ {element} {local}[{warps}][{count}];"
-        pick = f"{element} *{mine} = {local}[(threadIdx.x >> 5) % {warps}];  // this warp's copy"
-        flat = f"{local}[0]"
-    else:
-        shared = f"__shared__ {element} {local}[{count}];"
-        pick = f"{element} *{mine} = {local};"
-        flat = local
+    shared, pick, flat = _private_copies(local, mine, element, count, warps)
     if grid_stride:
         upper = view.bounds[coordinate.name].upper
         ctype = coordinate.type.replace("const ", "")
@@ -122,6 +131,68 @@ def _privatised_body(view: PointKernel, shape: Histogram, count: int, warps: int
     __syncthreads();
     {pick}
 {visit}
+    __syncthreads();
+    for (int {b} = {tid}; {b} < {count}; {b} += {threads}) {{
+        const {element} {total} = {sum_warps};
+        if ({total} != 0)
+            atomicAdd(&{shape.bins}[{b}], {total});
+    }}
+"""
+
+
+def _private_copies(local: str, mine: str, element: str, count: int, warps: int) -> tuple[str, str, str]:
+    """The shared declaration, this thread's copy and the flat view of all copies."""
+    if warps > 1:
+        return (f"__shared__ {element} {local}[{warps}][{count}];",
+                f"{element} *{mine} = {local}[(threadIdx.x >> 5) % {warps}];  // this warp's copy", f"{local}[0]")
+    return f"__shared__ {element} {local}[{count}];", f"{element} *{mine} = {local};", local
+
+
+def _batched_body(view: PointKernel, shape: Histogram, count: int, warps: int) -> str:
+    """Grid-stride over the points, BATCH at a time: the bins of all BATCH points are computed
+    (their loads in flight together) before any of their shared atomics, which the compiler would
+    otherwise not move the next point's loads ahead of."""
+    local, mine, b, total, t, p, stride, upper = (fresh(view, n) for n in (
+        "local", "mine", "b", "total", "t", "p", "stride", "upper"))
+    keys = [fresh(view, f"key{k}") for k in range(BATCH)]
+    amounts = [fresh(view, f"amount{k}") for k in range(BATCH)]
+    has = [fresh(view, f"has{k}") for k in range(BATCH)]
+    coordinate = view.coordinates[0]
+    ctype = coordinate.type.replace("const ", "")
+    element = shape.element
+    update = shape.update
+    shared, pick, flat = _private_copies(local, mine, element, count, warps)
+    tid = "threadIdx.y * blockDim.x + threadIdx.x"
+    threads = "blockDim.x * blockDim.y"
+    points = []
+    for k in range(BATCH):
+        record = (f"({has[k]} = true, {keys[k]} = (long long)({update.index_text}), "
+                  f"{amounts[k]} = ({element})({update.value_text}))")
+        work = view.work_with({(update.call_start, update.call_end): record})
+        points.append(
+            f"        {{\n            const long long {p} = {t} + {k}LL * {stride};\n"
+            f"            if ({p} < {upper}) {{\n                {ctype} {coordinate.name} = ({ctype}){p}; {prelude(view)}\n"
+            f"                if ({view.guard}) {{\n                    {work}\n                }}\n            }}\n        }}")
+    declare = "\n".join(f"        bool {has[k]} = false; long long {keys[k]} = 0; {element} {amounts[k]} = 0;"
+                         for k in range(BATCH))
+    flush = "\n".join(f"        if ({has[k]}) atomicAdd(&{mine}[{keys[k]}], {amounts[k]});" for k in range(BATCH))
+    sum_warps = " + ".join(f"{local}[{w}][{b}]" for w in range(warps)) if warps > 1 else f"{local}[{b}]"
+    points_text = "\n".join(points)
+    return f"""
+    // Count into a private copy in shared memory (cheap shared atomics), {BATCH} points per thread
+    // in flight; then add the non-zero counts to the global ones once per block.
+    {shared}
+    for (int {b} = {tid}; {b} < {warps * count}; {b} += {threads})
+        (&{flat}[0])[{b}] = 0;
+    __syncthreads();
+    {pick}
+    const long long {upper} = (long long)({view.bounds[coordinate.name].upper});
+    const long long {stride} = (long long)blockDim.x * gridDim.x;
+    for (long long {t} = (long long)blockIdx.x * blockDim.x + threadIdx.x; {t} < {upper}; {t} += {BATCH}LL * {stride}) {{
+{declare}
+{points_text}
+{flush}
+    }}
     __syncthreads();
     for (int {b} = {tid}; {b} < {count}; {b} += {threads}) {{
         const {element} {total} = {sum_warps};
