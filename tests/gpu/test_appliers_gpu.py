@@ -1,5 +1,6 @@
 """Every rewrite of the idiom appliers' test kernels (tiled permutations, halo-tiled stencils,
-register-blocked matmuls, privatised histograms, vectorized maps, grid-stride loops) checked against its original
+register-blocked matmuls, privatised histograms, vectorized maps, grid-stride loops,
+stencils coarsened down a column) checked against its original
 on the GPU by the search's own evaluator (fresh inputs, the spec size and an odd size), and
 timed. Marker gpu: skips cleanly without a device; the lead runs it on the H200."""
 
@@ -17,6 +18,7 @@ import test_histogram_applier as histogram_cases  # noqa: E402
 import test_matmul_applier as matmul_cases  # noqa: E402
 import test_permutation_applier as permutation_cases  # noqa: E402
 import test_stencil_applier as stencil_cases  # noqa: E402
+import test_stencil_columns_applier as column_cases  # noqa: E402
 import test_vectorize_applier as vectorize_cases  # noqa: E402
 
 from regrapht.app.optimize import kernel_target  # noqa: E402
@@ -26,6 +28,7 @@ from regrapht.search.appliers.launch import GridStrideLoop  # noqa: E402
 from regrapht.search.appliers.matmul import MatmulTiling  # noqa: E402
 from regrapht.search.appliers.permutation import TiledPermutation  # noqa: E402
 from regrapht.search.appliers.stencil import HaloTiledStencil  # noqa: E402
+from regrapht.search.appliers.stencil_columns import RegisterColumnStencil  # noqa: E402
 from regrapht.search.appliers.vectorize import VectorizedMap  # noqa: E402
 from regrapht.search.source import find_kernel  # noqa: E402
 from regrapht.spec.launch import LaunchConfig  # noqa: E402
@@ -62,6 +65,18 @@ SIZES: dict[str, tuple[dict[str, str], dict[str, tuple[str, str]]]] = {
     "conv3x3_continue_padding": ({"h": "1023", "w": "2047"},
                                  {"in": ("h * w", FLOAT), "wt": ("9", FLOAT), "out": ("h * w", "zeros")}),
     "blur_flat_index": ({"rows": "999", "cols": "1501"}, {"a": ("rows * cols", FLOAT), "b": ("rows * cols", "zeros")}),
+    # stencils coarsened down a column (and the halo-tile cases above)
+    "jacobi9_double": ({"W": "1029", "H": "1027"}, {"src": ("W * H", FLOAT), "dst": ("W * H", "zeros")}),
+    "sobel_int_flat": ({"rows": "1001", "cols": "1503"},
+                       {"img": ("rows * cols", "randint(-100, 100)"), "mag": ("rows * cols", "zeros")}),
+    "box27_3d_loops": ({"nx": "131", "ny": "67", "nz": "45"}, {"f": ("nx * ny * nz", FLOAT), "g": ("nx * ny * nz", "zeros")}),
+    "heat7_3d_offsets": ({"nx": "133", "ny": "65", "nz": "47", "alpha": "0.1"},
+                         {"u": ("nx * ny * nz", FLOAT), "v": ("nx * ny * nz", "zeros")}),
+    "depthwise_hwc_3d_launch": ({"H": "67", "W": "71", "C": "45"},
+                                {"in": ("H * W * C", FLOAT), "filt": ("9 * C", FLOAT), "out": ("H * W * C", "zeros")}),
+    "depthwise_chw_slices": ({"C": "7", "H": "301", "W": "517"},
+                             {"x": ("C * H * W", FLOAT), "w": ("C * 9", FLOAT), "y": ("C * H * W", "zeros")}),
+    "life_bytes": ({"W": "1031", "H": "777"}, {"cur": ("W * H", "randint(0, 2)"), "nxt": ("W * H", "zeros")}),
     # matmuls
     "alpha_beta_fmaf_early_return": ({"M": "517", "N": "389", "K": "263", "alpha": "1.5", "beta": "-0.5"},
                                      {"A": ("M * K", FLOAT), "B": ("K * N", FLOAT), "C": ("M * N", FLOAT)}),
@@ -98,6 +113,9 @@ def _name(source: str) -> str:
 CASES: list[tuple[type, str, str, str, LaunchConfig]] = [
     *[(TiledPermutation, c, v[0], _name(v[0]), v[1]) for c, v in permutation_cases.MATCHES.items()],
     *[(HaloTiledStencil, c, v[0], _name(v[0]), v[1]) for c, v in stencil_cases.MATCHES.items()],
+    *[(RegisterColumnStencil, c, v[0], _name(v[0]), v[1]) for c, v in column_cases.MATCHES.items()],
+    *[(RegisterColumnStencil, f"columns_{c}", v[0], _name(v[0]), v[1]) for c, v in stencil_cases.MATCHES.items()
+      if c != "stencil_1d_radius"],
     *[(MatmulTiling, c, v[0], _name(v[0]), v[1]) for c, v in matmul_cases.MATCHES.items()],
     *[(VectorizedMap, c, v[0], v[1], v[2]) for c, v in vectorize_cases.MATCHES.items()],
     *[(PrivatisedHistogram, c, v[0], _name(v[0]), histogram_cases.LAUNCH) for c, v in histogram_cases.MATCHES.items()],
@@ -107,7 +125,7 @@ CASES: list[tuple[type, str, str, str, LaunchConfig]] = [
 
 
 def _spec(source: str, kernel: str, launch: LaunchConfig, case: str) -> str:
-    scalars, pointers = SIZES[case]
+    scalars, pointers = SIZES[case.removeprefix("columns_")]
     found = find_kernel(source, kernel)
     assert found is not None
     instance = kernel.split("<", 1)[1].rstrip(">") if "<" in kernel else "float"

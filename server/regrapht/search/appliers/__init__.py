@@ -22,6 +22,7 @@ from regrapht.search.appliers.row_ops import GroupPerRow
 from regrapht.search.appliers.scan import ParallelScan
 from regrapht.search.appliers.shared_padding import SharedMemoryPadding
 from regrapht.search.appliers.stencil import HaloTiledStencil
+from regrapht.search.appliers.stencil_columns import RegisterColumnStencil
 from regrapht.search.appliers.vectorize import VectorizedMap
 
 APPLIERS: tuple[Applier, ...] = (
@@ -33,6 +34,7 @@ APPLIERS: tuple[Applier, ...] = (
     ParallelScan(),
     PrivatisedHistogram(),
     TiledPermutation(),
+    RegisterColumnStencil(),
     HaloTiledStencil(),
     VectorizedMap(),
     GridStrideLoop(),

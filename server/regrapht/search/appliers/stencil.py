@@ -114,8 +114,8 @@ def _tiled_body(view: PointKernel, shape: Stencil, element: str, extents: tuple[
     for c in tiled:
         lo = halos[tiled.index(c)][0]
         lines.append(f"{load_indent}const int {where[c]} = {origin[c]} - {lo} + {local[c]};")
-    address = _address(shape, where)
-    lines.append(f"{load_indent}if ({_needed(shape, where)})")
+    address = field_address(shape, where)
+    lines.append(f"{load_indent}if ({read_somewhere(shape, where)})")
     lines.append(f"{load_indent}    {tile}{''.join(f'[{local[c]}]' for c in reversed(tiled))} = "
                  f"{shape.field}[{address}];")
     lines.extend(load_close)
@@ -127,7 +127,7 @@ def _tiled_body(view: PointKernel, shape: Stencil, element: str, extents: tuple[
     lines.append(f"{work_indent}{bind(view, values)} {prelude(view)}".rstrip())
     replacements = {(r.access.start, r.access.end): _tile_read(tile, tiled, local, halos, r) for r in shape.reads}
     lines.append(f"{work_indent}if ({view.guard}) {{")
-    lines.append(_reindent(view.work_with(replacements), work_indent + "    "))
+    lines.append(reindent(view.work_with(replacements), work_indent + "    "))
     lines.append(f"{work_indent}}}")
     lines.extend(work_close)
     if shape.slices:
@@ -157,7 +157,7 @@ def _nest(tiled: tuple[str, ...], step: dict[str, tuple[str, int]], sizes: list[
     return opening, closing, indent
 
 
-def _address(shape: Stencil, where: dict[str, str]) -> str:
+def field_address(shape: Stencil, where: dict[str, str]) -> str:
     position = {**{c: c for c in shape.slices}, **where}
     terms = [f"{shape.strides[c].text()} * {position[c]}" if shape.strides[c].constant != 1 else position[c]
              for c in reversed(shape.tiled + shape.slices) if c in shape.strides]
@@ -166,7 +166,7 @@ def _address(shape: Stencil, where: dict[str, str]) -> str:
     return " + ".join(terms)
 
 
-def _needed(shape: Stencil, where: dict[str, str]) -> str:
+def read_somewhere(shape: Stencil, where: dict[str, str]) -> str:
     """Whether some read of the kernel touches the element at `where` (one box per read)."""
     position = {**{c: c for c in shape.slices}, **where}
     boxes: list[str] = []
@@ -192,7 +192,7 @@ def _tile_read(tile: str, tiled: tuple[str, ...], local: dict[str, str], halos: 
     return tile + "".join(subscripts)
 
 
-def _reindent(text: str, indent: str) -> str:
+def reindent(text: str, indent: str) -> str:
     lines = text.splitlines()
     if not lines:
         return ""

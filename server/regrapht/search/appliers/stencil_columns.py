@@ -1,0 +1,194 @@
+"""Stencils and convolutions -> thread coarsening down a column with a register window
+(2-D: several rows per thread; 3-D: 2.5-D blocking, a thread marches along z).
+
+Recognised on the source model like the halo tile (`idioms/stencil.py`): a point kernel that
+reads one array, the field, at its point shifted by constant or loop-bounded offsets and never
+writes what it reads. On a GPU whose L1/L2 already serve the neighbours of a naive stencil, a
+shared-memory tile mostly adds a load phase and a barrier; what costs is the number of load
+instructions per output (nine for a 3x3 neighbourhood). Here each thread computes K points
+down the slowest coordinate the field is tiled along (y of a 2-D field, z of a 3-D one, the row
+of an HWC image) and keeps the window of rows those K points read in registers: each element
+of the window is loaded once per thread, so a 3x3 neighbourhood costs 3 (K + 2) loads for K
+points instead of 9 K, a 7-point 3-D stencil 5 K + 2 instead of 7 K. Threads of a warp stay
+consecutive along the contiguous coordinate, so every load is coalesced.
+
+The window is straight-line code: the K points are unrolled here, so every window subscript is
+a constant once the compiler unrolls the kernel's own constant-range loops (which it does for
+the small neighbourhood loops this idiom admits; the nvcc tests check that no window spills to
+local memory). A window row is loaded just before the first point that reads it, which keeps
+only a neighbourhood's height of rows live. Each element is loaded only where some read of
+the kernel would touch it (the guard shifted by each read's offsets, and the bounds each read
+runs under), so no load leaves the memory the kernel itself reads. The kernel's own statements
+then run at each point, in their order, with the stencil reads redirected to the window: every
+output is the same operations on the same values in the same order as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from regrapht.idioms.pointwise import PointKernel, fresh
+from regrapht.idioms.stencil import NeighbourRead, Stencil, stencil
+from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
+from regrapht.search.appliers.stencil import field_address, read_somewhere, reindent
+from regrapht.spec.launch import LaunchConfig
+
+# Points per thread offered, per number of tiled coordinates (the search times them all):
+# 2-D fields march a short column (the grid stays large), 3-D fields a longer one along z.
+COARSENING: dict[int, tuple[int, ...]] = {2: (4, 8), 3: (4, 8, 16)}
+THREADS = (32, 8)  # a warp along the contiguous coordinate, 8 along the next one
+MAX_GRID_YZ = 65535  # grid y/z limit: block rows beyond it are strided
+MAX_WINDOW = 96  # window elements loaded per thread: beyond this the registers would spill
+# Element types `__ldg` is declared for (the read-only path); others load plainly.
+LDG_TYPES = frozenset({"float", "double", "int", "unsigned int", "unsigned", "char", "signed char",
+                       "unsigned char", "short", "unsigned short", "long long", "unsigned long long"})
+
+
+@dataclass(frozen=True)
+class _Window:
+    """The register window of one thread: rows along the marched coordinate (relative to the
+    thread's first point), a box of offsets along each other tiled coordinate."""
+
+    points: int  # K
+    low: dict[str, int]  # per tiled coordinate: the smallest offset any read takes
+    high: dict[str, int]
+    slots: dict[int, list[tuple[int, ...]]]  # per row: the offsets (other coordinates) read
+
+
+class RegisterColumnStencil:
+    technique = "thread_coarsening"
+    # The graph's steps towards a stencil tile or a register window lead here as well.
+    also: tuple[str, ...] = ("shared_memory_tiling", "register_promotion")
+
+    def apply(self, given: ApplierInput) -> list[Rewrite]:
+        found = recognised(given, stencil)
+        if found is None:
+            return []
+        kernel, shape = found
+        view = shape.kernel
+        n = len(shape.tiled)
+        if n not in COARSENING or (n == 3 and shape.slices) or len(shape.slices) > 1:
+            return []  # 1-D: the marched coordinate would be the contiguous one (uncoalesced)
+        element = view.pointers[shape.field].replace("const", "").strip()
+        rewrites = []
+        for points in COARSENING[n]:
+            window = _window(shape, points)
+            if window is None:
+                continue
+            body, grid = _body(view, shape, element, window)
+            note = (f"{points} points per thread down {shape.tiled[-1]}, a register window of "
+                    f"{sum(len(s) for s in window.slots.values())} loads of {shape.field}")
+            rewrites.append(Rewrite(with_body(given, kernel, body),
+                                    LaunchConfig(grid, tuple(str(t) for t in THREADS), given.launch.shared_bytes),
+                                    note))
+        return rewrites
+
+
+def _window(shape: Stencil, points: int) -> _Window | None:
+    march = shape.tiled[-1]
+    across = shape.tiled[:-1]
+    low = {c: min(0, *(r.low[c] for r in shape.reads)) for c in shape.tiled}
+    high = {c: max(0, *(r.high[c] for r in shape.reads)) for c in shape.tiled}
+    slots: dict[int, list[tuple[int, ...]]] = {}
+    for row in range(low[march], points + high[march]):
+        needed: set[tuple[int, ...]] = set()
+        for read in shape.reads:
+            if not any(read.low[march] <= row - k <= read.high[march] for k in range(points)):
+                continue
+            offsets: list[tuple[int, ...]] = [()]
+            for c in across:
+                offsets = [o + (d,) for o in offsets for d in range(read.low[c], read.high[c] + 1)]
+            needed.update(offsets)
+        if needed:
+            slots[row] = sorted(needed)
+    if sum(len(s) for s in slots.values()) > MAX_WINDOW:
+        return None
+    return _Window(points, low, high, slots)
+
+
+def _body(view: PointKernel, shape: Stencil, element: str, window: _Window) -> tuple[str, tuple[str, ...]]:
+    tiled = shape.tiled
+    march, across = tiled[-1], tiled[:-1]
+    points = window.points
+    win = fresh(view, "win")
+    start = fresh(view, f"{march}0")
+    block_row = fresh(view, "brow")
+    at = {c: fresh(view, f"t{i}") for i, c in enumerate(across)}
+    bounds = view.bounds
+    # Launch: x along the contiguous coordinate; y along the next one (3-D and HWC) or the
+    # marched rows (2-D); the marched coordinate of a 3-D field on z; a slice on z.
+    grid = [ceil_div(bounds[tiled[0]].upper, THREADS[0])]
+    lines = [f"    // {points} points per thread down {march}; each element of their neighbourhood is loaded once, "
+             "into registers, where the kernel reads it."]
+    lines.append(f"    const int {at[tiled[0]]} = blockIdx.x * {THREADS[0]} + threadIdx.x;")
+    closers: list[str] = []
+    if len(tiled) == 3:
+        lines.append(f"    const int {at[tiled[1]]} = blockIdx.y * {THREADS[1]} + threadIdx.y;")
+        grid.append(ceil_div(bounds[tiled[1]].upper, THREADS[1]))
+        rows_total = ceil_div(bounds[march].upper, points)
+        lines.append(f"    for (int {block_row} = blockIdx.z; {block_row} < {rows_total}; {block_row} += gridDim.z) {{")
+        lines.append(f"        const int {start} = {block_row} * {points};")
+        grid.append(f"min({rows_total}, {MAX_GRID_YZ})")
+    else:
+        rows_total = ceil_div(bounds[march].upper, points * THREADS[1])
+        lines.append(f"    for (int {block_row} = blockIdx.y; {block_row} < {rows_total}; {block_row} += gridDim.y) {{")
+        lines.append(f"        const int {start} = ({block_row} * {THREADS[1]} + threadIdx.y) * {points};")
+        grid.append(f"min({rows_total}, {MAX_GRID_YZ})")
+        for c in shape.slices:
+            coordinate = view.coordinate(c)
+            assert coordinate is not None
+            upper = bounds[c].upper
+            lines.append(f"    for ({coordinate.type.replace('const ', '')} {c} = blockIdx.z; {c} < {upper}; "
+                         f"{c} += gridDim.z) {{")
+            closers.append("    }")
+            grid.append(f"min({upper}, {MAX_GRID_YZ})")
+    closers.append("    }")
+    indent = "    " * (1 + len(closers))
+    sizes = [points + window.high[march] - window.low[march]] + [window.high[c] - window.low[c] + 1
+                                                                  for c in reversed(across)]
+    lines.append(f"{indent}{element} {win}{''.join(f'[{s}]' for s in sizes)};")
+    load = "__ldg(&{})" if element in LDG_TYPES else "{}"
+    loaded = window.low[march]  # rows below this one are not loaded yet
+    for k in range(points):
+        last_row = k + window.high[march]
+        for row in range(loaded, last_row + 1):
+            for offsets in window.slots.get(row, []):
+                where = {march: f"({start} + {row})" if row else start}
+                for c, d in zip(across, offsets, strict=True):
+                    where[c] = f"({at[c]} + {d})" if d else at[c]
+                index = "".join(f"[{i}]" for i in _slot(window, march, across, row, offsets))
+                cell = f"{shape.field}[{field_address(shape, where)}]"
+                lines.append(f"{indent}{win}{index} = ({read_somewhere(shape, where)}) ? {load.format(cell)} : "
+                             f"({element})0;")
+        loaded = max(loaded, last_row + 1)
+        values = {march: f"{start} + {k}" if k else start, **{c: at[c] for c in across}}
+        lines.append(f"{indent}{{  // point {k}")
+        lines.append(f"{indent}    {bind(view, values)} {prelude(view)}".rstrip())
+        replacements = {(r.access.start, r.access.end): _window_read(win, window, march, across, k, r)
+                        for r in shape.reads}
+        lines.append(f"{indent}    if ({view.guard}) {{")
+        lines.append(reindent(view.work_with(replacements), indent + "        "))
+        lines.append(f"{indent}    }}")
+        lines.append(f"{indent}}}")
+    lines.extend(reversed(closers))
+    return "\n" + "\n".join(lines) + "\n", tuple(grid)
+
+
+def _slot(window: _Window, march: str, across: tuple[str, ...], row: int, offsets: tuple[int, ...]) -> list[int]:
+    """The window subscripts of the element `row` rows down and `offsets` across."""
+    return [row - window.low[march]] + [d - window.low[c] for c, d in reversed(list(zip(across, offsets, strict=True)))]
+
+
+def _window_read(win: str, window: _Window, march: str, across: tuple[str, ...], k: int, read: NeighbourRead) -> str:
+    """The window element that `read` takes at point k (its offsets may be loop variables)."""
+    subscripts = []
+    for c in (march, *reversed(across)):
+        base = (k if c == march else 0) - window.low[c]
+        shift = read.offsets[c]
+        if shift.constant is not None:
+            text = str(base + shift.constant)
+        else:
+            text = f"{base} + ({shift.text()})" if base else f"({shift.text()})"
+        subscripts.append(f"[{text}]")
+    return win + "".join(subscripts)

@@ -1,0 +1,253 @@
+"""RegisterColumnStencil: 2-D stencils, 3-D stencils (2.5-D blocking), 3x3 and depthwise
+convolutions (CHW and HWC) and a cellular automaton written differently are coarsened down a
+column with a register window; near-misses (in-place updates, data-dependent neighbours, a
+radius that is a parameter, 1-D stencils whose march would be the contiguous coordinate) are
+left alone; every rewrite compiles with nvcc, and its window stays in registers."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from nvcc_check import compile_ok, needs_nvcc
+
+from regrapht.search.appliers import APPLIERS, ApplierInput
+from regrapht.search.appliers.stencil_columns import RegisterColumnStencil
+from regrapht.spec.launch import LaunchConfig
+
+GRID_2D = LaunchConfig(("(W + 15) / 16", "(H + 15) / 16"), ("16", "16"))
+
+# case -> (source, launch, window loads per variant)
+MATCHES = {
+    "jacobi9_double": ("""
+__global__ void jacobi9(const double *__restrict__ src, double *__restrict__ dst, int W, int H) {
+    const int x = threadIdx.x + blockIdx.x * blockDim.x;
+    const int y = threadIdx.y + blockIdx.y * blockDim.y;
+    if (x < 1 || x > W - 2 || y < 1 || y > H - 2) return;
+    double edge = src[(y - 1) * W + x] + src[(y + 1) * W + x] + src[y * W + x - 1] + src[y * W + x + 1];
+    double corner = src[(y - 1) * W + x - 1] + src[(y - 1) * W + x + 1]
+                  + src[(y + 1) * W + x - 1] + src[(y + 1) * W + x + 1];
+    dst[y * W + x] = 0.5 * src[y * W + x] + 0.1 * edge + 0.025 * corner;
+}
+""", GRID_2D, (18, 30)),
+    "sobel_int_flat": ("""
+__global__ void sobel(const int *img, int *mag, int rows, int cols) {
+    int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= rows * cols) return;
+    int c = p % cols;
+    int r = p / cols;
+    if (r > 0 && c > 0 && r < rows - 1 && c < cols - 1) {
+    int gx = img[p - cols + 1] + 2 * img[p + 1] + img[p + cols + 1]
+           - img[p - cols - 1] - 2 * img[p - 1] - img[p + cols - 1];
+    int gy = img[p + cols - 1] + 2 * img[p + cols] + img[p + cols + 1]
+           - img[p - cols - 1] - 2 * img[p - cols] - img[p - cols + 1];
+    mag[p] = abs(gx) + abs(gy);
+    } else {
+        mag[p] = 0;
+    }
+}
+""", LaunchConfig(("(rows * cols + 127) / 128",), ("128",)), (18, 30)),
+    "box27_3d_loops": ("""
+__global__ void box27(const float *f, float *g, int nx, int ny, int nz) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y;
+    int k = blockIdx.z * blockDim.z + threadIdx.z;
+    if (i >= nx || j >= ny || k >= nz) return;
+    float s = 0.0f;
+    for (int dz = -1; dz <= 1; ++dz)
+        for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx) {
+                int a = i + dx, b = j + dy, c = k + dz;
+                if (a >= 0 && a < nx && b >= 0 && b < ny && c >= 0 && c < nz)
+                    s += f[(c * ny + b) * nx + a];
+            }
+    g[(k * ny + j) * nx + i] = s / 27.0f;
+}
+""", LaunchConfig(("(nx + 31) / 32", "(ny + 3) / 4", "(nz + 3) / 4"), ("32", "4", "4")), (54, 90)),
+    "heat7_3d_offsets": ("""
+__global__ void heat7(const float *u, float *v, int nx, int ny, int nz, float alpha) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y;
+    int k = blockIdx.z * blockDim.z + threadIdx.z;
+    if (i > 0 && j > 0 && k > 0 && i < nx - 1 && j < ny - 1 && k < nz - 1) {
+        int p = (k * ny + j) * nx + i;
+        v[p] = u[p] + alpha * (u[p - 1] + u[p + 1] + u[p - nx] + u[p + nx] + u[p - nx * ny] + u[p + nx * ny]
+                               - 6.0f * u[p]);
+    }
+}
+""", LaunchConfig(("(nx + 31) / 32", "(ny + 3) / 4", "(nz + 3) / 4"), ("32", "4", "4")), (22, 42, 82)),
+    "depthwise_hwc_3d_launch": ("""
+__global__ void dw_hwc(const float *in, const float *filt, float *out, int H, int W, int C) {
+    int ch = blockIdx.x * blockDim.x + threadIdx.x;
+    int px = blockIdx.y * blockDim.y + threadIdx.y;
+    int py = blockIdx.z;
+    if (ch >= C || px >= W || py >= H) return;
+    float acc = 0.0f;
+    for (int u = 0; u < 3; u++) {
+        int sy = py + u - 1;
+        if (sy < 0 || sy >= H) continue;
+        for (int v = 0; v < 3; v++) {
+            int sx = px + v - 1;
+            if (sx < 0 || sx >= W) continue;
+            acc += in[(sy * W + sx) * C + ch] * filt[(u * 3 + v) * C + ch];
+        }
+    }
+    out[(py * W + px) * C + ch] = acc;
+}
+""", LaunchConfig(("(C + 31) / 32", "(W + 7) / 8", "H"), ("32", "8", "1")), (18, 30, 54)),
+    "depthwise_chw_slices": ("""
+__global__ void depthwise(const float *x, const float *w, float *y, int C, int H, int W) {
+    int ow = blockIdx.x * blockDim.x + threadIdx.x;
+    int oh = blockIdx.y * blockDim.y + threadIdx.y;
+    int ch = blockIdx.z;
+    if (ow < W && oh < H && ch < C) {
+        float s = 0.f;
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) {
+                int yy = oh + dy, xx = ow + dx;
+                if (yy >= 0 && yy < H && xx >= 0 && xx < W)
+                    s += x[(ch * H + yy) * W + xx] * w[ch * 9 + (dy + 1) * 3 + dx + 1];
+            }
+        y[(ch * H + oh) * W + ow] = s;
+    }
+}
+""", LaunchConfig(("(W + 15) / 16", "(H + 15) / 16", "C"), ("16", "16", "1")), (18, 30)),
+    "life_bytes": ("""
+__global__ void life(const unsigned char *cur, unsigned char *nxt, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= W || y >= H) return;
+    int n = 0;
+    for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++) {
+            if (dx == 0 && dy == 0) continue;
+            int xx = x + dx, yy = y + dy;
+            if (xx >= 0 && xx < W && yy >= 0 && yy < H) n += cur[yy * W + xx];
+        }
+    nxt[y * W + x] = (n == 3 || (cur[y * W + x] && n == 2)) ? 1 : 0;
+}
+""", GRID_2D, (18, 30)),
+}
+
+NEAR_MISSES = {
+    "in_place_update": ("""
+__global__ void relax(float *a, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= 1 && x < W - 1 && y >= 1 && y < H - 1)
+        a[y * W + x] = 0.25f * (a[(y - 1) * W + x] + a[(y + 1) * W + x] + a[y * W + x - 1] + a[y * W + x + 1]);
+}
+""", GRID_2D),
+    "data_dependent_neighbour": ("""
+__global__ void flow(const float *in, const int *dir, float *out, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= 1 && x < W - 1 && y >= 1 && y < H - 1) {
+        int d = dir[y * W + x];
+        out[y * W + x] = in[(y + d) * W + x] + in[y * W + x + d] + in[(y - d) * W + x];
+    }
+}
+""", GRID_2D),
+    "radius_parameter": ("""
+__global__ void column_blur(const float *in, float *out, int W, int H, int r) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= W || y < r || y >= H - r) return;
+    float s = 0.0f;
+    for (int d = -r; d <= r; ++d)
+        s += in[(y + d) * W + x];
+    out[y * W + x] = s / (2 * r + 1);
+}
+""", GRID_2D),
+    "one_dimensional": ("""
+__global__ void blur1d(const float *in, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > 0 && i < n - 1) out[i] = (in[i - 1] + in[i] + in[i + 1]) / 3.0f;
+}
+""", LaunchConfig(("(n + 255) / 256",), ("256",))),
+    "output_aliases_a_read": ("""
+__global__ void shift_up(float *grid, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < W && y + 1 < H) grid[y * W + x] = grid[(y + 1) * W + x] - grid[y * W + x];
+}
+""", GRID_2D),
+}
+
+
+def _name(source: str) -> str:
+    return source.split("void ", 1)[1].split("(", 1)[0].strip()
+
+
+def _rewrites(case: str) -> list:
+    source, launch, _ = MATCHES[case]
+    return RegisterColumnStencil().apply(ApplierInput(source, _name(source), launch))
+
+
+@pytest.mark.parametrize("case", sorted(MATCHES))
+def test_coarsens_stencils_written_differently(case: str) -> None:
+    rewrites = _rewrites(case)
+    loads = MATCHES[case][2]
+    assert [int(re.search(r"window of (\d+) loads", r.note).group(1)) for r in rewrites] == list(loads)
+    for rewrite in rewrites:
+        assert "__shared__" not in rewrite.source and "__syncthreads" not in rewrite.source
+        assert rewrite.launch.block == ("32", "8")
+        body = rewrite.source.split("{", 1)[1]
+        # every window slot is loaded exactly once per column of points
+        assert len(re.findall(r"win_rg(\[\d+\])+ = ", body)) == int(re.search(r"(\d+) loads", rewrite.note).group(1))
+
+
+def test_2d_column_loads_each_row_once() -> None:
+    four, eight = _rewrites("jacobi9_double")
+    # 3 columns of (4 + 2) rows: 18 loads for 4 points (36 before), through the read-only path
+    assert four.source.count("__ldg(&src[") == 18 and eight.source.count("__ldg(&src[") == 30
+    assert four.launch.grid == ("(W - 2 + 1 + 31) / 32", "min((H - 2 + 1 + 31) / 32, 65535)")  # 8 rows x 4 points
+    assert eight.launch.grid[1] == "min((H - 2 + 1 + 63) / 64, 65535)"
+    assert "gridDim.y" in four.source  # block rows past the grid limit are strided
+
+
+def test_3d_marches_along_z_with_the_plane_from_the_window() -> None:
+    rewrites = _rewrites("heat7_3d_offsets")
+    assert [r.launch.grid[2] for r in rewrites] == ["min((nz - 1 + 3) / 4, 65535)", "min((nz - 1 + 7) / 8, 65535)",
+                                                   "min((nz - 1 + 15) / 16, 65535)"]
+    assert all("gridDim.z" in r.source for r in rewrites)
+
+
+def test_keeps_each_outputs_operation_order() -> None:
+    rewrite = _rewrites("jacobi9_double")[0]
+    # the kernel's own expression, term for term, with the reads redirected to the window
+    assert "double edge = win_rg[0][1] + win_rg[2][1] + win_rg[1][0] + win_rg[1][2];" in rewrite.source
+    assert "dst[y * W + x] = 0.5 * win_rg[1][1] + 0.1 * edge + 0.025 * corner;" in rewrite.source
+
+
+def test_weights_and_slices_stay_as_written() -> None:
+    rewrite = _rewrites("depthwise_chw_slices")[0]
+    assert "w[ch * 9 + (dy + 1) * 3 + dx + 1]" in rewrite.source
+    assert rewrite.launch.grid[2] == "min(C, 65535)" and "gridDim.z" in rewrite.source
+
+
+def test_comes_before_the_halo_tile_in_the_rules_order() -> None:
+    names = [type(a).__name__ for a in APPLIERS]
+    assert names.index("RegisterColumnStencil") < names.index("HaloTiledStencil")
+
+
+@pytest.mark.parametrize("case", sorted(NEAR_MISSES))
+def test_leaves_near_misses_alone(case: str) -> None:
+    source, launch = NEAR_MISSES[case]
+    assert RegisterColumnStencil().apply(ApplierInput(source, _name(source), launch)) == []
+
+
+@pytest.mark.nvcc
+@needs_nvcc
+@pytest.mark.parametrize("case", sorted(MATCHES))
+def test_rewrites_compile_with_the_window_in_registers(case: str, tmp_path: Path) -> None:
+    for index, rewrite in enumerate(_rewrites(case)):
+        compile_ok(rewrite.source, tmp_path, f"v{index}")
+        path = tmp_path / f"v{index}.cu"
+        done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-Xptxas", "-v", "-o", str(tmp_path / "v.cubin"),
+                               str(path)], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        # a window subscript the compiler could not make constant would put it on the stack
+        assert "0 bytes stack frame" in done.stderr, done.stderr
