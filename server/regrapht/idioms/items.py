@@ -49,6 +49,7 @@ from regrapht.idioms.syntax import (
 from regrapht.idioms.threads import ItemIndex, ThreadMapping, thread_mapping
 
 ReduceOp = Literal["sum", "max", "min", "argmax", "argmin"]
+SingleThread = Literal["grid", "block", "none"]
 ELEMENT = "@element"  # the loop variable of every item loop, in canonical index polynomials
 _MAX_CALLS = {"fmaxf": "max", "fmax": "max", "max": "max", "fminf": "min", "fmin": "min", "min": "min"}
 _FORBIDDEN_CALL_PREFIXES = ("atomic", "__syncthreads", "__shfl", "__syncwarp", "printf", "__threadfence", "assert")
@@ -118,6 +119,7 @@ class ItemProgram:
     kept_prelude: tuple[Node, ...]  # declarations before the guard that the work still needs
     csr: CsrRange | None
     locals: frozenset[str] = field(default_factory=frozenset)  # names the work declares
+    single: SingleThread | None = None  # `single_program`: which thread runs it (single_thread_work)
 
     @property
     def loops(self) -> tuple[ItemLoop, ...]:
@@ -157,51 +159,123 @@ def item_program(kernel: KernelSyntax) -> ItemProgram | None:
 
 
 def single_program(kernel: KernelSyntax) -> ItemProgram | None:
-    """The program of a kernel whose work is done by one thread (guarded by `threadIdx.x == 0`
-    and `blockIdx.x == 0`, or unguarded: then only a one-thread launch keeps it meaningful,
-    which the applier checks)."""
+    """The program of a kernel whose work is done by one thread (see `single_thread_work`); its
+    `single` field says which launches keep that true (the applier checks the launch)."""
     if not _plain_kernel(kernel):
         return None
-    statements = kernel.statements()
-    symbols = Symbols(kernel.constants)
-    work: list[Node] = []
-    for position, statement in enumerate(statements):
-        if statement.type == "if_statement" and statement.child_by_field_name("alternative") is None \
-                and position == len(statements) - 1 and _single_thread_guard(condition_of(statement), symbols):
-            work.extend(named_statements(statement.child_by_field_name("consequence")))
-            break
-        work.append(statement)
-    if any(n.type in ("threadIdx", "blockIdx") or text(n) in ("threadIdx", "blockIdx")
-           for s in work for n in walk(s) if n.type == "identifier"):
+    found = single_thread_work(kernel)
+    if found is None:
         return None
+    work, single = found
     try:
-        return _Builder(kernel, symbols, None).build(tuple(work), None, ())
+        program = _Builder(kernel, Symbols(kernel.constants), None).build(work, None, ())
     except _Refused:
         return None
+    return ItemProgram(program.kernel, None, None, program.steps, (), program.csr, program.locals, single)
 
 
-def _single_thread_guard(condition: Node | None, symbols: Symbols) -> bool:
-    """`threadIdx.x == 0 && blockIdx.x == 0` (either order), or the global index `== 0`."""
-    condition = unparen(condition)
-    if condition is None or condition.type != "binary_expression":
+def single_thread_work(kernel: KernelSyntax) -> tuple[tuple[Node, ...], SingleThread] | None:
+    """The statements a kernel runs on one thread, and which one:
+
+    - "grid": one thread of the whole grid: `if (threadIdx.x == 0 && blockIdx.x == 0) { WORK }`,
+      `if (gid == 0)`, `if (tid != 0 || blockIdx.x != 0) return; WORK`, `if (gid > 0) return;`;
+    - "block": thread 0 of every block (`if (threadIdx.x == 0)`, `if (tid) return;`): one thread
+      only on a one-block launch;
+    - "none": unguarded, one thread only on a `<<<1, 1>>>` launch.
+
+    Declarations of thread indices (`int tid = threadIdx.x;`) may come first; the work itself
+    must not use the thread's position (it would be the same for every thread)."""
+    statements = _flatten(kernel.statements())
+    symbols = Symbols(kernel.constants)
+    thread_names: set[str] = set()
+    position = 0
+    while position < len(statements) and statements[position].type == "declaration" and \
+            _thread_declaration(statements[position], symbols, thread_names):
+        position += 1
+    head, rest = statements[:position], statements[position:]
+    single: SingleThread = "none"
+    if rest and rest[0].type == "if_statement" and rest[0].child_by_field_name("alternative") is None:
+        consequence = named_statements(rest[0].child_by_field_name("consequence"))
+        returns = len(consequence) == 1 and consequence[0].type == "return_statement" and \
+            not consequence[0].named_children
+        if returns:
+            guard = _thread_test(condition_of(rest[0]), symbols, "||", "!=")
+            if guard is not None:
+                single, rest = guard, rest[1:]
+        elif len(rest) == 1:
+            guard = _thread_test(condition_of(rest[0]), symbols, "&&", "==")
+            if guard is not None:
+                single, rest = guard, _flatten(consequence)
+    work = [s for s in head if not _declared_names(s) <= thread_names] + list(rest)
+    for statement in work:
+        for node in walk(statement):
+            if node.type == "identifier" and (text(node) in thread_names or _thread_dependent(node)):
+                return None
+    return tuple(work), single
+
+
+def _thread_declaration(declaration: Node, symbols: Symbols, thread_names: set[str]) -> bool:
+    """Record `int tid = threadIdx.x;` and friends (pure scalar declarations); False for others."""
+    if any(text(c) in ("__shared__", "static", "extern") for c in declaration.children):
         return False
-    operator = text(condition.child_by_field_name("operator"))
-    left, right = condition.child_by_field_name("left"), condition.child_by_field_name("right")
-    if operator == "&&":
-        atoms = set()
-        for side in (left, right):
-            side = unparen(side)
-            if side is None or side.type != "binary_expression" or text(side.child_by_field_name("operator")) != "==":
-                return False
-            lhs, rhs = symbols.poly(side.child_by_field_name("left")), symbols.poly(side.child_by_field_name("right"))
-            if rhs.constant != 0:
-                return False
-            atoms.add(lhs)
-        return atoms == {Poly.atom("threadIdx.x"), Poly.atom("blockIdx.x")}
-    if operator == "==":
-        lhs, rhs = symbols.poly(left), symbols.poly(right)
-        return rhs.constant == 0 and lhs == GLOBAL_X
-    return False
+    for declarator in declaration.children_by_field_name("declarator"):
+        if declarator.type != "init_declarator":
+            return False
+        target, value = declarator.child_by_field_name("declarator"), declarator.child_by_field_name("value")
+        if target is None or target.type != "identifier" or not is_pure(value):
+            return False
+        poly = symbols.poly(value)
+        if not any(a.startswith(("threadIdx", "blockIdx")) for a in poly.atoms()) or poly.memory_dependent:
+            return False  # a plain declaration: part of the work
+        symbols.define(text(target), value)
+        thread_names.add(text(target))
+    return True
+
+
+def _declared_names(declaration: Node) -> set[str]:
+    return {text(d.child_by_field_name("declarator") or d) for d in declaration.children_by_field_name("declarator")}
+
+
+def _thread_test(condition: Node | None, symbols: Symbols, joiner: str, relation: str) -> SingleThread | None:
+    """Which thread `threadIdx.x == 0 && blockIdx.x == 0` (relation "==", terms joined by &&)
+    or its negation `tid != 0 || blockIdx.x > 0` (relation "!=", joined by ||) singles out."""
+    atoms: set[Poly] = set()
+
+    def terms(node: Node | None) -> bool:
+        node = unparen(node)
+        if node is None:
+            return False
+        if node.type == "binary_expression" and text(node.child_by_field_name("operator")) == joiner:
+            return terms(node.child_by_field_name("left")) and terms(node.child_by_field_name("right"))
+        if node.type == "unary_expression" and text(node.child_by_field_name("operator")) == "!" and relation == "==":
+            atoms.add(symbols.poly(node.child_by_field_name("argument")))
+            return True
+        if relation == "!=" and node.type in ("identifier", "field_expression"):
+            atoms.add(symbols.poly(node))  # `if (tid) return;`
+            return True
+        if node.type != "binary_expression":
+            return False
+        operator = text(node.child_by_field_name("operator"))
+        left, right = symbols.poly(node.child_by_field_name("left")), symbols.poly(node.child_by_field_name("right"))
+        # Thread positions are never negative: `x > 0`, `x >= 1` and `x != 0` all mean x is not 0.
+        accepted = {"==": {"==": 0, "<=": 0, "<": 1}, "!=": {"!=": 0, ">": 0, ">=": 1}}[relation]
+        flipped = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(operator, operator)
+        if operator in accepted and right.constant == accepted[operator]:
+            atoms.add(left)
+        elif flipped in accepted and left.constant == accepted[flipped]:
+            atoms.add(right)
+        else:
+            return False
+        return True
+
+    if not terms(condition):
+        return None
+    thread, block = Poly.atom("threadIdx.x"), Poly.atom("blockIdx.x")
+    if atoms in ({thread, block}, {GLOBAL_X}, {GLOBAL_X, thread}, {GLOBAL_X, block}):
+        return "grid"
+    if atoms == {thread}:
+        return "block"
+    return None
 
 
 def _plain_kernel(kernel: KernelSyntax) -> bool:

@@ -160,10 +160,11 @@ def _param(node: Node) -> KernelParam | None:
 
 
 def kernel_syntax(source: str, name: str) -> KernelSyntax | None:
-    """The kernel `name` of `source`, or None when it is absent or does not parse cleanly."""
+    """The kernel `name` of `source` (a template's instantiation `scan<float>` names its template),
+    or None when it is absent or does not parse cleanly."""
     data = encode_source(source)
     tree = make_parser().parse(data)
-    found = _find_definition(tree.root_node, name)
+    found = _find_definition(tree.root_node, name.split("<")[0].strip())
     if found is None:
         return None
     function, template = found

@@ -125,8 +125,25 @@ def test_csr_widths_follow_the_average_row() -> None:
 
 def test_whole_array_scan_is_single_pass() -> None:
     [rewrite] = _rewrite("array_scan_single")
-    assert "cub::BlockScan<float, 256>" in rewrite.source and "__device__ unsigned int rg_prefix_sum_flag[" in rewrite.source
-    assert rewrite.launch.block == ("256",) and rewrite.launch.grid == ("min(((n) - (0) + 2047) / 2048, 1056)",)
+    assert "cub::BlockScan<float, 256, cub::BLOCK_SCAN_WARP_SCANS>" in rewrite.source
+    assert "cub::BlockExchange<float, 256, 16>" in rewrite.source and "WarpStripedToBlocked" in rewrite.source
+    assert "__device__ unsigned int rg_prefix_sum_flag[" in rewrite.source
+    # 16 floats per thread in tiles of 4096; as many blocks as the device holds at once.
+    assert rewrite.launch.block == ("256",) and rewrite.launch.grid == ("min(((n) - (0) + 4095) / 4096, 1056)",)
+    small = DeviceLimits(20, 1024, 1024, KB48)
+    [on_small] = _rewrite("array_scan_single", small)
+    assert on_small.launch.grid == ("min(((n) - (0) + 4095) / 4096, 80)",)
+    [doubles] = _rewrite("array_scan_double")
+    assert "cub::BlockExchange<double, 256, 8>" in doubles.source and "ExclusiveSum" in doubles.source
+    [inclusive] = _rewrite("scan_recurrence_inclusive")
+    assert "y[i] = rg_run_;" in inclusive.source and "InclusiveSum" in inclusive.source
+    assert inclusive.launch.grid == ("min(((n) - ((1) - 1) + 2047) / 2048, 1056)",)
+    [exclusive] = _rewrite("scan_recurrence_exclusive")
+    assert "const int i = (int)(rg_j_ + 1);" in exclusive.source and "ExclusiveSum" in exclusive.source
+    assert "rg_value_ = (i < (n) ? (in[i - 1]) : (double)0);" in exclusive.source
+    assert "double rg_run_ = (double)(0.0);" in exclusive.source
+    [template] = _rewrite("scan_template_while")
+    assert "cub::BlockScan<T, 256" in template.source and "16>" in template.source  # 4-byte T: 16 per thread
     [total] = _rewrite("array_exclusive_scan_total")
     assert "ExclusiveSum" in total.source and "*total = running;" in total.source
 
@@ -191,6 +208,32 @@ NEAR_MISSES = {
         ("prefix_per_element", "for (int j = 0; j <= i; ++j)", "for (int j = i / 2; j <= i; ++j)"),
         # the prefix is stored at another element (a reversed scan as written)
         ("prefix_per_element", "totals[i] = sum;", "totals[n - 1 - i] = sum;"),
+        # guards: thread 0 of every one of 4 blocks runs the scan; `&&` lets 511 threads run it;
+        # block 0's threads all run it
+        ("scan_return_guard", "if (tid != 0) return;", "if (threadIdx.x != 0) return;"),
+        ("scan_template_while", "if (threadIdx.x != 0 || blockIdx.x != 0) return;",
+         "if (threadIdx.x != 0 && blockIdx.x != 0) return;"),
+        ("scan_return_guard", "if (tid != 0) return;", "if (blockIdx.x > 0) return;"),
+        # running sums: a read ahead of the position (past the end at the last one); an early
+        # exit on the data; the running value scaled each step
+        ("scan_template_while", "total += src[i];", "total += src[i + 1];"),
+        ("scan_return_guard", "acc += counts[i];", "if (counts[i] == 0u) break; acc += counts[i];"),
+        ("scan_template_while", "total += src[i];", "total = total * 3u + src[i];"),
+        # recurrences: another operator on the previous output (a non-constant factor), a reach
+        # of two, a read ahead, a start that is neither the first element nor a constant
+        ("scan_recurrence_inclusive", "y[i] = x[i] + y[i - 1];", "y[i] = x[i] + y[i - 1] * x[0];"),
+        ("scan_recurrence_inclusive", "y[i] = x[i] + y[i - 1];", "y[i] = x[i] + y[i - 2];"),
+        ("scan_recurrence_inclusive", "y[i] = x[i] + y[i - 1];", "y[i] = x[i + 1] + y[i - 1];"),
+        ("scan_recurrence_inclusive", "y[0] = x[0];", "y[0] = x[1];"),
+        # the early exit is not the empty range (n == 1 writes nothing in the original)
+        ("scan_recurrence_exclusive", "if (n <= 0) return;", "if (n <= 1) return;"),
+        ("scan_recurrence_exclusive", "out[i] = out[i - 1] + in[i - 1];", "out[i] = out[i - 1] - in[i - 1];"),
+        # in place: the previous element doubled (aliasing: reads the output twice), the next one
+        ("scan_in_place", "data[k] += data[k - 1];", "data[k] = data[k - 1] + data[k - 1];"),
+        ("scan_in_place", "data[k] += data[k - 1];", "data[k] += data[k + 1];"),
+        ("scan_in_place", "for (int k = 1; k < len; k += 1)", "for (int k = 1; k < len; k += 2)"),
+        # O(n^2) per element: the sum starts at the thread's own position
+        ("prefix_per_element_exclusive", "for (int j = 0; j < t; j++)", "for (int j = t; j < n; j++)"),
     ],
 }
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from regrapht.errors import InputError
-from regrapht.idioms.items import Accumulator, ItemLoop, ItemProgram, ItemStatement
+from regrapht.idioms.items import Accumulator, ItemLoop, ItemProgram, ItemStatement, SingleThread
 from regrapht.idioms.syntax import text, walk
 from regrapht.search.appliers.common import ApplierInput, block_dims, ceil_parts
 from regrapht.spec.expr import evaluate_int, names_in
@@ -383,6 +383,20 @@ def covers_everywhere(given: ApplierInput, factors: tuple[str, ...], bound: str,
 def one_thread_launch(given: ApplierInput) -> bool:
     """Whether the original runs on a single thread (`<<<1, 1>>>`)."""
     return all(value_of(x, given) == 1 for x in (*given.launch.grid, *given.launch.block))
+
+
+def runs_once(given: ApplierInput, single: SingleThread | None) -> bool:
+    """Whether a `single_program`'s work runs exactly once under the original launch: its guard
+    singles out one thread of the grid (on a 1-D launch), of each block (on one block), or it
+    has no guard (on one thread)."""
+    if single is None:
+        return False
+    if single == "none":
+        return one_thread_launch(given)
+    extra = (*given.launch.grid[1:], *given.launch.block[1:])
+    if any(value_of(x, given) != 1 for x in extra):
+        return False  # threadIdx.y/z or blockIdx.y/z would run the work again
+    return single == "grid" or all(value_of(x, given) == 1 for x in given.launch.grid)
 
 
 def resident_blocks(given: ApplierInput, threads: int) -> int | None:

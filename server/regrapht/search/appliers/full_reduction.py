@@ -29,9 +29,9 @@ from regrapht.search.appliers.cooperative import (
     cooperative_body,
     covers_everywhere,
     indent_code,
-    one_thread_launch,
     plain_type,
     resident_blocks,
+    runs_once,
     value_of,
     with_cub,
 )
@@ -227,8 +227,7 @@ class BlockReduceAtomic:
         program = single_program(kernel)
         if program is None or any(loop.scan is not None or loop.writes for loop in program.loops):
             return []
-        guarded = program.kernel.statements()[-1].type == "if_statement"
-        if not (guarded or one_thread_launch(given)) or not _one_dimensional(given):
+        if not runs_once(given, program.single) or not _one_dimensional(given):
             return []
         group = Group("block", 1024)
         body = cooperative_body(program, group)

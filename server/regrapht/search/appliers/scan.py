@@ -26,37 +26,37 @@ Sums in a different order round differently: float scans compare within the spec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.access import accesses
-from regrapht.idioms.items import ItemLoop, ItemProgram, ItemStatement, item_program, single_program
-from regrapht.idioms.syntax import depends_on, identifiers_in, kernel_syntax, text, unparen
+from regrapht.idioms.items import ELEMENT, ItemLoop, ItemProgram, ItemStatement, item_program, single_program
+from regrapht.idioms.scans import RecurrenceScan, recurrence_scan
+from regrapht.idioms.syntax import KernelSyntax, depends_on, identifiers_in, kernel_syntax, text, unparen
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import (
     PREFIX,
     Group,
     cooperative_body,
     extent_of,
-    indent_code,
     item_count,
-    one_thread_launch,
     original_covers,
     plain_type,
     resident_blocks,
+    runs_once,
     with_cub,
+)
+from regrapht.search.appliers.lookback import (
+    SCAN_BLOCK,
+    SCANNABLE,
+    ScanPlan,
+    items_per_thread,
+    single_pass_body,
+    state_globals,
 )
 from regrapht.search.source import KernelText, find_kernel
 from regrapht.spec.expr import names_in
 from regrapht.spec.launch import LaunchConfig
-
-SCAN_BLOCK = 256
-ITEMS = 8
-TILE = SCAN_BLOCK * ITEMS
-MAX_TILES = 1 << 20  # 2^31 elements in tiles of 2048: every int-indexed array
-SCANNABLE = frozenset({"float", "double", "int", "unsigned int", "unsigned", "long long", "unsigned long long"})
 
 
 class ParallelScan:
@@ -70,10 +70,13 @@ class ParallelScan:
             return []
         program = item_program(kernel)
         if program is not None:
-            return self._rows(given, program, located) or self._prefix_per_item(given, program, located)
+            return self._rows(given, program, located) or self._prefix_per_item(given, program, located, kernel)
         single = single_program(kernel)
         if single is not None:
-            return self._whole(given, single, located)
+            return self._whole(given, single, located, kernel)
+        recurrence = recurrence_scan(kernel)
+        if recurrence is not None:
+            return self._recurrence(given, recurrence, located)
         return []
 
     # ------------------------------------------------------------------------------ row scans
@@ -105,48 +108,61 @@ class ParallelScan:
         return rewrites
 
     # ------------------------------------------------------------------------------ whole array
-    def _whole(self, given: ApplierInput, program: ItemProgram, located: KernelText) -> list[Rewrite]:
+    def _whole(self, given: ApplierInput, program: ItemProgram, located: KernelText,
+               kernel: KernelSyntax) -> list[Rewrite]:
         loops = program.loops
-        if len(loops) != 1 or loops[0].scan is None:
-            return []
-        guarded = program.kernel.statements()[-1].type == "if_statement"
-        if not (guarded or one_thread_launch(given)):
+        if len(loops) != 1 or loops[0].scan is None or not runs_once(given, program.single):
             return []
         loop = loops[0]
         position = program.steps.index(loop)
         before, after = program.steps[:position], program.steps[position + 1:]
         if any(isinstance(s, ItemStatement) and s.writes for s in before):
             return []
-        assert loop.scan is not None
-        value_type = plain_type(loop.scan.type)
-        if value_type not in SCANNABLE:
+        if not _reads_at_position(loop):
             return []
+        assert loop.scan is not None
         count = self._count(given, program, loop)
         if count is None:
             return []
-        kernel_name = given.kernel.split("<")[0]
-        globals_ = _status_globals(kernel_name, value_type)
-        body = _single_pass_body(_loop_plan(loop, before, after, kernel_name))
-        source = with_body(given, located, body)
-        source = source[: located.start] + globals_ + source[located.start:]
-        grid = f"min(({count} + {TILE - 1}) / {TILE}, {self._grid_cap(given)})"
-        return [Rewrite(with_cub(source), LaunchConfig((grid,), (str(SCAN_BLOCK),), given.launch.shared_bytes),
-                        f"single-pass scan: tiles of {TILE} by cub::BlockScan, decoupled look-back")]
+        plan = _loop_plan(loop, before, after, given.kernel.split("<")[0])
+        return self._single_pass(given, located, kernel, plan, count, "single-pass scan")
 
-    def _prefix_per_item(self, given: ApplierInput, program: ItemProgram, located: KernelText) -> list[Rewrite]:
+    def _prefix_per_item(self, given: ApplierInput, program: ItemProgram, located: KernelText,
+                         kernel: KernelSyntax) -> list[Rewrite]:
         """Thread i sums elements 0..i (or 0..i-1) itself and writes the result at i: the
         inclusive (exclusive) scan, computed by the single-pass scan instead (O(n) work)."""
-        plan = _prefix_plan(program, given.kernel.split("<")[0])
+        plan = _prefix_plan(program, given.kernel)
         if plan is None or not original_covers(given, program):
             return []
         count = item_count(given, program)
         if count is None:
             return []
-        source = with_body(given, located, _single_pass_body(plan))
-        source = source[: located.start] + _status_globals(plan.kernel, plan.value_type) + source[located.start:]
-        grid = f"min(({count} + {TILE - 1}) / {TILE}, {self._grid_cap(given)})"
+        return self._single_pass(given, located, kernel, plan, count, "per-element prefix sums -> single-pass scan")
+
+    def _recurrence(self, given: ApplierInput, found: RecurrenceScan, located: KernelText) -> list[Rewrite]:
+        if not runs_once(given, found.single):
+            return []
+        plan = _recurrence_plan(found, given.kernel.split("<")[0])
+        if plan is None:
+            return []
+        scalars = set(found.kernel.scalars)
+        if not (names_in(plan.end) <= scalars and names_in(plan.lower) <= scalars):
+            return []
+        count = f"({plan.end}) - ({plan.lower})"
+        return self._single_pass(given, located, found.kernel, plan, count, "recurrence -> single-pass scan")
+
+    def _single_pass(self, given: ApplierInput, located: KernelText, kernel: KernelSyntax, plan: ScanPlan,
+                     count: str, what: str) -> list[Rewrite]:
+        size = SCANNABLE.get(resolved_type(plan.value_type, kernel, given.kernel))
+        if size is None:
+            return []
+        items = items_per_thread(size, given.device)
+        tile = SCAN_BLOCK * items
+        source = with_body(given, located, single_pass_body(plan, items))
+        source = source[: located.start] + state_globals(plan.kernel) + source[located.start:]
+        grid = f"min(({count} + {tile - 1}) / {tile}, {self._grid_cap(given)})"
         return [Rewrite(with_cub(source), LaunchConfig((grid,), (str(SCAN_BLOCK),), given.launch.shared_bytes),
-                        f"per-element prefix sums -> single-pass scan: tiles of {TILE}, decoupled look-back")]
+                        f"{what}: tiles of {SCAN_BLOCK}x{items} by cub::BlockScan, decoupled look-back")]
 
     @staticmethod
     def _count(given: ApplierInput, program: ItemProgram, loop: ItemLoop) -> str | None:
@@ -166,35 +182,48 @@ class ParallelScan:
         return resident if resident is not None else 65535
 
 
-def _status_globals(kernel: str, value_type: str) -> str:
-    p = f"{PREFIX}{kernel}_"
-    return (f"// Look-back state of {kernel}'s single-pass scan: per tile a flag (launch epoch, state) and\n"
-            f"// its total and inclusive prefix; the tile ticket, the finished blocks and the launch epoch.\n"
-            f"__device__ unsigned int {p}flag[{MAX_TILES}];\n"
-            f"__device__ {value_type} {p}aggregate[{MAX_TILES}], {p}inclusive[{MAX_TILES}];\n"
-            f"__device__ unsigned int {p}ticket, {p}finished, {p}epoch;\n\n")
+def resolved_type(value_type: str, kernel: KernelSyntax, name: str) -> str:
+    """The element type with the kernel's template parameters replaced by the arguments of the
+    instantiation the spec names (`scan<double>`): `T` -> `double`."""
+    plain = plain_type(value_type)
+    if "<" not in name or not kernel.template_parameters:
+        return plain
+    arguments = [" ".join(a.split()) for a in name[name.index("<") + 1: name.rindex(">")].split(",")]
+    return dict(zip(kernel.template_parameters, arguments, strict=False)).get(plain, plain)
 
 
-@dataclass(frozen=True)
-class ScanPlan:
-    """What the single-pass generator needs: per element position `var` in [lower, end), the
-    declarations and the contribution to the running sum, and the statements that use the
-    running sum (`accumulator`, set to its inclusive or exclusive value first)."""
+def _reads_at_position(loop: ItemLoop) -> bool:
+    """Every load of the scan loop is at the position plus a fixed offset that is not ahead of it
+    (`x[j]`, `x[j - 1]`, `x[base + j]`): a read ahead (`x[j + 1]`) reads past the end of the
+    array at the last position."""
+    for access in loop.reads:
+        if access.index is None or access.index.coefficient(ELEMENT).kind != "unit" or \
+                access.index.coefficient(ELEMENT).value != 1:
+            return False
+        offset = access.index.without(ELEMENT)
+        if offset.constant is not None and offset.constant > 0:
+            return False
+    return True
 
-    kernel: str
-    value_type: str
-    var: str
-    var_type: str
-    lower: str
-    end: str
-    accumulator: str
-    head: str  # before the scan, in every thread (declares the accumulator with its start value)
-    position_decls: str  # declared at every position before the declarations (another index name)
-    decls: str
-    contribution: str
-    element_code: str  # per position, after `accumulator = prefix + scanned (- value)`
-    exclusive: bool  # the element code sees the sum before its own contribution
-    tail: str  # once, with the accumulator at the total, in the block of the last tile
+
+def _recurrence_plan(found: RecurrenceScan, kernel: str) -> ScanPlan | None:
+    p = PREFIX
+    run = f"{p}run_"
+    value_type = plain_type(found.value_type)
+    decls = "\n".join(text(d) for d in found.decls)
+    head = "\n".join(text(h) for h in found.head) + f"\n{value_type} {run} = ({value_type})({found.start});"
+    store_at = found.var
+    position_decls = ""
+    contribution = text(found.contribution)
+    if found.exclusive:
+        if found.decls:
+            return None  # they would be evaluated at the end position too (reads past the end)
+        store_at = f"{p}j_"
+        position_decls = f"const {found.var_type} {found.var} = ({found.var_type})({store_at} + 1);"
+        contribution = f"{found.var} < ({found.end}) ? ({contribution}) : ({value_type})0"
+    element = f"{run} = {p}prefix_ + {p}scanned_[{p}k_];\n{found.output}[{store_at}] = {run};"
+    return ScanPlan(kernel, value_type, store_at, found.var_type, found.lower, found.end, run, head.strip(),
+                    position_decls, decls, contribution, element, found.exclusive, "")
 
 
 def _loop_plan(loop: ItemLoop, before: tuple[ItemStatement | ItemLoop, ...],
@@ -220,7 +249,7 @@ def _loop_plan(loop: ItemLoop, before: tuple[ItemStatement | ItemLoop, ...],
                     "\n".join(text(s.node) for s in after))
 
 
-def _prefix_plan(program: ItemProgram, kernel: str) -> ScanPlan | None:
+def _prefix_plan(program: ItemProgram, name: str) -> ScanPlan | None:
     """The plan for `T s = init; for (j = 0; j <= i; ++j) s += f(j); out[i] = g(s);` (or
     `j < i`: exclusive), where f does not depend on the item i."""
     item = program.item
@@ -231,7 +260,7 @@ def _prefix_plan(program: ItemProgram, kernel: str) -> ScanPlan | None:
         return None
     accumulator = loop.accumulators[0]
     value_type = plain_type(accumulator.type)
-    if value_type not in SCANNABLE or text(loop.lower).strip() not in ("0", "0u", "0L", "0LL"):
+    if resolved_type(value_type, program.kernel, name) not in SCANNABLE or text(loop.lower).strip() not in ("0", "0u", "0L", "0LL"):
         return None
     symbols = program.mapping.symbols if program.mapping is not None else None
     if symbols is None:
@@ -262,7 +291,7 @@ def _prefix_plan(program: ItemProgram, kernel: str) -> ScanPlan | None:
     item_type = plain_type(item.type)
     code = f"{accumulator.name} = {PREFIX}prefix_ + {PREFIX}scanned_[{PREFIX}k_];\n" + \
         "\n".join(text(s.node) for s in after)
-    return ScanPlan(kernel, value_type, loop.var, plain_type(loop.var_type), "0", " ".join(item.bound.split()),
+    return ScanPlan(name.split("<")[0], value_type, loop.var, plain_type(loop.var_type), "0", " ".join(item.bound.split()),
                     accumulator.name, "\n".join(text(s.node) for s in before),
                     f"const {item_type} {item.name} = ({item_type}){loop.var};", "\n".join(text(d) for d in decls),
                     contribution, code, exclusive, "")
@@ -288,111 +317,6 @@ def _added(statement: Node, accumulator: str) -> str | None:
         if right_side is not None and text(right_side) == accumulator and left_side is not None:
             return text(left_side)
     return None
-
-
-def _single_pass_body(plan: ScanPlan) -> str:
-    p = PREFIX
-    g = f"{PREFIX}{plan.kernel}_"
-    value_type, var_type, x = plan.value_type, plan.var_type, plan.accumulator
-    decls = (plan.position_decls + "\n" + plan.decls).strip()
-    head, tail, replaced = plan.head, plan.tail, plan.element_code
-    inclusive_scan = "ExclusiveSum" if plan.exclusive else "InclusiveSum"
-    code = f"""// Single-pass scan: blocks take tiles of {TILE} elements in order (atomic ticket), scan
-// them with cub::BlockScan and find the tile's prefix by looking back at earlier tiles.
-{head}
-typedef cub::BlockScan<{value_type}, {SCAN_BLOCK}> {p}block_scan_;
-__shared__ typename {p}block_scan_::TempStorage {p}scan_temp_;
-__shared__ unsigned int {p}tile_shared_, {p}epoch_shared_;
-__shared__ {value_type} {p}prefix_shared_;
-const {value_type} {p}start_ = {x};
-const long long {p}lower_ = (long long)({plan.lower}), {p}upper_ = (long long)({plan.end});
-const long long {p}tiles_ = {p}upper_ > {p}lower_ ? ({p}upper_ - {p}lower_ + {TILE - 1}) / {TILE} : 0;
-if ({p}tiles_ > {MAX_TILES}) __trap();  // more tiles than status words
-if (threadIdx.x == 0) {p}epoch_shared_ = *(volatile unsigned int *)&{g}epoch;
-__syncthreads();
-const unsigned int {p}tag_ = ({p}epoch_shared_ % 0x3fffffffu) + 1u;  // 30 bits, never 0 (a cleared flag)
-if ({p}tiles_ == 0 && blockIdx.x == 0 && threadIdx.x == 0) {{
-{indent_code(tail)}
-}}
-while (true) {{
-    if (threadIdx.x == 0) {p}tile_shared_ = atomicAdd(&{g}ticket, 1u);
-    __syncthreads();
-    const long long {p}tile_ = {p}tile_shared_;
-    if ({p}tile_ >= {p}tiles_) break;
-    {value_type} {p}values_[{ITEMS}], {p}scanned_[{ITEMS}];
-    {value_type} {p}running_ = ({value_type})0;
-#pragma unroll
-    for (int {p}k_ = 0; {p}k_ < {ITEMS}; ++{p}k_) {{
-        const long long {p}pos_ = {p}lower_ + {p}tile_ * {TILE} + {p}k_ * {SCAN_BLOCK} + threadIdx.x;
-        {value_type} {p}value_ = ({value_type})0;
-        if ({p}pos_ < {p}upper_) {{
-            const {var_type} {plan.var} = ({var_type}){p}pos_;
-{indent_code(decls, 12)}
-            {p}value_ = ({plan.contribution});
-        }}
-        {value_type} {p}sum_, {p}total_;
-        {p}block_scan_({p}scan_temp_).{inclusive_scan}({p}value_, {p}sum_, {p}total_);
-        __syncthreads();
-        {p}values_[{p}k_] = {p}value_;
-        {p}scanned_[{p}k_] = {p}running_ + {p}sum_;
-        {p}running_ += {p}total_;
-    }}
-    if (threadIdx.x == 0) {{
-        {value_type} {p}exclusive_ = ({value_type})0;
-        if ({p}tile_ == 0) {{
-            {g}inclusive[0] = {p}running_;
-            __threadfence();
-            atomicExch(&{g}flag[0], ({p}tag_ << 2) | 2u);
-        }} else {{
-            {g}aggregate[{p}tile_] = {p}running_;
-            __threadfence();
-            atomicExch(&{g}flag[{p}tile_], ({p}tag_ << 2) | 1u);
-            for (long long {p}look_ = {p}tile_ - 1; ; --{p}look_) {{
-                unsigned int {p}state_;
-                do {{
-                    {p}state_ = *(volatile unsigned int *)&{g}flag[{p}look_];
-                }} while (({p}state_ >> 2) != {p}tag_);
-                __threadfence();
-                if (({p}state_ & 3u) == 2u) {{
-                    {p}exclusive_ += *(volatile {value_type} *)&{g}inclusive[{p}look_];
-                    break;
-                }}
-                {p}exclusive_ += *(volatile {value_type} *)&{g}aggregate[{p}look_];
-            }}
-            {g}inclusive[{p}tile_] = {p}exclusive_ + {p}running_;
-            __threadfence();
-            atomicExch(&{g}flag[{p}tile_], ({p}tag_ << 2) | 2u);
-        }}
-        {p}prefix_shared_ = {p}exclusive_;
-    }}
-    __syncthreads();
-    const {value_type} {p}prefix_ = {p}start_ + {p}prefix_shared_;
-#pragma unroll
-    for (int {p}k_ = 0; {p}k_ < {ITEMS}; ++{p}k_) {{
-        const long long {p}pos_ = {p}lower_ + {p}tile_ * {TILE} + {p}k_ * {SCAN_BLOCK} + threadIdx.x;
-        if ({p}pos_ < {p}upper_) {{
-            const {var_type} {plan.var} = ({var_type}){p}pos_;
-{indent_code(plan.position_decls, 12)}
-{indent_code(replaced, 12)}
-        }}
-    }}
-    if ({p}tile_ == {p}tiles_ - 1 && threadIdx.x == 0) {{
-        {x} = {p}prefix_ + {p}running_;
-{indent_code(tail, 8)}
-    }}
-    __syncthreads();
-}}
-// The last block to finish readies the ticket for the next launch and advances the epoch.
-if (threadIdx.x == 0) {{
-    __threadfence();
-    if (atomicAdd(&{g}finished, 1u) == gridDim.x - 1) {{
-        {g}ticket = 0;
-        {g}finished = 0;
-        atomicAdd(&{g}epoch, 1u);
-        __threadfence();
-    }}
-}}"""
-    return "\n" + indent_code(code) + "\n"
 
 
 def _names_of(node: object) -> set[str]:

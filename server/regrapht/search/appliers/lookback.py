@@ -1,0 +1,208 @@
+"""The single-pass prefix scan with decoupled look-back (Merrill and Garland) that replaces a
+whole-array scan: the generated kernel body and the `__device__` state it needs.
+
+A `ScanPlan` says what the original computes per position `var` of [lower, end): declarations,
+a contribution to the running sum, and statements that use the running sum. The body:
+
+- blocks take tiles of `block * items` positions in order from an atomic ticket (a block loops
+  until the tickets run out, so any grid is correct and the grid is only a performance choice);
+- each thread loads `items` contributions warp-striped (coalesced), `cub::BlockExchange` turns
+  them into a blocked arrangement in shared memory (the warp transpose of
+  `cub::BLOCK_LOAD_WARP_TRANSPOSE`), `cub::BlockScan` scans the tile with `items` per thread,
+  and the scanned values go back warp-striped, so the statements that use the running sum run
+  in coalesced order;
+- the first warp publishes the tile's total, then looks back 32 tiles at a time (one per lane)
+  for their totals or inclusive prefixes, and publishes the tile's inclusive prefix.
+
+Per tile the state is a flag word (30-bit launch epoch, 2-bit state: 1 total, 2 inclusive) and
+two 8-byte value slots, each value written before its flag with a fence. The last block of a
+launch resets the ticket and advances the epoch, so flags of earlier launches never read as
+current and no launch has to clear anything. Launches of the same kernel must not overlap in
+time (different streams); the state is per kernel name, shared by a template's instantiations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from regrapht.search.appliers.common import DeviceLimits
+from regrapht.search.appliers.cooperative import PREFIX, indent_code
+
+SCAN_BLOCK = 256
+MAX_TILES = 1 << 20  # status words per kernel: 2^32 positions in tiles of 4096
+# Types the scan handles (`value_slot` is 8 bytes) and their sizes.
+SCANNABLE = {"float": 4, "double": 8, "int": 4, "unsigned int": 4, "unsigned": 4, "long long": 8,
+             "long long int": 8, "unsigned long long": 8, "unsigned long long int": 8, "long": 8,
+             "unsigned long": 8, "size_t": 8, "int64_t": 8, "uint64_t": 8, "int32_t": 4, "uint32_t": 4}
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    """What the single-pass generator needs: per element position `var` in [lower, end), the
+    declarations and the contribution to the running sum, and the statements that use the
+    running sum (`accumulator`, set to its inclusive or exclusive value first)."""
+
+    kernel: str
+    value_type: str  # as the kernel spells it (may be a template parameter)
+    var: str
+    var_type: str
+    lower: str
+    end: str
+    accumulator: str
+    head: str  # before the scan, in every thread (declares the accumulator with its start value)
+    position_decls: str  # declared at every position before the declarations (another index name)
+    decls: str
+    contribution: str
+    element_code: str  # per position; `rg_scanned_[rg_k_]`/`rg_values_[rg_k_]` hold its sums
+    exclusive: bool  # rg_scanned_ is the sum before the position's own contribution
+    tail: str  # once, with the accumulator at the total, in the block of the last tile
+
+
+def items_per_thread(value_bytes: int, device: DeviceLimits | None) -> int:
+    """Positions per thread: 16 of 4 bytes or 8 of 8 (64 bytes in flight per thread), fewer
+    when the block's exchange buffer would not fit in the device's shared memory per block."""
+    items = 64 // value_bytes
+    shared = device.shared_bytes_per_block if device is not None else 48 * 1024
+    while items > 1 and SCAN_BLOCK * items * value_bytes + 4096 > shared:
+        items //= 2
+    return items
+
+
+def state_globals(kernel: str) -> str:
+    p = f"{PREFIX}{kernel}_"
+    return (f"// Look-back state of {kernel}'s single-pass scan: per tile a flag (launch epoch, state) and\n"
+            f"// its total and inclusive prefix (8-byte slots); the tile ticket, finished blocks, launch epoch.\n"
+            f"__device__ unsigned int {p}flag[{MAX_TILES}];\n"
+            f"__device__ unsigned long long {p}aggregate[{MAX_TILES}], {p}inclusive[{MAX_TILES}];\n"
+            f"__device__ unsigned int {p}ticket, {p}finished, {p}epoch;\n\n")
+
+
+def single_pass_body(plan: ScanPlan, items: int) -> str:
+    p = PREFIX
+    g = f"{PREFIX}{plan.kernel}_"
+    t, var_type, x = plan.value_type, plan.var_type, plan.accumulator
+    tile = SCAN_BLOCK * items
+    warp_span = 32 * items
+    decls = (plan.position_decls + "\n" + plan.decls).strip()
+    scan_call = "ExclusiveSum" if plan.exclusive else "InclusiveSum"
+    code = f"""// Single-pass scan: blocks take tiles of {tile} positions in order (atomic ticket), load them
+// warp-striped, scan them with cub::BlockScan ({items} per thread) and find the tile's prefix by
+// looking back at earlier tiles, 32 at a time.
+{plan.head}
+static_assert(sizeof({t}) <= sizeof(unsigned long long), "look-back slots hold 8 bytes");
+typedef cub::BlockExchange<{t}, {SCAN_BLOCK}, {items}> {p}exchange_t_;
+typedef cub::BlockScan<{t}, {SCAN_BLOCK}, cub::BLOCK_SCAN_WARP_SCANS> {p}scan_t_;
+__shared__ union {{
+    typename {p}exchange_t_::TempStorage exchange;
+    typename {p}scan_t_::TempStorage scan;
+}} {p}temp_;
+__shared__ unsigned int {p}tile_shared_, {p}epoch_shared_;
+__shared__ {t} {p}prefix_shared_;
+const {t} {p}start_ = {x};
+const long long {p}lower_ = (long long)({plan.lower}), {p}upper_ = (long long)({plan.end});
+const long long {p}tiles_ = {p}upper_ > {p}lower_ ? ({p}upper_ - {p}lower_ + {tile - 1}) / {tile} : 0;
+if ({p}tiles_ > {MAX_TILES}) __trap();  // more tiles than status words
+const unsigned int {p}lane_ = threadIdx.x & 31u, {p}warp_ = threadIdx.x >> 5;
+if (threadIdx.x == 0) {p}epoch_shared_ = *(volatile unsigned int *)&{g}epoch;
+__syncthreads();
+const unsigned int {p}tag_ = ({p}epoch_shared_ % 0x3fffffffu) + 1u;  // 30 bits, never 0 (a cleared flag)
+if ({p}tiles_ == 0 && blockIdx.x == 0 && threadIdx.x == 0) {{
+{indent_code(plan.tail)}
+}}
+while (true) {{
+    if (threadIdx.x == 0) {p}tile_shared_ = atomicAdd(&{g}ticket, 1u);
+    __syncthreads();
+    const long long {p}tile_ = {p}tile_shared_;
+    if ({p}tile_ >= {p}tiles_) break;
+    // Warp-striped positions: warp w holds [w * {warp_span}, (w + 1) * {warp_span}) of the tile.
+    const long long {p}first_ = {p}lower_ + {p}tile_ * {tile} + (long long){p}warp_ * {warp_span} + {p}lane_;
+    {t} {p}values_[{items}], {p}scanned_[{items}];
+#pragma unroll
+    for (int {p}k_ = 0; {p}k_ < {items}; ++{p}k_) {{
+        const long long {p}pos_ = {p}first_ + {p}k_ * 32;
+        {t} {p}value_ = ({t})0;
+        if ({p}pos_ < {p}upper_) {{
+            const {var_type} {plan.var} = ({var_type}){p}pos_;
+{indent_code(decls, 12)}
+            {p}value_ = ({plan.contribution});
+        }}
+        {p}values_[{p}k_] = {p}value_;
+        {p}scanned_[{p}k_] = {p}value_;
+    }}
+    {p}exchange_t_({p}temp_.exchange).WarpStripedToBlocked({p}scanned_);
+    __syncthreads();
+    {t} {p}tile_total_;
+    {p}scan_t_({p}temp_.scan).{scan_call}({p}scanned_, {p}scanned_, {p}tile_total_);
+    if ({p}warp_ == 0) {{
+        {t} {p}exclusive_ = ({t})0;
+        if ({p}tile_ == 0) {{
+            if ({p}lane_ == 0) {{
+                *(volatile {t} *)&{g}inclusive[0] = {p}tile_total_;
+                __threadfence();
+                atomicExch(&{g}flag[0], ({p}tag_ << 2) | 2u);
+            }}
+        }} else {{
+            if ({p}lane_ == 0) {{
+                *(volatile {t} *)&{g}aggregate[{p}tile_] = {p}tile_total_;
+                __threadfence();
+                atomicExch(&{g}flag[{p}tile_], ({p}tag_ << 2) | 1u);
+            }}
+            // Lane l looks at tile (end - l); the nearest inclusive prefix ends the walk.
+            for (long long {p}end_ = {p}tile_ - 1; ; {p}end_ -= 32) {{
+                const long long {p}look_ = {p}end_ - (long long){p}lane_;
+                unsigned int {p}state_ = 2u;
+                {t} {p}found_ = ({t})0;
+                if ({p}look_ >= 0) {{
+                    do {{
+                        {p}state_ = *(volatile unsigned int *)&{g}flag[{p}look_];
+                    }} while (({p}state_ >> 2) != {p}tag_);
+                    __threadfence();
+                    {p}state_ &= 3u;
+                    {p}found_ = {p}state_ == 2u ? *(volatile {t} *)&{g}inclusive[{p}look_]
+                                                : *(volatile {t} *)&{g}aggregate[{p}look_];
+                }}
+                const unsigned int {p}done_ = __ballot_sync(0xffffffffu, {p}state_ == 2u);
+                if ({p}done_ != 0u && {p}lane_ > (unsigned int)(__ffs({p}done_) - 1)) {p}found_ = ({t})0;
+#pragma unroll
+                for (int {p}offset_ = 16; {p}offset_ > 0; {p}offset_ >>= 1)
+                    {p}found_ += __shfl_xor_sync(0xffffffffu, {p}found_, {p}offset_);
+                {p}exclusive_ += {p}found_;
+                if ({p}done_ != 0u) break;
+            }}
+            if ({p}lane_ == 0) {{
+                *(volatile {t} *)&{g}inclusive[{p}tile_] = {p}exclusive_ + {p}tile_total_;
+                __threadfence();
+                atomicExch(&{g}flag[{p}tile_], ({p}tag_ << 2) | 2u);
+            }}
+        }}
+        if ({p}lane_ == 0) {p}prefix_shared_ = {p}exclusive_;
+    }}
+    __syncthreads();
+    {p}exchange_t_({p}temp_.exchange).BlockedToWarpStriped({p}scanned_);
+    const {t} {p}prefix_ = {p}start_ + {p}prefix_shared_;
+#pragma unroll
+    for (int {p}k_ = 0; {p}k_ < {items}; ++{p}k_) {{
+        const long long {p}pos_ = {p}first_ + {p}k_ * 32;
+        if ({p}pos_ < {p}upper_) {{
+            const {var_type} {plan.var} = ({var_type}){p}pos_;
+{indent_code(plan.position_decls, 12)}
+{indent_code(plan.element_code, 12)}
+        }}
+    }}
+    if ({p}tile_ == {p}tiles_ - 1 && threadIdx.x == 0) {{
+        {x} = {p}prefix_ + {p}tile_total_;
+{indent_code(plan.tail, 8)}
+    }}
+    __syncthreads();
+}}
+// The last block to finish readies the ticket for the next launch and advances the epoch.
+if (threadIdx.x == 0) {{
+    __threadfence();
+    if (atomicAdd(&{g}finished, 1u) == gridDim.x - 1) {{
+        {g}ticket = 0;
+        {g}finished = 0;
+        atomicAdd(&{g}epoch, 1u);
+        __threadfence();
+    }}
+}}"""
+    return "\n" + indent_code(code) + "\n"
