@@ -7,6 +7,7 @@ configuration, then the local code-generation tweaks.
 
 from __future__ import annotations
 
+from regrapht.search.appliers.batched_matmul import BatchedSmallMatmul
 from regrapht.search.appliers.column_reduction import ColumnSplitReduction
 from regrapht.search.appliers.common import Applier, ApplierInput, DeviceLimits, Rewrite
 from regrapht.search.appliers.csr_rows import CsrGroupPerRow
@@ -27,6 +28,7 @@ from regrapht.search.appliers.vectorize import VectorizedMap
 
 APPLIERS: tuple[Applier, ...] = (
     MatmulTiling(),
+    BatchedSmallMatmul(),
     BlockReduceAtomic(),
     GroupPerRow(),
     CsrGroupPerRow(),

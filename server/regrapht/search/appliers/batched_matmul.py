@@ -1,0 +1,195 @@
+"""Batched products of small matrices -> several matrices per block staged in shared memory.
+
+Recognised on the source model (`idioms/batched_gemm.py`): any thread mapping that computes each
+`C[b](i, j) = f(sum_k A[b](i, k) * B[b](k, j))` once (one block per matrix with threadIdx as
+(row, col), a flat id divided by M*N, a batch loop, blockIdx.z), fixed (template, `#define`) or
+runtime sizes, float or double, either operand transposed, alpha/beta epilogues.
+
+The replacement is a 1-D grid-stride loop over *groups* of matrices. A block loads a group's
+A and B with coalesced loads along whichever direction each operand is contiguous into padded
+shared tiles (row pitch K+1 and N+1: a column walk and a row walk are both free of bank
+conflicts), then each thread computes R outputs of one column (rows r, r + M/R, ...: R FMAs
+per B element read), and the kernel's own epilogue stores them, consecutive threads on
+consecutive columns. The group holds enough matrices to give every thread R outputs (capped by
+the shared-memory budget the device allows a block), so 4x4 .. 64x64 matrices all keep a full
+block busy. Sizes that are compile-time (template parameters) fold into constants; runtime
+sizes are read at run time, and a matrix too large for the budget is computed straight from
+global memory (correct for any size, only slow). The grid fills the device the worker reports
+(resident blocks of this size), never more blocks than groups.
+"""
+
+from __future__ import annotations
+
+from regrapht.cuda.affine import Poly
+from regrapht.idioms.batched_gemm import BatchedOperand, BatchedProduct, batched_product, substitute
+from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.source import find_kernel
+from regrapht.spec.launch import LaunchConfig
+
+THREADS = 256
+SHARED_BUDGET = 32 * 1024  # bytes per block: several blocks still fit on one SM
+# (outputs per thread): 4 reuses each B element four times; 1 spreads the most parallelism.
+ROWS_PER_THREAD = (4, 2, 1)
+NAMES = {"b": "b_bg", "i": "i_bg", "j": "j_bg"}
+
+
+class BatchedSmallMatmul:
+    technique = "shared_memory_tiling"
+    also: tuple[str, ...] = ("register_blocking",)
+
+    def apply(self, given: ApplierInput) -> list[Rewrite]:
+        kernel = find_kernel(given.source, given.kernel)
+        if kernel is None:
+            return []
+        product = batched_product(given.source, given.kernel, given.launch.grid, given.launch.block, given.constants)
+        if product is None:
+            return []
+        size = 8 if product.element == "double" else 4
+        budget = min(SHARED_BUDGET, given.device.shared_bytes_per_block if given.device else SHARED_BUDGET)
+        capacity = budget // size
+        m, n, k = (product.value(x, given.constants) for x in (product.m, product.n, product.k))
+        if m is not None and n is not None and k is not None and m * (k + 1) + k * (n + 1) > capacity:
+            return []  # large matrices: MatmulTiling's tiles serve them
+        threads = min(THREADS, given.device.max_threads_per_block if given.device else THREADS)
+        rewrites = []
+        for rows in ROWS_PER_THREAD:
+            if rows > 1 and m is not None and m < 2 * rows:
+                continue
+            group = None
+            if m is not None and n is not None and k is not None:
+                group = min(capacity // (m * (k + 1) + k * (n + 1)), max(1, -(-threads * rows // (m * n))))
+            grid = _grid(product, given, group, threads)
+            if grid is None:
+                return []
+            body = _body(product, rows, threads, capacity)
+            shape = f"{m}x{n}" if m is not None and n is not None else "small"
+            held = f"{group} matrices" if group is not None else "a group of matrices"
+            rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(threads),)),
+                                    f"{held} of {shape} per block in shared memory, {rows} outputs per thread"))
+        return rewrites
+
+
+def _grid(product: BatchedProduct, given: ApplierInput, group: int | None, threads: int) -> str | None:
+    """Blocks for the grid-stride loop over groups: one per group, at most what fills the device."""
+    batch = product.value(product.batch, given.constants)
+    if batch is not None and group is not None:
+        needed = str(-(-batch // group))
+    elif product.batch.atoms() - set(product.template_values) and not product.batch.atoms() & \
+            set(product.template_values):
+        text = product.batch.text()  # the kernel's scalars are the spec's names
+        needed = f"({text} + {group - 1}) / {group}" if group is not None and group > 1 else text
+    else:
+        return None
+    if given.device is None:
+        return needed
+    resident = given.device.resident_blocks(threads)
+    if needed.isdigit():
+        return str(min(int(needed), resident))
+    return f"min({needed}, {resident})"
+
+
+def _text(poly: Poly) -> str:
+    named = substitute(poly, {key: Poly.atom(value) for key, value in NAMES.items()})
+    assert named is not None
+    return f"({named.text()})"
+
+
+def _index(operand: BatchedOperand, outer: str, inner: str) -> str:
+    return f"{_text(operand.base)} + {_text(operand.outer)} * {outer} + {_text(operand.inner)} * {inner}"
+
+
+def _body(product: BatchedProduct, rows: int, threads: int, capacity: int) -> str:
+    t, acc_t = product.element, product.acc_type
+    fixed = (product.m.atoms() | product.n.atoms() | product.k.atoms()) <= product.compile_time
+    const = "constexpr int" if fixed else "const int"
+    a, b = product.a, product.b
+    b_, i_, j_ = NAMES["b"], NAMES["i"], NAMES["j"]
+    c_index = f"{_text(product.c_base)} + {_text(product.c_row)} * {i_} + {_text(product.c_col)} * {j_}"
+    store = product.epilogue.format(acc="{acc}", c=f"{product.output}[{c_index}]")
+    # A is loaded along k when k is its contiguous direction, else along its rows; B likewise.
+    a_along_k = a.inner.constant == 1 or a.outer.constant != 1
+    b_along_n = b.outer.constant == 1 or b.inner.constant != 1
+    if a_along_k:
+        a_decode = f"const int {i_} = r_bg / k_bg, kk_bg = r_bg % k_bg;"
+    else:
+        a_decode = f"const int kk_bg = r_bg / m_bg, {i_} = r_bg % m_bg;"
+    if b_along_n:
+        b_decode = f"const int kk_bg = r_bg / n_bg, {j_} = r_bg % n_bg;"
+    else:
+        b_decode = f"const int {j_} = r_bg / k_bg, kk_bg = r_bg % k_bg;"
+    direct_store = store.format(acc="sum_bg")
+    group_store = store.format(acc="acc_bg[q_bg]")
+    return f"""
+    // Batched {_text(product.m)}x{_text(product.n)}x{_text(product.k)} products, a group of matrices per block: the group's A and B
+    // are staged in shared memory (row pitch k+1 and n+1: no bank conflicts either way), each
+    // thread computes {rows} output(s) of one column, consecutive threads on consecutive columns.
+    {const} m_bg = {_text(product.m)}, n_bg = {_text(product.n)}, k_bg = {_text(product.k)};
+    {const} rows_bg = {rows};
+    {const} mr_bg = (m_bg + rows_bg - 1) / rows_bg;
+    {const} per_bg = m_bg * (k_bg + 1) + k_bg * (n_bg + 1);
+    {const} fit_bg = {capacity} / per_bg;
+    {const} want_bg = ({threads} * rows_bg + m_bg * n_bg - 1) / (m_bg * n_bg);
+    {const} group_bg = fit_bg < want_bg ? fit_bg : want_bg;
+    const long long batch_bg = {_text(product.batch)};
+    __shared__ __align__(16) {t} tiles_bg[{"group_bg * per_bg > 0 ? group_bg * per_bg : 1" if fixed else capacity}];
+    if (group_bg == 0) {{  // a matrix larger than the shared budget: straight from global memory
+        for (long long o_bg = (long long)blockIdx.x * blockDim.x + threadIdx.x; o_bg < batch_bg * m_bg * n_bg;
+             o_bg += (long long)gridDim.x * blockDim.x) {{
+            const int {b_} = (int)(o_bg / (m_bg * n_bg)), {i_} = (int)(o_bg / n_bg % m_bg), {j_} = (int)(o_bg % n_bg);
+            {acc_t} sum_bg = 0;
+            for (int kk_bg = 0; kk_bg < k_bg; kk_bg++)
+                sum_bg += {a.array}[{_index(a, i_, "kk_bg")}] * {b.array}[{_index(b, j_, "kk_bg")}];
+            {product.output}[{c_index}] = {direct_store};
+        }}
+        return;
+    }}
+    {t} *const as_bg = tiles_bg;
+    {t} *const bs_bg = tiles_bg + group_bg * m_bg * (k_bg + 1);
+    for (long long g_bg = (long long)blockIdx.x * group_bg; g_bg < batch_bg; g_bg += (long long)gridDim.x * group_bg) {{
+        const int count_bg = (int)(batch_bg - g_bg < group_bg ? batch_bg - g_bg : group_bg);
+#pragma unroll 4
+        for (int e_bg = threadIdx.x; e_bg < count_bg * m_bg * k_bg; e_bg += {threads}) {{
+            const int l_bg = e_bg / (m_bg * k_bg), r_bg = e_bg % (m_bg * k_bg);
+            {a_decode}
+            const int {b_} = (int)g_bg + l_bg;
+            as_bg[(l_bg * m_bg + {i_}) * (k_bg + 1) + kk_bg] = {a.array}[{_index(a, i_, "kk_bg")}];
+        }}
+#pragma unroll 4
+        for (int e_bg = threadIdx.x; e_bg < count_bg * k_bg * n_bg; e_bg += {threads}) {{
+            const int l_bg = e_bg / (k_bg * n_bg), r_bg = e_bg % (k_bg * n_bg);
+            {b_decode}
+            const int {b_} = (int)g_bg + l_bg;
+            bs_bg[(l_bg * k_bg + kk_bg) * (n_bg + 1) + {j_}] = {b.array}[{_index(b, j_, "kk_bg")}];
+        }}
+        __syncthreads();
+        for (int e_bg = threadIdx.x; e_bg < count_bg * mr_bg * n_bg; e_bg += {threads}) {{
+            const int l_bg = e_bg / (mr_bg * n_bg), r_bg = e_bg % (mr_bg * n_bg);
+            const int i0_bg = r_bg / n_bg, {j_} = r_bg % n_bg;
+            const {t} *const arow_bg = as_bg + (l_bg * m_bg) * (k_bg + 1);
+            const {t} *const bcol_bg = bs_bg + (l_bg * k_bg) * (n_bg + 1) + {j_};
+            {acc_t} acc_bg[rows_bg];
+            int at_bg[rows_bg];
+#pragma unroll
+            for (int q_bg = 0; q_bg < rows_bg; q_bg++) {{
+                acc_bg[q_bg] = 0;
+                const int row_bg = i0_bg + q_bg * mr_bg;
+                at_bg[q_bg] = (row_bg < m_bg ? row_bg : m_bg - 1) * (k_bg + 1);  // past the last row: re-read it, never store it
+            }}
+#pragma unroll 8
+            for (int kk_bg = 0; kk_bg < k_bg; kk_bg++) {{
+                const {t} bv_bg = bcol_bg[kk_bg * (n_bg + 1)];
+#pragma unroll
+                for (int q_bg = 0; q_bg < rows_bg; q_bg++)
+                    acc_bg[q_bg] += arow_bg[at_bg[q_bg] + kk_bg] * bv_bg;
+            }}
+            const int {b_} = (int)g_bg + l_bg;
+#pragma unroll
+            for (int q_bg = 0; q_bg < rows_bg; q_bg++) {{
+                const int {i_} = i0_bg + q_bg * mr_bg;
+                if ({i_} < m_bg)
+                    {product.output}[{c_index}] = {group_store};
+            }}
+        }}
+        __syncthreads();  // the tiles are refilled for the next group
+    }}
+"""
