@@ -193,6 +193,9 @@ REFERENCES: dict[str, Callable[[Arrays], dict[str, np.ndarray]]] = {
     "array_exclusive_f64": lambda a: {"out": np.cumsum(x := m(a, "in", -1)) - x},
     "dgemv_accumulate": lambda a: {"y": m(a, "y", -1) + m(a, "A", a["rows"], a["cols"]) @ m(a, "x", -1)},
     "gemv_colmajor": lambda a: {"y": m(a, "A", a["n"], a["m"]).T @ m(a, "x", -1)},
+    "sgemv_t_beta": lambda a: {"y": float(a["alpha"]) * (m(a, "A", a["rows"], a["cols"]).T @ m(a, "x", -1))
+                               + float(a["beta"]) * m(a, "y", -1)},
+    "dgemv_colmajor_ld": lambda a: {"out": m(a, "a", a["ncols"], a["lda"])[:, :i(a, "nrows")].T @ m(a, "v", -1)},
     "gemm_nt": lambda a: {"c": m(a, "a", a["m"], a["k"]) @ m(a, "b", a["n"], a["k"]).T},
     "bmm_fixed16": lambda a: {"C": m(a, "A", a["nmat"], 16, 16) @ m(a, "B", a["nmat"], 16, 16)},
     "permute3d_021": lambda a: {"out": m(a, "in", a["d0"], a["d1"], a["d2"]).transpose(0, 2, 1)},

@@ -563,10 +563,11 @@ class _Builder:
         return text(target), " ".join(text(init.child_by_field_name("type")).split()), value
 
     def _loop_bound(self, condition: Node | None, var: str) -> tuple[Node, bool]:
-        """The bound of `var < U` (False) or `var <= U` (True)."""
+        """The bound of `var < U` (False) or `var <= U` (True). `var != U` counts as `var < U`:
+        with a unit step from below U it stops at U, and from above U the original never ends."""
         condition = unparen(condition)
         if condition is None or condition.type != "binary_expression" or \
-                text(condition.child_by_field_name("operator")) not in ("<", "<=") or \
+                text(condition.child_by_field_name("operator")) not in ("<", "<=", "!=") or \
                 text(unparen(condition.child_by_field_name("left"))) != var:
             raise _Refused
         right = condition.child_by_field_name("right")
@@ -792,5 +793,11 @@ def _unit_step(update: Node | None, var: str) -> bool:
 
 
 def _flatten(statements: tuple[Node, ...] | list[Node]) -> list[Node]:
-    """The statements without comments and empty statements."""
-    return [s for s in statements if s.type not in ("comment", ";") and text(s) != ";"]
+    """The statements without comments, empty statements and `#pragma` lines (`#pragma unroll`
+    is a hint about the loop the rewrite replaces; it never changes what is computed)."""
+    return [s for s in statements if s.type not in ("comment", ";") and text(s) != ";" and not _pragma(s)]
+
+
+def _pragma(statement: Node) -> bool:
+    return statement.type == "preproc_call" and \
+        text(statement.child_by_field_name("directive")).strip() == "#pragma"

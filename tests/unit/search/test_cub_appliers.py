@@ -91,9 +91,19 @@ def test_launches_follow_the_device() -> None:
     # Column tiles: 1024 columns fill 4 SMs with 32-wide tiles of 256 threads, 20 SMs with
     # 16-wide tiles of 1024, and need 8-wide tiles of 1024 threads on 132.
     tiny = DeviceLimits(4, 2048, 1024, KB48)
-    assert [(r.launch.grid, r.launch.block) for r in _rewrite("column_sum", tiny)][0] == (("(cols + 31) / 32",), ("256",))
-    assert [(r.launch.grid, r.launch.block) for r in _rewrite("column_sum", small)][0] == (("(cols + 15) / 16",), ("1024",))
-    assert [(r.launch.grid, r.launch.block) for r in _rewrite("column_sum")][0] == (("(cols + 7) / 8",), ("1024",))
+
+    def single(device: DeviceLimits | None) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+        return [(r.launch.grid, r.launch.block) for r in _rewrite("column_sum", device) if "per thread" not in r.note]
+
+    assert single(tiny)[0] == (("(cols + 31) / 32",), ("256",))
+    assert single(small)[0] == (("(cols + 15) / 16",), ("1024",))
+    assert single(H200_LIKE)[0] == (("(cols + 7) / 8",), ("1024",))
+    # Four columns per thread: 1024 columns make 32 tiles of 32 (or 64 of 16): 256-thread
+    # blocks fill 4 SMs, 1024-thread blocks are the most 20 or 132 SMs get.
+    multi = [(r.launch.grid, r.launch.block) for r in _rewrite("column_sum", tiny) if "per thread" in r.note]
+    assert multi == [(("(cols + 31) / 32",), ("256",)), (("(cols + 15) / 16",), ("256",))]
+    multi = [(r.launch.grid, r.launch.block) for r in _rewrite("column_sum") if "per thread" in r.note]
+    assert multi == [(("(cols + 31) / 32",), ("1024",)), (("(cols + 15) / 16",), ("1024",))]
 
 
 def test_row_rewrites_use_cub_and_keep_the_statements() -> None:
@@ -106,6 +116,28 @@ def test_row_rewrites_use_cub_and_keep_the_statements() -> None:
     assert "b.value > a.value || (b.value == a.value && b.index < a.index)" in argmax  # first of equal values
     gemv = _rewrite("gemv_rows")[0].source
     assert "if (rg_lane_ == 0) {\n" in gemv and "y[i] = alpha * dot + beta * y[i];" in gemv
+
+
+def test_columns_per_thread_share_the_row_loop() -> None:
+    rewrites = _rewrite("gemv_t_scaled_template")
+    first = rewrites[0]
+    assert first.note.startswith("column tiles of 32, 4 columns per thread")
+    assert first.launch.grid == ("(cols + 31) / 32",)
+    # one row loop, four renamed copies of the statement, each output written under its own guard
+    assert first.source.count("for (int r = (0) + rg_h_; r < (rows); r += ") == 1
+    for k in range(4):
+        assert f"rg_dot_{k}_ += A[(size_t)r * cols + rg_col_{k}_] * x[r];" in first.source
+        assert f"y[rg_col_{k}_] = alpha * rg_dot_{k}_ + beta * y[rg_col_{k}_];" in first.source
+    assert "__shared__ T rg_shares_dot_[" in first.source  # the template's own type
+    assert "#pragma unroll 8" not in first.source  # the original's hint for the replaced loop
+    locals_renamed = _rewrite("dgemv_colmajor_while")[0].source
+    assert "const double rg_w_3_ = v[c];" in locals_renamed and "++c" not in locals_renamed
+    # a row range that depends on the column (a triangle) keeps one column per thread
+    _, given = case_input("column_sum")
+    triangle = ApplierInput(given.source.replace("r < rows", "r < c"), given.kernel, given.launch,
+                            given.constants, given.device)
+    notes = [r.note for r in ColumnSplitReduction().apply(triangle)]
+    assert notes and not any("per thread" in n for n in notes)
 
 
 def test_short_rows_get_part_of_a_warp() -> None:
@@ -180,6 +212,8 @@ NEAR_MISSES = {
          "out[h + tok * hidden] = in[h + tok * hidden] * scale * weight[h] + out[tok * hidden];"),
         # calls a function that may have effects
         ("layernorm_rows", "var /= d;", "var /= d; __threadfence();"),
+        # the row pointer is bumped twice per element (reads every other element)
+        ("gemv_rows_pointer_walk", "++a;\n", "++a;\n            ++a;\n"),
     ],
     "CsrGroupPerRow": [
         # the row range is not ptr[row] .. ptr[row + 1]
@@ -196,6 +230,16 @@ NEAR_MISSES = {
         ("gemv_transposed", "acc += A[(size_t)i * n + j] * x[i];", "acc = acc * x[i] + A[(size_t)i * n + j];"),
         # the row count comes from memory
         ("column_min_int", "row < height", "row < lowest[0]"),
+        # reads another column's output (aliasing between items)
+        ("gemv_t_scaled_template", "beta * y[col];", "beta * y[col + 1];"),
+        # the row loop's length is loaded from memory
+        ("dgemv_colmajor_while", "while (c < ncols)", "while (c < (int)v[0])"),
+        # the running sum is scaled every row (not associative as written)
+        ("igemv_t_gridstride", "s = s + row[j] * vec[i];", "s = s * 2 + row[j] * vec[i];"),
+        # the walked pointer is read after the loop (its final value matters)
+        ("gemv_t_pointer_walk", "out[j] = total;", "out[j] = total + *a;"),
+        # the walk's stride is loaded from memory
+        ("gemv_t_pointer_walk", "a += n;", "a += (int)v[0];"),
     ],
     "ParallelScan": [
         # the running value is scaled each step (not a prefix sum)

@@ -16,6 +16,7 @@ known from the spec (nonzeros / rows), the closest width comes first.
 from __future__ import annotations
 
 from regrapht.idioms.items import ItemProgram, item_program
+from regrapht.idioms.pointer_walks import indexed_pointer_walks
 from regrapht.idioms.syntax import kernel_syntax
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import (
@@ -37,7 +38,8 @@ class CsrGroupPerRow:
     also: tuple[str, ...] = ("warp_shuffle_reduction", "memory_coalescing")
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
-        kernel = kernel_syntax(given.source, given.kernel)
+        # Pointer walks (`p += n`, `++p`) are analysed and emitted as indexing.
+        kernel = kernel_syntax(indexed_pointer_walks(given.source, given.kernel), given.kernel)
         located = find_kernel(given.source, given.kernel)
         if kernel is None or located is None:
             return []

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.items import ELEMENT, ItemProgram, item_program
+from regrapht.idioms.pointer_walks import indexed_pointer_walks
 from regrapht.idioms.syntax import depends_on, kernel_syntax
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import (
@@ -93,7 +94,8 @@ class GroupPerRow:
     also: tuple[str, ...] = ("warp_shuffle_reduction", "memory_coalescing")
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
-        kernel = kernel_syntax(given.source, given.kernel)
+        # Pointer walks (`p += n`, `++p`) are analysed and emitted as indexing.
+        kernel = kernel_syntax(indexed_pointer_walks(given.source, given.kernel), given.kernel)
         located = find_kernel(given.source, given.kernel)
         if kernel is None or located is None:
             return []
