@@ -191,6 +191,13 @@ REFERENCES: dict[str, Callable[[Arrays], dict[str, np.ndarray]]] = {
     "row_exclusive_int": lambda a: {"offsets": np.cumsum(x := np.asarray(a["counts"], dtype=np.int64).reshape(
         i(a, "nrows"), i(a, "width")), axis=1) - x},
     "array_exclusive_f64": lambda a: {"out": np.cumsum(x := m(a, "in", -1)) - x},
+    "scan_recurrence_i32": lambda a: {"out": np.cumsum(np.asarray(a["in"], dtype=np.int64)).astype(np.int32)},
+    "scan_offsets_total_u32": lambda a: {"offsets": (np.cumsum(x := np.asarray(a["lengths"], dtype=np.uint64)) - x)
+                                         .astype(np.uint32), "total": np.array([x.sum()], dtype=np.uint32)},
+    "scan_template_i64": lambda a: {"b": np.cumsum(np.asarray(a["a"], dtype=np.int64))},
+    "scan_inplace_f32": lambda a: {"x": np.cumsum(m(a, "x", -1))},
+    "scan_chunks_f32": lambda a: {"dst": np.cumsum(m(a, "src", -1))},
+    "scan_exclusive_recurrence_f64": lambda a: {"out": np.cumsum(x := m(a, "in", -1)) - x},
     "dgemv_accumulate": lambda a: {"y": m(a, "y", -1) + m(a, "A", a["rows"], a["cols"]) @ m(a, "x", -1)},
     "gemv_colmajor": lambda a: {"y": m(a, "A", a["n"], a["m"]).T @ m(a, "x", -1)},
     "sgemv_t_beta": lambda a: {"y": float(a["alpha"]) * (m(a, "A", a["rows"], a["cols"]).T @ m(a, "x", -1))

@@ -174,6 +174,20 @@ def single_program(kernel: KernelSyntax) -> ItemProgram | None:
     return ItemProgram(program.kernel, None, None, program.steps, (), program.csr, program.locals, single)
 
 
+def scan_loop(kernel: KernelSyntax, loop: Node, accumulator: str, accumulator_type: str) -> ItemLoop | None:
+    """`loop` read as one thread's loop whose running sum `accumulator` (declared before it) is
+    written per element; None unless it is such a scan loop by the rules of `item_program`. The
+    loop's bounds are taken as given (the caller has checked what range they cover)."""
+    builder = _Builder(kernel, Symbols(kernel.constants), None)
+    builder.scalars[accumulator] = accumulator_type
+    builder.checked_range = True
+    try:
+        found = builder._loop(loop)
+    except _Refused:
+        return None
+    return found if found.scan is not None and found.scan.accumulator == accumulator else None
+
+
 def single_thread_work(kernel: KernelSyntax) -> tuple[tuple[Node, ...], SingleThread] | None:
     """The statements a kernel runs on one thread, and which one:
 
@@ -323,6 +337,7 @@ class _Builder:
         self.locals: set[str] = set()
         self.csr: CsrRange | None = None
         self.dense = False
+        self.checked_range = False  # the caller has checked what the loops' ranges cover
         # every access to a written array: (array, canonical index, level)
         self.touches: list[tuple[str, Poly | None, str]] = []
 
@@ -578,6 +593,8 @@ class _Builder:
     def _check_range(self, lower: Node, upper: Node, inclusive: bool = False) -> None:
         """Bounds may use the item index and scalars, not the thread beyond it, not loaded
         data (except the CSR row range), not accumulators."""
+        if self.checked_range:
+            return
         low, high = self.symbols.poly(lower), self.symbols.poly(upper)
         for poly in (low, high):
             if poly.thread_dependent or any(depends_on(poly, name) for name in self.assigned):

@@ -24,16 +24,19 @@ thread-dependent bounds, other statements in the loop or after it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.access import accesses, is_pure
-from regrapht.idioms.items import SingleThread, single_thread_work
+from regrapht.idioms.items import ItemLoop, SingleThread, scan_loop, single_thread_work
 from regrapht.idioms.syntax import (
     KernelSyntax,
     Symbols,
+    call_args,
+    call_name,
     condition_of,
     named_statements,
     subscript_parts,
@@ -350,3 +353,312 @@ def _canonical(node: Node | None, symbols: Symbols, local_defs: dict[str, Node],
         return text(node)
     return node.type + "(" + " ".join(_canonical(c, symbols, local_defs, depth + 1) if c.is_named else text(c)
                                       for c in node.children) + ")"
+
+
+# ------------------------------------------------------------------------------ one block, chunks
+@dataclass(frozen=True)
+class ChunkedScan:
+    """A one-block scan of [0, N) in per-thread chunks (see `chunked_block_scan`)."""
+
+    kernel: KernelSyntax
+    loop: ItemLoop  # the final per-chunk scan loop (its bounds are the chunk's)
+    accumulator: str  # its running sum, started at the totals of the chunks before
+    value_type: str
+    declarations: tuple[Node, ...]  # the scalar declarations, in order (to evaluate the chunks)
+    chunk_lower: Node
+    chunk_upper: Node
+
+
+def chunked_block_scan(kernel: KernelSyntax) -> ChunkedScan | None:
+    """The scan a block computes in three steps over per-thread chunks [lo, hi):
+
+        __shared__ T part[M];
+        <scalar declarations: tid, per, lo, hi, ...>
+        T s = 0;  for (i = lo; i < hi; ++i) s += f(i);        the chunk's total
+        part[tid] = s;  __syncthreads();
+        T run = 0;  for (k = 0; k < tid; ++k) run += part[k];  the chunks before
+        for (i = lo; i < hi; ++i) { out[i] = run; run += f(i); }  (or inclusive, any element code)
+
+    f must be the same in both chunk loops (on the source model) and use no thread position.
+    Which range the chunks cover is left to the caller (`chunk_ranges` evaluates them for a
+    launch); here only the shape is checked."""
+    statements = [s for s in kernel.statements() if s.type != "comment"]
+    shared: dict[str, str] = {}
+    declarations: list[Node] = []
+    scalars: dict[str, str] = {}
+    loops: list[Node] = []
+    others: list[Node] = []
+    for statement in statements:
+        if statement.type == "declaration":
+            if any(text(c) == "__shared__" for c in statement.children):
+                for declarator in statement.children_by_field_name("declarator"):
+                    if declarator.type != "array_declarator":
+                        return None
+                    name = declarator.child_by_field_name("declarator")
+                    if name is None or name.type != "identifier":
+                        return None
+                    shared[text(name)] = " ".join(text(statement.child_by_field_name("type")).split())
+                continue
+            if not _scalar_only(statement, scalars):
+                return None
+            declarations.append(statement)
+            continue
+        if statement.type == "for_statement":
+            loops.append(statement)
+        else:
+            others.append(statement)
+    if len(loops) != 3 or len(shared) != 1 or len(others) != 2:
+        return None
+    part = next(iter(shared))
+    first, combine, last = loops
+    store, barrier = others
+    order = [s for s in statements if s.type != "declaration"]
+    if order != [first, store, barrier, combine, last]:
+        return None
+    if not _is_barrier(barrier):
+        return None
+    total = _chunk_total(first, scalars)
+    if total is None:
+        return None
+    total_name, element_var, lower, upper, contribution = total
+    thread = _stored_total(store, part, total_name)
+    if thread is None:
+        return None
+    run = _combined(combine, part, thread, scalars)
+    if run is None or not _starts_at_zero(declarations, total_name) or not _starts_at_zero(declarations, run):
+        return None
+    loop = scan_loop(kernel, last, run, scalars[run])
+    if loop is None or loop.scan is None:
+        return None
+    if _canonical(loop.lower, Symbols(), {}) != _canonical(lower, Symbols(), {}) or \
+            _canonical(loop.upper, Symbols(), {}) != _canonical(upper, Symbols(), {}) or loop.inclusive_upper:
+        return None
+    first_symbols, last_symbols = Symbols(), Symbols()
+    first_symbols.env[element_var] = Poly.atom(POSITION)
+    last_symbols.env[loop.var] = Poly.atom(POSITION)
+    local_defs: dict[str, Node] = {}
+    for statement in loop.body:
+        if statement.type == "declaration":
+            for declarator in statement.children_by_field_name("declarator"):
+                target, value = declarator.child_by_field_name("declarator"), declarator.child_by_field_name("value")
+                if target is not None and value is not None:
+                    local_defs[text(target)] = value
+    if _canonical(contribution, first_symbols, {}) != _canonical(loop.scan.contribution, last_symbols, local_defs):
+        return None
+    # The element code and the contribution may use the element, the running sum, the kernel's
+    # parameters and their own locals: nothing of the thread, its chunk or the shared totals.
+    chunk_names = {n for d in declarations for n in _declared(d)} - {run}
+    for statement in loop.body:
+        used = {text(n) for n in walk(statement) if n.type == "identifier"}
+        if used & (chunk_names | {part, "threadIdx", "blockIdx", "blockDim", "gridDim"}):
+            return None
+    for node in walk(contribution):
+        if node.type == "identifier" and text(node) in chunk_names | {part, "threadIdx", "blockIdx"}:
+            return None
+    return ChunkedScan(kernel, loop, run, scalars[run], tuple(declarations), loop.lower, loop.upper)
+
+
+def _scalar_only(declaration: Node, scalars: dict[str, str]) -> bool:
+    if any(text(c) in ("static", "extern") for c in declaration.children) or not is_pure(declaration):
+        return False
+    type_text = " ".join(w for w in text(declaration.child_by_field_name("type")).split() if w != "const")
+    for declarator in declaration.children_by_field_name("declarator"):
+        target = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" else declarator
+        if target is None or target.type != "identifier":
+            return False
+        value = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
+        if value is not None and any(n.type in ("subscript_expression", "pointer_expression") for n in walk(value)):
+            return False  # loads happen in the loops, not in the chunk arithmetic
+        scalars[text(target)] = type_text
+    return True
+
+
+def _starts_at_zero(declarations: list[Node], name: str) -> bool:
+    for declaration in declarations:
+        for declarator in declaration.children_by_field_name("declarator"):
+            target = declarator.child_by_field_name("declarator")
+            if declarator.type == "init_declarator" and target is not None and text(target) == name:
+                value = unparen(declarator.child_by_field_name("value"))
+                return value is not None and value.type == "number_literal" and \
+                    text(value).lower().rstrip("flu").strip("0.") == "" and "x" not in text(value).lower()
+    return False
+
+
+def _declared(declaration: Node) -> set[str]:
+    names = set()
+    for declarator in declaration.children_by_field_name("declarator"):
+        target = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" else declarator
+        if target is not None:
+            names.add(text(target))
+    return names
+
+
+def _is_barrier(statement: Node) -> bool:
+    if statement.type != "expression_statement" or not statement.named_children:
+        return False
+    call = unparen(statement.named_children[0])
+    return call is not None and call.type == "call_expression" and text(call.child_by_field_name("function")) == \
+        "__syncthreads" and not call_args(call)
+
+
+def _chunk_total(loop: Node, scalars: dict[str, str]) -> tuple[str, str, Node, Node, Node] | None:
+    """(s, i, lo, hi, f) of `for (T i = lo; i < hi; ++i) s += f(i);` with f pure."""
+    init = loop.child_by_field_name("initializer")
+    declarators = init.children_by_field_name("declarator") if init is not None and init.type == "declaration" else []
+    if len(declarators) != 1 or declarators[0].type != "init_declarator":
+        return None
+    var_node, lower = declarators[0].child_by_field_name("declarator"), declarators[0].child_by_field_name("value")
+    condition = unparen(loop.child_by_field_name("condition"))
+    if var_node is None or lower is None or condition is None or condition.type != "binary_expression" or \
+            text(condition.child_by_field_name("operator")) != "<" or \
+            text(unparen(condition.child_by_field_name("left"))) != text(var_node):
+        return None
+    upper = condition.child_by_field_name("right")
+    if upper is None or not _unit_increment(unparen(loop.child_by_field_name("update")), text(var_node)):
+        return None
+    body = [s for s in named_statements(loop.child_by_field_name("body")) if s.type != "comment"]
+    if len(body) != 1 or body[0].type != "expression_statement" or not body[0].named_children:
+        return None
+    update = unparen(body[0].named_children[0])
+    if update is None or update.type != "assignment_expression":
+        return None
+    target = text(unparen(update.child_by_field_name("left")))
+    right = unparen(update.child_by_field_name("right"))
+    operator = text(update.child_by_field_name("operator"))
+    if target not in scalars or right is None:
+        return None
+    if operator == "=" and right.type == "binary_expression" and text(right.child_by_field_name("operator")) == "+" \
+            and text(unparen(right.child_by_field_name("left"))) == target:
+        right = unparen(right.child_by_field_name("right"))
+    elif operator != "+=":
+        return None
+    if right is None or not is_pure(right) or target in {text(n) for n in walk(right)}:
+        return None
+    return target, text(var_node), lower, upper, right
+
+
+def _stored_total(statement: Node, part: str, total: str) -> str | None:
+    """The thread index name t of `part[t] = total;`."""
+    if statement.type != "expression_statement" or not statement.named_children:
+        return None
+    expression = unparen(statement.named_children[0])
+    if expression is None or expression.type != "assignment_expression" or \
+            text(expression.child_by_field_name("operator")) != "=" or \
+            text(unparen(expression.child_by_field_name("right"))) != total:
+        return None
+    left = unparen(expression.child_by_field_name("left"))
+    if left is None or left.type != "subscript_expression":
+        return None
+    base, indices = subscript_parts(left)
+    index = unparen(indices[0]) if len(indices) == 1 else None
+    if text(unparen(base)) != part or index is None or index.type not in ("identifier", "field_expression"):
+        return None
+    return text(index)
+
+
+def _combined(loop: Node, part: str, thread: str, scalars: dict[str, str]) -> str | None:
+    """run of `for (k = 0; k < t; ++k) run += part[k];` (t the thread index the totals were
+    stored at)."""
+    total = _chunk_total(loop, scalars)
+    if total is None:
+        return None
+    run, var, lower, upper, contribution = total
+    if text(unparen(lower)) not in ("0", "0u") or text(unparen(upper)) != thread:
+        return None
+    if contribution.type != "subscript_expression":
+        return None
+    base, indices = subscript_parts(contribution)
+    if text(unparen(base)) != part or len(indices) != 1 or text(unparen(indices[0])) != var:
+        return None
+    return run
+
+
+def chunk_ranges(found: ChunkedScan, values: dict[str, int], threads: int) -> list[tuple[int, int]] | None:
+    """Each thread's [lo, hi) for the scalar `values` and a one-block launch of `threads`
+    threads; None when the chunk arithmetic cannot be evaluated."""
+    steps: list[tuple[str, Evaluator]] = []
+    for declaration in found.declarations:
+        for declarator in declaration.children_by_field_name("declarator"):
+            target, value = declarator.child_by_field_name("declarator"), declarator.child_by_field_name("value")
+            if declarator.type == "init_declarator" and target is not None:
+                steps.append((text(target), _compiled(value)))
+    low_of, high_of = _compiled(found.chunk_lower), _compiled(found.chunk_upper)
+    ranges = []
+    for thread in range(threads):
+        env: dict[str, int | None] = {**values, "threadIdx.x": thread, "blockDim.x": threads, "blockIdx.x": 0,
+                                      "gridDim.x": 1}
+        for name, evaluate in steps:
+            env[name] = evaluate(env)
+        low, high = low_of(env), high_of(env)
+        if low is None or high is None:
+            return None
+        ranges.append((low, high))
+    return ranges
+
+
+Evaluator = Callable[[dict[str, "int | None"]], "int | None"]
+
+
+def _compiled(node: Node | None) -> Evaluator:
+    """The C integer value of a scalar expression (+ - * / % << >> min max ?: comparisons,
+    casts ignored) as a function of the names' values; None where it is not such an expression."""
+    node = unparen(node)
+    if node is None:
+        return lambda env: None
+    kind = node.type
+    if kind == "number_literal":
+        try:
+            constant: int | None = int(text(node).lower().rstrip("ul"), 0)
+        except ValueError:
+            constant = None
+        return lambda env: constant
+    if kind in ("identifier", "field_expression"):
+        name = "".join(text(node).split())
+        return lambda env: env.get(name)
+    if kind == "cast_expression":
+        return _compiled(node.child_by_field_name("value"))
+    if kind == "conditional_expression":
+        test = _compiled(node.child_by_field_name("condition"))
+        yes, no = _compiled(node.child_by_field_name("consequence")), _compiled(node.child_by_field_name("alternative"))
+
+        def choose(env: dict[str, int | None]) -> int | None:
+            condition = test(env)
+            return None if condition is None else (yes(env) if condition else no(env))
+        return choose
+    if kind == "call_expression" and call_name(node) in ("min", "max", "umin", "umax", "llmin", "llmax") and \
+            len(call_args(node)) == 2:
+        first, second = (_compiled(a) for a in call_args(node))
+        pick = min if "min" in call_name(node) else max
+
+        def extreme(env: dict[str, int | None]) -> int | None:
+            a, b = first(env), second(env)
+            return None if a is None or b is None else pick(a, b)
+        return extreme
+    if kind != "binary_expression":
+        return lambda env: None
+    left, right = _compiled(node.child_by_field_name("left")), _compiled(node.child_by_field_name("right"))
+    operation = _OPERATIONS.get(text(node.child_by_field_name("operator")))
+    if operation is None:
+        return lambda env: None
+
+    def binary(env: dict[str, int | None]) -> int | None:
+        a, b = left(env), right(env)
+        return None if a is None or b is None else operation(a, b)
+    return binary
+
+
+def _divide(a: int, b: int) -> int | None:
+    return None if b == 0 else abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+
+
+def _remainder(a: int, b: int) -> int | None:
+    quotient = _divide(a, b)
+    return None if quotient is None else a - quotient * b
+
+
+_OPERATIONS: dict[str, Callable[[int, int], int | None]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": _divide, "%": _remainder,
+    "<": lambda a, b: int(a < b), ">": lambda a, b: int(a > b), "<=": lambda a, b: int(a <= b),
+    ">=": lambda a, b: int(a >= b), "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
+    "<<": lambda a, b: a << b if 0 <= b < 64 else None, ">>": lambda a, b: a >> b if 0 <= b < 64 else None,
+}

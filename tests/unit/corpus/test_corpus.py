@@ -48,7 +48,8 @@ def test_the_corpus_has_two_splits_covering_every_family() -> None:
     for family in FAMILIES:
         assert per_split["test"].count(family) + per_split["train"].count(family) >= 2, family
     sizes = [len(v) for v in per_split.values()]
-    assert min(sizes) >= 0.4 * sum(sizes)
+    # The train split grows with development kernels; the held-out test split stays a large part.
+    assert min(sizes) >= 0.3 * sum(sizes)
 
 
 @pytest.mark.parametrize("directory", ALL_DIRS, ids=lambda d: f"{d.parent.name}/{d.name}")

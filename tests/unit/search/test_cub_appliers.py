@@ -276,6 +276,15 @@ NEAR_MISSES = {
         ("scan_in_place", "data[k] += data[k - 1];", "data[k] = data[k - 1] + data[k - 1];"),
         ("scan_in_place", "data[k] += data[k - 1];", "data[k] += data[k + 1];"),
         ("scan_in_place", "for (int k = 1; k < len; k += 1)", "for (int k = 1; k < len; k += 2)"),
+        # one block in chunks: chunks that overlap; the chunks before include the thread's own;
+        # no barrier before the totals are read; a rescan of other values than were totalled;
+        # a chunk size rounded down (the tail of the array is never scanned)
+        ("chunked_block_scan_int", "int end = min(begin + chunk, n);", "int end = min(begin + chunk + 1, n);"),
+        ("chunked_block_scan_int", "for (int t = 0; t < threadIdx.x; ++t)", "for (int t = 0; t < threadIdx.x + 1; ++t)"),
+        ("chunked_block_scan_int", "__syncthreads();", ";"),
+        ("chunked_block_scan_float", "partial += x[p] * x[p];", "partial += x[p];"),
+        ("chunked_block_scan_u64", "n / blockDim.x + (n % blockDim.x != 0)", "n / blockDim.x"),
+        ("chunked_block_scan_u64", "totals[t] = mine;", "totals[0] = mine;"),
         # O(n^2) per element: the sum starts at the thread's own position
         ("prefix_per_element_exclusive", "for (int j = 0; j < t; j++)", "for (int j = t; j < n; j++)"),
     ],

@@ -26,12 +26,20 @@ Sums in a different order round differently: float scans compare within the spec
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.access import accesses
 from regrapht.idioms.items import ELEMENT, ItemLoop, ItemProgram, ItemStatement, item_program, single_program
-from regrapht.idioms.scans import RecurrenceScan, recurrence_scan
+from regrapht.idioms.scans import (
+    ChunkedScan,
+    RecurrenceScan,
+    chunk_ranges,
+    chunked_block_scan,
+    recurrence_scan,
+)
 from regrapht.idioms.syntax import KernelSyntax, depends_on, identifiers_in, kernel_syntax, text, unparen
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import (
@@ -44,6 +52,7 @@ from regrapht.search.appliers.cooperative import (
     plain_type,
     resident_blocks,
     runs_once,
+    value_of,
     with_cub,
 )
 from regrapht.search.appliers.lookback import (
@@ -77,6 +86,9 @@ class ParallelScan:
         recurrence = recurrence_scan(kernel)
         if recurrence is not None:
             return self._recurrence(given, recurrence, located)
+        chunked = chunked_block_scan(kernel)
+        if chunked is not None:
+            return self._chunked(given, chunked, located)
         return []
 
     # ------------------------------------------------------------------------------ row scans
@@ -151,6 +163,24 @@ class ParallelScan:
         count = f"({plan.end}) - ({plan.lower})"
         return self._single_pass(given, located, found.kernel, plan, count, "recurrence -> single-pass scan")
 
+    def _chunked(self, given: ApplierInput, found: ChunkedScan, located: KernelText) -> list[Rewrite]:
+        """One block scanning [0, N) in per-thread chunks: N is the scalar for which the chunks,
+        evaluated for the launch's block size, tile [0, N) in thread order."""
+        launch = given.launch
+        if any(value_of(x, given) != 1 for x in (*launch.grid, *launch.block[1:])):
+            return []
+        threads = value_of(launch.block[0], given) if launch.block else None
+        if threads is None or not 1 <= threads <= 1024:
+            return []
+        count = next((name for name, param in found.kernel.scalars.items()
+                      if plain_type(param.base_type) in INDEX_TYPES and _tiles(found, given, name, threads)), None)
+        if count is None:
+            return []
+        plan = _loop_plan(found.loop, (), (), given.kernel.split("<")[0])
+        value_type = plain_type(found.value_type)
+        plan = replace(plan, head=f"{value_type} {found.accumulator} = ({value_type})0;", lower="0", end=count)
+        return self._single_pass(given, located, found.kernel, plan, count, "chunked one-block scan -> single pass")
+
     def _single_pass(self, given: ApplierInput, located: KernelText, kernel: KernelSyntax, plan: ScanPlan,
                      count: str, what: str) -> list[Rewrite]:
         size = SCANNABLE.get(resolved_type(plan.value_type, kernel, given.kernel))
@@ -190,6 +220,32 @@ def resolved_type(value_type: str, kernel: KernelSyntax, name: str) -> str:
         return plain
     arguments = [" ".join(a.split()) for a in name[name.index("<") + 1: name.rindex(">")].split(",")]
     return dict(zip(kernel.template_parameters, arguments, strict=False)).get(plain, plain)
+
+
+INDEX_TYPES = frozenset({"int", "unsigned int", "unsigned", "long", "long long", "size_t", "unsigned long long",
+                         "int64_t", "uint32_t", "int32_t", "uint64_t", "unsigned long"})
+CHUNK_SAMPLES = (1, 2, 1000, 1025, 65537, 1000003)
+
+
+def _tiles(found: ChunkedScan, given: ApplierInput, name: str, threads: int) -> bool:
+    """Whether the threads' chunks are [0, N) in thread order, N the scalar `name`, for the
+    spec's value of N and sampled others (empty chunks anywhere)."""
+    known = dict(found.kernel.constants) | dict(given.constants)
+    sizes = {s for s in (known.get(name), *CHUNK_SAMPLES) if s is not None}
+    for size in sorted(sizes):
+        ranges = chunk_ranges(found, known | {name: size}, threads)
+        if ranges is None:
+            return False
+        covered = 0
+        for low, high in ranges:
+            if high <= low:
+                continue
+            if low != covered:
+                return False
+            covered = high
+        if covered != size:
+            return False
+    return True
 
 
 def _reads_at_position(loop: ItemLoop) -> bool:
@@ -320,7 +376,5 @@ def _added(statement: Node, accumulator: str) -> str | None:
 
 
 def _names_of(node: object) -> set[str]:
-    from tree_sitter import Node
-
     return identifiers_in(node) if isinstance(node, Node) else set()
 
