@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from regrapht.evaluation.runner import load_task
-from regrapht.spec.init import generate
+from regrapht.spec.draw import generate
 from regrapht.spec.model import KernelSpec
 from regrapht.spec.resolve import ResolvedKernel, odd_size_variant, resolve
 from regrapht.validate.compiler import Compiler

@@ -27,4 +27,5 @@ MODEL_CONTEXT_RANGE = (512, 1_048_576)
 LOG_LEVELS = ("error", "warning", "info", "debug")
 RULE_CODE_PATTERN = r"^R[0-9]{3}$"  # enabledRules, severityOverrides keys
 ARCH_PATTERN = r"^(sm_[0-9]{2,3}[a-z]?)?$"  # empty: the device's, else sm_90
+DEFAULT_ARCH = "sm_90"  # what nvcc compiles for when neither a device nor a setting names one
 DEFAULT_LOG_LEVEL = "info"

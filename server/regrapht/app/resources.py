@@ -8,6 +8,9 @@ take the same lock and talk to the same worker; a CLI command makes one for its 
 
 The worker starts on first use. Without a device it is closed again but kept as an object: its
 cached `hello` reply says why there is no device, and evaluators report that reason.
+
+The compiler and worker modules are imported by their default factories, on first use: the
+language server makes its `GpuResources` at start and must not load them then.
 """
 
 from __future__ import annotations
@@ -16,24 +19,41 @@ import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from regrapht.validate.cache_dir import default_cache_dir
-from regrapht.validate.compiler import Compiler
 from regrapht.validate.gpu_lock import GpuLock
-from regrapht.validate.worker import GpuWorker
+
+if TYPE_CHECKING:
+    from regrapht.validate.compiler import Compiler
+    from regrapht.validate.worker import GpuWorker
+
+
+def default_compiler(env: Mapping[str, str], cache_dir: Path) -> Compiler:
+    """nvcc per the environment (`Compiler.from_environment`), compiling into `cache_dir`."""
+    from regrapht.validate.compiler import Compiler
+
+    return Compiler.from_environment(env, cache_dir)
+
+
+def default_worker(env: Mapping[str, str]) -> GpuWorker:
+    """The GPU worker process (not started until its first request)."""
+    from regrapht.validate.worker import GpuWorker
+
+    return GpuWorker(env=env)
 
 
 class GpuResources:
     """The cache dir, GPU lock, compiler and GPU worker of one process; thread-safe."""
 
     def __init__(self, env: Mapping[str, str], home: Path, *,
-                 make_worker: Callable[[Mapping[str, str]], GpuWorker] | None = None,
-                 make_compiler: Callable[[Mapping[str, str], Path], Compiler] = Compiler.from_environment) -> None:
+                 make_worker: Callable[[Mapping[str, str]], GpuWorker] = default_worker,
+                 make_compiler: Callable[[Mapping[str, str], Path], Compiler] = default_compiler) -> None:
         self.env = dict(env)
         self.home = home
         self.cache_dir = default_cache_dir(self.env, home)
         self.gpu_lock = GpuLock.in_dir(self.cache_dir)
-        self._make_worker = make_worker or (lambda environment: GpuWorker(env=environment))
+        self._make_worker = make_worker
         self._make_compiler = make_compiler
         self._lock = threading.Lock()
         self._compiler: Compiler | None = None

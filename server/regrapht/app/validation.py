@@ -4,6 +4,9 @@
 `regrapht.validate.background.validate_file` on the process's shared `GpuResources`: the same
 cache dir (so the same GPU lock file), compiler and GPU worker as the Optimize workflow, so a
 validation on save never times kernels while a search does. One validation at a time.
+
+The validation engine (evaluator, numpy, msgpack caches) is imported by `run`, in the worker
+thread of the first validation: the language server does not load it to start.
 """
 
 from __future__ import annotations
@@ -11,11 +14,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from regrapht.app.resources import GpuResources
+from regrapht.limits import DEFAULT_ARCH
 from regrapht.spec.model import load_spec, spec_path_for
-from regrapht.validate.background import FileValidation, validate_file
-from regrapht.validate.compiler import DEFAULT_ARCH
+
+if TYPE_CHECKING:
+    from regrapht.validate.background import FileValidation
 
 
 class ValidationService:
@@ -27,6 +33,8 @@ class ValidationService:
             should_stop: Callable[[], bool] = lambda: False,
             on_step: Callable[[str], None] = lambda message: None) -> tuple[Path, FileValidation] | None:
         """The file's validation; None when it has no spec beside it (or is not a file)."""
+        from regrapht.validate.background import validate_file
+
         if path is None:
             return None
         spec_file = spec_path_for(path)

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from regrapht.inputs import read_source
+from regrapht.limits import DEFAULT_ARCH
 from regrapht.rules import Finding, analyze_text
 from regrapht.rules.confirm import confirm_findings
-from regrapht.validate.compiler import DEFAULT_ARCH, Compiler, find_demangler, find_nvcc
 from regrapht.validate.ptx import ptx_facts
 
 
@@ -50,6 +50,9 @@ def finding_json(finding: Finding) -> dict[str, object]:
 
 
 def _confirmed(findings: list[Finding], text: str, path: Path, arch: str, err: TextIO) -> tuple[Finding, ...]:
+    """--confirm: the compile stack is imported here, so a plain `analyze` does not load it."""
+    from regrapht.validate.compiler import Compiler, find_demangler, find_nvcc
+
     nvcc = find_nvcc(os.environ)
     if nvcc is None:
         print(f"{path}: warning: --confirm: nvcc not found on PATH or in $CUDA_HOME/bin; findings unconfirmed",

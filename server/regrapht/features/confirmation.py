@@ -6,6 +6,8 @@ describe (`state.set_confirmation`) and the diagnostics republished: R007/R008 t
 "Confirmed by nvcc: 3 f64 instructions in saxpy" or are downgraded to hints, R001/R002 likewise
 from the global accesses nvcc emitted (rules/confirm.py). A text that does not compile (a
 half-typed edit, missing headers) leaves the findings as the source analysis decided them.
+The compile stack (validate/compiler.py) is imported by that background thread on first use,
+not at server start.
 """
 
 from __future__ import annotations
@@ -17,14 +19,18 @@ import os
 import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from pygls.lsp.server import LanguageServer
 
 from regrapht.features.common import file_path
+from regrapht.limits import DEFAULT_ARCH
 from regrapht.rules.confirm import CONFIRMABLE
 from regrapht.state import Analysis, ServerState
-from regrapht.validate.compiler import DEFAULT_ARCH, Compiler, find_demangler, find_nvcc
 from regrapht.validate.ptx import PtxFacts, ptx_facts
+
+if TYPE_CHECKING:
+    from regrapht.validate.compiler import Compiler
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +51,9 @@ class ConfirmationService:
         self._memo: OrderedDict[str, PtxFacts | None] = OrderedDict()  # by text, file and arch
 
     def compiler(self) -> Compiler | None:
+        """nvcc, looked up once (called from the background thread only)."""
+        from regrapht.validate.compiler import Compiler, find_demangler, find_nvcc
+
         with self._lock:
             if not self._looked_up:
                 self._looked_up = True

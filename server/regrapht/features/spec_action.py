@@ -19,7 +19,6 @@ from pygls.uris import from_fs_path, to_fs_path
 from regrapht.converters import create_file_edit
 from regrapht.errors import InputError
 from regrapht.features.common import file_path, in_worker, kernel_argument, require_document
-from regrapht.spec.infer import infer_spec
 from regrapht.spec.model import spec_path_for
 from regrapht.state import Analysis, DocumentState, ServerState
 from regrapht.text import Span
@@ -61,6 +60,9 @@ def spec_actions_at(document: DocumentState, analysis: Analysis, line: int) -> l
 
 
 def spec_edit(document: DocumentState, kernel: str) -> types.WorkspaceEdit:
+    """In a worker thread: inference parses the file (tree-sitter), loaded on first use, not at start."""
+    from regrapht.spec.infer import infer_spec
+
     located = spec_uri(document.uri)
     if located is None:
         raise JsonRpcInvalidParams(f"not a file URI: {document.uri}")

@@ -13,7 +13,7 @@ steps. The GPU worker process starts on first use.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -27,8 +27,10 @@ from regrapht.features.progress import CancellableProgress
 from regrapht.rules.types import Finding
 from regrapht.state import ServerState
 from regrapht.text import Span
-from regrapht.validate.background import FileValidation
 from regrapht.validate.types import Timing
+
+if TYPE_CHECKING:
+    from regrapht.validate.background import FileValidation
 
 VALIDATE_COMMAND = "regrapht.validateKernel"
 

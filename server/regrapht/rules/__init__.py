@@ -14,10 +14,34 @@ it is the launched kernel, and host-side findings (R013) have None.
 
 Incremental: on models from a `SourceDocument`, findings are memoised per function text and
 translated when the function moves, so an edit re-checks only the edited function.
+
+Importing `regrapht.rules.types` runs this `__init__`, and the language server does that at
+start: the engine and registry (and through them the tree-sitter source model) are therefore
+loaded on first use of their names here, not with the package.
 """
 
-from regrapht.rules.engine import analyze, analyze_text
-from regrapht.rules.registry import ALL_RULES, Rule, RuleConfig, RuleInfo
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from regrapht.rules.types import Finding, Fix, Severity
 
+if TYPE_CHECKING:
+    from regrapht.rules.engine import analyze, analyze_text
+    from regrapht.rules.registry import ALL_RULES, Rule, RuleConfig, RuleInfo
+
 __all__ = ["ALL_RULES", "Finding", "Fix", "Rule", "RuleConfig", "RuleInfo", "Severity", "analyze", "analyze_text"]
+
+_LOADED_ON_USE = {
+    "analyze": "regrapht.rules.engine", "analyze_text": "regrapht.rules.engine",
+    "ALL_RULES": "regrapht.rules.registry", "Rule": "regrapht.rules.registry",
+    "RuleConfig": "regrapht.rules.registry", "RuleInfo": "regrapht.rules.registry",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LOADED_ON_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

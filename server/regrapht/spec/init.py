@@ -1,8 +1,9 @@
 """Buffer initialisers of the kernel spec: parsing `uniform(-1, 1)` and friends, and drawing data.
 
 Owns the initialiser language (`uniform`, `normal`, `randint`, `zeros`, `ones`, `const`,
-`arange`): `InitSpec` as written (arguments are expressions over the kernel's scalars), `Init`
-once evaluated, and turning one into a numpy array for a given generator, count and dtype.
+`arange`): `InitSpec` as written (arguments are expressions over the kernel's scalars) and `Init`
+once evaluated. Turning an `Init` into data is `regrapht.spec.draw` (numpy): the spec language
+is read by the language server, which must not load numpy to start.
 """
 
 from __future__ import annotations
@@ -10,8 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-import numpy as np
 
 from regrapht.errors import InputError
 from regrapht.spec.expr import Number, evaluate, names_in
@@ -104,26 +103,3 @@ def parse_init(
 ) -> Init:
     """Parse and evaluate an initialiser; its arguments may be expressions over `names`."""
     return parse_init_spec(text, file=file, key=key).evaluate(names or {}, file=file, key=key)
-
-
-def generate(init: Init, count: int, dtype: str, rng: np.random.Generator) -> np.ndarray:
-    """`count` elements of `dtype` drawn per `init` (random kinds consume `rng`)."""
-    target = np.dtype(dtype)
-    integer = target.kind in "iub"
-    if init.kind == "zeros":
-        return np.zeros(count, dtype=target)
-    if init.kind == "ones":
-        return np.ones(count, dtype=target)
-    if init.kind == "const":
-        return np.full(count, init.params[0]).astype(target)
-    if init.kind == "arange":
-        return (init.params[0] + init.params[1] * np.arange(count, dtype=np.float64)).astype(target)
-    if target.kind == "b":
-        return rng.random(count) < 0.5
-    lo, hi = init.params
-    if init.kind == "randint" or (init.kind == "uniform" and integer):
-        return rng.integers(int(lo), int(hi), size=count, dtype=np.int64).astype(target)
-    if init.kind == "uniform":
-        return rng.uniform(lo, hi, size=count).astype(target)
-    values = rng.normal(lo, hi, size=count)
-    return (np.round(values) if integer else values).astype(target)

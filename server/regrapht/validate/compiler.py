@@ -24,11 +24,11 @@ import msgpack
 
 from regrapht.children import ToolLimits, ToolRun, run_tool
 from regrapht.errors import InputError
+from regrapht.limits import DEFAULT_ARCH
 from regrapht.set_aside import row_fits, set_aside
 
 Severity = Literal["error", "warning", "remark"]
 CACHE_FORMAT = 1
-DEFAULT_ARCH = "sm_90"
 
 
 @dataclass(frozen=True)

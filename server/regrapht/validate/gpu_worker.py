@@ -37,7 +37,8 @@ from typing import Any, BinaryIO
 import msgpack
 import numpy as np
 
-from regrapht.spec.init import Init, generate
+from regrapht.spec.draw import generate
+from regrapht.spec.init import Init
 from regrapht.validate.checker import CHECK_ENTRIES, SLOTS_PER_BUFFER, THREADS, blocks_for, decode_first
 from regrapht.validate.compare import (
     GUARD_BYTE,

@@ -9,9 +9,10 @@ import pytest
 from spec_texts import xy_spec
 
 from regrapht.errors import InputError
+from regrapht.spec.draw import generate
 from regrapht.spec.expr import evaluate
 from regrapht.spec.infer import infer_spec
-from regrapht.spec.init import generate, parse_init
+from regrapht.spec.init import parse_init
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import load_spec, parse_spec
 from regrapht.spec.resolve import odd_size_variant, resolve
