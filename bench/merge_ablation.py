@@ -6,7 +6,8 @@ Per configuration (strategy, budget, with/without the model): the geomean over t
 roofline fraction (floor time / verified best time, the original's time where nothing faster was
 found), computed per seed on the tasks every configuration and seed finished (so all rows compare
 the same kernels), then the mean over seeds with min and max; also the geomean speedup, how many
-searches hit their time limit, and what the model's answers became. A line per budget says
+searches hit their time limit, and what the model's answers became. The header states the
+method (shared measurements, bench/ablation.py) and how many verdicts and answers were reused. A line per budget says
 whether mcgs is at or above every baseline there.
 """
 
@@ -46,7 +47,30 @@ def load(directory: Path) -> list[dict[str, object]]:
     return rows
 
 
-def table(rows: list[dict[str, object]]) -> tuple[str, dict[str, object]]:
+def load_caches(directory: Path) -> list[dict[str, object]]:
+    """The per-task measurement summaries bench/ablation.py writes (cache-<task>.json)."""
+    found = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(directory.glob("cache-*.json"))]
+    return [c for c in found if isinstance(c, dict)]
+
+
+def cache_lines(caches: list[dict[str, object]]) -> tuple[list[str], dict[str, object]]:
+    """What the shared measurements saved, and the method, for the table's header."""
+    def total(part: str, key: str) -> int:
+        return sum(int(c[part].get(key, 0)) for c in caches if isinstance(c.get(part), Mapping))  # type: ignore[union-attr]
+    summary = {"tasks": len(caches), "judged": total("search", "misses"), "reused": total("search", "hits"),
+               "recheck_judged": total("recheck", "misses"), "recheck_reused": total("recheck", "hits"),
+               "model_generated": total("model_answers", "generated"), "model_reused": total("model_answers", "reused")}
+    if not caches:
+        return [], summary
+    method = next((str(c["method"]) for c in caches if c.get("method")), "")
+    lines = [f"Method: {method}.",
+             f"Candidates judged (compiled, checked, timed) {summary['judged']}, verdicts reused {summary['reused']}; "
+             f"re-checks judged {summary['recheck_judged']}, reused {summary['recheck_reused']}; model answers "
+             f"generated {summary['model_generated']}, reused {summary['model_reused']} ({len(caches)} tasks).", ""]
+    return lines, summary
+
+
+def table(rows: list[dict[str, object]], caches: list[dict[str, object]] | None = None) -> tuple[str, dict[str, object]]:
     by_config: dict[str, dict[int, dict[str, dict[str, object]]]] = defaultdict(lambda: defaultdict(dict))
     meta: dict[str, tuple[str, int, bool]] = {}
     for row in rows:
@@ -58,8 +82,10 @@ def table(rows: list[dict[str, object]]) -> tuple[str, dict[str, object]]:
     units = sorted({u for per_seed in by_config.values() for runs in per_seed.values() for u in runs})
     common = [u for u in units if all(u in by_config[c][s] and fraction_of(by_config[c][s][u]) is not None
                                       for c in by_config for s in seeds)]
-    results: dict[str, object] = {"seeds": seeds, "tasks": common, "tasks_seen": len(units), "configs": {}}
-    lines = [f"{len(common)} of {len(units)} kernels finished by every configuration and seed (seeds {seeds}); "
+    header, measured = cache_lines(caches or [])
+    results: dict[str, object] = {"seeds": seeds, "tasks": common, "tasks_seen": len(units), "configs": {},
+                                  "measurements": measured}
+    lines = [*header, f"{len(common)} of {len(units)} kernels finished by every configuration and seed (seeds {seeds}); "
              "roofline fraction = floor / verified best time, geomean over those kernels",
              "",
              "| configuration | strategy | budget | model | geomean roofline fraction (mean of seeds) | min | max "
@@ -127,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     if not rows:
         print(f"merge_ablation: no ablation rows in {args.runs}", file=sys.stderr)
         return 1
-    text, results = table(rows)
+    text, results = table(rows, load_caches(args.runs))
     print(text, end="")
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")

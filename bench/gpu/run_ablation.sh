@@ -1,46 +1,51 @@
 #!/usr/bin/env bash
-# The search ablation (issue 12) on the corpus TEST split, on a GPU host (2x H200 expected):
-# per kernel and seed, every configuration below, through bench/ablation.py; then
-# bench/merge_ablation.py prints the table (geomean roofline fraction per configuration, mean of
-# the seeds with min/max) into $OUT/ablation.md.
+# The search ablation (issue 12) on the corpus TEST split, on a GPU host (2x H200 expected): one
+# job per task runs every configuration and seed (bench/ablation.py) on one evaluator with one
+# measurement cache, so a candidate is compiled, checked and timed once per task whichever
+# configuration finds it; then bench/merge_ablation.py prints the table into $OUT/ablation.md.
 #
-#   PHASE=budget12  mcgs, greedy, random, rules, cot at budget 12, and mcgs --no-model at 12
-#   PHASE=budgets   mcgs and rules at budgets 6 and 24
-#   PHASE=all       both (default)
+# Configurations (CONFIGS to override): mcgs, greedy, random, rules, cot at budget 12,
+# mcgs --no-model at 12, mcgs and rules at 6 and 24; SEEDS ("0 1 2").
+# Limits, all explicit (env): JOBS (8 tasks at once, spread round-robin over the GPUs; each GPU
+# has its own cache dir, so its own GPU lock), MODEL_THREADS (4 per job: 8 x 4 = the host's 32
+# cores), MODEL_TIME_BUDGET (s of model calls per search, 8: checked before each call, so at most
+# one ~8 s SmolLM2 rewrite after the first), TIME_LIMIT (s, 60: a per-search safety stop, not
+# expected to be reached), JOB_TIMEOUT (s, 420: a task's hard stop), SUITE_TIMEOUT (s, 500:
+# stops starting and waiting for jobs, then merges what finished; the table compares only kernels
+# every configuration and seed finished), TASKS (task directories instead of the test split).
 #
-# Limits, all explicit (env): SEEDS ("0 1 2"), JOBS (8 at once: one job = one task and one seed,
-# running every configuration of the phase), TIME_LIMIT (20 s per search without the model),
-# MODEL_TIME_LIMIT (25 s per search with the model), JOB_TIMEOUT (s, 400: a job's hard stop),
-# SUITE_TIMEOUT (s, 480: stops starting and waiting for jobs, then merges what finished; the
-# table compares only kernels every configuration and seed finished), MODEL_THREADS (4 per job),
-# TASKS (task directories instead of the whole test split, e.g. for a dry run).
-# Expected time on the 2x H200 host (8 jobs at once; 23 tasks x 3 seeds = 69 jobs per phase):
-#   budget12: per job 4 model searches (<= 25 s each) + mcgs --no-model (<= 20 s) + rules (seed 0
-#             only: it uses no randomness) + ~4 s set-up and re-check per search: ~100-150 s,
-#             so ~15-20 min for all 69 jobs;
-#   budgets:  per job mcgs:6 and mcgs:24 (model) + rules:6 and rules:24 (seed 0): ~60-80 s, ~10 min.
-# Within SUITE_TIMEOUT=480 (8 min) expect the first ~25-35 of the 69 (task, seed) jobs of
-# budget12. Tasks run in a fixed order, so a shorter run compares fewer kernels, never different
-# ones; the table says how many kernels it covers and how many searches hit their time limit.
+# Expected time on the 2x H200 host (23 tasks, 8 at once: 3 waves). Per task: 30 (configuration,
+# seed) searches, 24 of them run (rules once), ~30-60 distinct candidates (the cache answers the
+# rest: in the budget-12 partial run mcgs, greedy and rules found the same best candidates), each
+# ~1-3 s to compile with 8 jobs sharing the cores and ~0.3 s to check and time: ~60-120 s; model
+# calls are asked only where no applier rewrite of the code state is waiting, at most
+# MODEL_TIME_BUDGET (+ one call) per search, and identical requests are answered once: ~18 model
+# searches x ~0-9 s, ~40-100 s. So ~100-220 s per task, 3 waves: ~5-8 min, plus ~30 s of set-up.
+# SUITE_TIMEOUT=500 keeps the whole command under 10 min; tasks start in a fixed order, so a
+# cut-off run compares fewer kernels, never different ones.
+#
+# Dry run without a GPU (this script on a machine without a CUDA device, e.g. a developer's):
+#   OUT=/tmp/ablation-dry TASKS="bench/corpus/train/axpby_int bench/corpus/train/transpose_i32" \
+#     SEEDS="0 1" NO_MODEL=1 bash bench/gpu/run_ablation.sh
+# compiles every candidate and reports them "unverified" (no fractions in the table); the table's
+# header says how many candidates were judged and how many reused. NO_MODEL=1 drops the configurations that need
+# the model (a dry run with the model works too, it is only slower on a small machine).
 # Needs: pycuda etc. (wheels as for run_corpus.sh), the GGUF at $REGRAPHT_MODEL (or the embedded one).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT}
-PHASE=${PHASE:-all}
 SEEDS=${SEEDS:-"0 1 2"}
-TIME_LIMIT=${TIME_LIMIT:-20}
-MODEL_TIME_LIMIT=${MODEL_TIME_LIMIT:-25}
-JOB_TIMEOUT=${JOB_TIMEOUT:-400}
-SUITE_TIMEOUT=${SUITE_TIMEOUT:-480}
+TIME_LIMIT=${TIME_LIMIT:-60}
+MODEL_TIME_BUDGET=${MODEL_TIME_BUDGET:-8}
+JOB_TIMEOUT=${JOB_TIMEOUT:-420}
+SUITE_TIMEOUT=${SUITE_TIMEOUT:-500}
 MODEL_THREADS=${MODEL_THREADS:-4}
 SITE=${SITE:-/tmp/site}
 RUN=${RUN_DIR:-$(mktemp -d /tmp/ablation-run.XXXXXX)}
-case "$PHASE" in
-    budget12) CONFIGS="mcgs:12 greedy:12 random:12 rules:12 cot:12 mcgs:12:no-model" ;;
-    budgets) CONFIGS="mcgs:6 rules:6 mcgs:24 rules:24" ;;
-    all) CONFIGS="mcgs:12 greedy:12 random:12 rules:12 cot:12 mcgs:12:no-model mcgs:6 rules:6 mcgs:24 rules:24" ;;
-    *) echo "run_ablation: PHASE must be budget12, budgets or all" >&2; exit 2 ;;
-esac
+CONFIGS=${CONFIGS:-"mcgs:12 greedy:12 random:12 rules:12 cot:12 mcgs:12:no-model mcgs:6 rules:6 mcgs:24 rules:24"}
+if [ "${NO_MODEL:-0}" = 1 ]; then
+    CONFIGS=$(for c in $CONFIGS; do case "$c" in rules:*|*:no-model) echo "$c" ;; esac; done | tr '\n' ' ')
+fi
 mkdir -p "$OUT" "$RUN/rows" "$RUN/logs"
 
 # shellcheck source=bench/gpu/host_env.sh
@@ -50,32 +55,32 @@ if [ "$GPUS" -ge 1 ] 2>/dev/null; then
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/gpu.txt" 2>&1
 else
     GPUS=1
-    echo "no CUDA device: dry run (nothing is verified, the table has no fractions)" | tee "$OUT/gpu.txt"
+    echo "no CUDA device: dry run (candidates are compiled, nothing is verified, the table has no fractions)" \
+        | tee "$OUT/gpu.txt"
 fi
 JOBS=${JOBS:-8}
 
-# one job per (task, seed), task-major: a cut-off run loses the last tasks, for every configuration
 : > "$RUN/jobs.plain"
-for task in ${TASKS:-bench/corpus/test/*/}; do
-    for seed in $SEEDS; do echo "${task%/} $seed" >> "$RUN/jobs.plain"; done
-done
+for task in ${TASKS:-bench/corpus/test/*/}; do echo "${task%/}" >> "$RUN/jobs.plain"; done
 awk -v gpus="$GPUS" '{ print (NR - 1) % gpus, $0 }' "$RUN/jobs.plain" > "$RUN/jobs.txt"
+echo "$(wc -l < "$RUN/jobs.txt") tasks x configurations [$CONFIGS] x seeds [$SEEDS], $JOBS jobs at once on $GPUS GPU(s)" \
+    | tee "$RUN/status.txt"
 
-run_job() {  # gpu taskdir seed
-    local gpu=$1 task=$2 seed=$3 name
-    name="$(basename "$task")-s$seed"
+run_job() {  # gpu taskdir
+    local gpu=$1 task=$2 name
+    name=$(basename "$task")
     export CUDA_VISIBLE_DEVICES=$gpu XDG_CACHE_HOME=/tmp/ablation-cache-gpu$gpu ABLATION_DATA="$RUN/data"
     # shellcheck disable=SC2086
     timeout "$JOB_TIMEOUT" python3 bench/ablation.py "$task" --out "$RUN/rows" --configs $CONFIGS \
-        --seeds "$seed" --time-limit "$TIME_LIMIT" --model-time-limit "$MODEL_TIME_LIMIT" \
+        --seeds $SEEDS --time-limit "$TIME_LIMIT" --model-time-budget "$MODEL_TIME_BUDGET" \
         --model-threads "$MODEL_THREADS" > "$RUN/logs/$name.log" 2>&1
-    echo "$name exit=$?" >> "$RUN/status.txt"
+    echo "$name exit=$? $(date +%s)" >> "$RUN/status.txt"
 }
 export -f run_job
-export RUN CONFIGS TIME_LIMIT MODEL_TIME_LIMIT JOB_TIMEOUT MODEL_THREADS
+export RUN CONFIGS SEEDS TIME_LIMIT MODEL_TIME_BUDGET JOB_TIMEOUT MODEL_THREADS
 start=$(date +%s)
 timeout "$SUITE_TIMEOUT" xargs -P "$JOBS" -L 1 bash -c 'run_job "$@"' _ < "$RUN/jobs.txt"
-echo "wall $(( $(date +%s) - start )) s for $(wc -l < "$RUN/jobs.txt") jobs ($JOBS at a time on $GPUS GPU(s)), phase $PHASE" \
+echo "wall $(( $(date +%s) - start )) s for $(wc -l < "$RUN/jobs.txt") tasks ($JOBS at a time on $GPUS GPU(s))" \
     | tee -a "$RUN/status.txt"
 python3 bench/merge_ablation.py "$RUN/rows" --json "$OUT/ablation.json" > "$OUT/ablation.md" 2>&1
 cat "$OUT/ablation.md"

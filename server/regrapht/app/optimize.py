@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the language server starts without the search engine, graph
     from regrapht.search.pipeline import KernelTarget, OptimizeResult
     from regrapht.search.run import Progress, SearchRun
     from regrapht.validate.evaluator import CudaEvaluator
+    from regrapht.validate.measurements import MeasurementCache
 
 MODEL_STRATEGIES = ("mcgs", "random", "greedy", "cot")
 
@@ -195,19 +196,28 @@ class OptimizeRun:
     target: KernelTarget
 
 
+def open_evaluator(source: str, file: str, kernel: str, spec: Spec, resources: GpuResources, *,
+                   arch: str | None = None, measurements: MeasurementCache | None = None) -> CudaEvaluator:
+    """The evaluator of `kernel` on the shared compiler, GPU worker and lock (InputError for a
+    bad spec or kernel); `measurements`: verdicts shared with other evaluators of the kernel."""
+    from regrapht.validate.evaluator import CudaEvaluator
+
+    kernel_spec = spec.kernel(kernel)
+    return CudaEvaluator(source, kernel_spec.name, kernel_spec, arch=arch, worker=resources.worker(),
+                         cache_dir=resources.ensure_cache_dir(), compiler=resources.compiler(), file=file,
+                         include_dirs=(str(Path(file).resolve().parent),), gpu_lock=resources.gpu_lock,
+                         measurements=measurements)
+
+
 def open_run(source: str, file: str, kernel: str, spec: Spec, resources: GpuResources, *,
              arch: str | None = None, graph_path: Path | None = None) -> OptimizeRun:
     """Everything one search needs (InputError for a bad spec, kernel or graph file)."""
     from regrapht.graph import default_overlay_path, open_graph
-    from regrapht.validate.evaluator import CudaEvaluator
 
-    kernel_spec = spec.kernel(kernel)
     overlay_path = default_overlay_path(resources.env, resources.home)
     graph = open_graph(graph_path, overlay_path)
-    evaluator = CudaEvaluator(source, kernel_spec.name, kernel_spec, arch=arch, worker=resources.worker(),
-                              cache_dir=resources.ensure_cache_dir(), compiler=resources.compiler(), file=file,
-                              include_dirs=(str(Path(file).resolve().parent),), gpu_lock=resources.gpu_lock)
-    return OptimizeRun(evaluator, graph, overlay_path, kernel_target(kernel_spec))
+    evaluator = open_evaluator(source, file, kernel, spec, resources, arch=arch)
+    return OptimizeRun(evaluator, graph, overlay_path, kernel_target(spec.kernel(kernel)))
 
 
 def save_statistics(graph: ReasoningGraph, overlay_path: Path) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from regrapht.app.optimize import ModelCache, OptimizeOptions, OptimizeRequest, open_run, run_optimize
+from regrapht.app.optimize import ModelCache, OptimizeOptions, OptimizeRequest, Wire, open_run, run_optimize
 from regrapht.app.resources import GpuResources
 from regrapht.errors import InputError
 from regrapht.evaluation.report import roofline_floor_ms
@@ -90,14 +90,20 @@ def measured_peaks(resources: GpuResources, arch: str) -> tuple[float, float] | 
     return (found.gbps, found.gflops) if found is not None else None
 
 
+# (task, kernel, original source, search result, resources) -> the re-check's JSON object
+Recheck = Callable[[Task, KernelSpec, str, OptimizeResult, GpuResources], dict[str, object]]
+
+
 def run_task_kernel(task: Task, kernel: KernelSpec, *, strategy: str, budget: int, seed: int,
                     options: OptimizeOptions, models: ModelCache, resources: GpuResources,
-                    peaks: Callable[[GpuResources, str], tuple[float, float] | None]) -> dict[str, object]:
+                    peaks: Callable[[GpuResources, str], tuple[float, float] | None],
+                    wire: Wire = open_run, recheck_with: Recheck | None = None) -> dict[str, object]:
     """One kernel of a task through `run_optimize`, re-checked, with its roofline fraction;
-    `peaks(resources, arch)` gives the device's (GB/s, GFLOP/s)."""
+    `peaks(resources, arch)` gives the device's (GB/s, GFLOP/s). `wire` and `recheck_with`
+    (default: `open_run`, `recheck`) let the ablation share an evaluator and its measurements."""
     source, _warnings = read_source(task.source_path)
     request = OptimizeRequest(kernel.name, source, task.source_path, task.spec, strategy, budget, seed, options)
-    outcome = run_optimize(request, resources, models=models)
+    outcome = run_optimize(request, resources, models=models, wire=wire)
     result = outcome.result
     assert result is not None  # eval searches without a device too (compile-only)
     peak = peaks(resources, result.arch) if result.gpu is not None else None
@@ -105,7 +111,7 @@ def run_task_kernel(task: Task, kernel: KernelSpec, *, strategy: str, budget: in
     row["task"] = task.name
     if task.family is not None:
         row["family"] = task.family
-    row["recheck"] = recheck(task, kernel, source, result, resources)
+    row["recheck"] = (recheck_with or recheck)(task, kernel, source, result, resources)
     bytes_moved, flops = traffic(kernel, str(kernel.flops) if kernel.flops is not None else task.flops)
     time_ms = result.best.time_ms if result.best is not None else result.baseline_ms
     floor = None

@@ -19,6 +19,9 @@ class Completion:
     prompt_tokens: int
     completion_tokens: int
     finish_reason: str  # "stop", "length", "cancelled"
+    # seconds the answer took when it was generated; set only for an answer given again
+    # (model/reused.py), whose caller then counts the original time, not the instant reply
+    seconds: float | None = None
 
 
 class ModelBackend(Protocol):

@@ -71,16 +71,25 @@ class GraphWalker:
     variants_per_step: int | None = None
 
     def successors(self, vertex: str, state: Candidate) -> list[str]:
+        """The techniques offered after `vertex` on `state` now (`offered`)."""
+        return self.offered(state, self.graph_successors(vertex, state))
+
+    def graph_successors(self, vertex: str, state: Candidate) -> list[str]:
+        """The graph's successors of `vertex` and (`applier_edges`) the techniques whose applier
+        matches `state`, whether or not they can be applied now."""
         found = [v for v in (self.graph.successors(vertex) if self.graph is not None else []) if v != START]
-        appliers = self.session.applicable(state)
         if self.session.options.applier_edges:
-            found += [a.technique for a in appliers if a.technique not in found]
-        if not self.session.model_usable():
-            # Without a model (or one that kept failing on this kernel) a technique with no
-            # applier rewrite is a certain failure.
-            names = self.applier_names(state)
-            found = [t for t in found if t in names]
+            found += [a.technique for a in self.session.applicable(state) if a.technique not in found]
         return found
+
+    def offered(self, state: Candidate, techniques: list[str]) -> list[str]:
+        """`techniques` less those only the model could write while it may not
+        (`SearchRun.model_may_write`: no model, it kept failing, its time is spent, or an
+        applier rewrite of `state` is still unjudged): such a step is a certain failure, or a delay."""
+        if self.session.model_may_write(state):
+            return techniques
+        names = self.applier_names(state)
+        return [t for t in techniques if t in names]
 
     def applier_names(self, state: Candidate) -> set[str]:
         return {name for a in self.session.applicable(state) for name in (a.technique, *a.also)}
@@ -124,6 +133,9 @@ class GraphWalker:
         cached = self.paths.get(key)
         if cached is not None and self.parents.get(key) == state_key(state):
             return cached
+        if technique not in self.applier_names(state) and not self.session.model_may_write(state):
+            # not now: the model's turn may come later, so the step is not remembered as failed
+            return StepResult(technique, None, FAILED, None, "the model is not asked now")
         variants = self.variants_per_step or self.session.options.max_variants
         result = self.session.apply_technique(state, vertex, technique, variants=variants)
         if result.evaluation is not None or result.state is None:
@@ -221,11 +233,12 @@ class MCGS(GraphWalker):
         vertex = START
         while state is not None:
             if vertex not in self.expanded:
-                self.expanded[vertex] = self.successors(vertex, state)
+                self.expanded[vertex] = self.graph_successors(vertex, state)
                 break
             if self.untried_structural(path, state) is not None:
                 break
-            children = [c for c in self.expanded[vertex] if c not in path and (*path[1:], c) not in self.closed]
+            children = [c for c in self.offered(state, self.expanded[vertex])
+                        if c not in path and (*path[1:], c) not in self.closed]
             if not children or len(path) > self.session.options.max_depth:
                 break
             # Ties (unvisited children) go by promise, then the graph's order.
@@ -257,7 +270,7 @@ class MCGS(GraphWalker):
             return None
         speedup = result.evaluation.speedup
         proven = result.evaluation.outcome == "faster" and speedup is not None and speedup > self.session.speedup_of(parent)
-        if not proven and not self.all_tried(path):
+        if not proven and not self.all_tried(path, parent):
             return None
         judged_so_far = self.variants_judged.get(key, 1)
         rewrites = self.session.applier_rewrites(parent, path[-1])
@@ -272,12 +285,13 @@ class MCGS(GraphWalker):
             self.paths[key] = StepResult(path[-1], judged.candidate, judged.reward, judged.evaluation, judged.note)
         return judged.reward
 
-    def all_tried(self, path: list[str]) -> bool:
+    def all_tried(self, path: list[str], parent: Candidate) -> bool:
         """Whether every technique the last step's parent offers has been tried from it: then the
         variants of a technique that has not proven itself are the only untried rewrites left
         there, and judging them beats leaving the budget unspent."""
         prefix = tuple(path[1:-1])
-        return all((*prefix, c) in self.paths for c in self.expanded.get(path[-2], ()) if c not in path[:-1])
+        offered = self.offered(parent, self.expanded.get(path[-2], []))
+        return all((*prefix, c) in self.paths for c in offered if c not in path[:-1])
 
     def rollout(self, path: list[str], state: Candidate) -> list[float]:
         rewards: list[float] = []

@@ -37,6 +37,9 @@ class SearchOptions:
     # Stop asking the model for kernel rewrites in one search after this many answers in a row
     # gave no correct candidate (0: never stop).
     model_give_up: int = 2
+    # Seconds of model calls one search may spend (checked before each call, so the last call
+    # may end past it; None: no bound). With SmolLM2 on 4 CPU threads a rewrite takes ~8 s.
+    model_time_budget_s: float | None = 20.0
     # Let the model pick among model-only techniques the search cannot tell apart (a short
     # answer under a grammar of their names) before it is asked to write one.
     model_choice: bool = True

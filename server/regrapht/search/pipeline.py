@@ -148,7 +148,7 @@ def optimize(
     session = SearchRun(
         kernel=kernel, original=Candidate(source, spec.launch, ()), evaluator=evaluator, model=model,
         graph=graph, budget=budget, rng=random.Random(seed), options=options, constants=spec.constants,
-        cancel=cancel, progress=progress, gpu_lock=gpu_lock, clock=clock, started=started,
+        cancel=cancel, progress=progress, gpu_lock=gpu_lock, clock=clock, started=started, seed=seed,
     )
     if strategy == "cot" and model is None:
         reason = "strategy cot needs a model"

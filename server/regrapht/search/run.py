@@ -14,10 +14,11 @@ without a correct candidate the search stops asking the model for this kernel.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
@@ -38,7 +39,7 @@ from regrapht.search.prompt import (
 )
 from regrapht.search.source import find_kernel
 from regrapht.spec.launch import LaunchConfig
-from regrapht.validate.types import Candidate, Evaluation, Evaluator
+from regrapht.validate.types import BatchEvaluator, Candidate, Evaluation, Evaluator
 
 FAILED = -1.0
 logger = logging.getLogger(__name__)
@@ -169,6 +170,7 @@ class SearchRun:
     model_use: dict[str, ModelUse] = field(default_factory=dict)
     clock: Callable[[], float] = time.monotonic
     started: float | None = None  # clock() when the search began (set by optimize)
+    seed: int = 0  # the search's seed (`rng` is seeded with it): model requests' seeds derive from it
     first_faster_s: float | None = None  # seconds from `started` to the first verified faster candidate
     _chosen: str | None = None  # the technique the last "choose" call picked, until it is written
     _applier_rewrites: dict[tuple[str, LaunchConfig], list[list[Rewrite]]] = field(default_factory=dict)
@@ -188,16 +190,43 @@ class SearchRun:
     # ---- judging -----------------------------------------------------------------------------
     def judge(self, candidate: Candidate, note: str = "") -> Judged | None:
         """Evaluate `candidate` (once per distinct source + launch); None if the budget is spent."""
-        key = (candidate.source, candidate.launch)
-        cached = self._cache.get(key)
-        if cached is not None:
-            return Judged(candidate, cached, reward_of(cached), note)
-        if self.exhausted():
-            return None
-        self.report("compiling", f"{'+'.join(candidate.techniques) or 'original'}: {note}".rstrip(": "))
-        evaluation = self.evaluator.evaluate(candidate)
-        self._record(candidate, evaluation, note)
-        return Judged(candidate, evaluation, reward_of(evaluation), note)
+        judged = self.judge_many([(candidate, note)])
+        return judged[0] if judged else None
+
+    def judge_many(self, items: Sequence[tuple[Candidate, str]]) -> list[Judged]:
+        """Evaluate candidates in order, as `judge` would one by one, stopping where the budget
+        is spent (the result is then shorter than `items`); the ones not judged before are
+        compiled in parallel where the evaluator can (`BatchEvaluator`)."""
+        fresh: list[Candidate] = []
+        seen: set[tuple[str, LaunchConfig]] = set()
+        room = self.budget - self.evaluated
+        for candidate, _note in items:
+            key = (candidate.source, candidate.launch)
+            if key not in self._cache and key not in seen:
+                if len(fresh) >= room:
+                    break
+                seen.add(key)
+                fresh.append(candidate)
+        evaluations: dict[tuple[str, LaunchConfig], Evaluation] = {}
+        if len(fresh) > 1 and isinstance(self.evaluator, BatchEvaluator) and not self.cancelled():
+            self.report("compiling", f"{len(fresh)} candidates")
+            for candidate, evaluation in zip(fresh, self.evaluator.evaluate_many(fresh), strict=True):
+                evaluations[candidate.source, candidate.launch] = evaluation
+        judged: list[Judged] = []
+        for candidate, note in items:
+            key = (candidate.source, candidate.launch)
+            cached = self._cache.get(key)
+            if cached is None:
+                if self.exhausted():
+                    break
+                batched = evaluations.get(key)
+                if batched is None:
+                    self.report("compiling", f"{'+'.join(candidate.techniques) or 'original'}: {note}".rstrip(": "))
+                    batched = self.evaluator.evaluate(candidate)
+                self._record(candidate, batched, note)
+                cached = batched
+            judged.append(Judged(candidate, cached, reward_of(cached), note))
+        return judged
 
     def reject(self, candidate: Candidate, reason: str) -> Judged | None:
         """Count a model answer refused before compiling (it still costs one unit of budget)."""
@@ -241,15 +270,15 @@ class SearchRun:
         """Apply `technique` to `state`: the applier's first `variants` rewrites (default
         `max_variants`) and, where the module docstring says so, one model rewrite are judged;
         the one with the highest reward is the step's result."""
-        judged: list[Judged] = []
         rewrites = self.applier_rewrites(state, technique)
         limit = self.options.max_variants if variants is None else min(variants, self.options.max_variants)
-        for rewrite in rewrites[:limit]:
-            result = self.judge(Candidate(rewrite.source, rewrite.launch, (*state.techniques, technique)), rewrite.note)
-            if result is not None:
-                judged.append(result)
+        judged = self.judge_many([(Candidate(r.source, r.launch, (*state.techniques, technique)), r.note)
+                                  for r in rewrites[:limit]])
         before = self.speedup_of(state)
         applier_gained = any(j.evaluation.outcome == "faster" and (j.evaluation.speedup or 0.0) > before for j in judged)
+        if not rewrites and not self.model_may_write(state):
+            # the model's turn comes once no applier candidate is pending (`model_may_write`)
+            return StepResult(technique, None, FAILED, None, "no applier rewrite; the model is not asked now")
         if self.model_usable() and not self.exhausted() and (
                 not rewrites or self.options.model_after_applier_gain) and (
                 not applier_gained or self.options.model_after_applier_gain):
@@ -341,9 +370,28 @@ class SearchRun:
 
     # ---- the model ---------------------------------------------------------------------------
     def model_usable(self) -> bool:
-        """Whether the search may ask the model for a kernel rewrite now."""
+        """Whether the search may still ask the model for a kernel rewrite: there is one, it has
+        not kept failing on this kernel (`model_give_up`), and its time budget is not spent."""
         use = self.model_use.get("rewrite")
-        return self.model is not None and self.options.use_model and not (use is not None and use.gave_up)
+        budget = self.options.model_time_budget_s
+        return (self.model is not None and self.options.use_model and not (use is not None and use.gave_up)
+                and (budget is None or self.model_seconds() < budget))
+
+    def model_seconds(self) -> float:
+        """Seconds this search has spent waiting for the model, all kinds of calls."""
+        return sum(use.seconds for use in self.model_use.values())
+
+    def applier_pending(self, state: Candidate) -> bool:
+        """Whether the first rewrite of an applier that matches `state` has not been judged yet:
+        it can be judged now, without the model."""
+        return any(rewrites and (rewrites[0].source, rewrites[0].launch) not in self._cache
+                   for rewrites in self._rewrites_of(state))
+
+    def model_may_write(self, state: Candidate) -> bool:
+        """Whether the model may be asked to write a technique on `state` now: it is usable and
+        every applier that matches `state` has had its rewrite judged (a small model's answer
+        takes seconds and seldom wins: it never delays a candidate an applier can produce now)."""
+        return self.model_usable() and (self.options.model_after_applier_gain or not self.applier_pending(state))
 
     def _use(self, kind: str) -> ModelUse:
         return self.model_use.setdefault(kind, ModelUse())
@@ -364,9 +412,9 @@ class SearchRun:
         with self._model_lock():
             completion = self.model.complete(
                 choice_messages(kernel.text(state.source), descriptions), max_tokens=24, temperature=0.0,
-                seed=self.rng.randrange(2**31), should_stop=self.cancel, grammar=choice_grammar(names),
+                seed=self.model_seed("choose", names), should_stop=self.cancel, grammar=choice_grammar(names),
             )
-        use.seconds += time.perf_counter() - started
+        use.seconds += completion.seconds if completion.seconds is not None else time.perf_counter() - started
         self.prompt_tokens += completion.prompt_tokens
         self.completion_tokens += completion.completion_tokens
         answer = completion.text.strip()
@@ -377,6 +425,13 @@ class SearchRun:
             return None
         self._chosen = answer
         return answer
+
+    def model_seed(self, kind: str, *request: object) -> int:
+        """The sampling seed of a model request: a function of the search's seed and the request
+        (not of how much randomness the strategy drew before), so the identical question in two
+        searches of one seed gets the identical answer (model/reused.py)."""
+        digest = hashlib.sha256(repr((self.seed, kind, request)).encode("utf-8")).digest()
+        return int.from_bytes(digest[:4], "big") % 2**31
 
     def _model_lock(self) -> AbstractContextManager[object]:
         assert self.model is not None
@@ -430,7 +485,7 @@ class SearchRun:
         # Room for the whole kernel rewritten (about 3.5 characters per token) plus some slack.
         max_tokens = min(self.options.max_new_tokens, kernel_chars // 3 + 256)
         self.report("generating", note)
-        seed = self.rng.randrange(2**31)
+        seed = self.model_seed(kind, [m.content for m in messages], prefill)
         self._model_calls += 1
         use = self._use(kind)
         use.calls += 1
@@ -440,7 +495,7 @@ class SearchRun:
                 messages, max_tokens=max_tokens, temperature=self.options.temperature, seed=seed,
                 should_stop=self.cancel, prefill=prefill,
             )
-        use.seconds += time.perf_counter() - started
+        use.seconds += completion.seconds if completion.seconds is not None else time.perf_counter() - started
         self.prompt_tokens += completion.prompt_tokens
         self.completion_tokens += completion.completion_tokens
         logger.info("%s %s: %d prompt + %d completion tokens in %.1f s (%s)", self.kernel, note,

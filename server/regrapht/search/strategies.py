@@ -81,7 +81,8 @@ def run_cot(session: SearchRun, graph: ReasoningGraph | None) -> None:
         return
     state = session.original
     stale = 0
-    while not session.exhausted() and stale < STALE_ROUNDS:
+    # model_usable: within the search's model time budget (`model_time_budget_s`)
+    while not session.exhausted() and stale < STALE_ROUNDS and session.model_usable():
         before = session.evaluated
         result = session.cot_rewrite(state)
         stale = stale + 1 if session.evaluated == before else 0
@@ -101,21 +102,22 @@ def run_rules(session: SearchRun, graph: ReasoningGraph | None) -> None:
             given = ApplierInput(current.source, session.kernel, current.launch, session.constants,
                                  DeviceLimits.of(getattr(session.evaluator, "device", None)))
             best: tuple[Candidate, float] | None = None
-            for rewrite in applier.apply(given):
-                judged = session.judge(
-                    Candidate(rewrite.source, rewrite.launch, (*current.techniques, applier.technique)), rewrite.note
-                )
-                if judged is None:
-                    return
+            rewrites = applier.apply(given)
+            # compiled in parallel where the evaluator can; shorter than `rewrites` once the budget is spent
+            batch = session.judge_many([(Candidate(r.source, r.launch, (*current.techniques, applier.technique)), r.note)
+                                        for r in rewrites])
+            for judged in batch:
                 speedup = judged.evaluation.speedup
                 if (judged.evaluation.outcome == "faster" and speedup is not None and speedup > current_speedup
                         and (best is None or speedup > best[1])):
                     best = (judged.candidate, speedup)
                 if judged.candidate not in session.history:
-                    session.history[judged.candidate] = StepRecord(applier.technique, rewrite.note, speedup)
+                    session.history[judged.candidate] = StepRecord(applier.technique, judged.note, speedup)
             if best is not None:
                 current, current_speedup = best
                 improved = True
+            if len(batch) < len(rewrites):
+                return
 
 
 RUNNERS: dict[str, Callable[[SearchRun, ReasoningGraph | None], None]] = {

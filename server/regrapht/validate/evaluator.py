@@ -24,7 +24,7 @@ import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from regrapht.validate.checker import CHECK_KERNELS
 from regrapht.validate.compiler import DEFAULT_ARCH, Compiler, CompileResult, KernelResources
 from regrapht.validate.gpu_lock import GpuLock, GpuLockTimeout
 from regrapht.validate.mangle import find_entry
+from regrapht.validate.measurements import MeasurementCache, measurement_identity
 from regrapht.validate.occupancy import Occupancy, occupancy
 from regrapht.validate.signature import contract_violation
 from regrapht.validate.types import Candidate, Evaluation, Outcome, Timing
@@ -138,6 +139,7 @@ class CudaEvaluator:
         settings: CheckSettings | None = None,
         env: Mapping[str, str] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        measurements: MeasurementCache | None = None,
     ) -> None:
         self.kernel = spec.kernel(kernel_name) if isinstance(spec, Spec) else spec
         self.file = file
@@ -181,6 +183,11 @@ class CudaEvaluator:
         self.session_seed: int = secrets.randbits(31) if seed is None else int(seed)
         self._workspace: WorkspacePlan | None = None
         self._inputs_prepared = False
+        # shared with other evaluators of the same kernel (measurements.py); the inputs' seed
+        # is not part of the identity: a verdict is reused for the identical source only
+        self.measurements = measurements
+        self.identity = measurement_identity(
+            original_source, repr((self.kernel, replace(self.settings, session_seed=None))), self.arch, self.gpu_name)
 
     # -- what needs no device -----------------------------------------------------------------
     def resources(self) -> KernelResources:
@@ -202,22 +209,29 @@ class CudaEvaluator:
         """The original's timing at the spec size (None without a device); measured once."""
         if not self._baseline_done:
             self._baseline_done = True
-            if self.has_device:
+            shared = self.measurements.baseline(self.identity) if self.measurements is not None else None
+            if shared is not None:
+                self._baseline = shared
+            elif self.has_device:
                 result = self._time(self.original, self.original_entry, self.resolved)
                 self._baseline = result if isinstance(result, Timing) else None
                 if isinstance(result, Verdict) and not result.worker_failed:
                     raise InputError(f"the original kernel failed on the GPU: {result.reason}", file=self.file)
+                if self._baseline is not None and self.measurements is not None:
+                    self.measurements.put_baseline(self.identity, self._baseline)
         return self._baseline
 
     def evaluate(self, candidate: Candidate) -> Evaluation:
         return self.evaluate_many([candidate])[0]
 
     def evaluate_many(self, candidates: Sequence[Candidate]) -> list[Evaluation]:
-        """Evaluate several candidates: compiled in parallel across cores, checked one by one."""
+        """Evaluate several candidates: compiled in parallel across cores, checked one by one;
+        a candidate the shared `measurements` already hold is not compiled, checked or timed again."""
         prepared: list[Evaluation | ResolvedKernel] = []
         to_compile: list[int] = []
         for i, candidate in enumerate(candidates):
-            early = self._precheck(candidate)
+            reused = self.measurements.get(self.identity, candidate) if self.measurements is not None else None
+            early = reused if reused is not None else self._precheck(candidate)
             prepared.append(early)
             if not isinstance(early, Evaluation):
                 to_compile.append(i)
@@ -231,7 +245,10 @@ class CudaEvaluator:
             if isinstance(early, Evaluation):
                 results.append(early)
                 continue
-            results.append(self._finish(candidate, by_index[i], early))
+            evaluation = self._finish(candidate, by_index[i], early)
+            if self.measurements is not None:
+                self.measurements.put(self.identity, candidate, evaluation)
+            results.append(evaluation)
         return results
 
     # -- steps --------------------------------------------------------------------------------

@@ -7,8 +7,9 @@ into an `Evaluation`; search turns an `Evaluation` into a reward. Nothing here i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from regrapht.spec.launch import LaunchConfig
 
@@ -61,3 +62,10 @@ class Evaluator(Protocol):
     def baseline(self) -> Timing | None: ...
 
     def evaluate(self, candidate: Candidate) -> Evaluation: ...
+
+
+@runtime_checkable
+class BatchEvaluator(Evaluator, Protocol):
+    """An evaluator that judges several candidates at once (compiling them in parallel)."""
+
+    def evaluate_many(self, candidates: Sequence[Candidate]) -> list[Evaluation]: ...

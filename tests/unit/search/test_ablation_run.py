@@ -1,0 +1,40 @@
+"""bench/ablation.py end to end without a GPU (candidates compiled with real nvcc, "unverified"):
+one process runs every configuration and seed of a task on one evaluator and one measurement
+cache, so a candidate found by a second configuration or seed is reused, not compiled again;
+and bench/gpu/run_ablation.sh's dry-run path (no CUDA device) runs and prints the table."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+TASK = ROOT / "bench/corpus/train/axpby_int"
+
+pytestmark = [pytest.mark.nvcc, pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")]
+
+
+def test_every_configuration_and_seed_of_a_task_share_the_measurements(tmp_path: Path) -> None:
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), CUDA_VISIBLE_DEVICES="")
+    done = subprocess.run([sys.executable, "bench/ablation.py", str(TASK), "--out", str(tmp_path / "rows"),
+                           "--configs", "rules:4", "mcgs:4:no-model", "--seeds", "0", "1"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {p.name: json.loads(p.read_text()) for p in (tmp_path / "rows").glob("*-axpby_int-*.json")}
+    assert sorted(rows) == sorted(f"{c}-s{s}-axpby_int-axpby_int.json" for c in ("rules-b4", "mcgs-nomodel-b4")
+                                  for s in (0, 1))
+    assert rows["rules-b4-s1-axpby_int-axpby_int.json"]["copied_from_seed"] == 0
+    mcgs = [rows[f"mcgs-nomodel-b4-s{s}-axpby_int-axpby_int.json"]["measurements"] for s in (0, 1)]
+    # mcgs's first candidates are among the rules sweep's: reused, as is all of seed 1 that seed 0 judged
+    assert mcgs[0]["reused"] >= 1 and mcgs[1]["reused"] >= 1
+    cache = json.loads((tmp_path / "rows/cache-axpby_int.json").read_text())
+    assert cache["search"]["hits"] == sum(m["reused"] for m in mcgs) and "shared measurements" in cache["method"]
+    table = subprocess.run([sys.executable, "bench/merge_ablation.py", str(tmp_path / "rows")], cwd=ROOT,
+                           capture_output=True, text=True, timeout=60, check=False)
+    assert table.returncode == 0 and "verdicts reused" in table.stdout, table.stdout + table.stderr
