@@ -205,6 +205,11 @@ REFERENCES: dict[str, Callable[[Arrays], dict[str, np.ndarray]]] = {
     "dgemv_colmajor_ld": lambda a: {"out": m(a, "a", a["ncols"], a["lda"])[:, :i(a, "nrows")].T @ m(a, "v", -1)},
     "gemm_nt": lambda a: {"c": m(a, "a", a["m"], a["k"]) @ m(a, "b", a["n"], a["k"]).T},
     "bmm_fixed16": lambda a: {"C": m(a, "A", a["nmat"], 16, 16) @ m(a, "B", a["nmat"], 16, 16)},
+    "bmm_flat_f64": lambda a: {"C": float(a["alpha"]) * (m(a, "A", a["batch"], a["M"], a["K"])
+                                                        @ m(a, "Bt", a["batch"], a["N"], a["K"]).transpose(0, 2, 1))},
+    "bmm_tpl_gridstride": lambda a: {"out": m(a, "lhs", a["nbatch"], 8, 32) @ m(a, "rhs", a["nbatch"], 32, 16)},
+    "bmm_z_tn": lambda a: {"C": m(a, "At", a["batch"], a["K"], a["M"]).transpose(0, 2, 1) @ m(a, "B", a["batch"], a["K"], a["N"])
+                           + float(a["beta"]) * m(a, "C", a["batch"], a["M"], a["N"])},
     "permute3d_021": lambda a: {"out": m(a, "in", a["d0"], a["d1"], a["d2"]).transpose(0, 2, 1)},
     "transpose_i32": lambda a: {"out": np.asarray(a["in"]).reshape(i(a, "height"), i(a, "width")).T},
     "stencil1d_r4": _stencil1d,

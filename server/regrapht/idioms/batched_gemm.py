@@ -270,9 +270,13 @@ class _Reader:
             if kind == "declaration":
                 if self._accumulator(statement) is not None:
                     rest = statements[position:]
-                    if len(rest) != 3:
+                    if len(rest) < 3:
                         raise _NotBatched
-                    self.work = self._product(*rest)
+                    for between in rest[2:-1]:  # `size_t o = ...;` between the loop and the store
+                        if between.type != "declaration":
+                            raise _NotBatched
+                        self._declaration(between)
+                    self.work = self._product(rest[0], rest[1], rest[-1])
                     return
                 self._declaration(statement)
             elif kind == "if_statement":
@@ -705,8 +709,11 @@ class _Reader:
                 bound = candidate
             if bound is None:
                 bound = divide(reach, low)
-                if bound is None:
-                    return None
+                if bound is None:  # `threadIdx.x / COLS` over a block of 128: by the template's value
+                    have, width = evaluate(reach, self.template_values), evaluate(low, self.template_values)
+                    if have is None or not width or have % width:
+                        return None
+                    bound = Poly.const(have // width)
             else:
                 # the launch must reach every guarded value (checked at the spec's sizes)
                 if not self._reaches(source, _times(bound, low), reach, values):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.batched_gemm import BatchedOperand, BatchedProduct, batched_product, substitute
+from regrapht.idioms.pointwise import coefficient_of
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.source import find_kernel
 from regrapht.spec.launch import LaunchConfig
@@ -98,6 +99,70 @@ def _index(operand: BatchedOperand, outer: str, inner: str) -> str:
     return f"{_text(operand.base)} + {_text(operand.outer)} * {outer} + {_text(operand.inner)} * {inner}"
 
 
+def _dense_stride(product: BatchedProduct, operand: BatchedOperand, extent: Poly) -> Poly | None:
+    """The batch stride when the operand's matrices lie back to back, each dense (row- or
+    column-major, stride `extent * K`): a group is then one contiguous run of memory."""
+    stride = coefficient_of(operand.base, "b")
+    size = extent * product.k
+    if size is None or stride != size or operand.base.atoms() - {"b"} - set(product.template_values) - \
+            _scalars(operand.base):
+        return None
+    if not ((operand.inner == Poly.const(1) and operand.outer == product.k) or
+            (operand.outer == Poly.const(1) and operand.inner == extent)):
+        return None
+    return stride
+
+
+def _scalars(poly: Poly) -> set[str]:
+    return {a for a in poly.atoms() if a != "b"}
+
+
+def _load(product: BatchedProduct, operand: BatchedOperand, tile: str, extent_name: str, coordinate: str,
+          decode: str, slot: str, threads: int) -> str:
+    """Copy the group's part of one operand into its tile, in the operand's memory order: with
+    16-byte vectors when the group is one contiguous, aligned run, else element by element."""
+    extent = product.m if tile == "as_bg" else product.n
+    where = slot.format(r=coordinate)
+    address = _index(operand, coordinate, "kk_bg")
+    generic = f"""
+#pragma unroll 4
+        for (int e_bg = threadIdx.x; e_bg < count_bg * {extent_name} * k_bg; e_bg += {threads}) {{
+            const int l_bg = e_bg / ({extent_name} * k_bg), r_bg = e_bg % ({extent_name} * k_bg);
+            {decode}
+            const long long {NAMES['b']} = g_bg + l_bg;  // 64-bit: batch offsets may pass 2^31
+            {tile}[{where}] = {operand.array}[{address}];
+        }}"""
+    stride = _dense_stride(product, operand, extent)
+    if stride is None:
+        return generic
+    t = product.element
+    vector, width = ("float4", 4) if t == "float" else ("double2", 2)
+    lanes = ("x", "y", "z", "w")[:width]
+    offset = operand.base - coefficient_of(operand.base, "b") * Poly.atom("b")  # type: ignore[operator]
+    puts = "\n".join(f"                    put_bg(v_bg * {width} + {n}, q_bg.{lane});" for n, lane in enumerate(lanes))
+    return f"""
+        {{  // the group's {operand.array} is one contiguous run: {vector} loads when it is aligned
+            const {t} *const run_bg = {operand.array} + g_bg * {_text(stride)}{f" + {_text(offset)}" if offset.terms else ""};
+            const int total_bg = count_bg * {extent_name} * k_bg;
+            auto put_bg = [&](int e_bg, {t} value_bg) {{
+                const int l_bg = e_bg / ({extent_name} * k_bg), r_bg = e_bg % ({extent_name} * k_bg);
+                {decode}
+                {tile}[{where}] = value_bg;
+            }};
+            int e0_bg = 0;
+            if ((reinterpret_cast<unsigned long long>(run_bg) & 15) == 0) {{
+#pragma unroll 4
+                for (int v_bg = threadIdx.x; v_bg < total_bg / {width}; v_bg += {threads}) {{
+                    const {vector} q_bg = reinterpret_cast<const {vector} *>(run_bg)[v_bg];
+{puts}
+                }}
+                e0_bg = total_bg / {width} * {width};
+            }}
+            for (int e_bg = e0_bg + threadIdx.x; e_bg < total_bg; e_bg += {threads})
+                put_bg(e_bg, run_bg[e_bg]);
+        }}"""
+
+
 def _body(product: BatchedProduct, rows: int, threads: int, capacity: int) -> str:
     t, acc_t = product.element, product.acc_type
     fixed = (product.m.atoms() | product.n.atoms() | product.k.atoms()) <= product.compile_time
@@ -117,6 +182,8 @@ def _body(product: BatchedProduct, rows: int, threads: int, capacity: int) -> st
         b_decode = f"const int kk_bg = r_bg / n_bg, {j_} = r_bg % n_bg;"
     else:
         b_decode = f"const int {j_} = r_bg / k_bg, kk_bg = r_bg % k_bg;"
+    a_load = _load(product, a, "as_bg", "m_bg", i_, a_decode, "(l_bg * m_bg + {r}) * (k_bg + 1) + kk_bg", threads)
+    b_load = _load(product, b, "bs_bg", "n_bg", j_, b_decode, "(l_bg * k_bg + kk_bg) * (n_bg + 1) + {r}", threads)
     direct_store = store.format(acc="sum_bg")
     group_store = store.format(acc="acc_bg[q_bg]")
     return f"""
@@ -135,7 +202,8 @@ def _body(product: BatchedProduct, rows: int, threads: int, capacity: int) -> st
     if (group_bg == 0) {{  // a matrix larger than the shared budget: straight from global memory
         for (long long o_bg = (long long)blockIdx.x * blockDim.x + threadIdx.x; o_bg < batch_bg * m_bg * n_bg;
              o_bg += (long long)gridDim.x * blockDim.x) {{
-            const int {b_} = (int)(o_bg / (m_bg * n_bg)), {i_} = (int)(o_bg / n_bg % m_bg), {j_} = (int)(o_bg % n_bg);
+            const long long {b_} = o_bg / (m_bg * n_bg);
+            const int {i_} = (int)(o_bg / n_bg % m_bg), {j_} = (int)(o_bg % n_bg);
             {acc_t} sum_bg = 0;
             for (int kk_bg = 0; kk_bg < k_bg; kk_bg++)
                 sum_bg += {a.array}[{_index(a, i_, "kk_bg")}] * {b.array}[{_index(b, j_, "kk_bg")}];
@@ -147,21 +215,7 @@ def _body(product: BatchedProduct, rows: int, threads: int, capacity: int) -> st
     {t} *const bs_bg = tiles_bg + group_bg * m_bg * (k_bg + 1);
     for (long long g_bg = (long long)blockIdx.x * group_bg; g_bg < batch_bg; g_bg += (long long)gridDim.x * group_bg) {{
         const int count_bg = (int)(batch_bg - g_bg < group_bg ? batch_bg - g_bg : group_bg);
-#pragma unroll 4
-        for (int e_bg = threadIdx.x; e_bg < count_bg * m_bg * k_bg; e_bg += {threads}) {{
-            const int l_bg = e_bg / (m_bg * k_bg), r_bg = e_bg % (m_bg * k_bg);
-            {a_decode}
-            const int {b_} = (int)g_bg + l_bg;
-            as_bg[(l_bg * m_bg + {i_}) * (k_bg + 1) + kk_bg] = {a.array}[{_index(a, i_, "kk_bg")}];
-        }}
-#pragma unroll 4
-        for (int e_bg = threadIdx.x; e_bg < count_bg * k_bg * n_bg; e_bg += {threads}) {{
-            const int l_bg = e_bg / (k_bg * n_bg), r_bg = e_bg % (k_bg * n_bg);
-            {b_decode}
-            const int {b_} = (int)g_bg + l_bg;
-            bs_bg[(l_bg * k_bg + kk_bg) * (n_bg + 1) + {j_}] = {b.array}[{_index(b, j_, "kk_bg")}];
-        }}
-        __syncthreads();
+{a_load}{b_load}        __syncthreads();
         for (int e_bg = threadIdx.x; e_bg < count_bg * mr_bg * n_bg; e_bg += {threads}) {{
             const int l_bg = e_bg / (mr_bg * n_bg), r_bg = e_bg % (mr_bg * n_bg);
             const int i0_bg = r_bg / n_bg, {j_} = r_bg % n_bg;
@@ -182,7 +236,7 @@ def _body(product: BatchedProduct, rows: int, threads: int, capacity: int) -> st
                 for (int q_bg = 0; q_bg < rows_bg; q_bg++)
                     acc_bg[q_bg] += arow_bg[at_bg[q_bg] + kk_bg] * bv_bg;
             }}
-            const int {b_} = (int)g_bg + l_bg;
+            const long long {b_} = g_bg + l_bg;  // 64-bit: batch offsets may pass 2^31
 #pragma unroll
             for (int q_bg = 0; q_bg < rows_bg; q_bg++) {{
                 const int {i_} = i0_bg + q_bg * mr_bg;
