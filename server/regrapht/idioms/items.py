@@ -539,10 +539,11 @@ class _Builder:
                 self.symbols.forget(text(target))
                 plain.append(statement)
                 continue
-            if target is None or target.type != "subscript_expression" or \
-                    expression.type != "assignment_expression" or not is_pure(expression.child_by_field_name("right")):
+            written = _written_base(target)
+            if written is None or expression.type != "assignment_expression" or \
+                    not is_pure(expression.child_by_field_name("right")):
                 raise _Refused
-            array = self._array_of(subscript_parts(target)[0])
+            array = self._array_of(written)
             if array is None:
                 raise _Refused
             writes.add(array)
@@ -791,6 +792,18 @@ def _ternary_extreme(node: Node, name: str) -> tuple[ReduceOp, Node] | None:
     # (value > X) ? value : X is the max; (value > X) ? X : value is the min.
     greater = operator in (">", ">=")
     return ("max" if greater == picks_value else "min"), value
+
+
+def _written_base(target: Node | None) -> Node | None:
+    """The pointer of an element store `p[i] = ...` or `*(p + i) = ...` (or `*p = ...`)."""
+    if target is not None and target.type == "subscript_expression":
+        return subscript_parts(target)[0]
+    if target is not None and target.type == "pointer_expression" and text(target.child_by_field_name("operator")) == "*":
+        base = unparen(target.child_by_field_name("argument"))
+        while base is not None and base.type == "binary_expression" and text(base.child_by_field_name("operator")) == "+":
+            base = unparen(base.child_by_field_name("left"))
+        return base
+    return None
 
 
 def _unit_step(update: Node | None, var: str) -> bool:

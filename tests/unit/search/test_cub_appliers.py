@@ -285,6 +285,10 @@ NEAR_MISSES = {
         ("chunked_block_scan_float", "partial += x[p] * x[p];", "partial += x[p];"),
         ("chunked_block_scan_u64", "n / blockDim.x + (n % blockDim.x != 0)", "n / blockDim.x"),
         ("chunked_block_scan_u64", "totals[t] = mine;", "totals[0] = mine;"),
+        # pointer walks: advanced twice per element; read one ahead; advanced on some elements only
+        ("walk_scan_countdown", "acc += *in++;", "acc += *in++; in++;"),
+        ("walk_scan_end", "s += *p;", "s += p[1];"),
+        ("walk_scan_counter", "dst++;", "if (total > 0.5) dst++;"),
         # O(n^2) per element: the sum starts at the thread's own position
         ("prefix_per_element_exclusive", "for (int j = 0; j < t; j++)", "for (int j = t; j < n; j++)"),
     ],

@@ -33,6 +33,7 @@ from tree_sitter import Node
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.access import accesses
 from regrapht.idioms.items import ELEMENT, ItemLoop, ItemProgram, ItemStatement, item_program, single_program
+from regrapht.idioms.pointer_walks import indexed_pointer_walks
 from regrapht.idioms.scans import (
     ChunkedScan,
     RecurrenceScan,
@@ -41,6 +42,7 @@ from regrapht.idioms.scans import (
     recurrence_scan,
 )
 from regrapht.idioms.syntax import KernelSyntax, depends_on, identifiers_in, kernel_syntax, text, unparen
+from regrapht.idioms.walk_loops import indexed_walk_loops
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import (
     PREFIX,
@@ -89,6 +91,11 @@ class ParallelScan:
         chunked = chunked_block_scan(kernel)
         if chunked is not None:
             return self._chunked(given, chunked, located)
+        # Pointer walks written as indexing, read again (the new source has no walks left).
+        for indexed in (indexed_pointer_walks(given.source, given.kernel), indexed_walk_loops(kernel)):
+            if indexed is not None and indexed != given.source:
+                rewrites = self.apply(replace(given, source=indexed))
+                return [replace(r, note=r.note + " (pointer walk indexed)") for r in rewrites]
         return []
 
     # ------------------------------------------------------------------------------ row scans
