@@ -221,6 +221,10 @@ REFERENCES: dict[str, Callable[[Arrays], dict[str, np.ndarray]]] = {
         (np.asarray(a["samples"], dtype=np.float32) * np.float32(i(a, "nbins"))).astype(np.int64), 0, i(a, "nbins") - 1),
         minlength=i(a, "nbins"))},
     "spmm_csr": _spmm,
+    "spmv_csr_scaled": lambda a: {"y": float(a["alpha"]) * _csr_rows(np.asarray(a["rp"], dtype=np.int64),
+                                      m(a, "a", -1) * m(a, "x", -1)[np.asarray(a["ci"])]) + float(a["beta"]) * m(a, "y", -1)},
+    "spmv_csr_short_int": lambda a: {"totals": _csr_rows(np.asarray(a["start"], dtype=np.int64), np.asarray(
+        a["weights"], dtype=np.int64) * np.asarray(a["counts"], dtype=np.int64)[np.asarray(a["cols"])]).astype(np.int64)},
     "spmv_csr_f64": lambda a: {"res": _csr_rows(np.asarray(a["rowstart"], dtype=np.int64),
                                                 m(a, "val", -1) * m(a, "vec", -1)[np.asarray(a["colind"])])},
     "scatter_add": lambda a: {"dst": m(a, "dst", -1) + np.bincount(np.asarray(a["dst_index"]), weights=m(a, "src", -1),

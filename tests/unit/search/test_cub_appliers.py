@@ -152,7 +152,18 @@ def test_csr_widths_follow_the_average_row() -> None:
     _, given = case_input("spmv_csr")
     fixed = ApplierInput(given.source, given.kernel, given.launch, {"rows": 1000, "vals": 9000, "col_idx": 9000})
     notes = [r.note for r in CsrGroupPerRow().apply(fixed)]
-    assert notes[0].startswith("8 lanes per CSR row") and notes[1].startswith("16 lanes")  # 9 nonzeros per row
+    # 9 nonzeros per row: 8 lanes first (read-only loads, then plain), then 4, 16 and 32
+    assert [n.split(" per")[0] for n in notes] == ["8 lanes", "8 lanes", "4 lanes", "16 lanes", "one warp"]
+    assert "__ldg" in notes[0] and "__ldg" not in notes[1]
+
+
+def test_csr_rows_read_values_indices_and_vector_through_the_read_only_path() -> None:
+    first = _rewrite("spmv_csr_gridstride")[0]
+    assert "const float a = __ldg(&vals[p]);" in first.source
+    assert "acc += a * __ldg(&x[__ldg(&col_idx[p])]);" in first.source
+    assert "row_ptr[i]" in first.source and "__ldg(&row_ptr" not in first.source  # the range stays as written
+    walked = _rewrite("spmv_csr_pointer_walk")[0].source
+    assert "__ldg(&" in walked and "++v;" not in walked
 
 
 def test_whole_array_scan_is_single_pass() -> None:
@@ -222,6 +233,10 @@ NEAR_MISSES = {
         ("csr_row_absmax", "m = fmaxf(m, fabsf(vals[k]));", "m = fmaxf(m * 0.5f, fabsf(vals[k]));"),
         # the row loop ends early on data
         ("spmv_csr_gridstride", "acc += a * x[col_idx[p]];", "if (a > 2.0f) break; acc += a * x[col_idx[p]];"),
+        # the walked value pointer is read after the loop (its final position matters)
+        ("spmv_csr_pointer_walk", "y[r] = sum;", "y[r] = sum + *v;"),
+        # the row's last entry is left out (range ptr[r] .. ptr[r + 1] - 1)
+        ("dspmv_csr_scaled_template", "k < ptr[row + 1]", "k < ptr[row + 1] - 1"),
     ],
     "ColumnSplitReduction": [
         # every column writes the same element

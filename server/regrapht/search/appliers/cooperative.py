@@ -74,17 +74,35 @@ def plain_type(type_text: str) -> str:
     return " ".join(w for w in type_text.split() if w not in ("const", "volatile"))
 
 
-def usable(program: ItemProgram, group: Group) -> bool:
+def usable(program: ItemProgram, group: Group, instance: Mapping[str, str] | None = None) -> bool:
     """Whether the generator can express `program` for `group`: no name clashes with generated
-    names, and every accumulator type can be broadcast."""
+    names, and every accumulator type can be broadcast (a template parameter counts as the type
+    `instance` gives it: see `template_instance`)."""
     names = {text(n) for n in walk(program.kernel.function) if n.type == "identifier"}
     if any(n.startswith(PREFIX) for n in names):
         return False
+
+    def broadcast(type_text: str) -> bool:
+        plain = plain_type(type_text)
+        return plain in SHUFFLE_TYPES or (instance or {}).get(plain) in SHUFFLE_TYPES
+
     for accumulator in program.accumulators:
         types = [accumulator.type] + ([accumulator.index_type] if accumulator.index_type else [])
-        if any(plain_type(t) not in SHUFFLE_TYPES for t in types if t):
+        if not all(broadcast(t) for t in types if t):
             return False
-    return all(loop.scan is None or plain_type(loop.scan.type) in SHUFFLE_TYPES for loop in program.loops)
+    return all(loop.scan is None or broadcast(loop.scan.type) for loop in program.loops)
+
+
+def template_instance(kernel_name: str, program: ItemProgram) -> dict[str, str]:
+    """The type arguments of a spec's template instance (`spmv<double>`) by parameter name."""
+    if "<" not in kernel_name or not kernel_name.rstrip().endswith(">"):
+        return {}
+    inside = kernel_name[kernel_name.index("<") + 1:kernel_name.rstrip().rindex(">")]
+    if "<" in inside:
+        return {}  # nested template arguments: not needed by any shape handled here
+    arguments = [" ".join(a.split()) for a in inside.split(",")]
+    parameters = program.kernel.template_parameters
+    return dict(zip(parameters, arguments, strict=False)) if len(parameters) == len(arguments) else {}
 
 
 class ItemEmitter:
@@ -300,9 +318,9 @@ class ItemEmitter:
                                indent_code(item_decl + work) + "\n}") + "\n")
 
 
-def cooperative_body(program: ItemProgram, group: Group) -> str | None:
+def cooperative_body(program: ItemProgram, group: Group, instance: Mapping[str, str] | None = None) -> str | None:
     """The kernel body for `program` run by one `group` per item, or None if not expressible."""
-    if not usable(program, group):
+    if not usable(program, group, instance):
         return None
     return ItemEmitter(program, group).body()
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from regrapht.idioms.items import ItemProgram, item_program
 from regrapht.idioms.pointer_walks import indexed_pointer_walks
+from regrapht.idioms.read_only import read_only_arrays, with_read_only_loads
 from regrapht.idioms.syntax import kernel_syntax
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import (
@@ -24,6 +25,7 @@ from regrapht.search.appliers.cooperative import (
     cooperative_body,
     item_count,
     original_covers,
+    template_instance,
     value_of,
     with_cub,
 )
@@ -39,7 +41,8 @@ class CsrGroupPerRow:
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
         # Pointer walks (`p += n`, `++p`) are analysed and emitted as indexing.
-        kernel = kernel_syntax(indexed_pointer_walks(given.source, given.kernel), given.kernel)
+        source = indexed_pointer_walks(given.source, given.kernel)
+        kernel = kernel_syntax(source, given.kernel)
         located = find_kernel(given.source, given.kernel)
         if kernel is None or located is None:
             return []
@@ -51,20 +54,31 @@ class CsrGroupPerRow:
         rows = item_count(given, program)
         if rows is None:
             return []
-        widths = [32, 8, 16]
+        widths = [32, 8, 16, 4]
         average = self._average_row(given, program, rows)
         if average is not None:
             widths.sort(key=lambda lanes: abs(lanes - average))
+        # The values, column indices and the gathered vector through the read-only path (the
+        # row pointer stays a plain load: it delimits the row range the recogniser checks).
+        read_only = read_only_arrays(source, given.kernel) - {program.csr.pointer}
+        cached_kernel = kernel_syntax(with_read_only_loads(source, given.kernel, read_only), given.kernel) \
+            if read_only else None
+        cached = item_program(cached_kernel) if cached_kernel is not None else None
+        shapes: list[tuple[int, ItemProgram | None]] = [(lanes, cached) for lanes in widths] if cached else []
+        shapes.insert(1 if shapes else 0, (widths[0], None))
+        if cached is None:
+            shapes += [(lanes, None) for lanes in widths[1:]]
         rewrites = []
-        for lanes in widths:
+        for lanes, variant in shapes:
             group = Group("warp", BLOCK, lanes)
-            body = cooperative_body(program, group)
+            body = cooperative_body(variant or program, group, template_instance(given.kernel, program))
             if body is None:
                 continue
             launch = LaunchConfig((f"({rows} + {group.per_block - 1}) / {group.per_block}",), (str(BLOCK),),
                                   given.launch.shared_bytes)
+            loads = ", __ldg loads of " + ", ".join(sorted(read_only)) if variant is not None else ""
             rewrites.append(Rewrite(with_cub(with_body(given, located, body)), launch,
-                                    group.describe().format(item="CSR row") + ", cub::WarpReduce"))
+                                    group.describe().format(item="CSR row") + ", cub::WarpReduce" + loads))
         return rewrites
 
     @staticmethod
