@@ -10,7 +10,8 @@ and the bump removed, which is the same program when
   declared before it and assigned nowhere else;
 - the bump `p += S` / `p = p + S` / `++p` / `p++` (S = 1) / `p -= S` is a statement of the loop body
   itself (or a part of the `for` update, `++i, p += n`) that comes after every other use of `p`
-  in the body;
+  in the body; or it is the `p++` of a `*p++` evaluated once per iteration (a statement of the
+  body, not under `?:`/`&&`/`||`) and the loop's only mention of `p`;
 - `p` is a local pointer declared before the loop, assigned nowhere else, its address not taken,
   and used nowhere after the loop; S is arithmetic on names the body does not assign (no loads,
   not `p`, not the counter).
@@ -34,8 +35,9 @@ class _Walk:
     stride: str  # code, in elements (negative for `p -= S`)
     counter: str
     lower: str  # code of the counter's first value
-    bump: Node  # the statement (or update part) removed
+    bump: Node  # the statement (or update part) removed; or the `p++` of `*p++`
     body: Node  # the loop body: uses of the pointer in it are replaced
+    inline: bool = False  # `*p++`: the bump is replaced by the offset pointer, nothing removed
 
 
 def indexed_pointer_walks(source: str, kernel: str) -> str:
@@ -62,14 +64,17 @@ def _loop_edits(loop: Node, syntax: KernelSyntax) -> list[tuple[int, int, str]]:
         return []
     edits: list[tuple[int, int, str]] = []
     update = unparen(loop.child_by_field_name("update")) if loop.type == "for_statement" else None
-    if any(w.bump.type != "expression_statement" for w in walks):
+    if any(w.bump.type != "expression_statement" and not w.inline for w in walks):
         assert update is not None
         step = next(p for p in _comma_parts(update) if _unit_step(p, walks[0].counter))
         edits.append((update.start_byte, update.end_byte, text(step)))
     for found in walks:
+        offset = f"(long long)({found.counter} - ({found.lower})) * ({found.stride})"
+        if found.inline:
+            edits.append((found.bump.start_byte, found.bump.end_byte, f"({found.pointer} + {offset})"))
+            continue
         if found.bump.type == "expression_statement":
             edits.append((found.bump.start_byte, found.bump.end_byte, ";"))
-        offset = f"(long long)({found.counter} - ({found.lower})) * ({found.stride})"
         for node in walk(found.body):
             if node.type != "identifier" or text(node) != found.pointer or _inside(node, found.bump):
                 continue
@@ -119,8 +124,9 @@ def _walks_of(loop: Node, syntax: KernelSyntax) -> list[_Walk]:
         found = _bump(part)
         if found is not None and not _unit_step(part, name):
             candidates.append((*found, part))
+    inline = _inline_bumps(statements, syntax, loop)
     candidates = [c for c in candidates if _local_pointer(c[0], loop, syntax)]
-    if len({c[0] for c in candidates}) != len(candidates):
+    if len({c[0] for c in candidates} | {w.pointer for w in inline}) != len(candidates) + len(inline):
         return []  # one pointer bumped twice
     assigned = {text(unparen(n.child_by_field_name("left") or n.child_by_field_name("argument")))
                 for n in walk(body) if n.type in ("assignment_expression", "update_expression")}
@@ -148,7 +154,43 @@ def _walks_of(loop: Node, syntax: KernelSyntax) -> list[_Walk]:
                     text(unparen(node.child_by_field_name("argument"))) == pointer:
                 return []  # its address escapes
         walks.append(_Walk(pointer, stride, name, lower, bump, body))
-    return walks
+    return walks + [_Walk(w.pointer, "1", name, lower, w.bump, body, inline=True) for w in inline]
+
+
+def _inline_bumps(statements: list[Node], syntax: KernelSyntax, loop: Node) -> list[_Walk]:
+    """The `p++` of each `*p++` that runs once per iteration: in a statement of the body itself,
+    not under `?:`, `&&` or `||`, for a local pointer the loop mentions nowhere else."""
+    found = []
+    for statement in statements:
+        if statement.type not in ("expression_statement", "declaration"):
+            continue
+        for node in walk(statement):
+            if node.type != "update_expression" or not node.children or node.children[0].type != "identifier" or \
+                    text(node.child_by_field_name("operator")) != "++":
+                continue  # only the postfix `p++`
+            parent = node.parent
+            if parent is None or parent.type != "pointer_expression" or \
+                    text(parent.child_by_field_name("operator")) != "*":
+                continue
+            pointer = text(node.children[0])
+            if not _local_pointer(pointer, loop, syntax) or _conditional_between(node, statement):
+                continue
+            uses = [n for n in walk(loop) if n.type == "identifier" and text(n) == pointer]
+            if len(uses) != 1:
+                continue
+            found.append(_Walk(pointer, "1", "", "", node, statement, inline=True))
+    return found
+
+
+def _conditional_between(node: Node, statement: Node) -> bool:
+    """Whether `node` runs only on some evaluations of `statement` (`?:`, `&&`, `||`)."""
+    current = node.parent
+    while current is not None and current != statement:
+        if current.type == "conditional_expression" or (
+                current.type == "binary_expression" and text(current.child_by_field_name("operator")) in ("&&", "||")):
+            return True
+        current = current.parent
+    return False
 
 
 def _bump(expression: Node | None) -> tuple[str, str, Node | None] | None:

@@ -42,7 +42,18 @@ def test_update_clause_subscripts_and_while_loops() -> None:
     assert "x++" not in indexed and "++i;" in indexed
 
 
+def test_a_dereferenced_post_increment_is_one_step_per_iteration() -> None:
+    source = kernel("const float *p = A + j; const float *w = v; float s = 0.0f;\n"
+                    "for (int i = 0; i < m; ++i) { s += *p * *w++; p += n; }\nout[j] = s;")
+    indexed = indexed_pointer_walks(source, "k")
+    assert "s += *(p + (long long)(i - (0)) * (n)) * *(w + (long long)(i - (0)) * (1));" in indexed
+
+
 @pytest.mark.parametrize("body", [
+    # `*w++` evaluated only on some iterations
+    "const float *w = v; float s = 0.0f;\nfor (int i = 0; i < m; ++i) { s += A[i * n + j] > 0 ? *w++ : 0.0f; }\nout[j] = s;",
+    # `*w++` twice per iteration
+    "const float *w = v; float s = 0.0f;\nfor (int i = 0; i < m; ++i) { s += *w++ * *w++; }\nout[j] = s;",
     # bumped before its use: the first element read is A[j + n], not A[j]
     "const float *p = A + j; float s = 0.0f;\nfor (int i = 0; i < m; ++i) { p += n; s += *p * v[i]; }\nout[j] = s;",
     # used after the loop (its final value matters)
