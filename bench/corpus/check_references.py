@@ -119,6 +119,45 @@ def _life(a: Arrays) -> dict[str, np.ndarray]:
     return {"next": ((alive == 3) | ((cur == 1) & (alive == 2))).astype(np.uint8)}
 
 
+def _jacobi_f64_flat(a: Arrays) -> dict[str, np.ndarray]:
+    nx, ny = i(a, "nx"), i(a, "ny")
+    u = m(a, "u", ny, nx)
+    out = u.copy()
+    out[1:-1, 1:-1] = 0.25 * (u[1:-1, :-2] + u[1:-1, 2:] + u[:-2, 1:-1] + u[2:, 1:-1])
+    return {"u_new": out}
+
+
+def _heat_insulated(a: Arrays) -> dict[str, np.ndarray]:
+    nx, ny, nz, r = i(a, "nx"), i(a, "ny"), i(a, "nz"), float(a["r"])
+    t = m(a, "T", nz, ny, nx)
+    p = np.pad(t, 1, mode="edge")  # a missing neighbour is the point itself
+    near = sum(p[1 + dz:1 + dz + nz, 1 + dy:1 + dy + ny, 1 + dx:1 + dx + nx]
+               for dz, dy, dx in ((-1, 0, 0), (1, 0, 0), (0, -1, 0), (0, 1, 0), (0, 0, -1), (0, 0, 1)))
+    return {"T_next": t + r * (near - 6 * t)}
+
+
+def _d2_fourth_order(a: Arrays) -> dict[str, np.ndarray]:
+    f, h = m(a, "f", -1), float(a["inv_h2"])
+    out = f.copy()
+    out[2:-2] = h * (-2.5 * f[2:-2] + (4 / 3) * (f[1:-3] + f[3:-1]) - (1 / 12) * (f[:-4] + f[4:]))
+    return {"d2f": out}
+
+
+def _conv5x5(a: Arrays) -> dict[str, np.ndarray]:
+    rows, cols = i(a, "rows"), i(a, "cols")
+    x = np.pad(m(a, "image", rows, cols), 2)
+    k = m(a, "filter", 5, 5)
+    return {"result": np.asarray(sum(k[u, v] * x[u:u + rows, v:v + cols] for u in range(5) for v in range(5)))}
+
+
+def _depthwise_nchw_batched(a: Arrays) -> dict[str, np.ndarray]:
+    planes, channels, h, w = i(a, "planes"), i(a, "channels"), i(a, "height"), i(a, "width")
+    x = _pad(m(a, "src", planes, h, w), (1, 2))
+    k = m(a, "taps", channels, 3, 3)[np.arange(planes) % channels]
+    return {"dst": np.asarray(sum(k[:, dy, dx, None, None] * x[:, dy:dy + h, dx:dx + w]
+                                  for dy in range(3) for dx in range(3)))}
+
+
 def _stencil1d(a: Arrays) -> dict[str, np.ndarray]:
     x, w = np.pad(m(a, "in", -1), 4), m(a, "w", 9)
     n = i(a, "n")
@@ -216,6 +255,11 @@ REFERENCES: dict[str, Callable[[Arrays], dict[str, np.ndarray]]] = {
     "life_step": _life,
     "conv3x3_multichannel": _conv_mc,
     "depthwise3x3_nhwc": _depthwise_nhwc,
+    "jacobi2d_f64_flat": _jacobi_f64_flat,
+    "heat3d_insulated": _heat_insulated,
+    "stencil1d_5pt_const": _d2_fourth_order,
+    "conv5x5_zero_pad": _conv5x5,
+    "depthwise3x3_nchw_batched": _depthwise_nchw_batched,
     "hist_4096_bins": lambda a: {"bins": np.bincount(np.asarray(a["vals"], dtype=np.uint32) >> 20, minlength=4096)},
     "hist_unit_floats": lambda a: {"counts": np.bincount(np.clip(
         (np.asarray(a["samples"], dtype=np.float32) * np.float32(i(a, "nbins"))).astype(np.int64), 0, i(a, "nbins") - 1),

@@ -220,9 +220,12 @@ def _limit(kernel: PointKernel, condition: Condition, shifts: dict[str, Poly], l
     for c, shift in shifts.items():
         if left == Poly.atom(c) + shift:  # a bound on the coordinate the read touches
             return [(c, op, right_text)]
-        if left == Poly.atom(c):  # a bound on the point itself: shift it by the offsets
+        # A bound on the point itself, maybe moved by a constant (`i + R < n`): shift it by the
+        # read's offsets.
+        moved_by = (left - Poly.atom(c)).constant
+        if moved_by is not None:
             moved = high[c] if op in ("<", "<=") else low[c]
-            return [(c, op, f"({right_text}) + ({moved})")]
+            return [(c, op, f"({right_text}) + ({moved - moved_by})")]
     names = {k.name for k in kernel.coordinates}
     if left.atoms() <= names and len(left.terms) == 1 and left.terms[0][1] == 1 and len(left.terms[0][0]) == 1:
         return []  # a bound on a coordinate the field does not vary along: the slice's own

@@ -272,3 +272,21 @@ def test_leaves_near_misses_alone(case: str) -> None:
 def test_rewrites_compile(case: str, tmp_path: Path) -> None:
     for index, rewrite in enumerate(_rewrites(case)):
         compile_ok(rewrite.source, tmp_path, f"v{index}")
+
+
+def test_a_bound_on_the_point_moved_by_a_constant_keeps_every_read() -> None:
+    source = """
+#define R 2
+__global__ void d2(const float *f, float *g, unsigned int n) {
+    unsigned int i = blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= n) return;
+    if (i >= R && i + R < n)
+        g[i] = f[i - 2] + f[i - 1] - 2.0f * f[i] + f[i + 1] + f[i + 2];
+    else
+        g[i] = f[i];
+}
+"""
+    rewrites = HaloTiledStencil().apply(ApplierInput(source, "d2", LaunchConfig(("(n + 255) / 256",), ("256",))))
+    assert rewrites and "halo of [(2, 2)]" in rewrites[0].note
+    # `i + R < n` read as `i < n - 2`, moved by each read's offset: f[i + 2] loads below n, f[i - 1] below n - 3
+    assert "(n) + (0)" in rewrites[0].source and "(n) + (-3)" in rewrites[0].source
