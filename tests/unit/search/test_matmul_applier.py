@@ -149,8 +149,9 @@ def _rewrites(case: str) -> list:
 @pytest.mark.parametrize("case", sorted(MATCHES))
 def test_tiles_products_written_differently(case: str) -> None:
     rewrites = _rewrites(case)
-    assert len(rewrites) == 3
+    assert len(rewrites) == (3 if case == "batched_small" else 5)
     assert all("__shared__ __align__(16) float As_rg" in r.source for r in rewrites)
+    assert "double-buffered" in rewrites[0].note and "__syncthreads();\n        buf_rg ^= 1;" in rewrites[0].source
 
 
 def test_alpha_beta_store_is_kept() -> None:
@@ -161,9 +162,19 @@ def test_alpha_beta_store_is_kept() -> None:
 
 def test_transposed_operands_load_along_their_contiguous_direction() -> None:
     [tn, *_] = _rewrites("transposed_a")
-    assert "reinterpret_cast<float4 *>(&As_rg[c_rg][r_rg])" in tn.source  # four rows of At at once
+    assert "reinterpret_cast<float4 *>(&As_rg[buf_rg ^ 1][c_rg][r_rg])" in tn.source  # four rows of At at once
     [nt, *_] = _rewrites("transposed_b_lda")
-    assert "(ldb) & 3) == 0" in nt.source and "Bs_rg[c_rg + 3][r_rg]" in nt.source
+    assert "(ldb) & 3) == 0" in nt.source and "Bs_rg[buf_rg ^ 1][c_rg + 3][r_rg]" in nt.source
+    single = _rewrites("transposed_b_lda")[3]
+    assert "double" not in single.note and "Bs_rg[0][c_rg + 3][r_rg]" in single.source
+
+
+def test_tilings_offered_best_first() -> None:
+    notes = [r.note for r in _rewrites("alpha_beta_fmaf_early_return")]
+    assert notes == ["128x128 shared tiles, 8x8 outputs per thread, double-buffered",
+                     "64x64 shared tiles, 4x4 outputs per thread, double-buffered",
+                     "128x64 shared tiles, 8x8 outputs per thread, double-buffered",
+                     "128x128 shared tiles, 8x8 outputs per thread", "64x64 shared tiles, 4x4 outputs per thread"]
 
 
 def test_batched_product_takes_a_matrix_per_grid_z() -> None:

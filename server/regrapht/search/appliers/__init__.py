@@ -27,8 +27,8 @@ from regrapht.search.appliers.stencil_columns import RegisterColumnStencil
 from regrapht.search.appliers.vectorize import VectorizedMap
 
 APPLIERS: tuple[Applier, ...] = (
+    BatchedSmallMatmul(),  # before MatmulTiling: for small batched matrices its variants come first
     MatmulTiling(),
-    BatchedSmallMatmul(),
     BlockReduceAtomic(),
     GroupPerRow(),
     CsrGroupPerRow(),

@@ -27,13 +27,18 @@ from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
 from regrapht.spec.launch import LaunchConfig
 
-# (BM, BN, BK, TM, TN). 128x128 with 8x8 per thread is the classic register-blocked SGEMM
-# shape; 64x64 (4x4) gives four times the blocks for mid-size matrices; 128x64 sits between;
-# 32x32 (4x4, 64 threads) is one block per matrix for small batched products.
-LARGE = (128, 128, 8, 8, 8)
-MEDIUM = (64, 64, 16, 4, 4)
-TALL = (128, 64, 8, 8, 4)
-SMALL = (32, 32, 16, 4, 4)
+# (BM, BN, BK, TM, TN, double-buffered). 128x128 with 8x8 per thread is the classic
+# register-blocked SGEMM shape; 128x64 with 8x8 (128 threads) twice the blocks at the same
+# register reuse (fewer idle SMs on mid-size matrices); 64x64 (4x4) four times the blocks;
+# 32x32 (4x4, 64 threads) is one block per matrix for small batched products. Double-buffered
+# tiles issue the next slab's global loads before this slab's FMAs.
+Tiling = tuple[int, int, int, int, int, bool]
+LARGE_DB: Tiling = (128, 128, 8, 8, 8, True)
+LARGE: Tiling = (128, 128, 8, 8, 8, False)
+TALL_DB: Tiling = (128, 64, 8, 8, 8, True)
+MEDIUM_DB: Tiling = (64, 64, 16, 4, 4, True)
+MEDIUM: Tiling = (64, 64, 16, 4, 4, False)
+SMALL: Tiling = (32, 32, 16, 4, 4, False)
 MAX_GRID_Z = 65535
 
 
@@ -49,13 +54,14 @@ class MatmulTiling:
         rewrites = []
         for tiling in _tilings(given, product):
             body, grid, block = _tiled_body(product, tiling)
-            bm, bn, _, tm, tn = tiling
+            bm, bn, _, tm, tn, double = tiling
             rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig(grid, block, given.launch.shared_bytes),
-                                    f"{bm}x{bn} shared tiles, {tm}x{tn} outputs per thread"))
+                                    f"{bm}x{bn} shared tiles, {tm}x{tn} outputs per thread"
+                                    + (", double-buffered" if double else "")))
         return rewrites
 
 
-def _tilings(given: ApplierInput, product: DenseProduct) -> list[tuple[int, int, int, int, int]]:
+def _tilings(given: ApplierInput, product: DenseProduct) -> list[Tiling]:
     """Most promising first: the sizes the spec fixes decide when known (a tile much larger than
     the matrix wastes threads; too few blocks leave SMs idle)."""
     view = product.kernel
@@ -64,10 +70,10 @@ def _tilings(given: ApplierInput, product: DenseProduct) -> list[tuple[int, int,
     if m is not None and n is not None and max(m, n) <= 32:
         return [SMALL, MEDIUM]
     if m is not None and n is not None and max(m, n) <= 64:
-        return [MEDIUM, SMALL]
+        return [MEDIUM_DB, SMALL]
     if product.batch is not None:
-        return [MEDIUM, LARGE, SMALL]
-    return [LARGE, MEDIUM, TALL]
+        return [MEDIUM_DB, LARGE_DB, SMALL]
+    return [LARGE_DB, MEDIUM_DB, TALL_DB, LARGE, MEDIUM]
 
 
 def _address(operand: Operand, outer: str, inner: str) -> str:
@@ -85,19 +91,17 @@ def _leading(operand: Operand) -> str:
     return (operand.outer if operand.k_contiguous else operand.inner).text()
 
 
-def _tiled_body(product: DenseProduct, tiling: tuple[int, int, int, int, int]) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+def _tiled_body(product: DenseProduct, tiling: Tiling) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     view = product.kernel
-    bm, bn, bk, tm, tn = tiling
+    bm, bn, bk, tm, tn, double = tiling
     ty_count, tx_count = bm // tm, bn // tn
     threads = ty_count * tx_count
     names = {key: fresh(view, key) for key in ("As", "Bs", "acc", "tid", "tile_row", "tile_col", "a_vec", "b_vec",
                                                "k0", "e", "r", "c", "gr", "gc", "q", "kk", "a_frag", "b_frag",
-                                               "i", "j", "batch")}
+                                               "i", "j", "batch", "a_pre", "b_pre", "buf", "more")}
     n = names
     m_dim, n_dim, k_dim = view.bounds[product.row].upper, view.bounds[product.col].upper, product.k_bound
     a, b = product.a, product.b
-    row_type = view.coordinate(product.row).type  # type: ignore[union-attr]
-    col_type = view.coordinate(product.col).type  # type: ignore[union-attr]
     batch_open = batch_close = ""
     grid_z: tuple[str, ...] = ()
     if product.batch is not None:
@@ -110,84 +114,81 @@ def _tiled_body(product: DenseProduct, tiling: tuple[int, int, int, int, int]) -
     a_base = f"{a.array} + ({a.base.text()})" if a.base.terms else a.array
     b_base = f"{b.array} + ({b.base.text()})" if b.base.terms else b.array
 
-    def load(operand: Operand, tile: str, rows: int, contiguous_first: bool, vec: str) -> str:
-        """One slab into shared memory. For A: tile[k][m] of (m, k); for B: tile[k][n] of (k, n).
-        `contiguous_first`: the operand is contiguous along its m/n index (A[k * lda + m], B[k * ldb + n])."""
+    def halves(operand: Operand, tile: str, rows: int, contiguous_first: bool, vec: str,
+               registers: str) -> tuple[str, str, int]:
+        """(fetch, put, count): `fetch` reads one BK-deep slab at `k0_next` into `registers`
+        (float4s), `put` writes them into `tile[buf_next]`. For A the tile is [k][m] of (m, k),
+        for B [k][n] of (k, n). `contiguous_first`: contiguous along m/n (A[k * lda + m])."""
         is_a = tile == n["As"]
-        mn_extent = rows
         mn_bound = m_dim if is_a else n_dim
         origin = n["tile_row"] if is_a else n["tile_col"]
+        total = rows * bk // 4
+        count = -(-total // threads)
+        guard_open = f"if ({n['e']} < {total}) " if total % threads else ""
 
         def addr(mn: str, kk: str) -> str:
             return _address(operand, mn, kk)
 
+        e, r, c, gr, gc, q = n["e"], n["r"], n["c"], n["gr"], n["gc"], n["q"]
         if contiguous_first:  # four consecutive m (n) for one k: a float4 straight into the tile row
-            return f"""
-        for (int {n['e']} = {n['tid']}; {n['e']} < {mn_extent * bk // 4}; {n['e']} += {threads}) {{
-            const int {n['c']} = {n['e']} / {mn_extent // 4}, {n['r']} = ({n['e']} % {mn_extent // 4}) * 4;
-            const int {n['gr']} = {origin} + {n['r']}, {n['gc']} = {n['k0']} + {n['c']};
-            float4 {n['q']} = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if ({vec} && {n['gc']} < {k_dim} && {n['gr']} + 3 < {mn_bound}) {{
-                {n['q']} = *reinterpret_cast<const float4 *>(&{operand.array}[{addr(n['gr'], n['gc'])}]);
-            }} else if ({n['gc']} < {k_dim}) {{
-                if ({n['gr']} < {mn_bound}) {n['q']}.x = {operand.array}[{addr(n['gr'], n['gc'])}];
-                if ({n['gr']} + 1 < {mn_bound}) {n['q']}.y = {operand.array}[{addr(n['gr'] + ' + 1', n['gc'])}];
-                if ({n['gr']} + 2 < {mn_bound}) {n['q']}.z = {operand.array}[{addr(n['gr'] + ' + 2', n['gc'])}];
-                if ({n['gr']} + 3 < {mn_bound}) {n['q']}.w = {operand.array}[{addr(n['gr'] + ' + 3', n['gc'])}];
-            }}
-            *reinterpret_cast<float4 *>(&{tile}[{n['c']}][{n['r']}]) = {n['q']};
+            split = f"const int {c} = {e} / {rows // 4}, {r} = ({e} % {rows // 4}) * 4;"
+            load = f"""{{
+                const int {gr} = {origin} + {r}, {gc} = k0_next + {c};
+                float4 {q} = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                if ({vec} && {gc} < {k_dim} && {gr} + 3 < {mn_bound}) {{
+                    {q} = *reinterpret_cast<const float4 *>(&{operand.array}[{addr(gr, gc)}]);
+                }} else if ({gc} < {k_dim}) {{
+                    if ({gr} < {mn_bound}) {q}.x = {operand.array}[{addr(gr, gc)}];
+                    if ({gr} + 1 < {mn_bound}) {q}.y = {operand.array}[{addr(gr + ' + 1', gc)}];
+                    if ({gr} + 2 < {mn_bound}) {q}.z = {operand.array}[{addr(gr + ' + 2', gc)}];
+                    if ({gr} + 3 < {mn_bound}) {q}.w = {operand.array}[{addr(gr + ' + 3', gc)}];
+                }}
+                {registers}[u_rg] = {q};
+            }}"""
+            store = f"*reinterpret_cast<float4 *>(&{tile}[buf_next][{c}][{r}]) = {registers}[u_rg];"
+        else:  # four consecutive k for one m (n): stored down a tile column
+            split = f"const int {r} = {e} / {bk // 4}, {c} = ({e} % {bk // 4}) * 4;"
+            load = f"""{{
+                const int {gr} = {origin} + {r}, {gc} = k0_next + {c};
+                float4 {q} = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                if ({vec} && {gr} < {mn_bound} && {gc} + 3 < {k_dim}) {{
+                    {q} = *reinterpret_cast<const float4 *>(&{operand.array}[{addr(gr, gc)}]);
+                }} else if ({gr} < {mn_bound}) {{
+                    if ({gc} < {k_dim}) {q}.x = {operand.array}[{addr(gr, gc)}];
+                    if ({gc} + 1 < {k_dim}) {q}.y = {operand.array}[{addr(gr, gc + ' + 1')}];
+                    if ({gc} + 2 < {k_dim}) {q}.z = {operand.array}[{addr(gr, gc + ' + 2')}];
+                    if ({gc} + 3 < {k_dim}) {q}.w = {operand.array}[{addr(gr, gc + ' + 3')}];
+                }}
+                {registers}[u_rg] = {q};
+            }}"""
+            store = (f"{{ {tile}[buf_next][{c}][{r}] = {registers}[u_rg].x; {tile}[buf_next][{c} + 1][{r}] = "
+                     f"{registers}[u_rg].y; {tile}[buf_next][{c} + 2][{r}] = {registers}[u_rg].z; "
+                     f"{tile}[buf_next][{c} + 3][{r}] = {registers}[u_rg].w; }}")
+        loop = f"""
+#pragma unroll
+        for (int u_rg = 0; u_rg < {count}; u_rg++) {{
+            const int {e} = {n['tid']} + u_rg * {threads};
+            {split}
+            {guard_open}BODY
         }}"""
-        # four consecutive k for one m (n): stored down a tile column
-        return f"""
-        for (int {n['e']} = {n['tid']}; {n['e']} < {mn_extent * bk // 4}; {n['e']} += {threads}) {{
-            const int {n['r']} = {n['e']} / {bk // 4}, {n['c']} = ({n['e']} % {bk // 4}) * 4;
-            const int {n['gr']} = {origin} + {n['r']}, {n['gc']} = {n['k0']} + {n['c']};
-            float4 {n['q']} = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if ({vec} && {n['gr']} < {mn_bound} && {n['gc']} + 3 < {k_dim}) {{
-                {n['q']} = *reinterpret_cast<const float4 *>(&{operand.array}[{addr(n['gr'], n['gc'])}]);
-            }} else if ({n['gr']} < {mn_bound}) {{
-                if ({n['gc']} < {k_dim}) {n['q']}.x = {operand.array}[{addr(n['gr'], n['gc'])}];
-                if ({n['gc']} + 1 < {k_dim}) {n['q']}.y = {operand.array}[{addr(n['gr'], n['gc'] + ' + 1')}];
-                if ({n['gc']} + 2 < {k_dim}) {n['q']}.z = {operand.array}[{addr(n['gr'], n['gc'] + ' + 2')}];
-                if ({n['gc']} + 3 < {k_dim}) {n['q']}.w = {operand.array}[{addr(n['gr'], n['gc'] + ' + 3')}];
-            }}
-            {tile}[{n['c']}][{n['r']}] = {n['q']}.x;
-            {tile}[{n['c']} + 1][{n['r']}] = {n['q']}.y;
-            {tile}[{n['c']} + 2][{n['r']}] = {n['q']}.z;
-            {tile}[{n['c']} + 3][{n['r']}] = {n['q']}.w;
-        }}"""
+        return loop.replace("BODY", load), loop.replace("BODY", store), count
 
-    a_load = load(a, n["As"], bm, not a.k_contiguous, n["a_vec"])
-    b_load = load(b, n["Bs"], bn, not b.k_contiguous, n["b_vec"])
+    a_fetch, a_put, a_count = halves(a, n["As"], bm, not a.k_contiguous, n["a_vec"], n["a_pre"])
+    b_fetch, b_put, b_count = halves(b, n["Bs"], bn, not b.k_contiguous, n["b_vec"], n["b_pre"])
     a_groups = "\n".join(
         f"            *reinterpret_cast<float4 *>(&{n['a_frag']}[{4 * g}]) = "
-        f"*reinterpret_cast<const float4 *>(&{n['As']}[{n['kk']}][threadIdx.y * 4 + {4 * g * ty_count}]);"
+        f"*reinterpret_cast<const float4 *>(&{n['As']}[{n['buf']}][{n['kk']}][threadIdx.y * 4 + {4 * g * ty_count}]);"
         for g in range(tm // 4))
     b_groups = "\n".join(
         f"            *reinterpret_cast<float4 *>(&{n['b_frag']}[{4 * g}]) = "
-        f"*reinterpret_cast<const float4 *>(&{n['Bs']}[{n['kk']}][threadIdx.x * 4 + {4 * g * tx_count}]);"
+        f"*reinterpret_cast<const float4 *>(&{n['Bs']}[{n['buf']}][{n['kk']}][threadIdx.x * 4 + {4 * g * tx_count}]);"
         for g in range(tn // 4))
     store = _store_with(product, f"{n['acc']}[{n['i']}][{n['j']}]")
-    body = f"""
-    // {bm}x{bn} tile of {product.output} per block, {tm}x{tn} per thread; K in slabs of {bk}.
-    // A's slab is stored k-major and padded by 4 (float4 fragment reads stay aligned); global
-    // loads are float4 along the contiguous direction when the leading dimension is a multiple
-    // of 4 and the base is 16-byte aligned, else element by element; out-of-range ones read 0.
-    __shared__ __align__(16) float {n['As']}[{bk}][{bm} + 4];
-    __shared__ __align__(16) float {n['Bs']}[{bk}][{bn} + 4];
-    const int {n['tid']} = threadIdx.y * {tx_count} + threadIdx.x;
-    const int {n['tile_row']} = blockIdx.y * {bm};
-    const int {n['tile_col']} = blockIdx.x * {bn};
-{batch_open}    const bool {n['a_vec']} = (({_leading(a)}) & 3) == 0 && (reinterpret_cast<unsigned long long>({a_base}) & 15) == 0;
-    const bool {n['b_vec']} = (({_leading(b)}) & 3) == 0 && (reinterpret_cast<unsigned long long>({b_base}) & 15) == 0;
-    float {n['acc']}[{tm}][{tn}];
-#pragma unroll
-    for (int {n['i']} = 0; {n['i']} < {tm}; {n['i']}++)
-#pragma unroll
-        for (int {n['j']} = 0; {n['j']} < {tn}; {n['j']}++)
-            {n['acc']}[{n['i']}][{n['j']}] = 0.0f;
-    for (int {n['k0']} = 0; {n['k0']} < {k_dim}; {n['k0']} += {bk}) {{{a_load}{b_load}
-        __syncthreads();
+
+    def step(fetch: str, put: str, k_next: str, buf_next: str) -> str:
+        return (fetch + put).replace("k0_next", f"({k_next})").replace("buf_next", buf_next)
+
+    compute = f"""
 #pragma unroll
         for (int {n['kk']} = 0; {n['kk']} < {bk}; {n['kk']}++) {{
             float {n['a_frag']}[{tm}], {n['b_frag']}[{tn}];
@@ -198,9 +199,49 @@ def _tiled_body(product: DenseProduct, tiling: tuple[int, int, int, int, int]) -
 #pragma unroll
                 for (int {n['j']} = 0; {n['j']} < {tn}; {n['j']}++)
                     {n['acc']}[{n['i']}][{n['j']}] += {n['a_frag']}[{n['i']}] * {n['b_frag']}[{n['j']}];
+        }}"""
+    if double:
+        # Double buffer: the next slab's global loads are issued into registers before this
+        # slab's FMAs and written to the other buffer after them, one barrier per slab.
+        main_loop = f"""{step(a_fetch, a_put, "0", "0")}{step(b_fetch, b_put, "0", "0")}
+    __syncthreads();
+    int {n['buf']} = 0;
+    for (int {n['k0']} = 0; {n['k0']} < {k_dim}; {n['k0']} += {bk}) {{
+        const bool {n['more']} = {n['k0']} + {bk} < {k_dim};
+        if ({n['more']}) {{{a_fetch.replace("k0_next", f"({n['k0']} + {bk})")}{b_fetch.replace("k0_next", f"({n['k0']} + {bk})")}
+        }}{compute}
+        if ({n['more']}) {{{a_put.replace("buf_next", f"{n['buf']} ^ 1")}{b_put.replace("buf_next", f"{n['buf']} ^ 1")}
         }}
         __syncthreads();
-    }}
+        {n['buf']} ^= 1;
+    }}"""
+    else:
+        main_loop = f"""
+    const int {n['buf']} = 0;
+    for (int {n['k0']} = 0; {n['k0']} < {k_dim}; {n['k0']} += {bk}) {{{step(a_fetch, a_put, n['k0'], "0")}{step(b_fetch, b_put, n['k0'], "0")}
+        __syncthreads();{compute}
+        __syncthreads();
+    }}"""
+    buffers = 2 if double else 1
+    body = f"""
+    // {bm}x{bn} tile of {product.output} per block, {tm}x{tn} per thread; K in slabs of {bk}{", double-buffered" if double else ""}.
+    // A's slab is stored k-major and padded by 4 (float4 fragment reads stay aligned); global
+    // loads are float4 along the contiguous direction when the leading dimension is a multiple
+    // of 4 and the base is 16-byte aligned, else element by element; out-of-range ones read 0.
+    __shared__ __align__(16) float {n['As']}[{buffers}][{bk}][{bm} + 4];
+    __shared__ __align__(16) float {n['Bs']}[{buffers}][{bk}][{bn} + 4];
+    const int {n['tid']} = threadIdx.y * {tx_count} + threadIdx.x;
+    const int {n['tile_row']} = blockIdx.y * {bm};
+    const int {n['tile_col']} = blockIdx.x * {bn};
+{batch_open}    const bool {n['a_vec']} = (({_leading(a)}) & 3) == 0 && (reinterpret_cast<unsigned long long>({a_base}) & 15) == 0;
+    const bool {n['b_vec']} = (({_leading(b)}) & 3) == 0 && (reinterpret_cast<unsigned long long>({b_base}) & 15) == 0;
+    float {n['acc']}[{tm}][{tn}];
+    float4 {n['a_pre']}[{a_count}], {n['b_pre']}[{b_count}];
+#pragma unroll
+    for (int {n['i']} = 0; {n['i']} < {tm}; {n['i']}++)
+#pragma unroll
+        for (int {n['j']} = 0; {n['j']} < {tn}; {n['j']}++)
+            {n['acc']}[{n['i']}][{n['j']}] = 0.0f;{main_loop}
 #pragma unroll
     for (int {n['i']} = 0; {n['i']} < {tm}; {n['i']}++) {{
 #pragma unroll
@@ -213,7 +254,6 @@ def _tiled_body(product: DenseProduct, tiling: tuple[int, int, int, int, int]) -
         }}
     }}
 {batch_close}"""
-    del row_type, col_type
     grid = (ceil_div(n_dim, bn), ceil_div(m_dim, bm), *grid_z)
     return body, grid, (str(tx_count), str(ty_count))
 
