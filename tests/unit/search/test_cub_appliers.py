@@ -223,6 +223,8 @@ NEAR_MISSES = {
          "out[h + tok * hidden] = in[h + tok * hidden] * scale * weight[h] + out[tok * hidden];"),
         # calls a function that may have effects
         ("layernorm_rows", "var /= d;", "var /= d; __threadfence();"),
+        # the sum kept in y[row] is halved every step (not associative as written)
+        ("dgemv_rows_inplace", "y[row] = y[row] + A", "y[row] = y[row] * 0.5 + A"),
         # the row pointer is bumped twice per element (reads every other element)
         ("gemv_rows_pointer_walk", "++a;\n", "++a;\n            ++a;\n"),
     ],
@@ -255,6 +257,8 @@ NEAR_MISSES = {
         ("gemv_t_pointer_walk", "out[j] = total;", "out[j] = total + *a;"),
         # the walk's stride is loaded from memory
         ("gemv_t_pointer_walk", "a += n;", "a += (int)v[0];"),
+        # the sum kept in y reads another column's output each row
+        ("gemv_t_inplace", "* x[i];", "* x[i] + y[0];"),
     ],
     "ParallelScan": [
         # the running value is scaled each step (not a prefix sum)

@@ -27,7 +27,7 @@ from tree_sitter import Node
 
 from regrapht.idioms.access import identifiers
 from regrapht.idioms.items import ELEMENT, Accumulator, ItemLoop, ItemProgram, ItemStatement, item_program
-from regrapht.idioms.pointer_walks import indexed_pointer_walks
+from regrapht.idioms.normal_form import normal_form
 from regrapht.idioms.syntax import depends_on, kernel_syntax, text, walk
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import (
@@ -316,8 +316,8 @@ class ColumnSplitReduction:
     also: tuple[str, ...] = ("memory_coalescing",)
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
-        # A pointer walked down the column (`p += n`) is analysed (and emitted) as indexing.
-        kernel = kernel_syntax(indexed_pointer_walks(given.source, given.kernel), given.kernel)
+        # Pointer walks (`p += n`) read as indexing, sums kept in `y[j]` as register sums (normal_form).
+        kernel = kernel_syntax(normal_form(given.source, given.kernel), given.kernel)
         located = find_kernel(given.source, given.kernel)
         if kernel is None or located is None:
             return []

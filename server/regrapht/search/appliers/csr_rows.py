@@ -16,7 +16,7 @@ known from the spec (nonzeros / rows), the closest width comes first.
 from __future__ import annotations
 
 from regrapht.idioms.items import ItemProgram, item_program
-from regrapht.idioms.pointer_walks import indexed_pointer_walks
+from regrapht.idioms.normal_form import normal_form
 from regrapht.idioms.read_only import read_only_arrays, with_read_only_loads
 from regrapht.idioms.syntax import kernel_syntax
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
@@ -40,8 +40,8 @@ class CsrGroupPerRow:
     also: tuple[str, ...] = ("warp_shuffle_reduction", "memory_coalescing")
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
-        # Pointer walks (`p += n`, `++p`) are analysed and emitted as indexing.
-        source = indexed_pointer_walks(given.source, given.kernel)
+        # Pointer walks (`p += n`) read as indexing, sums kept in `y[j]` as register sums (normal_form).
+        source = normal_form(given.source, given.kernel)
         kernel = kernel_syntax(source, given.kernel)
         located = find_kernel(given.source, given.kernel)
         if kernel is None or located is None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.items import ELEMENT, ItemProgram, item_program
-from regrapht.idioms.pointer_walks import indexed_pointer_walks
+from regrapht.idioms.normal_form import normal_form
 from regrapht.idioms.syntax import depends_on, kernel_syntax
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import (
@@ -94,8 +94,8 @@ class GroupPerRow:
     also: tuple[str, ...] = ("warp_shuffle_reduction", "memory_coalescing")
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
-        # Pointer walks (`p += n`, `++p`) are analysed and emitted as indexing.
-        kernel = kernel_syntax(indexed_pointer_walks(given.source, given.kernel), given.kernel)
+        # Pointer walks (`p += n`) read as indexing, sums kept in `y[j]` as register sums (normal_form).
+        kernel = kernel_syntax(normal_form(given.source, given.kernel), given.kernel)
         located = find_kernel(given.source, given.kernel)
         if kernel is None or located is None:
             return []
