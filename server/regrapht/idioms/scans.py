@@ -364,9 +364,15 @@ class ChunkedScan:
     loop: ItemLoop  # the final per-chunk scan loop (its bounds are the chunk's)
     accumulator: str  # its running sum, started at the totals of the chunks before
     value_type: str
-    declarations: tuple[Node, ...]  # the scalar declarations, in order (to evaluate the chunks)
+    declarations: tuple[Node, ...]  # the scalar declarations before the first barrier, in order
     chunk_lower: Node
     chunk_upper: Node
+    total: str  # the thread's chunk total
+    totals: str  # the shared array of chunk totals
+    stored_at: Node  # the index each thread stores its total at
+    combine: tuple[Node, ...]  # the statements between the barrier and the rescan loop
+    simple_combine: bool  # `run = 0; for (k = 0; k < t; ++k) run += totals[k];`: no need to run it
+    shared_sizes: tuple[tuple[str, Node], ...]  # the shared arrays and their sizes as written
 
 
 def chunked_block_scan(kernel: KernelSyntax) -> ChunkedScan | None:
@@ -376,59 +382,68 @@ def chunked_block_scan(kernel: KernelSyntax) -> ChunkedScan | None:
         <scalar declarations: tid, per, lo, hi, ...>
         T s = 0;  for (i = lo; i < hi; ++i) s += f(i);        the chunk's total
         part[tid] = s;  __syncthreads();
-        T run = 0;  for (k = 0; k < tid; ++k) run += part[k];  the chunks before
+        <combine: leaves run = part[0] + ... + part[tid - 1]>
         for (i = lo; i < hi; ++i) { out[i] = run; run += f(i); }  (or inclusive, any element code)
 
     f must be the same in both chunk loops (on the source model) and use no thread position.
-    Which range the chunks cover is left to the caller (`chunk_ranges` evaluates them for a
-    launch); here only the shape is checked."""
+    The combine step is any code over shared memory and scalars (a loop over the totals before
+    the thread, thread 0 scanning them, a Hillis-Steele scan...): the caller runs it for the
+    launch (`block_sim.prefix_of_totals`) unless it is the plain loop, and checks which range the
+    chunks cover (`chunk_ranges`); here only the shape is checked."""
     statements = [s for s in kernel.statements() if s.type != "comment"]
-    shared: dict[str, str] = {}
-    declarations: list[Node] = []
+    shared: dict[str, Node] = {}
     scalars: dict[str, str] = {}
-    loops: list[Node] = []
-    others: list[Node] = []
     for statement in statements:
-        if statement.type == "declaration":
-            if any(text(c) == "__shared__" for c in statement.children):
-                for declarator in statement.children_by_field_name("declarator"):
-                    if declarator.type != "array_declarator":
-                        return None
-                    name = declarator.child_by_field_name("declarator")
-                    if name is None or name.type != "identifier":
-                        return None
-                    shared[text(name)] = " ".join(text(statement.child_by_field_name("type")).split())
-                continue
-            if not _scalar_only(statement, scalars):
-                return None
-            declarations.append(statement)
-            continue
-        if statement.type == "for_statement":
-            loops.append(statement)
-        else:
-            others.append(statement)
-    if len(loops) != 3 or len(shared) != 1 or len(others) != 2:
+        if statement.type == "declaration" and any(text(c) == "__shared__" for c in statement.children):
+            for declarator in statement.children_by_field_name("declarator"):
+                name = declarator.child_by_field_name("declarator")
+                size = declarator.child_by_field_name("size")
+                if declarator.type != "array_declarator" or name is None or name.type != "identifier" or size is None:
+                    return None
+                shared[text(name)] = size
+    if not shared or len(statements) < 5:
         return None
-    part = next(iter(shared))
-    first, combine, last = loops
-    store, barrier = others
-    order = [s for s in statements if s.type != "declaration"]
-    if order != [first, store, barrier, combine, last]:
+    first_loop = next((n for n, s in enumerate(statements) if s.type == "for_statement"), None)
+    if first_loop is None or statements[-1].type != "for_statement":
         return None
-    if not _is_barrier(barrier):
+    head = statements[:first_loop]
+    barrier_at = next((n for n, s in enumerate(statements) if _is_barrier(s)), None)
+    if barrier_at is None or barrier_at < first_loop + 2:
         return None
-    total = _chunk_total(first, scalars)
+    between = statements[first_loop + 1:barrier_at]
+    stores = [s for s in between if s.type != "declaration"]
+    combine = statements[barrier_at + 1:-1]
+    declarations = [s for s in head + between if s.type == "declaration" and s.children[0].type != "__shared__"
+                    and not any(text(c) == "__shared__" for c in s.children)]
+    if len(stores) != 1 or any(s.type != "declaration" for s in head):
+        return None
+    for declaration in declarations:
+        if not _scalar_only(declaration, scalars):
+            return None
+    for statement in combine:
+        if statement.type == "declaration" and not any(text(c) == "__shared__" for c in statement.children):
+            for declarator in statement.children_by_field_name("declarator"):
+                target = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" \
+                    else declarator
+                if target is not None and target.type == "identifier":
+                    scalars[text(target)] = " ".join(
+                        w for w in text(statement.child_by_field_name("type")).split() if w != "const")
+    total = _chunk_total(statements[first_loop], scalars)
     if total is None:
         return None
     total_name, element_var, lower, upper, contribution = total
-    thread = _stored_total(store, part, total_name)
-    if thread is None:
+    stored = _stored_total(stores[0], total_name)
+    if stored is None or stored[0] not in shared or not _starts_at_zero(declarations, total_name):
         return None
-    run = _combined(combine, part, thread, scalars)
-    if run is None or not _starts_at_zero(declarations, total_name) or not _starts_at_zero(declarations, run):
-        return None
-    loop = scan_loop(kernel, last, run, scalars[run])
-    if loop is None or loop.scan is None:
+    part, stored_at = stored
+    last = statements[-1]
+    for run in _updated_names(last):
+        if run not in scalars:
+            continue
+        loop = scan_loop(kernel, last, run, scalars[run])
+        if loop is not None and loop.scan is not None:
+            break
+    else:
         return None
     if _canonical(loop.lower, Symbols(), {}) != _canonical(lower, Symbols(), {}) or \
             _canonical(loop.upper, Symbols(), {}) != _canonical(upper, Symbols(), {}) or loop.inclusive_upper:
@@ -447,15 +462,33 @@ def chunked_block_scan(kernel: KernelSyntax) -> ChunkedScan | None:
         return None
     # The element code and the contribution may use the element, the running sum, the kernel's
     # parameters and their own locals: nothing of the thread, its chunk or the shared totals.
-    chunk_names = {n for d in declarations for n in _declared(d)} - {run}
+    block_names = (set(scalars) - {run}) | set(shared) | {"threadIdx", "blockIdx", "blockDim", "gridDim"}
     for statement in loop.body:
-        used = {text(n) for n in walk(statement) if n.type == "identifier"}
-        if used & (chunk_names | {part, "threadIdx", "blockIdx", "blockDim", "gridDim"}):
+        if {text(n) for n in walk(statement) if n.type == "identifier"} & block_names:
             return None
-    for node in walk(contribution):
-        if node.type == "identifier" and text(node) in chunk_names | {part, "threadIdx", "blockIdx"}:
-            return None
-    return ChunkedScan(kernel, loop, run, scalars[run], tuple(declarations), loop.lower, loop.upper)
+    if {text(n) for n in walk(contribution) if n.type == "identifier"} & block_names:
+        return None
+    combine_decls = [s for s in combine if s.type == "declaration"]
+    combine_code = [s for s in combine if s.type != "declaration"]
+    simple = len(combine_code) == 1 and _combined(combine_code[0], part, text(stored_at), scalars) == run and \
+        _starts_at_zero(declarations + combine_decls, run) and \
+        all(_declared(d) <= {run} and is_pure(d) for d in combine_decls)
+    if not simple and any(n.type in ("call_expression",) and call_name(n) not in ("__syncthreads", "min", "max")
+                          for s in combine for n in walk(s)):
+        return None
+    return ChunkedScan(kernel, loop, run, scalars[run], tuple(declarations), loop.lower, loop.upper, total_name, part,
+                       stored_at,
+                       tuple(combine), simple, tuple(shared.items()))
+
+
+def _updated_names(loop: Node) -> list[str]:
+    names = []
+    for node in walk(loop):
+        if node.type == "assignment_expression":
+            target = unparen(node.child_by_field_name("left"))
+            if target is not None and target.type == "identifier" and text(target) not in names:
+                names.append(text(target))
+    return names
 
 
 def _scalar_only(declaration: Node, scalars: dict[str, str]) -> bool:
@@ -537,8 +570,8 @@ def _chunk_total(loop: Node, scalars: dict[str, str]) -> tuple[str, str, Node, N
     return target, text(var_node), lower, upper, right
 
 
-def _stored_total(statement: Node, part: str, total: str) -> str | None:
-    """The thread index name t of `part[t] = total;`."""
+def _stored_total(statement: Node, total: str) -> tuple[str, Node] | None:
+    """(array, index) of `array[index] = total;`."""
     if statement.type != "expression_statement" or not statement.named_children:
         return None
     expression = unparen(statement.named_children[0])
@@ -550,10 +583,10 @@ def _stored_total(statement: Node, part: str, total: str) -> str | None:
     if left is None or left.type != "subscript_expression":
         return None
     base, indices = subscript_parts(left)
-    index = unparen(indices[0]) if len(indices) == 1 else None
-    if text(unparen(base)) != part or index is None or index.type not in ("identifier", "field_expression"):
+    base = unparen(base)
+    if base is None or base.type != "identifier" or len(indices) != 1:
         return None
-    return text(index)
+    return text(base), indices[0]
 
 
 def _combined(loop: Node, part: str, thread: str, scalars: dict[str, str]) -> str | None:

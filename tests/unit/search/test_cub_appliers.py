@@ -304,6 +304,14 @@ NEAR_MISSES = {
         ("chunked_block_scan_float", "partial += x[p] * x[p];", "partial += x[p];"),
         ("chunked_block_scan_u64", "n / blockDim.x + (n % blockDim.x != 0)", "n / blockDim.x"),
         ("chunked_block_scan_u64", "totals[t] = mine;", "totals[0] = mine;"),
+        # combined totals run on stand-ins: thread 0 scans from the second total (skips one);
+        # a race (no barrier between the read and the update); the inclusive total not made
+        # exclusive; the loop over the totals stops one short
+        ("chunked_serial_totals", "for (int k = 1; k < blockDim.x; ++k)", "for (int k = 2; k < blockDim.x; ++k)"),
+        ("chunked_hillis_steele", "long long add = tid >= off ? sums[tid - off] : 0;\n        __syncthreads();",
+         "long long add = tid >= off ? sums[tid - off] : 0;"),
+        ("chunked_hillis_steele", "long long acc = sums[tid] - mine;", "long long acc = sums[tid];"),
+        ("chunked_hillis_steele", "off < blockDim.x; off *= 2", "off < blockDim.x / 2; off *= 2"),
         # pointer walks: advanced twice per element; read one ahead; advanced on some elements only
         ("walk_scan_countdown", "acc += *in++;", "acc += *in++; in++;"),
         ("walk_scan_end", "s += *p;", "s += p[1];"),

@@ -32,6 +32,7 @@ from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.access import accesses
+from regrapht.idioms.block_sim import prefix_of_totals
 from regrapht.idioms.items import ELEMENT, ItemLoop, ItemProgram, ItemStatement, item_program, single_program
 from regrapht.idioms.pointer_walks import indexed_pointer_walks
 from regrapht.idioms.scans import (
@@ -181,7 +182,7 @@ class ParallelScan:
             return []
         count = next((name for name, param in found.kernel.scalars.items()
                       if plain_type(param.base_type) in INDEX_TYPES and _tiles(found, given, name, threads)), None)
-        if count is None:
+        if count is None or not _combines_totals(found, given, threads, count):
             return []
         plan = _loop_plan(found.loop, (), (), given.kernel.split("<")[0])
         value_type = plain_type(found.value_type)
@@ -253,6 +254,24 @@ def _tiles(found: ChunkedScan, given: ApplierInput, name: str, threads: int) -> 
         if covered != size:
             return False
     return True
+
+
+def _combines_totals(found: ChunkedScan, given: ApplierInput, threads: int, count: str) -> bool:
+    """Whether the combine step gives every thread the sum of the totals of the threads before
+    it: by its shape, or by running it for the launch's block on stand-in totals."""
+    if found.simple_combine:
+        return True
+    known = {count: CHUNK_SAMPLES[-1]} | dict(found.kernel.constants) | dict(given.constants)
+    sizes = {}
+    for name, size in found.shared_sizes:
+        value = value_of(text(size), known)
+        if value is None or value <= 0:
+            return False
+        sizes[name] = value
+    # A warp's worth first: a wrong combination shows there at a fraction of the cost.
+    return all(prefix_of_totals(list(found.declarations), found.total, found.totals, found.stored_at,
+                                list(found.combine), found.accumulator, size, known, sizes)
+               for size in sorted({min(threads, 32), threads}))
 
 
 def _reads_at_position(loop: ItemLoop) -> bool:

@@ -1,0 +1,330 @@
+"""A small interpreter for the shared-memory phase of a one-block kernel, run in lock step.
+
+`prefix_of_totals(...)` answers one question about the code between the chunk totals of a
+one-block scan (`part[tid] = s; __syncthreads();`) and the rescan loop: does every thread end with
+`run == part[0] + ... + part[tid - 1]`, whatever the totals were? It runs that code for every
+thread of the block on integer stand-ins for the totals (random, so that a wrong combination is
+not equal by accident), with `__syncthreads()` anywhere (threads are generators that yield at a
+barrier; all must reach the same number of barriers). Each thread combines what the kernel
+wrote into shared memory, so the usual forms are all read the same way: a thread summing the
+totals before it, thread 0 scanning them serially (in place or into another array), a
+Hillis-Steele or Blelloch scan over them.
+
+Only integer scalar arithmetic, shared arrays, `if`, `for`, `while` and `min`/`max` are
+interpreted; anything else (a load from global memory, a call, `break`, a value that is not an
+integer) makes the answer "unknown", as does running out of the step budget.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, Mapping
+
+from tree_sitter import Node
+
+from regrapht.idioms.syntax import call_args, call_name, condition_of, named_statements, text, unparen
+
+STEP_BUDGET = 400_000  # a few seconds at most; O(threads^2) combines of big blocks give up
+
+
+class _Unknown(Exception):
+    """Internal: the code does something this interpreter does not model (caught below)."""
+
+
+Env = dict[str, int]
+
+
+class _Block:
+    def __init__(self, threads: int, constants: Mapping[str, int], shared_sizes: Mapping[str, int]) -> None:
+        self.threads = threads
+        self.constants = dict(constants)
+        self.shared_sizes = dict(shared_sizes)
+        self.shared: dict[str, list[int]] = {}
+        self.steps = 0
+        self.poison = random.Random(7)
+        # Shared elements touched since the last barrier: (array, index) -> (writer, readers).
+        self.touched: dict[tuple[str, int], tuple[int | None, set[int]]] = {}
+        self.texts: dict[int, str] = {}
+
+    def t(self, node: Node | None) -> str:
+        """The node's text, once per node (the same statements run for every thread)."""
+        if node is None:
+            return ""
+        found = self.texts.get(node.id)
+        if found is None:
+            found = self.texts[node.id] = text(node)
+        return found
+
+    def touch(self, array: str, index: int, thread: int, write: bool) -> None:
+        """Record an access; two threads touching one element between barriers, one of them
+        writing, is a race: its outcome depends on the order, which this run cannot stand for."""
+        writer, readers = self.touched.get((array, index), (None, set()))
+        if writer is not None and writer != thread:
+            raise _Unknown("race")
+        if write:
+            if readers - {thread}:
+                raise _Unknown("race")
+            writer = thread
+        else:
+            readers = readers | {thread}
+        self.touched[(array, index)] = (writer, readers)
+
+    def array(self, name: str) -> list[int]:
+        if name not in self.shared:
+            size = self.shared_sizes[name]
+            self.shared[name] = [self.poison.randrange(1 << 50, 1 << 51) for _ in range(size)]
+        return self.shared[name]
+
+    # ------------------------------------------------------------------------------ statements
+    def run(self, statements: list[Node], env: Env) -> Iterator[None]:
+        for statement in statements:
+            yield from self.execute(statement, env)
+
+    def execute(self, node: Node, env: Env) -> Iterator[None]:
+        self.tick()
+        kind = node.type
+        if kind == "comment":
+            return
+        if kind == "compound_statement":
+            yield from self.run(named_statements(node), env)
+        elif kind == "declaration":
+            self.declare(node, env)
+        elif kind == "expression_statement":
+            expression = unparen(node.named_children[0]) if node.named_children else None
+            if expression is None:
+                return
+            if expression.type == "call_expression" and call_name(expression) == "__syncthreads":
+                yield None
+            else:
+                self.value(expression, env)
+        elif kind == "if_statement":
+            condition = condition_of(node)
+            branch = node.child_by_field_name("consequence") if self.value(condition, env) else \
+                node.child_by_field_name("alternative")
+            if branch is not None:
+                if branch.type == "else_clause":
+                    branch = branch.named_children[0] if branch.named_children else None
+                if branch is not None:
+                    yield from self.execute(branch, env)
+        elif kind == "for_statement":
+            init = node.child_by_field_name("initializer")
+            if init is not None:
+                if init.type == "declaration":
+                    self.declare(init, env)
+                else:
+                    self.value(init, env)
+            condition, update, body = (node.child_by_field_name(f) for f in ("condition", "update", "body"))
+            while condition is None or self.value(condition, env):
+                if body is not None:
+                    yield from self.execute(body, env)
+                if update is not None:
+                    self.value(update, env)
+        elif kind == "while_statement":
+            condition, body = condition_of(node), node.child_by_field_name("body")
+            while self.value(condition, env):
+                if body is not None:
+                    yield from self.execute(body, env)
+        else:
+            raise _Unknown(kind)
+
+    def declare(self, node: Node, env: Env) -> None:
+        if any(self.t(c) in ("static", "extern") for c in node.children):
+            raise _Unknown("storage")
+        shared = any(self.t(c) == "__shared__" for c in node.children)
+        for declarator in node.children_by_field_name("declarator"):
+            if shared:
+                name = declarator.child_by_field_name("declarator")
+                if declarator.type != "array_declarator" or name is None or self.t(name) not in self.shared_sizes:
+                    raise _Unknown("shared")
+                self.array(self.t(name))
+                continue
+            if declarator.type == "init_declarator":
+                target = declarator.child_by_field_name("declarator")
+                if target is None or target.type != "identifier":
+                    raise _Unknown("declarator")
+                env[self.t(target)] = self.value(declarator.child_by_field_name("value"), env)
+            elif declarator.type == "identifier":
+                env[self.t(declarator)] = self.poison.randrange(1 << 50, 1 << 51)  # uninitialised
+            else:
+                raise _Unknown("declarator")
+
+    # ------------------------------------------------------------------------------ expressions
+    def tick(self) -> None:
+        self.steps += 1
+        if self.steps > STEP_BUDGET:
+            raise _Unknown("budget")
+
+    def value(self, node: Node | None, env: Env) -> int:
+        self.tick()
+        node = unparen(node)
+        if node is None:
+            raise _Unknown("missing")
+        kind = node.type
+        if kind == "number_literal":
+            literal = self.t(node).lower().rstrip("ulf")
+            try:
+                return int(literal, 0)
+            except ValueError:
+                number = float(literal)
+                if number != int(number):
+                    raise _Unknown("fraction") from None
+                return int(number)
+        if kind == "identifier":
+            name = self.t(node)
+            if name in env:
+                return env[name]
+            if name in self.constants:
+                return self.constants[name]
+            raise _Unknown(name)
+        if kind == "field_expression":
+            name = "".join(self.t(node).split())
+            builtins = {"threadIdx.x": env["@thread"], "blockDim.x": self.threads, "blockIdx.x": 0, "gridDim.x": 1}
+            if name not in builtins:
+                raise _Unknown(name)
+            return builtins[name]
+        if kind == "subscript_expression":
+            name, array, index = self.element(node, env)
+            self.touch(name, index, env["@thread"], write=False)
+            return array[index]
+        if kind == "cast_expression":
+            return self.value(node.child_by_field_name("value"), env)
+        if kind == "conditional_expression":
+            chosen = "consequence" if self.value(node.child_by_field_name("condition"), env) else "alternative"
+            return self.value(node.child_by_field_name(chosen), env)
+        if kind == "call_expression" and call_name(node) in ("min", "max") and len(call_args(node)) == 2:
+            a, b = (self.value(x, env) for x in call_args(node))
+            return min(a, b) if call_name(node) == "min" else max(a, b)
+        if kind == "assignment_expression":
+            return self.assign(node, env)
+        if kind == "update_expression":
+            return self.update(node, env)
+        if kind == "unary_expression":
+            operator = self.t(node.child_by_field_name("operator"))
+            argument = self.value(node.child_by_field_name("argument"), env)
+            unary: dict[str, Callable[[int], int]] = {"-": lambda a: -a, "+": lambda a: a, "!": lambda a: int(not a)}
+            if operator not in unary:
+                raise _Unknown(operator)
+            return unary[operator](argument)
+        if kind == "comma_expression":
+            self.value(node.child_by_field_name("left"), env)
+            return self.value(node.child_by_field_name("right"), env)
+        if kind == "binary_expression":
+            operator = self.t(node.child_by_field_name("operator"))
+            left = self.value(node.child_by_field_name("left"), env)
+            if operator == "&&":
+                return int(bool(left) and bool(self.value(node.child_by_field_name("right"), env)))
+            if operator == "||":
+                return int(bool(left) or bool(self.value(node.child_by_field_name("right"), env)))
+            return _binary(operator, left, self.value(node.child_by_field_name("right"), env))
+        raise _Unknown(kind)
+
+    def element(self, node: Node, env: Env) -> tuple[str, list[int], int]:
+        base = unparen(node.child_by_field_name("argument"))
+        indices = node.child_by_field_name("indices")
+        index_nodes = [c for c in indices.named_children if c.type != "comment"] if indices is not None else []
+        if base is None or base.type != "identifier" or self.t(base) not in self.shared_sizes or len(index_nodes) != 1:
+            raise _Unknown("array")
+        array = self.array(self.t(base))
+        index = self.value(index_nodes[0], env)
+        if not 0 <= index < len(array):
+            raise _Unknown("bounds")
+        return self.t(base), array, index
+
+    def assign(self, node: Node, env: Env) -> int:
+        operator = self.t(node.child_by_field_name("operator"))
+        target = unparen(node.child_by_field_name("left"))
+        right = self.value(node.child_by_field_name("right"), env)
+        if target is not None and target.type == "identifier":
+            old = env.get(self.t(target))
+            if old is None:
+                raise _Unknown("undeclared")
+            new = right if operator == "=" else _binary(operator[:-1], old, right)
+            env[self.t(target)] = new
+            return new
+        if target is not None and target.type == "subscript_expression":
+            name, array, index = self.element(target, env)
+            if operator != "=":
+                self.touch(name, index, env["@thread"], write=False)
+            self.touch(name, index, env["@thread"], write=True)
+            new = right if operator == "=" else _binary(operator[:-1], array[index], right)
+            array[index] = new
+            return new
+        raise _Unknown("target")
+
+    def update(self, node: Node, env: Env) -> int:
+        target = unparen(node.child_by_field_name("argument"))
+        if target is None or target.type != "identifier" or self.t(target) not in env:
+            raise _Unknown("update")
+        name = self.t(target)
+        operator = self.t(node.child_by_field_name("operator"))
+        old = env[name]
+        env[name] = old + (1 if operator == "++" else -1)
+        prefix = node.children[0].type in ("++", "--")
+        return env[name] if prefix else old
+
+
+def _binary(operator: str, a: int, b: int) -> int:
+    if operator in ("/", "%"):
+        if b == 0:
+            raise _Unknown("division by zero")
+        quotient = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+        return quotient if operator == "/" else a - quotient * b
+    table: dict[str, Callable[[int, int], int]] = {
+        "+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y,
+        "<": lambda x, y: int(x < y), ">": lambda x, y: int(x > y), "<=": lambda x, y: int(x <= y),
+        ">=": lambda x, y: int(x >= y), "==": lambda x, y: int(x == y), "!=": lambda x, y: int(x != y),
+        "<<": lambda x, y: x << y if 0 <= y < 64 else _refuse(), ">>": lambda x, y: x >> y if 0 <= y < 64 else _refuse(),
+        "&": lambda x, y: x & y, "|": lambda x, y: x | y, "^": lambda x, y: x ^ y,
+    }
+    if operator not in table:
+        raise _Unknown(operator)
+    return table[operator](a, b)
+
+
+def _refuse() -> int:
+    raise _Unknown("shift")
+
+
+def prefix_of_totals(prelude: list[Node], total: str, totals: str, stored_at: Node, combine: list[Node], run: str,
+                     threads: int, constants: Mapping[str, int], shared_sizes: Mapping[str, int]) -> bool:
+    """Whether, after `prelude` (declarations), `totals[stored_at] = total` (the thread's chunk
+    total) in every thread and a barrier, the `combine` statements leave `run == totals[0] + ...
+    + totals[t - 1]` in every thread t (without races between barriers)."""
+    block = _Block(threads, constants, shared_sizes)
+    stand_ins = random.Random(11)
+    values = [stand_ins.randrange(1, 1 << 31) for _ in range(threads)]
+    envs: list[Env] = []
+    try:
+        stored = block.array(totals)
+        for thread in range(threads):
+            env: Env = {"@thread": thread}
+            for statement in prelude:
+                for _ in block.execute(statement, env):
+                    return False  # a barrier among the declarations
+            index = block.value(stored_at, env)
+            if not 0 <= index < len(stored):
+                return False
+            stored[index] = values[thread]
+            env[total] = values[thread]
+            envs.append(env)
+        runners = [block.run(combine, env) for env in envs]
+        while True:
+            block.touched.clear()  # a barrier (the first: the one after the totals)
+            finished = 0
+            for runner in runners:
+                try:
+                    next(runner)
+                except StopIteration:
+                    finished += 1
+            if finished == len(runners):
+                break
+            if finished:
+                return False  # some threads left while others wait at a barrier
+    except _Unknown:
+        return False
+    prefix = 0
+    for thread, env in enumerate(envs):
+        if env.get(run) != prefix:
+            return False
+        prefix += values[thread]
+    return True
