@@ -1,6 +1,6 @@
-"""GPU suite: every rewrite of the reduction/row/CSR/column/scan appliers against its original.
+"""GPU suite: every rewrite of the reduction/row/CSR/column/scan and GEMM appliers against its original.
 
-For each kernel under tests/data/appliers/ (and each kernel of bench/corpus/train that one of
+For each kernel under tests/data/appliers/ and tests/data/batched_gemm/ (and each kernel of bench/corpus/train that one of
 these appliers rewrites), every rewrite is compiled, checked against the original on fresh
 inputs by the evaluator (odd-size variant included) and timed. A rewrite that is wrong, does not
 compile or crashes fails the test; slower is allowed here (the search keeps only faster ones)
@@ -18,10 +18,12 @@ import pytest
 
 from regrapht.app.optimize import kernel_target
 from regrapht.search.appliers import ApplierInput, DeviceLimits
+from regrapht.search.appliers.batched_matmul import BatchedSmallMatmul
 from regrapht.search.appliers.column_reduction import ColumnSplitReduction
 from regrapht.search.appliers.common import Applier
 from regrapht.search.appliers.csr_rows import CsrGroupPerRow
 from regrapht.search.appliers.full_reduction import BlockReduceAtomic
+from regrapht.search.appliers.matmul import MatmulTiling
 from regrapht.search.appliers.row_ops import GroupPerRow
 from regrapht.search.appliers.scan import ParallelScan
 from regrapht.spec.model import load_spec
@@ -34,8 +36,9 @@ pytestmark = pytest.mark.gpu
 
 ROOT = Path(__file__).resolve().parents[2]
 APPLIERS: tuple[Applier, ...] = (BlockReduceAtomic(), GroupPerRow(), CsrGroupPerRow(), ColumnSplitReduction(),
-                                 ParallelScan())
+                                 ParallelScan(), BatchedSmallMatmul(), MatmulTiling())
 SPECS = sorted([*(ROOT / "tests/data/appliers").glob("*.regrapht.toml"),
+                *(ROOT / "tests/data/batched_gemm").glob("*.regrapht.toml"),
                 *(ROOT / "bench/corpus/train").glob("**/*.regrapht.toml")])
 
 
@@ -63,7 +66,7 @@ def test_every_rewrite_matches_the_original(spec_path: Path, gpu_worker: GpuWork
                         evaluation.reason)
                 assert evaluation.verified, f"{spec_path.name}: {kernel.name}: {rewrite.note}: {evaluation}"
                 checked += 1
-    if "tests/data/appliers" in str(spec_path):
+    if "tests/data/appliers" in str(spec_path) or "tests/data/batched_gemm" in str(spec_path):
         assert checked > 0, "an applier test kernel got no rewrite"
 
 

@@ -64,7 +64,7 @@ class BatchedSmallMatmul:
                 return []
             body = _body(product, rows, threads, capacity)
             shape = f"{m}x{n}" if m is not None and n is not None else "small"
-            held = f"{group} matrices" if group is not None else "a group of matrices"
+            held = (f"{group} matri{'x' if group == 1 else 'ces'}" if group is not None else "a group of matrices")
             rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(threads),)),
                                     f"{held} of {shape} per block in shared memory, {rows} outputs per thread"))
         return rewrites
