@@ -166,6 +166,15 @@ def test_csr_rows_read_values_indices_and_vector_through_the_read_only_path() ->
     assert "__ldg(&" in walked and "++v;" not in walked
 
 
+def test_row_scans_are_tiled_with_several_items_per_thread_first() -> None:
+    first, *others = _rewrite("row_exclusive_scan_int")
+    assert "cub::BlockExchange<int, 256, " in first.source and "WarpStripedToBlocked" in first.source
+    assert "ExclusiveSum(rg_scanned_, rg_scanned_, rg_tile_total_)" in first.source
+    assert first.launch.block == ("256",) and others  # the one-item-per-lane groups remain candidates
+    cumsum = _rewrite("row_cumsum")[0]
+    assert "InclusiveSum(rg_scanned_, rg_scanned_, rg_tile_total_)" in cumsum.source
+
+
 def test_whole_array_scan_is_single_pass() -> None:
     [rewrite] = _rewrite("array_scan_single")
     assert "cub::BlockScan<float, 256, cub::BLOCK_SCAN_WARP_SCANS>" in rewrite.source

@@ -206,3 +206,72 @@ if (threadIdx.x == 0) {{
     }}
 }}"""
     return "\n" + indent_code(code) + "\n"
+
+
+def row_tiles_body(plan: ScanPlan, items: int, item: str, item_type: str, bound: str, kept: str) -> str:
+    """A block per item (row) scanning its [lower, end) in tiles of `SCAN_BLOCK * items`
+    positions: warp-striped loads, `cub::BlockExchange` to a blocked arrangement,
+    `cub::BlockScan` with `items` per thread, back to warp-striped for the element statements,
+    and the tile's total carried to the next tile. Statements after the loop (`plan.tail`) run
+    once per item, on thread 0, with the accumulator at the row's total."""
+    p = PREFIX
+    t, var_type, x = plan.value_type, plan.var_type, plan.accumulator
+    tile = SCAN_BLOCK * items
+    warp_span = 32 * items
+    decls = (plan.position_decls + "\n" + plan.decls).strip()
+    scan_call = "ExclusiveSum" if plan.exclusive else "InclusiveSum"
+    code = f"""// One block per row: tiles of {tile} positions loaded warp-striped (coalesced), scanned by
+// cub::BlockScan ({items} per thread) after a cub::BlockExchange, the tile total carried on.
+{kept}
+typedef cub::BlockExchange<{t}, {SCAN_BLOCK}, {items}> {p}exchange_t_;
+typedef cub::BlockScan<{t}, {SCAN_BLOCK}, cub::BLOCK_SCAN_WARP_SCANS> {p}scan_t_;
+__shared__ union {{
+    typename {p}exchange_t_::TempStorage exchange;
+    typename {p}scan_t_::TempStorage scan;
+}} {p}temp_;
+const unsigned int {p}lane_ = threadIdx.x & 31u, {p}warp_ = threadIdx.x >> 5;
+for (long long {p}item_ = blockIdx.x; {p}item_ < (long long)({bound}); {p}item_ += gridDim.x) {{
+    const {item_type} {item} = ({item_type}){p}item_;
+{indent_code(plan.head)}
+    {t} {p}carry_ = {x};
+    const long long {p}lower_ = (long long)({plan.lower}), {p}upper_ = (long long)({plan.end});
+    for (long long {p}tile_ = {p}lower_; {p}tile_ < {p}upper_; {p}tile_ += {tile}) {{
+        const long long {p}first_ = {p}tile_ + (long long){p}warp_ * {warp_span} + {p}lane_;
+        {t} {p}values_[{items}], {p}scanned_[{items}];
+#pragma unroll
+        for (int {p}k_ = 0; {p}k_ < {items}; ++{p}k_) {{
+            const long long {p}pos_ = {p}first_ + {p}k_ * 32;
+            {t} {p}value_ = ({t})0;
+            if ({p}pos_ < {p}upper_) {{
+                const {var_type} {plan.var} = ({var_type}){p}pos_;
+{indent_code(decls, 16)}
+                {p}value_ = ({plan.contribution});
+            }}
+            {p}values_[{p}k_] = {p}value_;
+            {p}scanned_[{p}k_] = {p}value_;
+        }}
+        {p}exchange_t_({p}temp_.exchange).WarpStripedToBlocked({p}scanned_);
+        __syncthreads();
+        {t} {p}tile_total_;
+        {p}scan_t_({p}temp_.scan).{scan_call}({p}scanned_, {p}scanned_, {p}tile_total_);
+        __syncthreads();
+        {p}exchange_t_({p}temp_.exchange).BlockedToWarpStriped({p}scanned_);
+        const {t} {p}prefix_ = {p}carry_;
+#pragma unroll
+        for (int {p}k_ = 0; {p}k_ < {items}; ++{p}k_) {{
+            const long long {p}pos_ = {p}first_ + {p}k_ * 32;
+            if ({p}pos_ < {p}upper_) {{
+                const {var_type} {plan.var} = ({var_type}){p}pos_;
+{indent_code(plan.position_decls, 16)}
+{indent_code(plan.element_code, 16)}
+            }}
+        }}
+        {p}carry_ = {p}carry_ + {p}tile_total_;
+        __syncthreads();
+    }}
+    if (threadIdx.x == 0) {{
+        {x} = {p}carry_;
+{indent_code(plan.tail, 8)}
+    }}
+}}"""
+    return "\n" + indent_code(code) + "\n"

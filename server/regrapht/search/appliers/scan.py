@@ -63,6 +63,7 @@ from regrapht.search.appliers.lookback import (
     SCANNABLE,
     ScanPlan,
     items_per_thread,
+    row_tiles_body,
     single_pass_body,
     state_globals,
 )
@@ -116,7 +117,7 @@ class ParallelScan:
             groups = [Group("block", 1024), Group("block", 512)]
         else:
             groups = [Group("block", 256), Group("block", 1024)]
-        rewrites = []
+        rewrites = self._row_tiles(given, program, located, rows, extent)
         for group in groups:
             body = cooperative_body(program, group)
             if body is None:
@@ -126,6 +127,36 @@ class ParallelScan:
                                     LaunchConfig((grid,), (str(group.block),), given.launch.shared_bytes),
                                     group.describe().format(item="row") + ", tiles scanned by CUB with a carry"))
         return rewrites
+
+    def _row_tiles(self, given: ApplierInput, program: ItemProgram, located: KernelText, rows: str,
+                   extent: int | None) -> list[Rewrite]:
+        """A block per row scanning tiles of 256 x items (items per thread from the row length
+        and the value size) when the row program is declarations, the scan loop, and statements
+        after it that only use the row's total."""
+        loops = program.loops
+        item = program.item
+        if len(loops) != 1 or loops[0].scan is None or item is None or not _reads_at_position(loops[0]):
+            return []
+        loop = loops[0]
+        position = program.steps.index(loop)
+        before, after = program.steps[:position], program.steps[position + 1:]
+        if any(not isinstance(s, ItemStatement) or s.writes or s.node.type != "declaration" for s in before):
+            return []
+        if any(not isinstance(s, ItemStatement) for s in after):
+            return []
+        size = SCANNABLE.get(resolved_type(loop.scan.type if loop.scan else "", program.kernel, given.kernel))
+        if size is None:
+            return []
+        items = items_per_thread(size, given.device)
+        while extent is not None and items > 1 and SCAN_BLOCK * items // 2 >= extent:
+            items //= 2  # one tile covers the row: no idle lanes beyond it
+        plan = _loop_plan(loop, before, after, given.kernel.split("<")[0])
+        kept = "\n".join(text(d) for d in program.kept_prelude)
+        body = row_tiles_body(plan, items, item.name, plain_type(item.type), " ".join(item.bound.split()), kept)
+        launch = LaunchConfig((rows,), (str(SCAN_BLOCK),), given.launch.shared_bytes)
+        return [Rewrite(with_cub(with_body(given, located, body)), launch,
+                        f"one {SCAN_BLOCK}-thread block per row, tiles of {SCAN_BLOCK}x{items} by cub::BlockScan "
+                        "(warp-striped loads, cub::BlockExchange), carry between tiles")]
 
     # ------------------------------------------------------------------------------ whole array
     def _whole(self, given: ApplierInput, program: ItemProgram, located: KernelText,
