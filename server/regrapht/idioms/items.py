@@ -49,6 +49,7 @@ from regrapht.idioms.syntax import (
 from regrapht.idioms.threads import ItemIndex, ThreadMapping, thread_mapping
 
 ReduceOp = Literal["sum", "max", "min", "argmax", "argmin"]
+ITEM_AXES = frozenset({"x", "y", "z", "grid_xy", "block_xy"})
 SingleThread = Literal["grid", "block", "none"]
 ELEMENT = "@element"  # the loop variable of every item loop, in canonical index polynomials
 _MAX_CALLS = {"fmaxf": "max", "fmax": "max", "max": "max", "fminf": "min", "fmin": "min", "min": "min"}
@@ -142,11 +143,13 @@ class _Refused(Exception):
 
 
 def item_program(kernel: KernelSyntax) -> ItemProgram | None:
-    """The per-item program of a kernel with one thread per item along x, or None."""
+    """The per-item program of a kernel with one thread per item (see ITEM_AXES), or None."""
     if not _plain_kernel(kernel):
         return None
     mapping = thread_mapping(kernel)
-    if mapping is None or len(mapping.indices) != 1 or mapping.indices[0].axis != "x":
+    # One thread per item along x, y or z, or a linear id over a 2-D grid of 1-D blocks or a
+    # 1-D grid of 2-D blocks (the appliers check that the launch runs one thread per item).
+    if mapping is None or len(mapping.indices) != 1 or mapping.indices[0].axis not in ITEM_AXES:
         return None
     item = mapping.indices[0]
     kept = _kept_prelude(mapping)

@@ -34,7 +34,19 @@ from regrapht.idioms.syntax import (
 )
 
 GLOBAL_Z = Poly.of({("blockDim.z", "blockIdx.z"): 1, ("threadIdx.z",): 1})
-AXES = {"x": GLOBAL_X, "y": GLOBAL_Y, "z": GLOBAL_Z}
+# Linear thread ids over two launch dimensions: a 2-D grid of 1-D blocks
+# (`(blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x`) and a 1-D grid of 2-D
+# blocks (`blockIdx.x * blockDim.x * blockDim.y + threadIdx.y * blockDim.x + threadIdx.x`).
+LINEAR_GRID_XY = Poly.of({("blockDim.x", "blockIdx.x"): 1, ("blockDim.x", "blockIdx.y", "gridDim.x"): 1,
+                          ("threadIdx.x",): 1})
+LINEAR_BLOCK_XY = Poly.of({("blockDim.x", "blockDim.y", "blockIdx.x"): 1, ("blockDim.x", "threadIdx.y"): 1,
+                           ("threadIdx.x",): 1})
+AXES = {"x": GLOBAL_X, "y": GLOBAL_Y, "z": GLOBAL_Z, "grid_xy": LINEAR_GRID_XY, "block_xy": LINEAR_BLOCK_XY}
+# The launch dimensions (grid, block) each axis spans; every other dimension must be 1 for the
+# kernel to run one thread per item.
+AXIS_DIMENSIONS = {"x": (("grid", 0), ("block", 0)), "y": (("grid", 1), ("block", 1)),
+                   "z": (("grid", 2), ("block", 2)), "grid_xy": (("grid", 0), ("grid", 1), ("block", 0)),
+                   "block_xy": (("grid", 0), ("block", 0), ("block", 1))}
 MappingForm = Literal["if", "return", "grid_stride"]
 
 

@@ -140,6 +140,23 @@ def test_columns_per_thread_share_the_row_loop() -> None:
     assert notes and not any("per thread" in n for n in notes)
 
 
+def test_items_along_y_or_a_linear_2d_id_need_a_launch_of_one_thread_per_item() -> None:
+    assert _rewrite("column_sum_yaxis") and _rewrite("gemv_rows_block2d") and _rewrite("spmv_csr_grid2d")
+    _, given = case_input("column_sum_yaxis")
+    # 32 threads along x run every column 32 times (the original's duplicate writes): not one per item
+    doubled = ApplierInput(given.source, given.kernel, LaunchConfig(("1", "(ncols + 3) / 4"), ("32", "4")),
+                           given.constants, given.device)
+    assert ColumnSplitReduction().apply(doubled) == []
+    # a grid that does not reach the last columns
+    short = ApplierInput(given.source, given.kernel, LaunchConfig(("1", "ncols / 128"), ("1", "128")),
+                         given.constants, given.device)
+    assert ColumnSplitReduction().apply(short) == []
+    _, grid2d = case_input("spmv_csr_grid2d")
+    missing_y = ApplierInput(grid2d.source, grid2d.kernel, LaunchConfig(("min((rows + 127) / 128, 16)",), ("128",)),
+                             grid2d.constants, grid2d.device)
+    assert CsrGroupPerRow().apply(missing_y) == []
+
+
 def test_short_rows_get_part_of_a_warp() -> None:
     first = _rewrite("row_mean_short")[0]
     assert "cub::WarpReduce<float, 4>" in first.source and first.launch.grid == ("(samples + 63) / 64",)

@@ -21,6 +21,7 @@ from typing import Literal
 from regrapht.errors import InputError
 from regrapht.idioms.items import Accumulator, ItemLoop, ItemProgram, ItemStatement, SingleThread
 from regrapht.idioms.syntax import text, walk
+from regrapht.idioms.threads import AXIS_DIMENSIONS
 from regrapht.search.appliers.common import ApplierInput, block_dims, ceil_parts
 from regrapht.spec.expr import evaluate_int, names_in
 
@@ -352,12 +353,14 @@ def original_covers(given: ApplierInput, program: ItemProgram) -> bool:
     """Whether the original launch runs exactly one thread per item index in [0, bound): a
     1-D block, and a grid of ceil(bound / block) (or any grid for a grid-stride loop)."""
     launch = given.launch
+    mapping, item = program.mapping, program.item
+    if mapping is None or item is None:
+        return False
+    if item.axis != "x":
+        return _covers_along(given, program, item.axis)
     if len(launch.block) > 1 and any(value_of(b, given) != 1 for b in launch.block[1:]):
         return False
     if len(launch.grid) > 1 and any(value_of(g, given) != 1 for g in launch.grid[1:]):
-        return False
-    mapping, item = program.mapping, program.item
-    if mapping is None or item is None:
         return False
     if mapping.form == "grid_stride":
         return True
@@ -367,6 +370,26 @@ def original_covers(given: ApplierInput, program: ItemProgram) -> bool:
             " ".join(parts[0].split()) == " ".join(item.bound.split()):
         return True
     return covers_everywhere(given, (launch.grid[0], launch.block[0]), item.bound, program.kernel.constants)
+
+
+def _covers_along(given: ApplierInput, program: ItemProgram, axis: str) -> bool:
+    """`original_covers` for an item index along y or z, or linear over two launch dimensions:
+    the dimensions it spans cover the bound, every other dimension is 1."""
+    item = program.item
+    spanned = AXIS_DIMENSIONS.get(axis)
+    if item is None or spanned is None or (program.mapping is not None and program.mapping.form == "grid_stride"):
+        return False
+    launch = given.launch
+    factors = []
+    for kind, dims in (("grid", launch.grid), ("block", launch.block)):
+        for position, expression in enumerate(dims):
+            if (kind, position) in spanned:
+                factors.append(expression)
+            elif value_of(expression, given) != 1:
+                return False
+    if len(factors) != len(spanned):
+        return False
+    return covers_everywhere(given, tuple(factors), item.bound, program.kernel.constants)
 
 
 # Values tried for a scalar the spec leaves free (the problem size that the odd-size check changes).
