@@ -1,6 +1,7 @@
 """BatchedSmallMatmul on the batched-product idiom: batched GEMMs whose threads are mapped in
 different ways (block per matrix with threadIdx as (row, col), a flat id divided by M*N, a
-grid-stride batch loop, a 1-D block split by `%`), fixed (template, #define) or runtime sizes,
+grid-stride batch loop, a 1-D block split by `%`, a thread per matrix or per row looping over
+the rest), fixed (template, #define) or runtime sizes,
 float and double, transposed operands, alpha/beta, get groups of matrices staged in shared
 memory; near-misses (a data-dependent k bound, an output aliasing an operand, a non-affine
 index, a launch axis no coordinate uses, a guard narrower than the matrix) do not; every
@@ -79,6 +80,32 @@ __global__ void bmm_split(const float *x, const float *w, float *y, int n_mats, 
     }
 }
 """, "bmm_split", LaunchConfig(("1", "n_mats"), ("rows * cols",)), {"n_mats": 4096, "rows": 12, "cols": 12, "inner": 12}),
+    "thread_per_matrix_loops": ("""
+#define DIM 6
+__global__ void bmm_per_thread(const float *A, const float *B, float *C, int nb) {
+    int b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b < nb) {
+        for (int i = 0; i < DIM; i++)
+            for (int j = 0; j < DIM; j++) {
+                float s = 0.0f;
+                for (int k = 0; k < DIM; k++) s += A[b * DIM * DIM + i * DIM + k] * B[b * DIM * DIM + k * DIM + j];
+                C[b * DIM * DIM + i * DIM + j] = s;
+            }
+    }
+}
+""", "bmm_per_thread", LaunchConfig(("(nb + 127) / 128",), ("128",)), {"nb": 100000}),
+    "thread_per_row_double": ("""
+__global__ void bmm_rows(const double *A, const double *B, double *C, int nb, int M, int N, int K) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int b = t / M, i = t % M;
+    if (b >= nb) return;
+    for (int j = 0; j < N; ++j) {
+        double s = 0;
+        for (int k = 0; k < K; ++k) s += A[(b * M + i) * K + k] * B[(b * K + k) * N + j];
+        C[(b * M + i) * N + j] = s;
+    }
+}
+""", "bmm_rows", LaunchConfig(("(nb * M + 255) / 256",), ("256",)), {"M": 8, "N": 8, "K": 8}),
 }
 
 NEAR_MISSES: dict[str, tuple[str, LaunchConfig, dict[str, int]]] = {
