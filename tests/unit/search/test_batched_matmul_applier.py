@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cpu_cuda import needs_gxx, same_outputs, spec_text
 from nvcc_check import compile_ok, needs_nvcc
 
 from regrapht.idioms.batched_gemm import batched_product
@@ -241,3 +242,48 @@ def test_the_problem_size_scalar_may_be_unknown() -> None:
     source, name, launch, constants = MATCHES["flat_id_double_alpha_beta_bt"]
     rewrites = BatchedSmallMatmul().apply(ApplierInput(source, name, launch, {"M": 24, "N": 20, "K": 12}, H200_LIKE))
     assert rewrites and rewrites[0].launch.grid == ("min((batch + 2) / 3, 1056)",)  # 3 of 24x20 give 256 threads 4 rows each
+
+
+F, D = "const float*", "const double*"
+# Per case: the spec (the original's launch) and small odd sizes to run both at on the CPU.
+ON_CPU: dict[str, tuple[str, dict[str, int]]] = {
+    "template_block_per_matrix": (spec_text("bmm_tpl<16>", ["count"], ["16", "16"], [
+        ("A", F, "count * 256", ""), ("B", F, "count * 256", ""), ("C", "float*", "count * 256", "out"),
+        ("count", "int", "40", "")]), {"count": 37}),
+    "flat_id_double_alpha_beta_bt": (spec_text("dbmm_flat", ["(batch * M * N + 255) / 256"], ["256"], [
+        ("batch", "int", "8", ""), ("M", "int", "24", ""), ("N", "int", "20", ""), ("K", "int", "12", ""),
+        ("alpha", "double", "0.5", ""), ("A", D, "batch * M * K", ""), ("Bt", D, "batch * N * K", ""),
+        ("beta", "double", "0.25", ""), ("C", "double*", "batch * M * N", "inout")]),
+        {"batch": 13, "M": 9, "N": 6, "K": 5}),
+    "grid_stride_batch_define_at": (spec_text("bmm_loop", ["1", "1", "64"], ["8", "8", "1"], [
+        ("At", F, "nb * 64", ""), ("B", F, "nb * 64", ""), ("C", "float*", "nb * 64", "out"),
+        ("nb", "int", "300", "")]), {"nb": 301}),
+    "split_1d_block_runtime": (spec_text("bmm_split", ["1", "n_mats"], ["rows * cols"], [
+        ("x", F, "n_mats * rows * inner", ""), ("w", F, "n_mats * inner * cols", ""),
+        ("y", "float*", "n_mats * rows * cols", "inout"), ("n_mats", "int", "40", ""), ("rows", "int", "12", ""),
+        ("cols", "int", "12", ""), ("inner", "int", "12", "")]), {"n_mats": 29, "rows": 5, "cols": 7, "inner": 11}),
+    "thread_per_matrix_loops": (spec_text("bmm_per_thread", ["(nb + 127) / 128"], ["128"], [
+        ("A", F, "nb * 36", ""), ("B", F, "nb * 36", ""), ("C", "float*", "nb * 36", "out"),
+        ("nb", "int", "400", "")]), {"nb": 301}),
+    "thread_per_row_double": (spec_text("bmm_rows", ["(nb * M + 255) / 256"], ["256"], [
+        ("A", D, "nb * M * K", ""), ("B", D, "nb * K * N", ""), ("C", "double*", "nb * M * N", "out"),
+        ("nb", "int", "100", ""), ("M", "int", "8", ""), ("N", "int", "8", ""), ("K", "int", "8", "")]),
+        {"nb": 77, "M": 5, "N": 9, "K": 3}),
+}
+TINY_GPU = DeviceLimits(sms=2, max_threads_per_sm=2048, max_threads_per_block=1024, shared_bytes_per_block=48 * 1024)
+
+
+@needs_gxx
+@pytest.mark.parametrize("case", sorted(MATCHES))
+def test_rewrites_compute_what_the_original_does_on_the_cpu(case: str, tmp_path: Path) -> None:
+    """Each variant run on the CPU emulation (threads, barriers, shared arrays) at small odd
+    sizes that differ from the spec's (so runtime sizes, partial groups and the grid-stride
+    loop over groups are exercised) gives the original's outputs."""
+    source, name, launch, constants = MATCHES[case]
+    spec, sizes = ON_CPU[case]
+    rewrites = BatchedSmallMatmul().apply(ApplierInput(source, name, launch, constants, TINY_GPU))
+    assert rewrites
+    for index, rewrite in enumerate(rewrites):
+        where = tmp_path / str(index)
+        where.mkdir()
+        assert same_outputs(source, spec, rewrite.source, rewrite.launch, sizes, where) < 1e-4, rewrite.note

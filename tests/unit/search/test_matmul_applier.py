@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cpu_cuda import needs_gxx, same_outputs, spec_text
 from nvcc_check import compile_ok, needs_nvcc
 
 from regrapht.search.appliers import ApplierInput
@@ -197,3 +198,31 @@ def test_leaves_near_misses_alone(case: str) -> None:
 def test_rewrites_compile(case: str, tmp_path: Path) -> None:
     for index, rewrite in enumerate(_rewrites(case)):
         compile_ok(rewrite.source, tmp_path, f"v{index}")
+
+
+F = "const float*"
+ON_CPU = {
+    # K = 29 and unaligned rows: every load takes the element-by-element path at the edges
+    "alpha_beta_fmaf_early_return": (spec_text("sgemm_ab", ["(N + 15) / 16", "(M + 15) / 16"], ["16", "16"], [
+        ("M", "int", "64", ""), ("N", "int", "64", ""), ("K", "int", "64", ""), ("alpha", "float", "1.5", ""),
+        ("A", F, "M * K", ""), ("B", F, "K * N", ""), ("beta", "float", "0.5", ""),
+        ("C", "float*", "M * N", "inout")]), {"M": 37, "N": 45, "K": 29}),
+    # lda = ldb = K = 40: float4 loads, two tiles in each direction, several slabs
+    "transposed_b_lda": (spec_text("gemm_nt", ["(N + 15) / 16", "(M + 15) / 16"], ["16", "16"], [
+        ("A", F, "M * lda", ""), ("Bt", F, "N * ldb", ""), ("C", "float*", "M * ldc", "out"), ("M", "int", "64", ""),
+        ("N", "int", "64", ""), ("K", "int", "64", ""), ("lda", "int", "64", ""), ("ldb", "int", "64", ""),
+        ("ldc", "int", "64", "")]), {"M": 130, "N": 136, "K": 40, "lda": 40, "ldb": 40, "ldc": 136}),
+}
+
+
+@needs_gxx
+@pytest.mark.parametrize("case", sorted(ON_CPU))
+def test_rewrites_compute_what_the_original_does_on_the_cpu(case: str, tmp_path: Path) -> None:
+    """Every tiling, double-buffered or not, run on the CPU emulation (threads, barriers, shared
+    tiles) at sizes that are not multiples of the tiles gives the original's outputs."""
+    spec, sizes = ON_CPU[case]
+    for index, rewrite in enumerate(_rewrites(case)):
+        where = tmp_path / str(index)
+        where.mkdir()
+        source = MATCHES[case][0]
+        assert same_outputs(source, spec, rewrite.source, rewrite.launch, sizes, where) < 1e-4, rewrite.note

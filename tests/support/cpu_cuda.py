@@ -1,0 +1,87 @@
+"""Compare a kernel and its rewrite by running both on the CPU (`cuda_on_cpu.h`) with g++.
+
+`same_outputs(source, spec_text, rewrite, launch, overrides)` builds one program that fills
+every buffer of the spec with the same random values for both, launches the original with the
+spec's launch and the rewrite with its own (both at the `overrides` sizes: small and odd, so
+tails run), and returns the largest relative difference over the output buffers."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from regrapht.spec.launch import LaunchConfig
+from regrapht.spec.model import parse_spec
+from regrapht.spec.resolve import resolve
+
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not on PATH")
+HEADER = Path(__file__).with_name("cuda_on_cpu.h")
+C_TYPES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long long", "uint32": "unsigned"}
+
+
+def _without_includes(source: str) -> str:
+    return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("#include"))
+
+
+def same_outputs(source: str, spec_text: str, rewrite: str, launch: LaunchConfig, overrides: dict[str, int],
+                 where: Path) -> float:
+    [kernel] = parse_spec(spec_text).kernels
+    base = resolve(kernel, overrides=overrides)
+    new = resolve(kernel, overrides=overrides, launch=launch)
+    lines = [f'#include "{HEADER}"', "namespace original {", _without_includes(source), "}",
+             "namespace rewritten {", _without_includes(rewrite), "}", "int main() {",
+             "std::mt19937 gen(7); std::uniform_real_distribution<double> draw(-1, 1);"]
+    buffers = {b.name: b for b in base.buffers}
+    outputs = []
+    for name, kind in base.args:
+        if kind == "buffer":
+            buffer = buffers[name]
+            c_type = C_TYPES[buffer.dtype]
+            lines += [f"std::vector<{c_type}> {name}_0({buffer.count}), {name}_1({buffer.count});",
+                      f"for (size_t q = 0; q < {buffer.count}; q++) {name}_0[q] = {name}_1[q] = ({c_type})draw(gen);"]
+            if buffer.role in ("out", "inout"):
+                outputs.append((name, buffer.count))
+        else:
+            c_type = C_TYPES.get(base.scalar_dtypes[name], "int")
+            lines.append(f"const {c_type} {name} = ({c_type}){base.scalars[name]};")
+
+    def call(namespace: str, copy: int) -> str:
+        arguments = ", ".join(f"{n}_{copy}.data()" if k == "buffer" else n for n, k in base.args)
+        return f"{namespace}::{kernel.name}({arguments});"
+
+    for resolved, namespace, copy in ((base, "original", 0), (new, "rewritten", 1)):
+        grid, block = resolved.grid, resolved.block
+        lines.append(f"launch({{{grid[0]}, {grid[1]}, {grid[2]}}}, {{{block[0]}, {block[1]}, {block[2]}}}, "
+                     f"[&] {{ {call(namespace, copy)} }});")
+    lines.append("double worst = 0;")
+    for name, count in outputs:
+        lines.append(f"for (size_t q = 0; q < {count}; q++) {{ double d = std::fabs((double){name}_0[q] - "
+                     f"(double){name}_1[q]) / (1e-3 + std::fabs((double){name}_0[q])); if (d > worst) worst = d; }}")
+    lines += ['printf("%.3g\\n", worst);', "return 0; }"]
+    program = where / "compare.cpp"
+    program.write_text("\n".join(lines))
+    binary = where / "compare"
+    built = subprocess.run(["g++", "-std=c++20", "-O0", "-w", "-pthread", str(program), "-o", str(binary)],
+                           capture_output=True, text=True, check=False)
+    assert built.returncode == 0, built.stderr[-4000:]
+    ran = subprocess.run([str(binary)], capture_output=True, text=True, check=False, timeout=600)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    return float(ran.stdout.strip())
+
+
+def spec_text(name: str, grid: list[str], block: list[str], args: list[tuple[str, str, str, str]]) -> str:
+    """A one-kernel spec: `args` as (name, type, count or value, role); buffers get uniform(-1, 1)."""
+    def literal(values: list[str]) -> str:
+        return "[" + ", ".join(f'"{v}"' for v in values) + "]"
+
+    lines = ["[[kernel]]", f'name = "{name}"', f"grid = {literal(grid)}", f"block = {literal(block)}"]
+    for arg, type_text, amount, role in args:
+        lines += ["[[kernel.arg]]", f'name = "{arg}"', f'type = "{type_text}"']
+        if type_text.endswith("*"):
+            lines += [f'count = "{amount}"', 'init = "uniform(-1, 1)"'] + ([f'role = "{role}"'] if role else [])
+        else:
+            lines.append(f'value = "{amount}"')
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,42 @@
+// Runs a CUDA kernel's source on the CPU for the unit tests (no GPU on the CI machine): every
+// thread of a block is a std::thread, __syncthreads() a std::barrier, __shared__ arrays static
+// (blocks run one at a time), so a rewrite's indexing, guards and barriers are exercised for
+// real; timing and memory-model subtleties are the GPU suite's business.
+#pragma once
+#include <thread>
+#include <barrier>
+#include <vector>
+#include <cmath>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <functional>
+struct dim3 { unsigned x = 1, y = 1, z = 1; };
+inline thread_local dim3 threadIdx, blockIdx;
+inline dim3 blockDim, gridDim;
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(16) double2 { double x, y; };
+inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+inline std::barrier<>* g_bar;
+inline void __syncthreads() { g_bar->arrive_and_wait(); }
+#define __global__
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+#define __restrict__ __restrict
+using std::min; using std::max;
+inline void launch(dim3 grid, dim3 block, std::function<void()> body) {
+    gridDim = grid; blockDim = block;
+    unsigned n = block.x * block.y * block.z;
+    for (unsigned bz = 0; bz < grid.z; bz++) for (unsigned by = 0; by < grid.y; by++) for (unsigned bx = 0; bx < grid.x; bx++) {
+        std::barrier<> bar(n); g_bar = &bar;
+        std::vector<std::thread> ts;
+        for (unsigned t = 0; t < n; t++) ts.emplace_back([&, t] {
+            blockIdx = {bx, by, bz};
+            threadIdx = {t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
+            body();
+            bar.arrive_and_drop();
+        });
+        for (auto &th : ts) th.join();  // a thread that returned early has dropped out of the barrier
+    }
+}
