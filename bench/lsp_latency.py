@@ -15,17 +15,24 @@ JSON-RPC client (timestamps taken when a message's bytes arrive):
 - hover on a kernel name and code action on a fixable diagnostic (document already analysed);
 - hover right after an edit (no target: it includes the re-analysis of the edited file).
 
+Start-up is one sample per file; `--startups N` also starts the server N more times, one after
+the other, with no file (spawn, initialize, ready, shutdown), for a p50/p95 of start-up alone.
+Each report records the load average at its start: on a shared machine, read figures with it.
+
 Targets: diagnostics <= 50 ms after a change (100 kernels), hover and code action <= 20 ms p95
 (both files), ready <= 1 s.
 
-    python bench/lsp_latency.py [--iterations 100] [--files 100,5000] [--markdown bench/results/lsp-latency-DATE.md]
+    python bench/lsp_latency.py [--iterations 100] [--files 100,5000] [--startups 10]
+                                [--markdown bench/results/lsp-latency-DATE.md]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
+import shlex
 import statistics
 import subprocess
 import sys
@@ -123,7 +130,19 @@ async def run_bench(server_command: list[str], iterations: int, text: str) -> di
         return await measure(client, spawn, iterations, text)
 
 
-async def measure(client: LspClient, spawn: float, iterations: int, text: str) -> dict[str, Any]:
+async def run_startups(server_command: list[str], count: int) -> dict[str, Any]:
+    """`count` server processes, one after the other: only their start-up is measured."""
+    results: dict[str, Any] = {}
+    for _ in range(count):
+        spawn = time.perf_counter()
+        async with LspClient.spawn(server_command, stderr=None, settings={"debounceMs": 0}) as client:
+            for name, values in (await start_up(client, spawn)).items():
+                results.setdefault(name, []).extend(values)
+    return results
+
+
+async def start_up(client: LspClient, spawn: float) -> dict[str, Any]:
+    """initialize (sent right after the process started, as editors do) -> initialized -> ready."""
     ready = client.next_matching(lsp_client.status("ready"))
     sent = time.perf_counter()
     capabilities = {
@@ -138,12 +157,15 @@ async def measure(client: LspClient, spawn: float, iterations: int, text: str) -
     )
     client.notify("initialized", {})
     ready_at = (await asyncio.wait_for(ready, 30)).arrived
-    results: dict[str, Any] = {
+    return {
         "spawn to initialize response": [(initialized - spawn) * 1000],
         "ready after initialize": [(ready_at - sent) * 1000],
         "initialize response to ready": [(ready_at - initialized) * 1000],
     }
 
+
+async def measure(client: LspClient, spawn: float, iterations: int, text: str) -> dict[str, Any]:
+    results = await start_up(client, spawn)
     lines = text.split("\n")
     first = client.next_matching(published(1))
     opened = time.perf_counter()
@@ -238,9 +260,15 @@ def git_commit() -> str:
     return completed.stdout.strip() or "unknown"
 
 
-def report(results: dict[str, Any], iterations: int, machine: str, text: str, label: str,
-           targets: dict[str, float]) -> str:
+def report(results: dict[str, Any], iterations: int, machine: str, text: str | None, label: str,
+           targets: dict[str, float], load: tuple[float, float, float]) -> str:
     date = time.strftime("%Y-%m-%d")
+    if text is None:
+        about = [f"- file: none; {iterations} server start-ups, one after the other (spawn, initialize, ready, shutdown)"]
+    else:
+        about = [f"- file: generated, {text.count(chr(10))} lines, {len(text) // 1024} KB, {label}, "
+                 f"{results.get('_diagnostics', '?')} diagnostics",
+                 f"- iterations: {iterations} per measurement; debounceMs 0 (analysis + publication latency)"]
     rows = [
         "| measurement | n | p50 ms | p95 ms | max ms | target | met |",
         "|---|---|---|---|---|---|---|",
@@ -262,10 +290,9 @@ def report(results: dict[str, Any], iterations: int, machine: str, text: str, la
             f"- machine: {machine}",
             f"- commit: {git_commit()}",
             f"- python: {sys.version.split()[0]}",
-            f"- file: generated, {text.count(chr(10))} lines, {len(text) // 1024} KB, {label}, "
-            f"{results.get('_diagnostics', '?')} diagnostics",
-            f"- iterations: {iterations} per measurement; debounceMs 0 (analysis + publication latency)",
-            "- command: `python bench/lsp_latency.py`",
+            f"- load average (1, 5, 15 min) at the start: {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}",
+            *about,
+            f"- command: `{shlex.join(['python', 'bench/lsp_latency.py', *sys.argv[1:]])}`",
             "",
             *rows,
             "",
@@ -283,19 +310,31 @@ def main() -> int:
         help="the server command (default: python -m regrapht serve)",
     )
     parser.add_argument("--files", default="100,5000",
-                        help="which files: 100 (100 kernels, 5,000 lines) and/or 5000 (5,000 small kernels)")
+                        help="which files: 100 (100 kernels, 5,000 lines) and/or 5000 (5,000 small kernels); "
+                             "empty with --startups: start-up only")
+    parser.add_argument("--startups", type=int, default=0, metavar="N",
+                        help="also measure N start-ups alone (a server process each, no file)")
     args = parser.parse_args()
     reports = []
     failed = []
-    for which in args.files.split(","):
-        if which.strip() == "100":
+    if args.startups > 0:
+        load = os.getloadavg()
+        startup_targets = {"ready after initialize": TARGETS_MS["ready after initialize"]}
+        results = asyncio.run(run_startups(args.server, args.startups))
+        reports.append(report(results, args.startups, args.machine, None, "start-up", startup_targets, load))
+        print(reports[-1], flush=True)
+        failed += [f"start-up: {name}" for name, target in startup_targets.items()
+                   if percentile(results[name], 0.95) > target]
+    for which in [name.strip() for name in args.files.split(",") if name.strip()]:
+        if which == "100":
             text, label, targets = generate(), "100 kernels", TARGETS_MS
-        elif which.strip() == "5000":
+        elif which == "5000":
             text, label, targets = generate_many(), "5,000 kernels", MANY_TARGETS_MS
         else:
             parser.error(f"--files: unknown file {which!r} (100 or 5000)")
+        load = os.getloadavg()
         results = asyncio.run(run_bench(args.server, args.iterations, text))
-        reports.append(report(results, args.iterations, args.machine, text, label, targets))
+        reports.append(report(results, args.iterations, args.machine, text, label, targets, load))
         print(reports[-1], flush=True)
         failed += [f"{label}: {name}" for name, target in targets.items()
                    if name in results and percentile(results[name], 0.95) > target]
