@@ -184,12 +184,12 @@ def test_csr_rows_read_values_indices_and_vector_through_the_read_only_path() ->
 
 
 def test_row_scans_are_tiled_with_several_items_per_thread_first() -> None:
-    first, *others = _rewrite("row_exclusive_scan_int")
-    assert "cub::BlockExchange<int, 256, " in first.source and "WarpStripedToBlocked" in first.source
-    assert "ExclusiveSum(rg_scanned_, rg_scanned_, rg_tile_total_)" in first.source
+    first, *others = _rewrite("row_cumsum")  # rows of 2048 floats: 8 per thread cover a row
+    assert "cub::BlockExchange<float, 256, 8>" in first.source and "WarpStripedToBlocked" in first.source
+    assert "InclusiveSum(rg_scanned_, rg_scanned_, rg_tile_total_)" in first.source
     assert first.launch.block == ("256",) and others  # the one-item-per-lane groups remain candidates
-    cumsum = _rewrite("row_cumsum")[0]
-    assert "InclusiveSum(rg_scanned_, rg_scanned_, rg_tile_total_)" in cumsum.source
+    short = _rewrite("row_exclusive_scan_int")[0]  # rows of 200: a warp per row first
+    assert "cub::WarpScan" in short.source and "BlockExchange" not in short.source
 
 
 def test_whole_array_scan_is_single_pass() -> None:

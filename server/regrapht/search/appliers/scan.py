@@ -137,6 +137,8 @@ class ParallelScan:
         item = program.item
         if len(loops) != 1 or loops[0].scan is None or item is None or not _reads_at_position(loops[0]):
             return []
+        if extent is not None and extent < 2 * SCAN_BLOCK:
+            return []  # short rows: a warp (or part of one) per row serves them better
         loop = loops[0]
         position = program.steps.index(loop)
         before, after = program.steps[:position], program.steps[position + 1:]
