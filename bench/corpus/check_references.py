@@ -274,6 +274,9 @@ REFERENCES: dict[str, Callable[[Arrays], dict[str, np.ndarray]]] = {
     "scatter_add": lambda a: {"dst": m(a, "dst", -1) + np.bincount(np.asarray(a["dst_index"]), weights=m(a, "src", -1),
                                                                    minlength=i(a, "dst_size"))},
     "embedding_gather": lambda a: {"out": m(a, "weight", a["vocab"], a["dim"])[np.asarray(a["tokens"])]},
+    "gather_rows_walk": lambda a: {"dst": m(a, "weights", a["vocab"], a["dim"])[np.asarray(a["ids"])]},
+    "gather_flat_f64": lambda a: {"out": m(a, "table", a["table_rows"], a["d"])[np.asarray(a["rows"])].reshape(-1)[
+        :i(a, "total")]},
     "global_argmax": _argmax_packed,
     "row_top4": _topk,
 }

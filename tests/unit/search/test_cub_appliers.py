@@ -251,6 +251,8 @@ NEAR_MISSES = {
         ("layernorm_rows", "var /= d;", "var /= d; __threadfence();"),
         # the sum kept in y[row] is halved every step (not associative as written)
         ("dgemv_rows_inplace", "y[row] = y[row] + A", "y[row] = y[row] * 0.5 + A"),
+        # the gathered row is read with a stride of 2 (every other element)
+        ("gather_rows_loop", "table[src * width + k]", "table[src * width + 2 * k]"),
         # the row pointer is bumped twice per element (reads every other element)
         ("gemv_rows_pointer_walk", "++a;\n", "++a;\n            ++a;\n"),
     ],

@@ -17,7 +17,7 @@ warps comes last.
 
 from __future__ import annotations
 
-from regrapht.cuda.affine import Poly
+from regrapht.cuda.affine import Poly, atom_is_memory
 from regrapht.idioms.items import ELEMENT, ItemProgram, item_program
 from regrapht.idioms.normal_form import normal_form
 from regrapht.idioms.syntax import depends_on, kernel_syntax
@@ -51,9 +51,11 @@ def row_layout(program: ItemProgram) -> bool:
             index = access.index
             if index is None:
                 return False
-            if any(atom.startswith("~") and depends_on(Poly.atom(atom), item.name) for atom in index.atoms()):
+            if any(atom.startswith("~") and not atom_is_memory(atom) and depends_on(Poly.atom(atom), item.name)
+                   for atom in index.atoms()):
                 # A row chosen through a division or modulo of the item (`i = t / n`, `j = t % n`):
                 # a matrix product's output element, which tiling serves, not a row per group.
+                # (A row loaded from memory, `table[idx[i] * d + k]`, is a gathered row: fine.)
                 return False
             step = index.coefficient(ELEMENT)
             if step.kind in ("constant", "runtime"):
