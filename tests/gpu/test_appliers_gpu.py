@@ -1,6 +1,6 @@
 """Every rewrite of the idiom appliers' test kernels (tiled permutations, halo-tiled stencils,
 register-blocked matmuls, privatised histograms, vectorized maps, grid-stride loops,
-stencils coarsened down a column) checked against its original
+stencils coarsened down a column, outputs jammed along a channel) checked against its original
 on the GPU by the search's own evaluator (fresh inputs, the spec size and an odd size), and
 timed. Marker gpu: skips cleanly without a device; the lead runs it on the H200."""
 
@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "search"))
 
 import test_histogram_applier as histogram_cases  # noqa: E402
 import test_matmul_applier as matmul_cases  # noqa: E402
+import test_output_jam_applier as jam_cases  # noqa: E402
 import test_permutation_applier as permutation_cases  # noqa: E402
 import test_stencil_applier as stencil_cases  # noqa: E402
 import test_stencil_columns_applier as column_cases  # noqa: E402
@@ -26,6 +27,7 @@ from regrapht.search.appliers import ApplierInput, DeviceLimits  # noqa: E402
 from regrapht.search.appliers.histogram import PrivatisedHistogram  # noqa: E402
 from regrapht.search.appliers.launch import GridStrideLoop  # noqa: E402
 from regrapht.search.appliers.matmul import MatmulTiling  # noqa: E402
+from regrapht.search.appliers.output_jam import JammedOutputs  # noqa: E402
 from regrapht.search.appliers.permutation import TiledPermutation  # noqa: E402
 from regrapht.search.appliers.stencil import HaloTiledStencil  # noqa: E402
 from regrapht.search.appliers.stencil_columns import RegisterColumnStencil  # noqa: E402
@@ -77,6 +79,15 @@ SIZES: dict[str, tuple[dict[str, str], dict[str, tuple[str, str]]]] = {
     "depthwise_chw_slices": ({"C": "7", "H": "301", "W": "517"},
                              {"x": ("C * H * W", FLOAT), "w": ("C * 9", FLOAT), "y": ("C * H * W", "zeros")}),
     "life_bytes": ({"W": "1031", "H": "777"}, {"cur": ("W * H", "randint(0, 2)"), "nxt": ("W * H", "zeros")}),
+    # outputs jammed along a channel (counts not multiples of 4 or 8: the clamped copies)
+    "conv3x3_mc_guarded": ({"nin": "13", "nout": "27", "H": "129", "W": "257"},
+                           {"x": ("nin * H * W", FLOAT), "wt": ("nout * nin * 9", FLOAT), "b": ("nout", FLOAT),
+                            "y": ("nout * H * W", "zeros")}),
+    "pointwise_conv_1x1_double": ({"cin": "37", "cout": "29", "pixels": "40001"},
+                                  {"in": ("cin * pixels", FLOAT), "w": ("cout * cin", FLOAT),
+                                   "out": ("cout * pixels", "zeros")}),
+    "filter_bank_1d": ({"n": "200003", "filters": "21"},
+                       {"signal": ("n", FLOAT), "taps": ("filters * 7", FLOAT), "responses": ("filters * n", "zeros")}),
     # matmuls
     "alpha_beta_fmaf_early_return": ({"M": "517", "N": "389", "K": "263", "alpha": "1.5", "beta": "-0.5"},
                                      {"A": ("M * K", FLOAT), "B": ("K * N", FLOAT), "C": ("M * N", FLOAT)}),
@@ -117,6 +128,7 @@ CASES: list[tuple[type, str, str, str, LaunchConfig]] = [
     *[(RegisterColumnStencil, f"columns_{c}", v[0], _name(v[0]), v[1]) for c, v in stencil_cases.MATCHES.items()
       if c != "stencil_1d_radius"],
     *[(MatmulTiling, c, v[0], _name(v[0]), v[1]) for c, v in matmul_cases.MATCHES.items()],
+    *[(JammedOutputs, c, v[0], _name(v[0]), v[1]) for c, v in jam_cases.MATCHES.items()],
     *[(VectorizedMap, c, v[0], v[1], v[2]) for c, v in vectorize_cases.MATCHES.items()],
     *[(PrivatisedHistogram, c, v[0], _name(v[0]), histogram_cases.LAUNCH) for c, v in histogram_cases.MATCHES.items()],
     *[(GridStrideLoop, f"gs_{c}", v, _name(v), vectorize_cases.LAUNCH)

@@ -17,6 +17,7 @@ from regrapht.search.appliers.histogram import PrivatisedHistogram
 from regrapht.search.appliers.launch import BlockSizeTuning, GridStrideLoop
 from regrapht.search.appliers.loops import LoopUnrolling
 from regrapht.search.appliers.matmul import MatmulTiling
+from regrapht.search.appliers.output_jam import JammedOutputs
 from regrapht.search.appliers.permutation import TiledPermutation
 from regrapht.search.appliers.qualifiers import RestrictPointers
 from regrapht.search.appliers.row_ops import GroupPerRow
@@ -36,6 +37,7 @@ APPLIERS: tuple[Applier, ...] = (
     ParallelScan(),
     PrivatisedHistogram(),
     TiledPermutation(),
+    JammedOutputs(),
     RegisterColumnStencil(),
     HaloTiledStencil(),
     VectorizedMap(),

@@ -12,6 +12,7 @@ import re
 
 from regrapht.search.appliers.common import ApplierInput, KernelApplier, Rewrite, writes_to
 from regrapht.search.source import KernelText, split_top_level
+from regrapht.spec.launch import LaunchConfig
 
 
 class RestrictPointers(KernelApplier):
@@ -39,3 +40,12 @@ class RestrictPointers(KernelApplier):
             return []
         source = given.source[: kernel.params_start] + ", ".join(new_parts) + given.source[kernel.params_end :]
         return [Rewrite(source, given.launch, "__restrict__ on pointer parameters")]
+
+
+def with_restricted_pointers(source: str, kernel: str, launch: LaunchConfig) -> str:
+    """`source` with `__restrict__` on `kernel`'s pointer parameters, for rewrites that repeat a
+    kernel's statements for several outputs: each output's stores fall between the next one's
+    loads, and without it the compiler must reload every read after each store. Only for
+    rewrites whose kernel never writes an array it reads (or whose outputs alias nothing)."""
+    restricted = RestrictPointers().apply(ApplierInput(source, kernel, launch))
+    return restricted[0].source if restricted else source

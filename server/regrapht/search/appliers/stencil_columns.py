@@ -31,7 +31,7 @@ from regrapht.idioms.pointwise import PointKernel, fresh
 from regrapht.idioms.stencil import NeighbourRead, Stencil, stencil
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
-from regrapht.search.appliers.qualifiers import RestrictPointers
+from regrapht.search.appliers.qualifiers import with_restricted_pointers
 from regrapht.search.appliers.stencil import field_address, read_somewhere, reindent
 from regrapht.spec.launch import LaunchConfig
 
@@ -81,17 +81,8 @@ class RegisterColumnStencil:
             note = (f"{points} points per thread down {shape.tiled[-1]}, a register window of "
                     f"{sum(len(s) for s in window.slots.values())} loads of {shape.field}")
             launch = LaunchConfig(grid, tuple(str(t) for t in THREADS), given.launch.shared_bytes)
-            rewrites.append(Rewrite(_restricted(with_body(given, kernel, body), given.kernel, launch), launch, note))
+            rewrites.append(Rewrite(with_restricted_pointers(with_body(given, kernel, body), given.kernel, launch), launch, note))
         return rewrites
-
-
-def _restricted(source: str, kernel: str, launch: LaunchConfig) -> str:
-    """`source` with `__restrict__` pointer parameters: the points of a column store their
-    outputs between their reads, and without it the compiler must reload every read that is not
-    in the window (a convolution's weights) at each point. The idiom guarantees that no array the
-    kernel reads is written, and a stencil whose output aliased its field would race already."""
-    restricted = RestrictPointers().apply(ApplierInput(source, kernel, launch))
-    return restricted[0].source if restricted else source
 
 
 def _window(shape: Stencil, points: int) -> _Window | None:
