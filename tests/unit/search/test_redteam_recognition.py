@@ -1,0 +1,98 @@
+"""Red-team recognition: naive kernels written the way other CUDA programmers write them.
+
+Issue 11 asks that gains carry to kernels written by other people. Every kernel under
+tests/data/redteam/<family>/ is an independent naive version of one idiom (a whole-array scan,
+a batched small GEMM, a 2-D/3-D stencil or depthwise conv), varying guards, index types, loop
+forms, helpers, macros and launch shapes, and names the applier that must recognise it
+(`// applier: Name`). A kernel its applier does not recognise yet is listed in `MISSES` with
+the smallest construct that breaks recognition: strict xfails, so whoever fixes one removes
+its entry. Every rewrite compiles with nvcc (marker `nvcc`); tests/gpu/test_gpu_appliers.py
+does not run these (no GPU check here: the differential check on the GPU is the lead's run).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from regrapht.app.optimize import kernel_target
+from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits
+from regrapht.search.appliers.common import Applier
+from regrapht.spec.model import load_spec
+
+ROOT = Path(__file__).resolve().parents[3]
+DATA = ROOT / "tests/data/redteam"
+BY_NAME: dict[str, Applier] = {a.__class__.__name__: a for a in APPLIERS}
+H200_LIKE = DeviceLimits(132, 2048, 1024, 48 * 1024)
+
+# family/kernel -> the construct that keeps its applier from recognising it (owners: scan ->
+# appliers-a, batched_gemm -> hostile-spec, stencil and conv -> appliers-b)
+MISSES: dict[str, str] = {
+    "scan/block_thread0_syncthreads": "a __syncthreads() after the thread-0 block (barriers refuse the kernel)",
+    "scan/count_down_index": "loop counts down (`left = n; left > 0; --left`) with the index `i = n - left`",
+    "scan/device_helper_add": "the addition goes through a user __device__ helper `op(acc, x)` (not a pure call)",
+    "scan/do_while_long_long": "do { ... } while (i < n) loop form",
+    "scan/macro_index": "function-like macro for indexing `AT(p, i) ((p)[(i)])` (read as a call)",
+    "scan/template_scan": "functional-cast initialiser `T s = T(0);` (read as a call to `T`)",
+}
+
+CASES = sorted(f"{p.parent.name}/{p.name.removesuffix('.regrapht.toml')}" for p in DATA.glob("*/*.regrapht.toml"))
+
+
+def case_input(case: str) -> tuple[str, ApplierInput]:
+    source = (DATA / f"{case}.cu").read_text()
+    [kernel] = load_spec(DATA / f"{case}.regrapht.toml").kernels
+    target = kernel_target(kernel)
+    expected = re.search(r"// applier: (\w+)", source)
+    assert expected is not None and expected.group(1) in BY_NAME, case
+    return expected.group(1), ApplierInput(source, kernel.name, target.launch, target.constants, H200_LIKE)
+
+
+def _marked(case: str) -> object:
+    if case in MISSES:
+        return pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=MISSES[case]))
+    return case
+
+
+@pytest.mark.parametrize("case", [_marked(c) for c in CASES])
+def test_each_kernel_is_recognised_by_its_applier(case: str) -> None:
+    expected, given = case_input(case)
+    rewrites = BY_NAME[expected].apply(given)
+    assert rewrites, f"{expected} did not recognise {case}"
+
+
+def test_every_family_has_eight_versions_and_misses_name_real_files() -> None:
+    families: dict[str, int] = {}
+    for case in CASES:
+        families[case.split("/")[0]] = families.get(case.split("/")[0], 0) + 1
+    assert all(count >= 8 for count in families.values()), families
+    assert set(MISSES) <= set(CASES)
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.parametrize("family", sorted({c.split("/")[0] for c in CASES}))
+def test_every_rewrite_compiles(tmp_path: Path, family: str) -> None:
+    """All rewrites of one family in one translation unit (one namespace each): one nvcc run."""
+    includes = {"#include <cub/cub.cuh>"}
+    parts = []
+    for case in CASES:
+        if not case.startswith(family + "/") or case in MISSES:
+            continue
+        expected, given = case_input(case)
+        for number, rewrite in enumerate(BY_NAME[expected].apply(given)):
+            lines = rewrite.source.splitlines()
+            includes |= {line for line in lines if line.startswith("#include")}
+            body = "\n".join(line for line in lines if not line.startswith("#include"))
+            parts.append(f"namespace {case.split('/')[1]}_{number} {{\n{body}\n}}")
+    if not parts:
+        pytest.skip(f"no {family} kernel is recognised yet")
+    path = tmp_path / f"{family}.cu"
+    path.write_text("\n".join(sorted(includes) + parts))
+    done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-Xptxas", "--warn-on-spills,--warning-as-error",
+                           "-o", str(tmp_path / "out.cubin"), str(path)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
