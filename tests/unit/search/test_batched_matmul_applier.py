@@ -184,6 +184,7 @@ def test_batched_products_written_differently_are_rewritten(case: str) -> None:
     assert rewrites, case
     assert all("__syncthreads();  // the tiles are refilled" in r.source for r in rewrites)
     assert all(r.launch.block == ("256",) for r in rewrites)
+    assert "outputs per thread" in rewrites[0].note
 
 
 def test_shapes_are_read_from_each_mapping() -> None:

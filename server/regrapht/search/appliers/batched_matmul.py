@@ -8,9 +8,9 @@ runtime sizes, float or double, either operand transposed, alpha/beta epilogues.
 The replacement is a 1-D grid-stride loop over *groups* of matrices. A block loads a group's
 A and B with coalesced loads along whichever direction each operand is contiguous into padded
 shared tiles (row pitch K+1 and N+1: a column walk and a row walk are both free of bank
-conflicts), then each thread computes R outputs of one column (rows r, r + M/R, ...: R FMAs
-per B element read), and the kernel's own epilogue stores them, consecutive threads on
-consecutive columns. The group holds enough matrices to give every thread R outputs (capped by
+conflicts), then each thread computes R x C outputs (rows r, r + M/R, ..., columns c, c + N/C,
+...: R * C FMAs per R + C shared reads), and the kernel's own epilogue stores them, consecutive
+threads on consecutive columns. The group holds enough matrices to give every thread R outputs (capped by
 the shared-memory budget the device allows a block), so 4x4 .. 64x64 matrices all keep a full
 block busy. Sizes that are compile-time (template parameters) fold into constants; runtime
 sizes are read at run time, and a matrix too large for the budget is computed straight from
@@ -28,9 +28,21 @@ from regrapht.search.source import find_kernel
 from regrapht.spec.launch import LaunchConfig
 
 THREADS = 256
-SHARED_BUDGET = 32 * 1024  # bytes per block: several blocks still fit on one SM
-# (outputs per thread): 4 reuses each B element four times; 1 spreads the most parallelism.
-ROWS_PER_THREAD = (4, 2, 1)
+SHARED_BUDGET = 32 * 1024  # bytes per block for runtime sizes: several blocks still fit on one SM
+SHARED_LIMIT = 48 * 1024  # static shared memory a block may have without opting in
+
+
+def _blockings(m: int | None, n: int | None) -> list[tuple[int, int]]:
+    """(rows, cols) of outputs per thread, most promising first: 4x1 reuses each B element four
+    times; 4x4 (first from 64x64 up, where it still gives every thread a block) loads 8 values
+    per 16 FMAs; 1x1 spreads the most parallelism over tiny matrices."""
+    if m is not None and n is not None and m * n >= 4096:
+        return [(4, 4), (4, 1), (2, 2)]
+    if m is not None and n is not None and m >= 32 and n >= 32:
+        return [(4, 1), (4, 4), (2, 2)]
+    if m is not None and m < 8:
+        return [(2, 1), (1, 1)] if m >= 4 else [(1, 1)]
+    return [(4, 1), (2, 1), (1, 1)]
 NAMES = {"b": "b_bg", "i": "i_bg", "j": "j_bg"}
 
 
@@ -46,27 +58,27 @@ class BatchedSmallMatmul:
         if product is None:
             return []
         size = 8 if product.element == "double" else 4
-        budget = min(SHARED_BUDGET, given.device.shared_bytes_per_block if given.device else SHARED_BUDGET)
-        capacity = budget // size
+        limit = min(SHARED_LIMIT, given.device.shared_bytes_per_block if given.device else SHARED_LIMIT) // size
         m, n, k = (product.value(x, given.constants) for x in (product.m, product.n, product.k))
-        if m is not None and n is not None and k is not None and m * (k + 1) + k * (n + 1) > capacity:
+        per = m * (k + 1) + k * (n + 1) if m is not None and n is not None and k is not None else None
+        if per is not None and per > limit:
             return []  # large matrices: MatmulTiling's tiles serve them
         threads = min(THREADS, given.device.max_threads_per_block if given.device else THREADS)
         rewrites = []
-        for rows in ROWS_PER_THREAD:
-            if rows > 1 and m is not None and m < 2 * rows:
-                continue
+        for rows, cols in _blockings(m, n):
             group = None
-            if m is not None and n is not None and k is not None:
-                group = min(capacity // (m * (k + 1) + k * (n + 1)), max(1, -(-threads * rows // (m * n))))
+            capacity = SHARED_BUDGET // size
+            if per is not None and m is not None and n is not None:
+                group = max(1, min(limit // per, -(-threads * rows * cols // (m * n))))
+                capacity = max(capacity, group * per)  # a 64x64 pair needs more than the default
             grid = _grid(product, given, group, threads)
             if grid is None:
                 return []
-            body = _body(product, rows, threads, capacity)
+            body = _body(product, rows, cols, threads, capacity)
             shape = f"{m}x{n}" if m is not None and n is not None else "small"
             held = (f"{group} matri{'x' if group == 1 else 'ces'}" if group is not None else "a group of matrices")
             rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(threads),)),
-                                    f"{held} of {shape} per block in shared memory, {rows} outputs per thread"))
+                                    f"{held} of {shape} per block in shared memory, {rows}x{cols} outputs per thread"))
         return rewrites
 
 
@@ -163,7 +175,7 @@ def _load(product: BatchedProduct, operand: BatchedOperand, tile: str, extent_na
         }}"""
 
 
-def _body(product: BatchedProduct, rows: int, threads: int, capacity: int) -> str:
+def _body(product: BatchedProduct, rows: int, cols: int, threads: int, capacity: int) -> str:
     t, acc_t = product.element, product.acc_type
     fixed = (product.m.atoms() | product.n.atoms() | product.k.atoms()) <= product.compile_time
     const = "constexpr int" if fixed else "const int"
@@ -185,17 +197,18 @@ def _body(product: BatchedProduct, rows: int, threads: int, capacity: int) -> st
     a_load = _load(product, a, "as_bg", "m_bg", i_, a_decode, "(l_bg * m_bg + {r}) * (k_bg + 1) + kk_bg", threads)
     b_load = _load(product, b, "bs_bg", "n_bg", j_, b_decode, "(l_bg * k_bg + kk_bg) * (n_bg + 1) + {r}", threads)
     direct_store = store.format(acc="sum_bg")
-    group_store = store.format(acc="acc_bg[q_bg]")
+    group_store = store.format(acc="acc_bg[q_bg][p_bg]")
     return f"""
     // Batched {_text(product.m)}x{_text(product.n)}x{_text(product.k)} products, a group of matrices per block: the group's A and B
     // are staged in shared memory (row pitch k+1 and n+1: no bank conflicts either way), each
-    // thread computes {rows} output(s) of one column, consecutive threads on consecutive columns.
+    // thread computes {rows}x{cols} outputs (rows i0 + q * mr, columns j0 + p * nc: consecutive
+    // threads on consecutive columns).
     {const} m_bg = {_text(product.m)}, n_bg = {_text(product.n)}, k_bg = {_text(product.k)};
-    {const} rows_bg = {rows};
-    {const} mr_bg = (m_bg + rows_bg - 1) / rows_bg;
+    {const} rows_bg = {rows}, cols_bg = {cols};
+    {const} mr_bg = (m_bg + rows_bg - 1) / rows_bg, nc_bg = (n_bg + cols_bg - 1) / cols_bg;
     {const} per_bg = m_bg * (k_bg + 1) + k_bg * (n_bg + 1);
     {const} fit_bg = {capacity} / per_bg;
-    {const} want_bg = ({threads} * rows_bg + m_bg * n_bg - 1) / (m_bg * n_bg);
+    {const} want_bg = ({threads} * rows_bg * cols_bg + m_bg * n_bg - 1) / (m_bg * n_bg);
     {const} group_bg = fit_bg < want_bg ? fit_bg : want_bg;
     const long long batch_bg = {_text(product.batch)};
     __shared__ __align__(16) {t} tiles_bg[{"group_bg * per_bg > 0 ? group_bg * per_bg : 1" if fixed else capacity}];
@@ -216,32 +229,50 @@ def _body(product: BatchedProduct, rows: int, threads: int, capacity: int) -> st
     for (long long g_bg = (long long)blockIdx.x * group_bg; g_bg < batch_bg; g_bg += (long long)gridDim.x * group_bg) {{
         const int count_bg = (int)(batch_bg - g_bg < group_bg ? batch_bg - g_bg : group_bg);
 {a_load}{b_load}        __syncthreads();
-        for (int e_bg = threadIdx.x; e_bg < count_bg * mr_bg * n_bg; e_bg += {threads}) {{
-            const int l_bg = e_bg / (mr_bg * n_bg), r_bg = e_bg % (mr_bg * n_bg);
-            const int i0_bg = r_bg / n_bg, {j_} = r_bg % n_bg;
+        for (int e_bg = threadIdx.x; e_bg < count_bg * mr_bg * nc_bg; e_bg += {threads}) {{
+            const int l_bg = e_bg / (mr_bg * nc_bg), r_bg = e_bg % (mr_bg * nc_bg);
+            const int i0_bg = r_bg / nc_bg, j0_bg = r_bg % nc_bg;
             const {t} *const arow_bg = as_bg + (l_bg * m_bg) * (k_bg + 1);
-            const {t} *const bcol_bg = bs_bg + (l_bg * k_bg) * (n_bg + 1) + {j_};
-            {acc_t} acc_bg[rows_bg];
-            int at_bg[rows_bg];
+            const {t} *const bcol_bg = bs_bg + (l_bg * k_bg) * (n_bg + 1);
+            {acc_t} acc_bg[rows_bg][cols_bg];
+            int at_bg[rows_bg], bt_bg[cols_bg];
 #pragma unroll
             for (int q_bg = 0; q_bg < rows_bg; q_bg++) {{
-                acc_bg[q_bg] = 0;
                 const int row_bg = i0_bg + q_bg * mr_bg;
                 at_bg[q_bg] = (row_bg < m_bg ? row_bg : m_bg - 1) * (k_bg + 1);  // past the last row: re-read it, never store it
+#pragma unroll
+                for (int p_bg = 0; p_bg < cols_bg; p_bg++)
+                    acc_bg[q_bg][p_bg] = 0;
             }}
-#pragma unroll 8
+#pragma unroll
+            for (int p_bg = 0; p_bg < cols_bg; p_bg++) {{
+                const int col_bg = j0_bg + p_bg * nc_bg;
+                bt_bg[p_bg] = col_bg < n_bg ? col_bg : n_bg - 1;
+            }}
+#pragma unroll 4
             for (int kk_bg = 0; kk_bg < k_bg; kk_bg++) {{
-                const {t} bv_bg = bcol_bg[kk_bg * (n_bg + 1)];
+                {t} av_bg[rows_bg], bv_bg[cols_bg];
 #pragma unroll
                 for (int q_bg = 0; q_bg < rows_bg; q_bg++)
-                    acc_bg[q_bg] += arow_bg[at_bg[q_bg] + kk_bg] * bv_bg;
+                    av_bg[q_bg] = arow_bg[at_bg[q_bg] + kk_bg];
+#pragma unroll
+                for (int p_bg = 0; p_bg < cols_bg; p_bg++)
+                    bv_bg[p_bg] = bcol_bg[kk_bg * (n_bg + 1) + bt_bg[p_bg]];
+#pragma unroll
+                for (int q_bg = 0; q_bg < rows_bg; q_bg++)
+#pragma unroll
+                    for (int p_bg = 0; p_bg < cols_bg; p_bg++)
+                        acc_bg[q_bg][p_bg] += av_bg[q_bg] * bv_bg[p_bg];
             }}
             const long long {b_} = g_bg + l_bg;  // 64-bit: batch offsets may pass 2^31
 #pragma unroll
             for (int q_bg = 0; q_bg < rows_bg; q_bg++) {{
-                const int {i_} = i0_bg + q_bg * mr_bg;
-                if ({i_} < m_bg)
-                    {product.output}[{c_index}] = {group_store};
+#pragma unroll
+                for (int p_bg = 0; p_bg < cols_bg; p_bg++) {{
+                    const int {i_} = i0_bg + q_bg * mr_bg, {j_} = j0_bg + p_bg * nc_bg;
+                    if ({i_} < m_bg && {j_} < n_bg)
+                        {product.output}[{c_index}] = {group_store};
+                }}
             }}
         }}
         __syncthreads();  // the tiles are refilled for the next group
