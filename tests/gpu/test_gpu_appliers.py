@@ -26,6 +26,7 @@ from regrapht.search.appliers.full_reduction import BlockReduceAtomic
 from regrapht.search.appliers.matmul import MatmulTiling
 from regrapht.search.appliers.row_ops import GroupPerRow
 from regrapht.search.appliers.scan import ParallelScan
+from regrapht.search.appliers.topk import WarpTopK
 from regrapht.spec.model import load_spec
 from regrapht.validate.compiler import Compiler
 from regrapht.validate.evaluator import CheckSettings, CudaEvaluator
@@ -36,7 +37,7 @@ pytestmark = pytest.mark.gpu
 
 ROOT = Path(__file__).resolve().parents[2]
 APPLIERS: tuple[Applier, ...] = (BlockReduceAtomic(), GroupPerRow(), CsrGroupPerRow(), ColumnSplitReduction(),
-                                 ParallelScan(), BatchedSmallMatmul(), MatmulTiling())
+                                 ParallelScan(), BatchedSmallMatmul(), MatmulTiling(), WarpTopK())
 SPECS = sorted([*(ROOT / "tests/data/appliers").glob("*.regrapht.toml"),
                 *(ROOT / "tests/data/batched_gemm").glob("*.regrapht.toml"),
                 *(ROOT / "bench/corpus/train").glob("**/*.regrapht.toml")])

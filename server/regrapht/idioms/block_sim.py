@@ -45,6 +45,7 @@ class _Block:
         # Shared elements touched since the last barrier: (array, index) -> (writer, readers).
         self.touched: dict[tuple[str, int], tuple[int | None, set[int]]] = {}
         self.texts: dict[int, str] = {}
+        self.floats = False  # values may be floats (`insertion_keeps_top`); else integers only
 
     def t(self, node: Node | None) -> str:
         """The node's text, once per node (the same statements run for every thread)."""
@@ -132,10 +133,12 @@ class _Block:
             raise _Unknown("storage")
         shared = any(self.t(c) == "__shared__" for c in node.children)
         for declarator in node.children_by_field_name("declarator"):
-            if shared:
+            if shared or declarator.type == "array_declarator":
                 name = declarator.child_by_field_name("declarator")
                 if declarator.type != "array_declarator" or name is None or self.t(name) not in self.shared_sizes:
-                    raise _Unknown("shared")
+                    raise _Unknown("array")
+                if not shared:
+                    self.shared.pop(self.t(name), None)  # a local array: fresh (poisoned) per declaration
                 self.array(self.t(name))
                 continue
             if declarator.type == "init_declarator":
@@ -161,20 +164,22 @@ class _Block:
             raise _Unknown("missing")
         kind = node.type
         if kind == "number_literal":
-            literal = self.t(node).lower().rstrip("ulf")
+            literal = self.t(node).lower().rstrip("ul")
             try:
                 return int(literal, 0)
             except ValueError:
-                number = float(literal)
-                if number != int(number):
+                number = float(literal.rstrip("f"))
+                if not self.floats and number != int(number):
                     raise _Unknown("fraction") from None
-                return int(number)
+                return number if self.floats else int(number)  # type: ignore[return-value]
         if kind == "identifier":
             name = self.t(node)
             if name in env:
                 return env[name]
             if name in self.constants:
                 return self.constants[name]
+            if self.floats and name in FLOAT_CONSTANTS:
+                return FLOAT_CONSTANTS[name]  # type: ignore[return-value]
             raise _Unknown(name)
         if kind == "field_expression":
             name = "".join(self.t(node).split())
@@ -263,7 +268,16 @@ class _Block:
         return env[name] if prefix else old
 
 
+FLOAT_CONSTANTS = {"INFINITY": float("inf"), "HUGE_VALF": float("inf"), "HUGE_VAL": float("inf"),
+                   "FLT_MAX": 3.4028234663852886e38, "__FLT_MAX__": 3.4028234663852886e38,
+                   "DBL_MAX": 1.7976931348623157e308, "__DBL_MAX__": 1.7976931348623157e308}
+
+
 def _binary(operator: str, a: int, b: int) -> int:
+    if operator == "/" and (isinstance(a, float) or isinstance(b, float)):
+        if b == 0:
+            raise _Unknown("division by zero")
+        return a / b  # type: ignore[return-value]
     if operator in ("/", "%"):
         if b == 0:
             raise _Unknown("division by zero")
@@ -327,4 +341,36 @@ def prefix_of_totals(prelude: list[Node], total: str, totals: str, stored_at: No
         if env.get(run) != prefix:
             return False
         prefix += values[thread]
+    return True
+
+
+def insertion_keeps_top(body: list[Node], values: str, ids: str, element: str, position: str, k: int,
+                        start_value: float, start_id: int, constants: Mapping[str, int]) -> bool:
+    """Whether `body`, run once per element (value in `element`, column in `position`, columns in
+    increasing order) on the arrays `values`/`ids` of `k` slots that start at
+    (`start_value`, `start_id`), keeps the `k` largest values seen in descending order, equal
+    values in the order they came (the earlier column first), with their columns; unfilled slots
+    keep the start. Checked on random sequences with many ties, after every element."""
+    draws = random.Random(5)
+    for trial in range(60):
+        block = _Block(1, constants, {values: k, ids: k})
+        block.floats = True
+        kept = [(start_value, start_id)] * k
+        block.shared[values] = [start_value] * k  # type: ignore[list-item]
+        block.shared[ids] = [start_id] * k
+        length = draws.randrange(0, 3 * k + 2)
+        pool = [float(v) for v in range(-2, 3)] + ([start_value] if trial % 3 == 0 else [])
+        try:
+            for column in range(length):
+                value = draws.choice(pool)
+                env: Env = {"@thread": 0, element: value, position: column}  # type: ignore[dict-item]
+                for _ in block.run(body, env):
+                    return False  # a barrier
+                if value > kept[-1][0]:
+                    at = next(n for n, (v, _) in enumerate(kept) if v < value)
+                    kept = kept[:at] + [(value, column)] + kept[at:-1]
+                if list(zip(block.shared[values], block.shared[ids], strict=True)) != kept:
+                    return False
+        except (_Unknown, StopIteration):
+            return False
     return True

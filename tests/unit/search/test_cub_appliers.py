@@ -24,13 +24,14 @@ from regrapht.search.appliers.csr_rows import CsrGroupPerRow
 from regrapht.search.appliers.full_reduction import BlockReduceAtomic
 from regrapht.search.appliers.row_ops import GroupPerRow
 from regrapht.search.appliers.scan import ParallelScan
+from regrapht.search.appliers.topk import WarpTopK
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import load_spec
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests/data/appliers"
 IDIOM_APPLIERS: dict[str, Applier] = {a.__class__.__name__: a for a in (
-    BlockReduceAtomic(), GroupPerRow(), CsrGroupPerRow(), ColumnSplitReduction(), ParallelScan())}
+    BlockReduceAtomic(), GroupPerRow(), CsrGroupPerRow(), ColumnSplitReduction(), ParallelScan(), WarpTopK())}
 KB48 = 48 * 1024
 H200_LIKE: DeviceLimits | None = DeviceLimits(132, 2048, 1024, KB48)
 
@@ -287,6 +288,19 @@ NEAR_MISSES = {
         ("gemv_t_pointer_walk", "a += n;", "a += (int)v[0];"),
         # the sum kept in y reads another column's output each row
         ("gemv_t_inplace", "* x[i];", "* x[i] + y[0];"),
+    ],
+    "WarpTopK": [
+        # ties kept the other way (the later column first), checked by running the insertion
+        ("topk_rows_while", "while (q > 0 && v[q - 1] < e) {", "while (q > 0 && v[q - 1] <= e) {"),
+        ("topk_rows_shift", "while (p > 0 && best[p - 1] < val)", "while (p > 0 && best[p - 1] <= val)"),
+        # the second slot not shifted down when a new maximum arrives (drops an entry)
+        ("topk_rows_int", "cnt[1] = cnt[0];\n                bin[1] = bin[0];\n", ""),
+        # the stored column is not the element's
+        ("topk_rows_while", "id[q] = c;", "id[q] = c + 1;"),
+        # the row loop ends early on the data
+        ("topk_rows_shift", "double val = line[j];", "double val = line[j];\n            if (val > 1e200) break;"),
+        # the output reads another slot
+        ("topk_rows_int", "top_count[2 * h + s] = cnt[s];", "top_count[2 * h + s] = cnt[1 - s];"),
     ],
     "ParallelScan": [
         # the running value is scaled each step (not a prefix sum)

@@ -25,6 +25,7 @@ from regrapht.search.appliers.scan import ParallelScan
 from regrapht.search.appliers.shared_padding import SharedMemoryPadding
 from regrapht.search.appliers.stencil import HaloTiledStencil
 from regrapht.search.appliers.stencil_columns import RegisterColumnStencil
+from regrapht.search.appliers.topk import WarpTopK
 from regrapht.search.appliers.vectorize import VectorizedMap
 
 APPLIERS: tuple[Applier, ...] = (
@@ -35,6 +36,7 @@ APPLIERS: tuple[Applier, ...] = (
     CsrGroupPerRow(),
     ColumnSplitReduction(),
     ParallelScan(),
+    WarpTopK(),
     PrivatisedHistogram(),
     TiledPermutation(),
     JammedOutputs(),
