@@ -38,18 +38,34 @@ MISSES: dict[str, str] = {
     "scan/do_while_long_long": "do { ... } while (i < n) loop form",
     "scan/macro_index": "function-like macro for indexing `AT(p, i) ((p)[(i)])` (read as a call)",
     "scan/template_scan": "functional-cast initialiser `T s = T(0);` (read as a call to `T`)",
+    "stencil/heat3d_clamped_insulated": "neighbour coordinates clamped with min/max (`xm = max(x - 1, 0)`): reads do not split",
+    "stencil/heat3d_flat_divmod": "boundary copied by `if (x == 0 || ... ) { v[id] = u[id]; return; }`: return in the work; "
+                                  "as if/else the stencil reads sit under the negated || and are dropped as conditional",
+    "stencil/heat3d_macro_index": "function-like index macro `I3(i, j, k)` (read as a call in the work)",
+    "stencil/heat3d_size_t_strides": "guard `i + 1 >= (size_t)nx` (coordinate plus a constant on the left of the bound)",
+    "stencil/heat3d_z_loop": "2-D launch, each thread loops z over [1, nz - 1) (non-constant loop range in the work)",
+    "stencil/jacobi_device_helper": "reads through a user __device__ accessor `at(g, x - 1, y, nx, ny)` (not a pure call)",
+    "stencil/jacobi_flat_unsigned_clamp": "neighbour coordinates clamped by ternaries (`xl = x > 0 ? x - 1 : 0`): reads do not split",
+    "stencil/jacobi_grid_stride_2d": "grid-stride loops over y and x instead of a guard (not a point kernel)",
+    "stencil/jacobi_long_long_pitch": "`if (tx == 0 || ... ) copy; else stencil`: reads under the negated || are conditional, "
+                                      "dropped (the && interior form is recognised)",
+    "stencil/jacobi_macro_idx": "function-like index macro `IDX(r, c)` (read as a call in the work)",
+    "stencil/jacobi_swapped_axes": "`if (i == 0 || ...) { copy; return; }` inside the work (return refuses the point kernel)",
 }
 
 CASES = sorted(f"{p.parent.name}/{p.name.removesuffix('.regrapht.toml')}" for p in DATA.glob("*/*.regrapht.toml"))
 
 
-def case_input(case: str) -> tuple[str, ApplierInput]:
+def case_input(case: str) -> tuple[tuple[str, ...], ApplierInput]:
+    """The appliers any of which must recognise the kernel (`// applier: A or B`), and its input."""
     source = (DATA / f"{case}.cu").read_text()
     [kernel] = load_spec(DATA / f"{case}.regrapht.toml").kernels
     target = kernel_target(kernel)
-    expected = re.search(r"// applier: (\w+)", source)
-    assert expected is not None and expected.group(1) in BY_NAME, case
-    return expected.group(1), ApplierInput(source, kernel.name, target.launch, target.constants, H200_LIKE)
+    expected = re.search(r"// applier: (\w+(?: or \w+)*)", source)
+    assert expected is not None, case
+    names = tuple(expected.group(1).split(" or "))
+    assert all(n in BY_NAME for n in names), case
+    return names, ApplierInput(source, kernel.name, target.launch, target.constants, H200_LIKE)
 
 
 def _marked(case: str) -> object:
@@ -61,8 +77,7 @@ def _marked(case: str) -> object:
 @pytest.mark.parametrize("case", [_marked(c) for c in CASES])
 def test_each_kernel_is_recognised_by_its_applier(case: str) -> None:
     expected, given = case_input(case)
-    rewrites = BY_NAME[expected].apply(given)
-    assert rewrites, f"{expected} did not recognise {case}"
+    assert any(BY_NAME[name].apply(given) for name in expected), f"{' or '.join(expected)} did not recognise {case}"
 
 
 def test_every_family_has_eight_versions_and_misses_name_real_files() -> None:
@@ -77,20 +92,21 @@ def test_every_family_has_eight_versions_and_misses_name_real_files() -> None:
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 @pytest.mark.parametrize("family", sorted({c.split("/")[0] for c in CASES}))
 def test_every_rewrite_compiles(tmp_path: Path, family: str) -> None:
-    """All rewrites of one family in one translation unit (one namespace each): one nvcc run."""
+    """The originals and all rewrites of one family in one translation unit (one namespace each):
+    one nvcc run."""
     includes = {"#include <cub/cub.cuh>"}
     parts = []
     for case in CASES:
-        if not case.startswith(family + "/") or case in MISSES:
+        if not case.startswith(family + "/"):
             continue
         expected, given = case_input(case)
-        for number, rewrite in enumerate(BY_NAME[expected].apply(given)):
-            lines = rewrite.source.splitlines()
+        # the original too (a red-team kernel must itself be valid CUDA), then every rewrite
+        sources = [given.source, *(r.source for name in expected for r in BY_NAME[name].apply(given))]
+        for number, source in enumerate(sources):
+            lines = source.splitlines()
             includes |= {line for line in lines if line.startswith("#include")}
             body = "\n".join(line for line in lines if not line.startswith("#include"))
             parts.append(f"namespace {case.split('/')[1]}_{number} {{\n{body}\n}}")
-    if not parts:
-        pytest.skip(f"no {family} kernel is recognised yet")
     path = tmp_path / f"{family}.cu"
     path.write_text("\n".join(sorted(includes) + parts))
     done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-Xptxas", "--warn-on-spills,--warning-as-error",
