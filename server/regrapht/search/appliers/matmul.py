@@ -73,7 +73,7 @@ def _tilings(given: ApplierInput, product: DenseProduct) -> list[Tiling]:
         return [MEDIUM_DB, SMALL]
     if product.batch is not None:
         return [MEDIUM_DB, LARGE_DB, SMALL]
-    return [LARGE_DB, MEDIUM_DB, TALL_DB, LARGE, MEDIUM]
+    return [LARGE_DB, MEDIUM_DB, LARGE, TALL_DB, MEDIUM]
 
 
 def _address(operand: Operand, outer: str, inner: str) -> str:
