@@ -1,13 +1,15 @@
 """JammedOutputs: multi-channel 3x3 convolutions, a 1x1 convolution and a bank of 1-D filters,
 written differently, get K outputs per thread along the coordinate their big reads do not depend
 on; near-misses (the coordinate from threadIdx, control flow steered by it, nothing to share,
-an early return) are left alone; every rewrite compiles with nvcc."""
+an early return) are left alone; every rewrite compiles with nvcc and, run on the CPU under
+AddressSanitizer, gives the original's bits without loading anything the original does not."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from cpu_emulation import assert_rewrites_match, needs_gxx
 from nvcc_check import compile_ok, needs_nvcc
 
 from regrapht.search.appliers import APPLIERS, ApplierInput
@@ -174,3 +176,20 @@ def test_leaves_near_misses_alone(case: str) -> None:
 def test_rewrites_compile(case: str, tmp_path: Path) -> None:
     for index, rewrite in enumerate(_rewrites(case)):
         compile_ok(rewrite.source, tmp_path, f"v{index}")
+
+
+# Small sizes for the CPU emulation, with channel counts that are not multiples of 4 or 8
+CPU_SIZES: dict[str, tuple[dict[str, float | int], dict[str, int]]] = {
+    "conv3x3_mc_guarded": ({"nin": 5, "nout": 7, "H": 37, "W": 45},
+                           {"x": 5 * 37 * 45, "wt": 7 * 5 * 9, "b": 7, "y": 7 * 37 * 45}),
+    "pointwise_conv_1x1_double": ({"cin": 9, "cout": 13, "pixels": 1000}, {"in": 9000, "w": 9 * 13, "out": 13000}),
+    "filter_bank_1d": ({"n": 2001, "filters": 6}, {"signal": 2001, "taps": 42, "responses": 6 * 2001}),
+}
+
+
+@needs_gxx
+@pytest.mark.parametrize("case", sorted(MATCHES))
+def test_rewrites_give_the_same_bits_and_load_nothing_new_on_the_cpu(case: str, tmp_path: Path) -> None:
+    source, launch, _ = MATCHES[case]
+    scalars, counts = CPU_SIZES[case]
+    assert_rewrites_match(source, _name(source), launch, _rewrites(case), scalars, counts, tmp_path)

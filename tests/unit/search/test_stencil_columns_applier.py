@@ -2,7 +2,9 @@
 convolutions (CHW and HWC) and a cellular automaton written differently are coarsened down a
 column with a register window; near-misses (in-place updates, data-dependent neighbours, a
 radius that is a parameter, 1-D stencils whose march would be the contiguous coordinate) are
-left alone; every rewrite compiles with nvcc, and its window stays in registers."""
+left alone; every rewrite compiles with nvcc, and its window stays in registers; on the CPU
+(threads run in turn under AddressSanitizer) every rewrite gives the original's bits and loads
+nothing the original does not."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cpu_emulation import assert_rewrites_match, needs_gxx
 from nvcc_check import compile_ok, needs_nvcc
 
 from regrapht.search.appliers import APPLIERS, ApplierInput
@@ -253,3 +256,23 @@ def test_rewrites_compile_with_the_window_in_registers(case: str, tmp_path: Path
         assert done.returncode == 0, done.stderr
         # a window subscript the compiler could not make constant would put it on the stack
         assert "0 bytes stack frame" in done.stderr, done.stderr
+
+
+# Small odd sizes for the CPU emulation: (scalars, element count per pointer)
+CPU_SIZES: dict[str, tuple[dict[str, float | int], dict[str, int]]] = {
+    "jacobi9_double": ({"W": 67, "H": 45}, {"src": 67 * 45, "dst": 67 * 45}),
+    "sobel_int_flat": ({"rows": 41, "cols": 77}, {"img": 41 * 77, "mag": 41 * 77}),
+    "box27_3d_loops": ({"nx": 37, "ny": 19, "nz": 23}, {"f": 37 * 19 * 23, "g": 37 * 19 * 23}),
+    "heat7_3d_offsets": ({"nx": 37, "ny": 19, "nz": 23, "alpha": 0.1}, {"u": 37 * 19 * 23, "v": 37 * 19 * 23}),
+    "depthwise_hwc_3d_launch": ({"H": 21, "W": 19, "C": 45}, {"in": 21 * 19 * 45, "filt": 9 * 45, "out": 21 * 19 * 45}),
+    "depthwise_chw_slices": ({"C": 3, "H": 37, "W": 41}, {"x": 3 * 37 * 41, "w": 27, "y": 3 * 37 * 41}),
+    "life_bytes": ({"W": 67, "H": 45}, {"cur": 67 * 45, "nxt": 67 * 45}),
+}
+
+
+@needs_gxx
+@pytest.mark.parametrize("case", sorted(MATCHES))
+def test_rewrites_give_the_same_bits_and_load_nothing_new_on_the_cpu(case: str, tmp_path: Path) -> None:
+    source, launch, _ = MATCHES[case]
+    scalars, counts = CPU_SIZES[case]
+    assert_rewrites_match(source, _name(source), launch, _rewrites(case), scalars, counts, tmp_path)
