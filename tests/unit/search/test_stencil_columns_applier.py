@@ -16,7 +16,7 @@ import pytest
 from cpu_emulation import assert_rewrites_match, needs_gxx
 from nvcc_check import compile_ok, needs_nvcc
 
-from regrapht.search.appliers import APPLIERS, ApplierInput
+from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits
 from regrapht.search.appliers.stencil_columns import RegisterColumnStencil
 from regrapht.spec.launch import LaunchConfig
 
@@ -276,3 +276,17 @@ def test_rewrites_give_the_same_bits_and_load_nothing_new_on_the_cpu(case: str, 
     source, launch, _ = MATCHES[case]
     scalars, counts = CPU_SIZES[case]
     assert_rewrites_match(source, _name(source), launch, _rewrites(case), scalars, counts, tmp_path)
+
+
+def test_longer_columns_are_not_offered_when_they_would_leave_sms_idle() -> None:
+    source, launch, _ = MATCHES["jacobi9_double"]
+    big = DeviceLimits(sms=132, max_threads_per_sm=2048, max_threads_per_block=1024, shared_bytes_per_block=49152)
+
+    def offered(W: int, H: int) -> list[str]:
+        given = ApplierInput(source, _name(source), launch, {"W": W, "H": H}, big)
+        return [r.note.split(" ", 1)[0] for r in RegisterColumnStencil().apply(given)]
+
+    # 132 SMs x 8 blocks of 256 threads: 1056 blocks fill the device once
+    assert offered(4096, 4096) == ["4", "8"]  # 128 x 128 and 128 x 64 blocks
+    assert offered(1024, 1024) == ["4"]  # 32 x 32 blocks already; 32 x 16 would not fill it
+    assert offered(4096, 4096) == [r.note.split(" ", 1)[0] for r in _rewrites("jacobi9_double")]

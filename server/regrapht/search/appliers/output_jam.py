@@ -33,6 +33,7 @@ from regrapht.idioms.pointwise import AXES, PointKernel, fresh
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.points import bind, ceil_div, point_view
 from regrapht.search.appliers.qualifiers import with_restricted_pointers
+from regrapht.search.appliers.stencil_columns import fills_device
 from regrapht.spec.launch import LaunchConfig
 
 OUTPUTS_PER_THREAD = (4, 8)  # variants the search times
@@ -59,7 +60,7 @@ class JammedOutputs:
         dependent = _dependent_names(view, data, jammed)
         if dependent is None:
             return []
-        rewrites = []
+        rewrites: list[Rewrite] = []
         for count in OUTPUTS_PER_THREAD:
             body = _body(view, data, jammed, dependent, count)
             if body is None:
@@ -70,6 +71,8 @@ class JammedOutputs:
             while len(grid) > 1 and grid[-1] == "1":
                 grid.pop()
             launch = LaunchConfig(tuple(grid), given.launch.block, given.launch.shared_bytes)
+            if rewrites and not fills_device(given, launch):
+                break  # more outputs per thread would leave SMs idle
             source = with_restricted_pointers(with_body(given, kernel, body), given.kernel, launch)
             rewrites.append(Rewrite(source, launch, f"{count} outputs per thread along {jammed}, "
                                                     "sharing the loads that do not depend on it"))

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from regrapht.idioms.pointwise import PointKernel, fresh
 from regrapht.idioms.stencil import NeighbourRead, Stencil, stencil
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.cooperative import value_of
 from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
 from regrapht.search.appliers.qualifiers import with_restricted_pointers
 from regrapht.search.appliers.stencil import field_address, read_somewhere, reindent
@@ -72,7 +73,7 @@ class RegisterColumnStencil:
         if n not in COARSENING or (n == 3 and shape.slices) or len(shape.slices) > 1:
             return []  # 1-D: the marched coordinate would be the contiguous one (uncoalesced)
         element = view.pointers[shape.field].replace("const", "").strip()
-        rewrites = []
+        rewrites: list[Rewrite] = []
         for points in COARSENING[n]:
             window = _window(shape, points)
             if window is None:
@@ -81,6 +82,8 @@ class RegisterColumnStencil:
             note = (f"{points} points per thread down {shape.tiled[-1]}, a register window of "
                     f"{sum(len(s) for s in window.slots.values())} loads of {shape.field}")
             launch = LaunchConfig(grid, tuple(str(t) for t in THREADS), given.launch.shared_bytes)
+            if rewrites and not fills_device(given, launch):
+                break  # longer columns would leave SMs idle
             rewrites.append(Rewrite(with_restricted_pointers(with_body(given, kernel, body), given.kernel, launch), launch, note))
         return rewrites
 
@@ -192,3 +195,20 @@ def _window_read(win: str, window: _Window, march: str, across: tuple[str, ...],
             text = f"{base} + ({shift.text()})" if base else f"({shift.text()})"
         subscripts.append(f"[{text}]")
     return win + "".join(subscripts)
+
+
+def fills_device(given: ApplierInput, launch: LaunchConfig) -> bool:
+    """Whether `launch` has at least one wave of resident blocks on the device the candidates
+    are measured on (True when the device or the problem size is not known)."""
+    if given.device is None:
+        return True
+    blocks = 1
+    for extent in launch.grid:
+        value = value_of(extent, given)
+        if value is None:
+            return True
+        blocks *= value
+    threads = 1
+    for extent in launch.block:
+        threads *= int(extent)
+    return blocks >= given.device.resident_blocks(threads)
