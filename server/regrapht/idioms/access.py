@@ -124,12 +124,34 @@ def is_pure(node: Node | None) -> bool:
     for current in walk(node):
         if current.type in ("assignment_expression", "update_expression", "comma_expression", "lambda_expression"):
             return False
-        if current.type == "call_expression" and call_name(current) not in PURE_CALLS:
+        if current.type == "call_expression" and call_name(current) not in PURE_CALLS and \
+                not _conversion(current):
             return False
         if current.type == "pointer_expression" and text(current.child_by_field_name("operator")) == "&" \
                 and not _read_only_argument(current):
             return False
     return True
+
+
+_BUILTIN_TYPES = frozenset({"float", "double", "int", "unsigned", "long", "short", "char", "bool", "size_t"})
+
+
+def _conversion(call: Node) -> bool:
+    """A value conversion written as a call: `float(x)`, `static_cast<T>(x)`, or `T(0)` / `T()`
+    for a template type parameter `T` of the enclosing template."""
+    name = call_name(call)
+    if name in _BUILTIN_TYPES or name.startswith("static_cast<"):
+        return True
+    holder = call.parent
+    while holder is not None:
+        if holder.type == "template_declaration":
+            parameters = holder.child_by_field_name("parameters")
+            for parameter in parameters.named_children if parameters is not None else ():
+                if parameter.type == "type_parameter_declaration" and \
+                        any(text(c) == name for c in parameter.named_children if c.type == "type_identifier"):
+                    return True
+        holder = holder.parent
+    return False
 
 
 def identifiers(node: Node | None) -> set[str]:

@@ -6,7 +6,7 @@ __global__ void spmv_scaled(const V alpha, const V beta, const int *__restrict__
 {
     const int row = threadIdx.x + blockIdx.x * blockDim.x;
     if (row < nrows) {
-        V dot = 0;
+        V dot = static_cast<V>(0);
         for (int k = ptr[row]; k < ptr[row + 1]; k++)
             dot += val[k] * x[idx[k]];
         y[row] = alpha * dot + beta * y[row];

@@ -6,7 +6,7 @@ __global__ void gemv_t_scaled(int rows, int cols, T alpha, const T *A, const T *
 {
     const int col = blockIdx.x * blockDim.x + threadIdx.x;
     if (col >= cols) return;
-    T dot = 0;
+    T dot = T(0);
 #pragma unroll 8
     for (int r = 0; r != rows; ++r)
         dot += A[(size_t)r * cols + col] * x[r];
