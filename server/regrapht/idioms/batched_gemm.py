@@ -79,7 +79,9 @@ class BatchedOperand:
 @dataclass(frozen=True)
 class BatchedProduct:
     element: str  # "float" or "double" (after template substitution)
-    acc_type: str  # the accumulator's declared type, as written
+    acc_type: str  # the accumulator's type (after template substitution)
+    element_text: str  # the operands' element type as written (`T` in a template)
+    acc_text: str  # the accumulator's type as written
     batch: Poly  # extents over scalar parameters, template parameters and literals
     m: Poly
     n: Poly
@@ -217,6 +219,7 @@ class _Reader:
         self._template(kernel_name)
         self.scalars = {p.name for p in syntax.params if not p.is_pointer}
         self.pointers = {p.name: self.types.get(p.base_type, p.base_type) for p in syntax.params if p.is_pointer}
+        self.written_types = {p.name: p.base_type for p in syntax.params if p.is_pointer}
         self.known = self.scalars | set(self.template_values)
         self.grid_texts = (list(grid) + ["1"] * 3)[:3]
         self.block_texts = (list(block) + ["1"] * 3)[:3]
@@ -262,6 +265,7 @@ class _Reader:
         return self._finish(self.work)
 
     def _statements(self, statements: list[Node]) -> None:
+        statements = [s for s in statements if not _is_pragma(s)]
         for position, statement in enumerate(statements):
             last = position == len(statements) - 1
             if self.work is not None:
@@ -290,6 +294,8 @@ class _Reader:
             elif kind == "compound_statement" and last:
                 self._statements(named_statements(statement))
                 return
+            elif kind == "expression_statement" and not last:
+                self._advance(statement)
             else:
                 raise _NotBatched
 
@@ -325,6 +331,29 @@ class _Reader:
                 if poly.thread_dependent or any(a.startswith("~") or "." in a for a in poly.atoms()):
                     raise _NotBatched
                 self.symbols.define(name, value)
+
+    def _advance(self, statement: Node) -> None:
+        """`A += mat * M * K;` (or `A = A + ...`) on a pointer before the work: an offset."""
+        assignment = statement.named_children[0] if statement.named_children else None
+        if assignment is None or assignment.type != "assignment_expression":
+            raise _NotBatched
+        target = unparen(assignment.child_by_field_name("left"))
+        value = assignment.child_by_field_name("right")
+        op = text(assignment.child_by_field_name("operator"))
+        name = text(target) if target is not None and target.type == "identifier" else ""
+        if not (name in self.pointers or name in self.symbols.aliases) or value is None:
+            raise _NotBatched
+        if op == "=":
+            if not self.symbols.define_alias(name, value, self.pointers):
+                raise _NotBatched
+            return
+        if op != "+=":
+            raise _NotBatched
+        offset = self.symbols.poly(value)
+        if offset.memory_dependent or any(a.startswith("~") for a in offset.atoms()):
+            raise _NotBatched
+        root, first = self.symbols.aliases.get(name, (name, Poly.const(0)))
+        self.symbols.aliases[name] = (root, first + offset)
 
     def _decode(self, node: Node | None) -> Decode | None:
         node = unparen(node)
@@ -482,7 +511,7 @@ class _Reader:
                 text(condition.child_by_field_name("left")) != k:
             raise _NotBatched
         k_bound = self._scalar(condition.child_by_field_name("right"))
-        statements = named_statements(body)
+        statements = [s for s in named_statements(body) if not _is_pragma(s)]
         if k_bound is None or len(statements) != 1 or statements[0].type != "expression_statement" or \
                 not statements[0].named_children:
             raise _NotBatched
@@ -566,7 +595,9 @@ class _Reader:
         if epilogue is None:
             return None
         return BatchedProduct(
-            element=next(iter(element)), acc_type=acc_type, batch=extent["batch"], m=extent["row"],
+            element=next(iter(element)), acc_type=acc_type,
+            element_text=self.written_types[work.output[0]], acc_text=work.acc_type, batch=extent["batch"],
+            m=extent["row"],
             n=extent["col"], k=work.k_bound, a=a, b=b, output=work.output[0], c_base=c[0], c_row=c[1], c_col=c[2],
             epilogue=epilogue, template_values=dict(self.template_values),
             compile_time=frozenset(self.template_values))
@@ -773,6 +804,11 @@ class _Reader:
         """An index with its decode locals as the role names b, i, j (as `_finish` names them)."""
         leaves = substitute(index, self.leaf_of_local)
         return substitute(leaves, self.role_of_leaf) if leaves is not None else None
+
+
+def _is_pragma(node: Node) -> bool:
+    """`#pragma unroll` and friends between statements: hints, not work."""
+    return node.type == "preproc_call" and text(node.child_by_field_name("directive")) == "#pragma"
 
 
 def _literal_global(axis: str, block: Poly) -> Poly | None:

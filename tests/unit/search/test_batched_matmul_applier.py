@@ -1,7 +1,7 @@
 """BatchedSmallMatmul on the batched-product idiom: batched GEMMs whose threads are mapped in
 different ways (block per matrix with threadIdx as (row, col), a flat id divided by M*N, a
 grid-stride batch loop, a 1-D block split by `%`, a thread per matrix or per row looping over
-the rest), fixed (template, #define) or runtime sizes,
+the rest, pointers advanced to the matrix, `#pragma unroll`), fixed (template, #define) or runtime sizes,
 float and double, transposed operands, alpha/beta, get groups of matrices staged in shared
 memory; near-misses (a data-dependent k bound, an output aliasing an operand, a non-affine
 index, a launch axis no coordinate uses, a guard narrower than the matrix) do not; every
@@ -107,6 +107,23 @@ __global__ void bmm_rows(const double *A, const double *B, double *C, int nb, in
     }
 }
 """, "bmm_rows", LaunchConfig(("(nb * M + 255) / 256",), ("256",)), {"M": 8, "N": 8, "K": 8}),
+    "typename_pointer_advance_pragma": ("""
+template <typename T, int S>
+__global__ void bmm_adv(const T *A, const T *B, T *C, int nb) {
+    const int b = blockIdx.x;
+    const int i = threadIdx.x / S, j = threadIdx.x % S;
+    A += b * S * S;
+    B = B + b * S * S;
+    C += (size_t)b * S * S;
+    T acc = T(0);
+#pragma unroll
+    for (int k = 0; k < S; ++k) {
+        acc += A[i * S + k] * B[k * S + j];
+    }
+    C[i * S + j] = acc;
+}
+template __global__ void bmm_adv<float, 8>(const float *, const float *, float *, int);
+""", "bmm_adv<float, 8>", LaunchConfig(("nb",), ("64",)), {"nb": 50000}),
 }
 
 NEAR_MISSES: dict[str, tuple[str, LaunchConfig, dict[str, int]]] = {
@@ -205,6 +222,12 @@ def test_shapes_are_read_from_each_mapping() -> None:
     assert product is not None and product.epilogue == "{c} + ({acc})"
 
 
+def test_a_template_type_stays_generic() -> None:
+    [first, *_] = _rewrites("typename_pointer_advance_pragma")
+    assert "__shared__ __align__(16) T tiles_bg" in first.source and "T acc_bg[rows_bg][cols_bg]" in first.source
+    assert "float4" not in first.source  # the vector type would not follow T
+
+
 def test_template_sizes_fold_and_runtime_sizes_keep_a_fallback() -> None:
     [first, *_] = _rewrites("template_block_per_matrix")
     assert "constexpr int m_bg = (D)" in first.source and "tiles_bg[group_bg * per_bg" in first.source
@@ -266,6 +289,9 @@ ON_CPU: dict[str, tuple[str, dict[str, int]]] = {
     "thread_per_matrix_loops": (spec_text("bmm_per_thread", ["(nb + 127) / 128"], ["128"], [
         ("A", F, "nb * 36", ""), ("B", F, "nb * 36", ""), ("C", "float*", "nb * 36", "out"),
         ("nb", "int", "400", "")]), {"nb": 301}),
+    "typename_pointer_advance_pragma": (spec_text("bmm_adv<float, 8>", ["nb"], ["64"], [
+        ("A", F, "nb * 64", ""), ("B", F, "nb * 64", ""), ("C", "float*", "nb * 64", "out"),
+        ("nb", "int", "100", "")]), {"nb": 37}),
     "thread_per_row_double": (spec_text("bmm_rows", ["(nb * M + 255) / 256"], ["256"], [
         ("A", D, "nb * M * K", ""), ("B", D, "nb * K * N", ""), ("C", "double*", "nb * M * N", "out"),
         ("nb", "int", "100", ""), ("M", "int", "8", ""), ("N", "int", "8", ""), ("K", "int", "8", "")]),

@@ -145,8 +145,8 @@ def _load(product: BatchedProduct, operand: BatchedOperand, tile: str, extent_na
             {tile}[{where}] = {operand.array}[{address}];
         }}"""
     stride = _dense_stride(product, operand, extent)
-    if stride is None:
-        return generic
+    if stride is None or product.element_text != product.element:
+        return generic  # not one run, or a template's element type: the vector type would be fixed
     t = product.element
     vector, width = ("float4", 4) if t == "float" else ("double2", 2)
     lanes = ("x", "y", "z", "w")[:width]
@@ -176,7 +176,7 @@ def _load(product: BatchedProduct, operand: BatchedOperand, tile: str, extent_na
 
 
 def _body(product: BatchedProduct, rows: int, cols: int, threads: int, capacity: int) -> str:
-    t, acc_t = product.element, product.acc_type
+    t, acc_t = product.element_text, product.acc_text  # as written: a template stays generic
     fixed = (product.m.atoms() | product.n.atoms() | product.k.atoms()) <= product.compile_time
     const = "constexpr int" if fixed else "const int"
     a, b = product.a, product.b
