@@ -32,6 +32,15 @@ H200_LIKE = DeviceLimits(132, 2048, 1024, 48 * 1024)
 # family/kernel -> the construct that keeps its applier from recognising it (owners: scan ->
 # appliers-a, batched_gemm -> hostile-spec, stencil and conv -> appliers-b)
 MISSES: dict[str, str] = {
+    "conv/dw_flat_divmod_pad": "1-D grid over N*C*H*W: (n, c) are two slice coordinates; both appliers take at most one",
+    "conv/dw_gridstride_flat": "grid-stride loop over the flattened output instead of a guard (not a point kernel)",
+    "conv/dw_macro_nchw": "channel `c = blockIdx.z` with no bound in the guard (its extent is the launch's); also an "
+                          "NCHW index macro and a batch loop in the thread",
+    "conv/dw_plane_pointer": "channel `c = blockIdx.z` with no bound in the guard; also local plane/filter pointers",
+    "conv/dw_swapped_xy_unsigned": "channel `c = blockIdx.z` with no bound in the guard (adding `c >= C` -> stencil found)",
+    "conv/dw_template_double": "template parameter `K` in the guard's bound (`ox >= W - K + 1` via locals OW/OH)",
+    "conv/dw_unrolled_nine": "channel `ch = blockIdx.z` with no bound in the guard (no C parameter at all)",
+    "conv/dw_zgrid_valid": "guard bound through locals `OW = W - 2`, `OH = H - 2` (not scalars); plane from blockIdx.z",
     "scan/block_thread0_syncthreads": "a __syncthreads() after the thread-0 block (barriers refuse the kernel)",
     "scan/count_down_index": "loop counts down (`left = n; left > 0; --left`) with the index `i = n - left`",
     "scan/device_helper_add": "the addition goes through a user __device__ helper `op(acc, x)` (not a pure call)",
