@@ -54,20 +54,19 @@ class CsrGroupPerRow:
         rows = item_count(given, program)
         if rows is None:
             return []
-        widths = [32, 8, 16, 4]
+        # Without a known average row length, 8 lanes first: on the H200 it was the best or
+        # within 7% of it for rows of 16-32 nonzeros, and far ahead of a warp for short rows.
+        widths = [8, 16, 32, 4]
         average = self._average_row(given, program, rows)
         if average is not None:
             widths.sort(key=lambda lanes: abs(lanes - average))
         # The values, column indices and the gathered vector through the read-only path (the
-        # row pointer stays a plain load: it delimits the row range the recogniser checks).
+        # row pointer stays a plain load: it delimits the row range the recogniser checked).
         read_only = read_only_arrays(source, given.kernel) - {program.csr.pointer}
         cached_kernel = kernel_syntax(with_read_only_loads(source, given.kernel, read_only), given.kernel) \
             if read_only else None
         cached = item_program(cached_kernel) if cached_kernel is not None else None
-        shapes: list[tuple[int, ItemProgram | None]] = [(lanes, cached) for lanes in widths] if cached else []
-        shapes.insert(1 if shapes else 0, (widths[0], None))
-        if cached is None:
-            shapes += [(lanes, None) for lanes in widths[1:]]
+        shapes = [(lanes, cached) for lanes in widths]
         rewrites = []
         for lanes, variant in shapes:
             group = Group("warp", BLOCK, lanes)
