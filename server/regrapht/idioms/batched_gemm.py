@@ -35,7 +35,7 @@ from tree_sitter import Node
 from regrapht.cuda.affine import Poly
 from regrapht.errors import InputError
 from regrapht.idioms.gemm import _product_update
-from regrapht.idioms.pointwise import PURE_CALLS, coefficient_of, expression_poly
+from regrapht.idioms.pointwise import PURE_CALLS, coefficient_of, expression_poly, is_pragma
 from regrapht.idioms.syntax import (
     GLOBAL_X,
     GLOBAL_Y,
@@ -265,7 +265,7 @@ class _Reader:
         return self._finish(self.work)
 
     def _statements(self, statements: list[Node]) -> None:
-        statements = [s for s in statements if not _is_pragma(s)]
+        statements = [s for s in statements if not is_pragma(s)]
         for position, statement in enumerate(statements):
             last = position == len(statements) - 1
             if self.work is not None:
@@ -511,7 +511,7 @@ class _Reader:
                 text(condition.child_by_field_name("left")) != k:
             raise _NotBatched
         k_bound = self._scalar(condition.child_by_field_name("right"))
-        statements = [s for s in named_statements(body) if not _is_pragma(s)]
+        statements = [s for s in named_statements(body) if not is_pragma(s)]
         if k_bound is None or len(statements) != 1 or statements[0].type != "expression_statement" or \
                 not statements[0].named_children:
             raise _NotBatched
@@ -804,11 +804,6 @@ class _Reader:
         """An index with its decode locals as the role names b, i, j (as `_finish` names them)."""
         leaves = substitute(index, self.leaf_of_local)
         return substitute(leaves, self.role_of_leaf) if leaves is not None else None
-
-
-def _is_pragma(node: Node) -> bool:
-    """`#pragma unroll` and friends between statements: hints, not work."""
-    return node.type == "preproc_call" and text(node.child_by_field_name("directive")) == "#pragma"
 
 
 def _literal_global(axis: str, block: Poly) -> Poly | None:

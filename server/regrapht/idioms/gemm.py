@@ -18,7 +18,7 @@ from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly
 from regrapht.cuda.extract import node_text
-from regrapht.idioms.pointwise import Access, PointKernel, coefficient_of
+from regrapht.idioms.pointwise import Access, PointKernel, coefficient_of, is_pragma
 from regrapht.idioms.syntax import unparen, walk
 
 
@@ -119,7 +119,7 @@ def _k_loop(kernel: PointKernel, node: Node, acc: str) -> tuple[str, str, tuple[
             any(node_text(n) in kernel.pointers for n in walk(bound)):
         return None
     statements = body.named_children if body.type == "compound_statement" else [body]
-    statements = [s for s in statements if s.type != "comment"]
+    statements = [s for s in statements if s.type != "comment" and not is_pragma(s)]
     if len(statements) != 1 or statements[0].type != "expression_statement":
         return None
     operands = _product_update(statements[0].named_children[0] if statements[0].named_children else None, acc)

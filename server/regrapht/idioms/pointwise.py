@@ -245,7 +245,7 @@ class _Builder:
         body = self.function.child_by_field_name("body")
         if body is None:
             raise _NotPointwise
-        statements = [c for c in body.named_children if c.type != "comment"]
+        statements = [c for c in body.named_children if c.type != "comment" and not is_pragma(c)]
         guard: Node | None = None
         negated = False
         work: list[Node] = []
@@ -270,7 +270,7 @@ class _Builder:
                 if index == len(statements) - 1:
                     guard = condition
                     inner = consequence.named_children if consequence.type == "compound_statement" else [consequence]
-                    inner = [c for c in inner if c.type != "comment"]
+                    inner = [c for c in inner if c.type != "comment" and not is_pragma(c)]
                     while inner and inner[0].type == "declaration" and self._pure_declaration(inner[0]):
                         inner = inner[1:]
                     work = inner
@@ -914,6 +914,12 @@ class _Builder:
                                if n.type == "field_expression" and node_text(n.child_by_field_name("argument"))
                                == "threadIdx"}))
         return Poly.atom(opaque_atom(" ".join(node_text(node).split()), dims, memory))
+
+
+def is_pragma(node: Node) -> bool:
+    """`#pragma unroll` and friends between statements: compiler hints, not work (kept verbatim
+    in the text a rewrite reuses)."""
+    return node.type == "preproc_call" and node_text(node.child_by_field_name("directive")) == "#pragma"
 
 
 def _declared_name(declaration: Node | None) -> Node | None:

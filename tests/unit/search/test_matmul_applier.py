@@ -66,6 +66,18 @@ __global__ void bmm(const float *A, const float *B, float *C, int batch, int M, 
     }
 }
 """, LaunchConfig(("(N + 15) / 16", "(M + 15) / 16", "batch"), ("16", "16", "1")), "batched"),
+    "pragma_unroll": ("""
+__global__ void gemm_unrolled(const float *A, const float *B, float *C, int M, int N, int K) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    int r = blockIdx.y * blockDim.y + threadIdx.y;
+    if (r < M && c < N) {
+        float s = 0.0f;
+#pragma unroll 4
+        for (int k = 0; k < K; k++) s += A[r * K + k] * B[k * N + c];
+        C[r * N + c] = s;
+    }
+}
+""", GRID, "a #pragma before the k loop"),
 }
 
 NEAR_MISSES = {
