@@ -34,7 +34,7 @@ __global__ void jacobi9(const double *__restrict__ src, double *__restrict__ dst
                   + src[(y + 1) * W + x - 1] + src[(y + 1) * W + x + 1];
     dst[y * W + x] = 0.5 * src[y * W + x] + 0.1 * edge + 0.025 * corner;
 }
-""", GRID_2D, (18, 30)),
+""", GRID_2D, (18, 30, 12)),
     "sobel_int_flat": ("""
 __global__ void sobel(const int *img, int *mag, int rows, int cols) {
     int p = blockIdx.x * blockDim.x + threadIdx.x;
@@ -51,7 +51,7 @@ __global__ void sobel(const int *img, int *mag, int rows, int cols) {
         mag[p] = 0;
     }
 }
-""", LaunchConfig(("(rows * cols + 127) / 128",), ("128",)), (18, 30)),
+""", LaunchConfig(("(rows * cols + 127) / 128",), ("128",)), (18, 30, 12)),
     "box27_3d_loops": ("""
 __global__ void box27(const float *f, float *g, int nx, int ny, int nz) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -99,7 +99,7 @@ __global__ void dw_hwc(const float *in, const float *filt, float *out, int H, in
     }
     out[(py * W + px) * C + ch] = acc;
 }
-""", LaunchConfig(("(C + 31) / 32", "(W + 7) / 8", "H"), ("32", "8", "1")), (18, 30, 54)),
+""", LaunchConfig(("(C + 31) / 32", "(W + 7) / 8", "H"), ("32", "8", "1")), (54, 30, 18)),
     "depthwise_chw_slices": ("""
 __global__ void depthwise(const float *x, const float *w, float *y, int C, int H, int W) {
     int ow = blockIdx.x * blockDim.x + threadIdx.x;
@@ -116,7 +116,7 @@ __global__ void depthwise(const float *x, const float *w, float *y, int C, int H
         y[(ch * H + oh) * W + ow] = s;
     }
 }
-""", LaunchConfig(("(W + 15) / 16", "(H + 15) / 16", "C"), ("16", "16", "1")), (18, 30)),
+""", LaunchConfig(("(W + 15) / 16", "(H + 15) / 16", "C"), ("16", "16", "1")), (18, 30, 12)),
     "life_bytes": ("""
 __global__ void life(const unsigned char *cur, unsigned char *nxt, int W, int H) {
     int x = blockIdx.x * blockDim.x + threadIdx.x;
@@ -131,7 +131,7 @@ __global__ void life(const unsigned char *cur, unsigned char *nxt, int W, int H)
         }
     nxt[y * W + x] = (n == 3 || (cur[y * W + x] && n == 2)) ? 1 : 0;
 }
-""", GRID_2D, (18, 30)),
+""", GRID_2D, (18, 30, 12)),
 }
 
 NEAR_MISSES = {
@@ -196,19 +196,30 @@ def test_coarsens_stencils_written_differently(case: str) -> None:
     assert [int(re.search(r"window of (\d+) loads", r.note).group(1)) for r in rewrites] == list(loads)
     for rewrite in rewrites:
         assert "__shared__" not in rewrite.source and "__syncthreads" not in rewrite.source
-        assert rewrite.launch.block == ("32", "8")
+        # wide blocks when the contiguous coordinate has a halo (its sectors), 32x8 otherwise
+        assert rewrite.launch.block in (("128", "2"), ("64", "4"), ("32", "8"))
         body = rewrite.source.split("{", 1)[1]
         # every window slot is loaded exactly once per column of points
         assert len(re.findall(r"win_rg(\[\d+\])+ = ", body)) == int(re.search(r"(\d+) loads", rewrite.note).group(1))
 
 
 def test_2d_column_loads_each_row_once() -> None:
-    four, eight = _rewrites("jacobi9_double")
+    four, eight, two = _rewrites("jacobi9_double")
     # 3 columns of (4 + 2) rows: 18 loads for 4 points (36 before), through the read-only path
     assert four.source.count("__ldg(&src[") == 18 and eight.source.count("__ldg(&src[") == 30
-    assert four.launch.grid == ("(W - 2 + 1 + 31) / 32", "min((H - 2 + 1 + 31) / 32, 65535)")  # 8 rows x 4 points
-    assert eight.launch.grid[1] == "min((H - 2 + 1 + 63) / 64, 65535)"
+    assert two.source.count("__ldg(&src[") == 12
+    # 128 x 2 threads of 4 rows: a block covers 128 columns and 8 rows
+    assert four.launch.grid == ("(W - 2 + 1 + 127) / 128", "min((H - 2 + 1 + 7) / 8, 65535)")
+    assert eight.launch.grid[1] == "min((H - 2 + 1 + 15) / 16, 65535)"
+    assert two.launch.block == ("64", "4") and two.launch.grid[1] == "min((H - 2 + 1 + 7) / 8, 65535)"
     assert "gridDim.y" in four.source  # block rows past the grid limit are strided
+
+
+def test_each_load_is_gated_by_the_bounds_of_the_reads_that_take_it() -> None:
+    four = _rewrites("jacobi9_double")[0]
+    # the top-left corner is taken only by the (-1, -1) read: its box, without implied bounds
+    first = next(line for line in four.source.splitlines() if "win_rg[0][0] =" in line)
+    assert first.count(">=") == 2 and first.count("<") == 2 and "||" not in first
 
 
 def test_3d_marches_along_z_with_the_plane_from_the_window() -> None:
@@ -216,6 +227,8 @@ def test_3d_marches_along_z_with_the_plane_from_the_window() -> None:
     assert [r.launch.grid[2] for r in rewrites] == ["min((nz - 1 + 3) / 4, 65535)", "min((nz - 1 + 7) / 8, 65535)",
                                                    "min((nz - 1 + 15) / 16, 65535)"]
     assert all("gridDim.z" in r.source for r in rewrites)
+    # without a halo along the contiguous coordinate (HWC channels) the 32x8 block stays
+    assert {r.launch.block for r in _rewrites("depthwise_hwc_3d_launch")} == {("32", "8")}
 
 
 def test_keeps_each_outputs_operation_order() -> None:
@@ -287,6 +300,6 @@ def test_longer_columns_are_not_offered_when_they_would_leave_sms_idle() -> None
         return [r.note.split(" ", 1)[0] for r in RegisterColumnStencil().apply(given)]
 
     # 132 SMs x 8 blocks of 256 threads: 1056 blocks fill the device once
-    assert offered(4096, 4096) == ["4", "8"]  # 128 x 128 and 128 x 64 blocks
-    assert offered(1024, 1024) == ["4"]  # 32 x 32 blocks already; 32 x 16 would not fill it
+    assert offered(4096, 4096) == ["4", "8", "2"]  # 32 x 512, 32 x 256 and 64 x 512 blocks
+    assert offered(1024, 256) == ["4"]  # the first always; 8 x 16 and 16 x 32 blocks would not fill it
     assert offered(4096, 4096) == [r.note.split(" ", 1)[0] for r in _rewrites("jacobi9_double")]

@@ -26,20 +26,30 @@ output is the same operations on the same values in the same order as before.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
-from regrapht.idioms.pointwise import PointKernel, fresh
+from regrapht.cuda.affine import Poly
+from regrapht.idioms.pointwise import PointKernel, expression_poly, fresh
 from regrapht.idioms.stencil import NeighbourRead, Stencil, stencil
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import value_of
 from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
 from regrapht.search.appliers.qualifiers import with_restricted_pointers
-from regrapht.search.appliers.stencil import field_address, read_somewhere, reindent
+from regrapht.search.appliers.stencil import field_address, reindent
 from regrapht.spec.launch import LaunchConfig
 
 # Points per thread offered, per number of tiled coordinates (the search times them all):
 # 2-D fields march a short column (the grid stays large), 3-D fields a longer one along z.
-COARSENING: dict[int, tuple[int, ...]] = {2: (4, 8), 3: (4, 8, 16)}
-THREADS = (32, 8)  # a warp along the contiguous coordinate, 8 along the next one
+# (points per thread, block) per number of tiled coordinates. Measured on an H200 (train): with
+# a halo along the contiguous coordinate, 32-wide blocks lost to the naive kernels (the x halo of
+# a 32-wide tile is half a row's sectors again: 2-D Jacobi 0.93x, 3-D heat 0.86x), so blocks are
+# wide there; without one (HWC depthwise: channels fastest) 32x8 with 16 points ran 1.64x.
+WIDE: dict[int, tuple[tuple[int, tuple[int, int]], ...]] = {
+    2: ((4, (128, 2)), (8, (128, 2)), (2, (64, 4))),
+    3: ((4, (64, 4)), (8, (128, 2)), (16, (64, 4)))}
+NARROW: dict[int, tuple[tuple[int, tuple[int, int]], ...]] = {
+    2: ((4, (32, 8)), (8, (32, 8))),
+    3: ((16, (32, 8)), (8, (32, 8)), (4, (32, 8)))}
 MAX_GRID_YZ = 65535  # grid y/z limit: block rows beyond it are strided
 MAX_WINDOW = 96  # window elements loaded per thread: beyond this the registers would spill
 # Element types `__ldg` is declared for (the read-only path); others load plainly.
@@ -70,20 +80,21 @@ class RegisterColumnStencil:
         kernel, shape = found
         view = shape.kernel
         n = len(shape.tiled)
-        if n not in COARSENING or (n == 3 and shape.slices) or len(shape.slices) > 1:
+        if n not in WIDE or (n == 3 and shape.slices) or len(shape.slices) > 1:
             return []  # 1-D: the marched coordinate would be the contiguous one (uncoalesced)
         element = view.pointers[shape.field].replace("const", "").strip()
         rewrites: list[Rewrite] = []
-        for points in COARSENING[n]:
+        contiguous_halo = shape.halo(shape.tiled[0]) != (0, 0)
+        for points, threads in (WIDE if contiguous_halo else NARROW)[n]:
             window = _window(shape, points)
             if window is None:
                 continue
-            body, grid = _body(view, shape, element, window)
+            body, grid = _body(view, shape, element, window, threads)
             note = (f"{points} points per thread down {shape.tiled[-1]}, a register window of "
                     f"{sum(len(s) for s in window.slots.values())} loads of {shape.field}")
-            launch = LaunchConfig(grid, tuple(str(t) for t in THREADS), given.launch.shared_bytes)
+            launch = LaunchConfig(grid, tuple(str(t) for t in threads), given.launch.shared_bytes)
             if rewrites and not fills_device(given, launch):
-                break  # longer columns would leave SMs idle
+                continue  # longer columns would leave SMs idle
             rewrites.append(Rewrite(with_restricted_pointers(with_body(given, kernel, body), given.kernel, launch), launch, note))
         return rewrites
 
@@ -110,7 +121,8 @@ def _window(shape: Stencil, points: int) -> _Window | None:
     return _Window(points, low, high, slots)
 
 
-def _body(view: PointKernel, shape: Stencil, element: str, window: _Window) -> tuple[str, tuple[str, ...]]:
+def _body(view: PointKernel, shape: Stencil, element: str, window: _Window,
+          threads: tuple[int, int]) -> tuple[str, tuple[str, ...]]:
     tiled = shape.tiled
     march, across = tiled[-1], tiled[:-1]
     points = window.points
@@ -121,22 +133,22 @@ def _body(view: PointKernel, shape: Stencil, element: str, window: _Window) -> t
     bounds = view.bounds
     # Launch: x along the contiguous coordinate; y along the next one (3-D and HWC) or the
     # marched rows (2-D); the marched coordinate of a 3-D field on z; a slice on z.
-    grid = [ceil_div(bounds[tiled[0]].upper, THREADS[0])]
+    grid = [ceil_div(bounds[tiled[0]].upper, threads[0])]
     lines = [f"    // {points} points per thread down {march}; each element of their neighbourhood is loaded once, "
              "into registers, where the kernel reads it."]
-    lines.append(f"    const int {at[tiled[0]]} = blockIdx.x * {THREADS[0]} + threadIdx.x;")
+    lines.append(f"    const int {at[tiled[0]]} = blockIdx.x * {threads[0]} + threadIdx.x;")
     closers: list[str] = []
     if len(tiled) == 3:
-        lines.append(f"    const int {at[tiled[1]]} = blockIdx.y * {THREADS[1]} + threadIdx.y;")
-        grid.append(ceil_div(bounds[tiled[1]].upper, THREADS[1]))
+        lines.append(f"    const int {at[tiled[1]]} = blockIdx.y * {threads[1]} + threadIdx.y;")
+        grid.append(ceil_div(bounds[tiled[1]].upper, threads[1]))
         rows_total = ceil_div(bounds[march].upper, points)
         lines.append(f"    for (int {block_row} = blockIdx.z; {block_row} < {rows_total}; {block_row} += gridDim.z) {{")
         lines.append(f"        const int {start} = {block_row} * {points};")
         grid.append(f"min({rows_total}, {MAX_GRID_YZ})")
     else:
-        rows_total = ceil_div(bounds[march].upper, points * THREADS[1])
+        rows_total = ceil_div(bounds[march].upper, points * threads[1])
         lines.append(f"    for (int {block_row} = blockIdx.y; {block_row} < {rows_total}; {block_row} += gridDim.y) {{")
-        lines.append(f"        const int {start} = ({block_row} * {THREADS[1]} + threadIdx.y) * {points};")
+        lines.append(f"        const int {start} = ({block_row} * {threads[1]} + threadIdx.y) * {points};")
         grid.append(f"min({rows_total}, {MAX_GRID_YZ})")
         for c in shape.slices:
             coordinate = view.coordinate(c)
@@ -162,7 +174,8 @@ def _body(view: PointKernel, shape: Stencil, element: str, window: _Window) -> t
                     where[c] = f"({at[c]} + {d})" if d else at[c]
                 index = "".join(f"[{i}]" for i in _slot(window, march, across, row, offsets))
                 cell = f"{shape.field}[{field_address(shape, where)}]"
-                lines.append(f"{indent}{win}{index} = ({read_somewhere(shape, where)}) ? {load.format(cell)} : "
+                condition = _load_condition(shape, window, march, across, row, offsets, where)
+                lines.append(f"{indent}{win}{index} = ({condition}) ? {load.format(cell)} : "
                              f"({element})0;")
         loaded = max(loaded, last_row + 1)
         values = {march: f"{start} + {k}" if k else start, **{c: at[c] for c in across}}
@@ -212,3 +225,56 @@ def fills_device(given: ApplierInput, launch: LaunchConfig) -> bool:
     for extent in launch.block:
         threads *= int(extent)
     return blocks >= given.device.resident_blocks(threads)
+
+
+def _load_condition(shape: Stencil, window: _Window, march: str, across: tuple[str, ...], row: int,
+                    offsets: tuple[int, ...], where: dict[str, str]) -> str:
+    """When the window slot `row` rows down and `offsets` across is loaded: where one of the reads
+    that can take it (at one of the thread's points) touches memory, each read's box with its
+    redundant bounds dropped (`g >= -1` next to `g >= 0`): a load only where the kernel reads,
+    for a few comparisons per slot."""
+    position = {**{c: c for c in shape.slices}, **where}
+    boxes: list[str] = []
+    for read in shape.reads:
+        if not any(read.low[march] <= row - k <= read.high[march] for k in range(window.points)):
+            continue
+        if any(not read.low[c] <= d <= read.high[c] for c, d in zip(across, offsets, strict=True)):
+            continue
+        box = " && ".join(f"{position[c]} {op} {text}" for c, op, text in _tightest(read.limits) if c in position)
+        if box not in boxes:
+            boxes.append(box)
+    if not boxes or "" in boxes:
+        return "true"
+    return " || ".join(f"({b})" for b in boxes)
+
+
+def _tightest(limits: tuple[tuple[str, str, str], ...]) -> list[tuple[str, str, str]]:
+    """`limits` without the bounds another bound of the same coordinate and side implies (their
+    difference a constant)."""
+    kept: list[tuple[str, str, str, Poly | None]] = []
+    for c, op, text in limits:
+        value = _bound_value(op, text)
+        redundant = False
+        for i, (kc, kop, _, kvalue) in enumerate(kept):
+            if kc != c or (kop in ("<", "<=")) != (op in ("<", "<=")) or value is None or kvalue is None:
+                continue
+            difference = (value - kvalue).constant
+            if difference is None:
+                continue
+            lower = op in (">", ">=")
+            if (difference > 0) == lower and difference != 0:
+                kept[i] = (c, op, text, value)  # tighter than the one kept
+            redundant = True
+            break
+        if not redundant:
+            kept.append((c, op, text, value))
+    return [(c, op, text) for c, op, text, _ in kept]
+
+
+@lru_cache(maxsize=4096)
+def _bound_value(op: str, text: str) -> Poly | None:
+    """The bound as `g >= L` or `g < U` (the polynomial L or U), None when it does not parse."""
+    value = expression_poly(text)
+    if value is None:
+        return None
+    return value + Poly.of({(): 1}) if op in (">", "<=") else value
