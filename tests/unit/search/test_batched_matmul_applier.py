@@ -239,7 +239,7 @@ def test_template_sizes_fold_and_runtime_sizes_keep_a_fallback() -> None:
 def test_grid_comes_from_the_device_not_one_gpu() -> None:
     big = _rewrites("template_block_per_matrix", H200_LIKE)[0].launch.grid
     small = _rewrites("template_block_per_matrix", SMALL_GPU)[0].launch.grid
-    assert big == (str(132 * 8),) and small == (str(20 * 6),)
+    assert big == (str(132 * 8 * 8),) and small == (str(20 * 6 * 8),)  # eight waves of resident blocks
     assert _rewrites("template_block_per_matrix", None)[0].launch.grid == (str(65536 // 4),)  # one block per group
 
 
@@ -262,10 +262,10 @@ def test_the_problem_size_scalar_may_be_unknown() -> None:
     be proven to cover the guarded batch, and the grid is an expression over it."""
     source, name, launch, _ = MATCHES["template_block_per_matrix"]
     [first, *_] = BatchedSmallMatmul().apply(ApplierInput(source, name, launch, {}, H200_LIKE))
-    assert first.launch.grid == ("min((count + 3) / 4, 1056)",)
+    assert first.launch.grid == ("min((count + 3) / 4, 8448)",)
     source, name, launch, constants = MATCHES["flat_id_double_alpha_beta_bt"]
     rewrites = BatchedSmallMatmul().apply(ApplierInput(source, name, launch, {"M": 24, "N": 20, "K": 12}, H200_LIKE))
-    assert rewrites and rewrites[0].launch.grid == ("min((batch + 2) / 3, 1056)",)  # 3 of 24x20 give 256 threads 4 rows each
+    assert rewrites and rewrites[0].launch.grid == ("min((batch + 2) / 3, 8448)",)  # 3 of 24x20 give 256 threads 4 rows each
 
 
 F, D = "const float*", "const double*"

@@ -14,8 +14,9 @@ threads on consecutive columns. The group holds enough matrices to give every th
 the shared-memory budget the device allows a block), so 4x4 .. 64x64 matrices all keep a full
 block busy. Sizes that are compile-time (template parameters) fold into constants; runtime
 sizes are read at run time, and a matrix too large for the budget is computed straight from
-global memory (correct for any size, only slow). The grid fills the device the worker reports
-(resident blocks of this size), never more blocks than groups.
+global memory (correct for any size, only slow). The grid is one block per group, at most eight
+waves of the device the worker reports (resident blocks of this size), so a block that started
+late does not leave SMs idle at the end.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from regrapht.spec.launch import LaunchConfig
 THREADS = 256
 SHARED_BUDGET = 32 * 1024  # bytes per block for runtime sizes: several blocks still fit on one SM
 SHARED_LIMIT = 48 * 1024  # static shared memory a block may have without opting in
+WAVES = 8
 
 
 def _blockings(m: int | None, n: int | None) -> list[tuple[int, int]]:
@@ -95,7 +97,10 @@ def _grid(product: BatchedProduct, given: ApplierInput, group: int | None, threa
         return None
     if given.device is None:
         return needed
-    resident = given.device.resident_blocks(threads)
+    # Several waves of blocks, not one: the resident count is thread-limited (the worker does not
+    # report shared memory per SM), so one "full" wave could leave a tail wave of a few blocks;
+    # with eight the tail is small and the hardware scheduler balances the rest.
+    resident = given.device.resident_blocks(threads) * WAVES
     if needed.isdigit():
         return str(min(int(needed), resident))
     return f"min({needed}, {resident})"
