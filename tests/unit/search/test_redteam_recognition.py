@@ -32,6 +32,14 @@ H200_LIKE = DeviceLimits(132, 2048, 1024, 48 * 1024)
 # family/kernel -> the construct that keeps its applier from recognising it (owners: scan ->
 # appliers-a, batched_gemm -> hostile-spec, stencil and conv -> appliers-b)
 MISSES: dict[str, str] = {
+    "batched_gemm/bmm_batch_loop_in_thread": "the k loop is a `while (k < K) { ...; k++; }` (a for loop -> match)",
+    "batched_gemm/bmm_block_per_matrix_tid": "threadIdx.y/x and blockIdx.x used directly in subscripts and pointer offsets "
+                                             "(thread-dependent index parts); through int locals -> match",
+    "batched_gemm/bmm_flat_divmod": "flat id over square n x n matrices, one runtime n for M, N and K: _operand refuses "
+                                    "(MatmulTiling claims it instead)",
+    "batched_gemm/bmm_macro_idx": "function-like index macros `IA(b, i, k)`, `IB`, `IC` (expanded -> match)",
+    "batched_gemm/bmm_template_fixed": "template <int S> in the decodes and `mat < nmat` guard: the extent of the batch "
+                                       "is not evaluated (S -> 16 literal -> match)",
     "conv/dw_flat_divmod_pad": "1-D grid over N*C*H*W: (n, c) are two slice coordinates; both appliers take at most one",
     "conv/dw_gridstride_flat": "grid-stride loop over the flattened output instead of a guard (not a point kernel)",
     "conv/dw_macro_nchw": "channel `c = blockIdx.z` with no bound in the guard (its extent is the launch's); also an "
@@ -46,7 +54,6 @@ MISSES: dict[str, str] = {
     "scan/device_helper_add": "the addition goes through a user __device__ helper `op(acc, x)` (not a pure call)",
     "scan/do_while_long_long": "do { ... } while (i < n) loop form",
     "scan/macro_index": "function-like macro for indexing `AT(p, i) ((p)[(i)])` (read as a call)",
-    "scan/template_scan": "functional-cast initialiser `T s = T(0);` (read as a call to `T`)",
     "stencil/heat3d_clamped_insulated": "neighbour coordinates clamped with min/max (`xm = max(x - 1, 0)`): reads do not split",
     "stencil/heat3d_flat_divmod": "boundary copied by `if (x == 0 || ... ) { v[id] = u[id]; return; }`: return in the work; "
                                   "as if/else the stencil reads sit under the negated || and are dropped as conditional",
