@@ -10,8 +10,12 @@ progress first reports stage `found` (a verified faster candidate exists: the mo
 show it). The search is stopped there (the rest of it is not what this measures) or at `--limit`
 seconds. Each row: task, kernel, `first_s` (from the request to `found`; null if none within the
 limit), `search_first_s` (from the search's start, `first_faster_s` of the optimize JSON),
-the first candidate's technique path and speedup. `summary` prints p50/p95 over all kernels (a
-kernel without a suggestion counts as slower than every other, so p95 is honest about misses).
+the first candidate's technique path and speedup, and `outcome`: found, none (the search ended by
+itself, budget spent or nothing left to try, without a faster version: this kernel gets no
+suggestion at all) or limit (cut at `--limit` first). `summary` prints p50/p95 over the kernels
+that get a suggestion at all: found ones, and ones cut at the limit counted as slower than every
+other (they might have got one later), so p95 is honest about misses; kernels with none at all
+are counted apart (there is nothing to wait for).
 """
 
 from __future__ import annotations
@@ -59,8 +63,11 @@ def run(args: argparse.Namespace) -> int:
                                               0, options)
                     result = run_optimize(request, resources, models=models, progress=progress, cancel=stop).result
                     assert result is not None
+                    # found: a suggestion; none: the search ended by itself (budget spent or nothing left
+                    # to try) without one, so this kernel gets no suggestion at all; limit: cut at --limit
+                    outcome = "found" if "first_s" in found else "limit" if result.cancelled else "none"
                     row = {"task": task.name, "kernel": kernel.name, "gpu": result.gpu, "first_s": found.get("first_s"),
-                           "search_first_s": result.first_faster_s, "first": found.get("what"),
+                           "search_first_s": result.first_faster_s, "first": found.get("what"), "outcome": outcome,
                            "evaluated": result.counters.generated, "wall_s": round(time.perf_counter() - started, 3)}
                 except InputError as error:
                     row = {"task": task.name, "kernel": kernel.name, "first_s": None, "error": str(error)}
@@ -76,29 +83,50 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
+def outcome_of(row: dict[str, object]) -> str:
+    """found / none (the whole search ended without a suggestion) / limit (cut at --limit) / error;
+    rows written before `outcome` existed: found or limit."""
+    if row.get("error"):
+        return "error"
+    if row.get("first_s") is not None:
+        return "found"
+    return str(row.get("outcome") or "limit")
+
+
 def summary(args: argparse.Namespace) -> int:
     rows = [json.loads(line) for path in args.rows for line in path.read_text(encoding="utf-8").splitlines()
             if line.strip()]
     if not rows:
         print("first_answer: no rows", file=sys.stderr)
         return 1
-    times = [float(r["first_s"]) if r.get("first_s") is not None else math.inf for r in rows]
+    outcomes = [outcome_of(r) for r in rows]
+    # p50/p95 over the kernels that get a verified faster suggestion at all: those that got one, and
+    # those cut at the limit (they might have got one later: they count as slower than every other)
+    population = [float(r["first_s"]) if o == "found" else math.inf for r, o in zip(rows, outcomes, strict=True)
+                  if o in ("found", "limit")]
     search_times = [float(r["search_first_s"]) for r in rows if r.get("search_first_s") is not None]
-    hits = sum(1 for t in times if t != math.inf)
+    found = outcomes.count("found")
 
     def shown(value: float) -> str:
-        return "none (too many kernels got no suggestion)" if value == math.inf else f"{value:.1f} s"
+        return "none (a kernel cut at the limit falls there)" if value == math.inf else f"{value:.1f} s"
 
-    lines = [f"time to the first verified faster suggestion, {len(rows)} kernels "
-             f"({hits} with one; GPU {next((r['gpu'] for r in rows if r.get('gpu')), 'none')})",
-             f"- from the request: p50 {shown(percentile(times, 50))}, p95 {shown(percentile(times, 95))}, "
-             f"within 10 s: {sum(1 for t in times if t <= 10)} of {len(rows)}"]
+    gpu = next((r["gpu"] for r in rows if r.get("gpu")), "none")
+    lines = [f"time to the first verified faster suggestion, {len(rows)} kernels (GPU {gpu}): {found} got one, "
+             f"{outcomes.count('none')} got none from the whole search (budget spent or nothing left to try: no "
+             f"suggestion to wait for), {outcomes.count('limit')} were cut at the limit before one, "
+             f"{outcomes.count('error')} failed"]
+    if population:
+        within = sum(1 for t in population if t <= 10)
+        lines.append(f"- from the request, over the {len(population)} kernels that get a suggestion at all (found, "
+                     f"or cut at the limit counted as slowest): p50 {shown(percentile(population, 50))}, "
+                     f"p95 {shown(percentile(population, 95))}, within 10 s: {within} of {len(population)}")
     if search_times:
         lines.append(f"- from the search's start (original measured): p50 {percentile(search_times, 50):.1f} s, "
                      f"p95 {percentile(search_times, 95):.1f} s (kernels with a suggestion)")
     lines += ["", "| kernel | first suggestion (s) | what |", "|---|---|---|"]
     lines += [f"| {r['task']}/{r['kernel']} | {r.get('first_s') if r.get('first_s') is not None else '-'} "
-              f"| {r.get('first') or r.get('error') or 'none within the limit'} |" for r in rows]
+              f"| {r.get('first') or r.get('error') or ('no faster version found by the whole search' if o == 'none' else 'none within the limit')} |"
+              for r, o in zip(rows, outcomes, strict=True)]
     text = "\n".join(lines) + "\n"
     print(text, end="")
     if args.md is not None:

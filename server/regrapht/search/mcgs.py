@@ -30,8 +30,9 @@ import math
 from dataclasses import dataclass, field
 
 from regrapht.graph import START, ReasoningGraph
+from regrapht.search.appliers import ApplierInput, DeviceLimits
 from regrapht.search.options import MCGS_STALE_ROUNDS, round_cap
-from regrapht.search.run import FAILED, SearchRun, StepResult
+from regrapht.search.run import FAILED, SearchRun, StepRecord, StepResult
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate
 
@@ -67,8 +68,12 @@ class GraphWalker:
     # applier variants judged for each path step (MCGS: one per step, more when refined)
     variants_judged: dict[tuple[str, ...], int] = field(default_factory=dict)
     # None: each step judges up to `options.max_variants` applier variants at once (the
-    # baselines); MCGS judges one and refines later (module docstring).
+    # baselines); MCGS judges one of a structural technique and refines later, and every variant
+    # of a refinement at once (`variants_for`, module docstring).
     variants_per_step: int | None = None
+
+    def variants_for(self, technique: str) -> int:
+        return self.variants_per_step or self.session.options.max_variants
 
     def successors(self, vertex: str, state: Candidate) -> list[str]:
         """The techniques offered after `vertex` on `state` now (`offered`)."""
@@ -107,11 +112,15 @@ class GraphWalker:
     def promise(self, vertex: str, state: Candidate, technique: str) -> tuple[bool, bool, float, int]:
         """How a technique not yet tried here ranks against the others (higher first): one whose
         deterministic applier matches `state` (evidence about this kernel), a structural one
-        before a refinement, then the graph's prior (a mean reward over other kernels, which one
-        500x histogram can dominate), then the applier order. docs/search.md has the H200 runs
-        behind this order."""
+        before a refinement, then the graph's prior (a structural technique's mean reward over
+        other kernels, which one 500x histogram can dominate; a refinement's largest measured gain,
+        `gain_bound`), then the applier order. docs/search.md has the H200 runs behind this order."""
         rank = self.applier_rank(state, technique)
-        return rank > 0, rank > 0 and is_structural(technique), self.prior(vertex, technique), rank
+        structural = is_structural(technique)
+        # a refinement by the most it gained after `vertex` in the distilled graph: its mean reward
+        # mixes failures and slower steps of other kernels, and says less about what it can gain
+        prior = self.prior(vertex, technique) if structural else self.gain_bound(vertex, technique)
+        return rank > 0, rank > 0 and structural, prior, rank
 
     def prior(self, u: str, v: str) -> float:
         if self.graph is None:
@@ -122,6 +131,32 @@ class GraphWalker:
         if stats.best_speedup:
             return max(stats.best_speedup.values())
         return 0.0
+
+    def gain_bound(self, vertex: str, technique: str) -> float:
+        """The largest speedup over the code it rewrote that the bundled graph measured for
+        `technique` after `vertex` (else after any technique); infinite when never measured."""
+        if self.graph is None:
+            return math.inf
+        stats = self.graph.prior_stats(vertex, technique)
+        if stats.best_speedup:
+            return max(stats.best_speedup.values())
+        found = [max(other.best_speedup.values()) for u in self.graph.predecessors(technique)
+                 if (other := self.graph.prior_stats(u, technique)).best_speedup]
+        return max(found) if found else math.inf
+
+    def dominated(self, vertex: str, state: Candidate, technique: str) -> bool:
+        """Whether `technique` is a refinement that cannot make `state` beat the best verified
+        version even with the largest gain the graph has measured for it (block shapes on the
+        naive code once a tiled version is 3x faster): such steps come last (`live`)."""
+        if is_structural(technique) or self.session.best is None:
+            return False
+        best = self.session.best.evaluation.speedup or 1.0
+        return self.session.speedup_of(state) * self.gain_bound(vertex, technique) < best
+
+    def live(self, vertex: str, state: Candidate, techniques: list[str]) -> list[str]:
+        """`techniques` without the dominated ones, unless nothing else is left."""
+        undominated = [t for t in techniques if not self.dominated(vertex, state, t)]
+        return undominated or techniques
 
     def edge_q(self, u: str, v: str) -> float:
         """This search's mean reward for u -> v; 0 (neutral) before it is tried: a prior is a
@@ -136,13 +171,28 @@ class GraphWalker:
         if technique not in self.applier_names(state) and not self.session.model_may_write(state):
             # not now: the model's turn may come later, so the step is not remembered as failed
             return StepResult(technique, None, FAILED, None, "the model is not asked now")
-        variants = self.variants_per_step or self.session.options.max_variants
+        variants = self.variants_for(technique)
         result = self.session.apply_technique(state, vertex, technique, variants=variants)
         if result.evaluation is not None or result.state is None:
             self.paths[key] = result
             self.parents[key] = state_key(state)
             self.variants_judged[key] = variants
         return result
+
+    def dead_end(self, parent: Candidate, result: StepResult) -> bool:
+        """Whether a step was measured and is not faster than the code it rewrote: whatever could
+        follow it can follow its parent, faster (an unverified step, without a device, is not one)."""
+        evaluation = result.evaluation
+        return (result.state is not None and evaluation is not None and evaluation.verified
+                and (evaluation.speedup or 0.0) <= self.session.speedup_of(parent))
+
+    def spent(self, techniques: tuple[str, ...], technique: str, state: Candidate) -> bool:
+        """Whether `technique` was tried on `state` after `techniques` and failed or did not gain."""
+        key = (*techniques, technique)
+        if not self.tried(key, state):
+            return False
+        result = self.paths[key]
+        return result.state is None or result.reward <= FAILED or self.dead_end(state, result)
 
     def tried(self, key: tuple[str, ...], state: Candidate) -> bool:
         """Whether the step `key` was applied to `state` itself (not to code a refinement of an
@@ -168,8 +218,14 @@ class MCGS(GraphWalker):
     # technique paths whose iterations judged nothing new: selection no longer enters them
     closed: set[tuple[str, ...]] = field(default_factory=set)
     iterations: int = 0
-    variants_per_step: int | None = 1
     last_path: list[str] = field(default_factory=list)
+
+    def variants_for(self, technique: str) -> int:
+        """One variant of a structural technique (the others once it proved itself: `refine`);
+        a refinement's `max_variants` at once, the best kept, as the baselines do: its variants
+        are the technique (a block shape is only worth its best), and judging them later one per
+        iteration lost the 1.3x block shape behind a slower first one."""
+        return 1 if is_structural(technique) else self.session.options.max_variants
 
     def run(self) -> None:
         stale = 0
@@ -183,6 +239,12 @@ class MCGS(GraphWalker):
                     self.closed.add(tuple(self.last_path[1:]))
             else:
                 stale = 0
+        # Budget left and nothing left to search: polish the fastest version (the steps the search
+        # does not repeat on one path, unrolling an unrolled loop, are tried there) rather than
+        # leave the budget unspent.
+        best = self.session.best
+        if not self.session.exhausted() and best is not None:
+            rules_sweep(self.session, best.candidate, best.evaluation.speedup or 1.0)
 
     def iteration(self) -> float:
         self.iterations += 1
@@ -237,8 +299,8 @@ class MCGS(GraphWalker):
                 break
             if self.untried_structural(path, state) is not None:
                 break
-            children = [c for c in self.offered(state, self.expanded[vertex])
-                        if c not in path and (*path[1:], c) not in self.closed]
+            children = self.live(vertex, state, [c for c in self.offered(state, self.expanded[vertex])
+                                                 if c not in path and (*path[1:], c) not in self.closed])
             if not children or len(path) > self.session.options.max_depth:
                 break
             # Ties (unvisited children) go by promise, then the graph's order.
@@ -255,6 +317,8 @@ class MCGS(GraphWalker):
             if refined is not None:
                 rewards.append(refined)
                 return path, rewards, None
+            if self.dead_end(state, result):
+                return path, rewards, None  # nothing below a step that did not gain (`dead_end`)
             state = result.state
             vertex = child
         return path, rewards, state
@@ -274,7 +338,10 @@ class MCGS(GraphWalker):
             return None
         judged_so_far = self.variants_judged.get(key, 1)
         rewrites = self.session.applier_rewrites(parent, path[-1])
-        if judged_so_far >= min(len(rewrites), self.session.options.max_variants):
+        # every variant of a structural technique (tile shapes: `rules` judges them all), the
+        # first `max_variants` of a refinement
+        cap = len(rewrites) if is_structural(path[-1]) else min(len(rewrites), self.session.options.max_variants)
+        if judged_so_far >= cap:
             return None
         self.variants_judged[key] = judged_so_far + 1
         judged = self.session.judge_variant(parent, path[-2], path[-1], rewrites[judged_so_far])
@@ -290,7 +357,8 @@ class MCGS(GraphWalker):
         variants of a technique that has not proven itself are the only untried rewrites left
         there, and judging them beats leaving the budget unspent."""
         prefix = tuple(path[1:-1])
-        offered = self.offered(parent, self.expanded.get(path[-2], []))
+        offered = [c for c in self.offered(parent, self.expanded.get(path[-2], []))
+                   if not self.dominated(path[-2], parent, c)]
         return all((*prefix, c) in self.paths for c in offered if c not in path[:-1])
 
     def rollout(self, path: list[str], state: Candidate) -> list[float]:
@@ -303,8 +371,11 @@ class MCGS(GraphWalker):
                 break
             # a refinement already on this path (block shape, unrolling, ...) is not applied again:
             # re-tuning what was just tuned spent the GEMM run's budget (docs/search.md)
-            offered = [t for t in self.successors(vertex, state) if is_structural(t) or t not in techniques]
-            choices = self.no_model_delay(techniques, state, offered)
+            # nor a step already tried here that failed or did not gain: it would end the rollout
+            # having judged nothing (and close the path with untried steps left below it)
+            offered = [t for t in self.successors(vertex, state) if (is_structural(t) or t not in techniques)
+                       and not self.spent(techniques, t, state)]
+            choices = self.live(vertex, state, self.no_model_delay(techniques, state, offered))
             if not choices:
                 break
             if self.session.rng.random() < options.epsilon:
@@ -317,7 +388,7 @@ class MCGS(GraphWalker):
             result = self.step(techniques, vertex, technique, state)
             self.record_edge(vertex, technique, result.reward)
             rewards.append(result.reward)
-            if result.state is None or result.reward <= FAILED:
+            if result.state is None or result.reward <= FAILED or self.dead_end(state, result):
                 break
             techniques = (*techniques, technique)
             state = result.state
@@ -356,3 +427,33 @@ class MCGS(GraphWalker):
             self.selected_visits[edge] = n
             q = self.selected_value.get(edge, 0.0)
             self.selected_value[edge] = q + (reward - q) / n
+
+
+def rules_sweep(session: SearchRun, start: Candidate, start_speedup: float) -> None:
+    """The `rules` strategy from `start`: every applier in order judges all its rewrites of the
+    current code, the fastest verified gain is kept, and the sweep repeats while it gains."""
+    current, current_speedup = start, start_speedup
+    improved = True
+    while improved and not session.exhausted():
+        improved = False
+        for applier in session.appliers:
+            given = ApplierInput(current.source, session.kernel, current.launch, session.constants,
+                                 DeviceLimits.of(getattr(session.evaluator, "device", None)))
+            best: tuple[Candidate, float] | None = None
+            rewrites = applier.apply(given)
+            # compiled in parallel where the evaluator can; shorter than `rewrites` once the budget is spent
+            batch = session.judge_many([(Candidate(r.source, r.launch, (*current.techniques, applier.technique)), r.note)
+                                        for r in rewrites])
+            for judged in batch:
+                speedup = judged.evaluation.speedup
+                if (judged.evaluation.outcome == "faster" and speedup is not None and speedup > current_speedup
+                        and (best is None or speedup > best[1])):
+                    best = (judged.candidate, speedup)
+                if judged.candidate not in session.history:
+                    session.history[judged.candidate] = StepRecord(applier.technique, judged.note, speedup)
+                    session.parents[judged.candidate] = current
+            if best is not None:
+                current, current_speedup = best
+                improved = True
+            if len(batch) < len(rewrites):
+                return

@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from regrapht.graph import START, ReasoningGraph
-from regrapht.search.appliers import ApplierInput, DeviceLimits
-from regrapht.search.mcgs import MCGS, GraphWalker
+from regrapht.search.mcgs import MCGS, GraphWalker, rules_sweep
 from regrapht.search.options import STALE_ROUNDS, round_cap
-from regrapht.search.run import FAILED, SearchRun, StepRecord
+from regrapht.search.run import FAILED, SearchRun
 from regrapht.validate.types import Candidate
 
 
@@ -93,31 +92,7 @@ def run_cot(session: SearchRun, graph: ReasoningGraph | None) -> None:
 
 
 def run_rules(session: SearchRun, graph: ReasoningGraph | None) -> None:
-    current = session.original
-    current_speedup = 1.0
-    improved = True
-    while improved and not session.exhausted():
-        improved = False
-        for applier in session.appliers:
-            given = ApplierInput(current.source, session.kernel, current.launch, session.constants,
-                                 DeviceLimits.of(getattr(session.evaluator, "device", None)))
-            best: tuple[Candidate, float] | None = None
-            rewrites = applier.apply(given)
-            # compiled in parallel where the evaluator can; shorter than `rewrites` once the budget is spent
-            batch = session.judge_many([(Candidate(r.source, r.launch, (*current.techniques, applier.technique)), r.note)
-                                        for r in rewrites])
-            for judged in batch:
-                speedup = judged.evaluation.speedup
-                if (judged.evaluation.outcome == "faster" and speedup is not None and speedup > current_speedup
-                        and (best is None or speedup > best[1])):
-                    best = (judged.candidate, speedup)
-                if judged.candidate not in session.history:
-                    session.history[judged.candidate] = StepRecord(applier.technique, judged.note, speedup)
-            if best is not None:
-                current, current_speedup = best
-                improved = True
-            if len(batch) < len(rewrites):
-                return
+    rules_sweep(session, session.original, 1.0)
 
 
 RUNNERS: dict[str, Callable[[SearchRun, ReasoningGraph | None], None]] = {

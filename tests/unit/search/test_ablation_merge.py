@@ -49,14 +49,28 @@ def test_no_rows_is_an_error(tmp_path: Path) -> None:
 
 
 def test_first_answer_summary_counts_misses_as_slowest(tmp_path: Path) -> None:
+    """p50/p95 over the kernels that get a suggestion at all: a kernel cut at the limit counts as
+    slowest, a kernel whose whole search found nothing faster is counted apart."""
     rows = [{"task": f"t{i}", "kernel": "k", "gpu": "H200", "first_s": float(i), "search_first_s": i - 0.5,
-             "first": "verified 2.00x faster: shared_memory_tiling"} for i in range(1, 20)]
-    rows.append({"task": "t20", "kernel": "k", "gpu": "H200", "first_s": None, "search_first_s": None})
+             "first": "verified 2.00x faster: shared_memory_tiling", "outcome": "found"} for i in range(1, 20)]
+    rows.append({"task": "t20", "kernel": "k", "gpu": "H200", "first_s": None, "search_first_s": None,
+                 "outcome": "limit"})
+    rows.append({"task": "t21", "kernel": "k", "gpu": "H200", "first_s": None, "search_first_s": None,
+                 "outcome": "none"})
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     done = subprocess.run([sys.executable, str(ROOT / "bench/first_answer.py"), "summary", str(path), "--md",
                            str(tmp_path / "out.md")], capture_output=True, text=True, check=True)
-    assert "20 kernels (19 with one; GPU H200)" in done.stdout
-    assert "p50 10.0 s, p95 19.0 s, within 10 s: 10 of 20" in done.stdout  # nearest rank: 10th and 19th
+    assert "21 kernels (GPU H200): 19 got one, 1 got none from the whole search" in done.stdout
+    assert "1 were cut at the limit" in done.stdout
+    # over 20 kernels (t21 has no suggestion to wait for): nearest rank 10th and 19th
+    assert "over the 20 kernels that get a suggestion at all" in done.stdout
+    assert "p50 10.0 s, p95 19.0 s, within 10 s: 10 of 20" in done.stdout
     assert "| t20/k | - | none within the limit |" in done.stdout
+    assert "| t21/k | - | no faster version found by the whole search |" in done.stdout
     assert (tmp_path / "out.md").read_text() == done.stdout
+    rows[18]["first_s"], rows[18]["outcome"] = None, "limit"  # two misses of 20: p95 falls on one
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = subprocess.run([sys.executable, str(ROOT / "bench/first_answer.py"), "summary", str(path)],
+                          capture_output=True, text=True, check=True)
+    assert "p95 none (a kernel cut at the limit falls there)" in done.stdout

@@ -77,8 +77,11 @@ def test_gemm_does_not_spend_the_budget_on_variants_of_one_branch() -> None:
     evaluator = FakeEvaluator(gemm_speed)
     optimize(SGEMM, "sgemm", SGEMM_TARGET, evaluator, ScriptedModel([NO_KERNEL] * 40), misleading_graph(),
              "mcgs", 12, 0)
-    tuned_untiled = [c for c in evaluator.seen if "__shared__" not in c.source]
-    assert len(tuned_untiled) <= 3, [c.techniques for c in evaluator.seen]
+    tiled = [i for i, c in enumerate(evaluator.seen) if "__shared__" in c.source]
+    tuned_untiled = [i for i, c in enumerate(evaluator.seen) if "__shared__" not in c.source]
+    # tuning the untiled code (at most ~1.26x in the distilled graph, against 6x tiled) comes only
+    # once nothing is left to try on the tiled code (`MCGS.dominated`)
+    assert len(tiled) >= 6 and all(i > max(tiled) for i in tuned_untiled), [c.techniques for c in evaluator.seen]
 
 
 # ---- the rule in general, with fake appliers ----------------------------------------------------
@@ -142,8 +145,9 @@ def test_variants_refine_only_a_proven_technique() -> None:
     s, evaluator = fake_session(24)
     MCGS(s, None).run()
     order = judged(evaluator)
-    # warp_shuffle_reduction v0 was slower (0.8x): its second variant is never judged
-    assert "warp_shuffle_reduction v1" not in order
+    # warp_shuffle_reduction v0 was slower (0.8x): its second variant is not judged on the
+    # original code, where other techniques are left (deeper, once all else there was tried, it is)
+    assert not [c for c in evaluator.seen if c.source.count("//") == 1 and "warp_shuffle_reduction v1" in c.source]
     # tiling proved itself (4x): its other variants are judged, and the better one (5x) is built on
     assert {"shared_memory_tiling v1", "shared_memory_tiling v2"} <= set(order)
     assert s.best is not None and s.best.evaluation.speedup is not None
