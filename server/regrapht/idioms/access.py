@@ -124,8 +124,8 @@ def is_pure(node: Node | None) -> bool:
     for current in walk(node):
         if current.type in ("assignment_expression", "update_expression", "comma_expression", "lambda_expression"):
             return False
-        if current.type == "call_expression" and call_name(current) not in PURE_CALLS and \
-                not _conversion(current):
+        if current.type == "call_expression" and call_name(current).split("<")[0] not in PURE_CALLS and \
+                not _conversion(current):  # (`static_cast<T>(x)` is the pure `static_cast`)
             return False
         if current.type == "pointer_expression" and text(current.child_by_field_name("operator")) == "&" \
                 and not _read_only_argument(current):

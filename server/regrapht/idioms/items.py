@@ -164,12 +164,12 @@ def item_program(kernel: KernelSyntax) -> ItemProgram | None:
 def single_program(kernel: KernelSyntax) -> ItemProgram | None:
     """The program of a kernel whose work is done by one thread (see `single_thread_work`); its
     `single` field says which launches keep that true (the applier checks the launch)."""
-    if not _plain_kernel(kernel):
-        return None
     found = single_thread_work(kernel)
     if found is None:
         return None
     work, single = found
+    if not all(_plain_kernel(statement) for statement in work):
+        return None
     try:
         program = _Builder(kernel, Symbols(kernel.constants), None).build(work, None, ())
     except _Refused:
@@ -219,7 +219,7 @@ def single_thread_work(kernel: KernelSyntax) -> tuple[tuple[Node, ...], SingleTh
             guard = _thread_test(condition_of(rest[0]), symbols, "||", "!=")
             if guard is not None:
                 single, rest = guard, rest[1:]
-        elif len(rest) == 1:
+        elif all(_is_barrier(s) for s in rest[1:]):  # barriers after the work wait for it: no effect
             guard = _thread_test(condition_of(rest[0]), symbols, "&&", "==")
             if guard is not None:
                 single, rest = guard, _flatten(consequence)
@@ -295,9 +295,16 @@ def _thread_test(condition: Node | None, symbols: Symbols, joiner: str, relation
     return None
 
 
-def _plain_kernel(kernel: KernelSyntax) -> bool:
+def _is_barrier(statement: Node) -> bool:
+    call = unparen(statement.named_children[0]) if statement.type == "expression_statement" and \
+        statement.named_children else None
+    return call is not None and call.type == "call_expression" and call_name(call) == "__syncthreads" and \
+        not call_args(call)
+
+
+def _plain_kernel(kernel: KernelSyntax | Node) -> bool:
     """No barriers, shared memory, atomics, shuffles, inline asm, gotos or labels anywhere."""
-    for node in walk(kernel.body):
+    for node in walk(kernel.body if isinstance(kernel, KernelSyntax) else kernel):
         if node.type in ("goto_statement", "labeled_statement", "gnu_asm_expression", "asm_statement",
                          "switch_statement", "lambda_expression"):
             return False
@@ -414,7 +421,7 @@ class _Builder:
         pointers, `if` of those) and return the arrays it writes."""
         writes: set[str] = set()
         for node in walk(statement):
-            if node.type == "call_expression" and call_name(node) not in PURE_CALLS:
+            if node.type == "call_expression" and call_name(node).split("<")[0] not in PURE_CALLS:
                 raise _Refused
             if node.type in ("assignment_expression", "update_expression"):
                 target = unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))

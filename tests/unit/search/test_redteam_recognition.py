@@ -49,11 +49,6 @@ MISSES: dict[str, str] = {
     "conv/dw_template_double": "template parameter `K` in the guard's bound (`ox >= W - K + 1` via locals OW/OH)",
     "conv/dw_unrolled_nine": "channel `ch = blockIdx.z` with no bound in the guard (no C parameter at all)",
     "conv/dw_zgrid_valid": "guard bound through locals `OW = W - 2`, `OH = H - 2` (not scalars); plane from blockIdx.z",
-    "scan/block_thread0_syncthreads": "a __syncthreads() after the thread-0 block (barriers refuse the kernel)",
-    "scan/count_down_index": "loop counts down (`left = n; left > 0; --left`) with the index `i = n - left`",
-    "scan/device_helper_add": "the addition goes through a user __device__ helper `op(acc, x)` (not a pure call)",
-    "scan/do_while_long_long": "do { ... } while (i < n) loop form",
-    "scan/macro_index": "function-like macro for indexing `AT(p, i) ((p)[(i)])` (read as a call)",
     "stencil/heat3d_clamped_insulated": "neighbour coordinates clamped with min/max (`xm = max(x - 1, 0)`): reads do not split",
     "stencil/heat3d_flat_divmod": "boundary copied by `if (x == 0 || ... ) { v[id] = u[id]; return; }`: return in the work; "
                                   "as if/else the stencil reads sit under the negated || and are dropped as conditional",

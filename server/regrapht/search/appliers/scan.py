@@ -42,6 +42,7 @@ from regrapht.idioms.scans import (
     chunked_block_scan,
     recurrence_scan,
 )
+from regrapht.idioms.spelling import plain_spelling
 from regrapht.idioms.syntax import KernelSyntax, depends_on, identifiers_in, kernel_syntax, text, unparen
 from regrapht.idioms.walk_loops import indexed_walk_loops
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
@@ -94,10 +95,12 @@ class ParallelScan:
         if chunked is not None:
             return self._chunked(given, chunked, located)
         # Pointer walks written as indexing, read again (the new source has no walks left).
-        for indexed in (indexed_pointer_walks(given.source, given.kernel), indexed_walk_loops(kernel)):
+        for indexed in (plain_spelling(given.source, given.kernel), indexed_pointer_walks(given.source, given.kernel),
+                        indexed_walk_loops(kernel)):
             if indexed is not None and indexed != given.source:
                 rewrites = self.apply(replace(given, source=indexed))
-                return [replace(r, note=r.note + " (pointer walk indexed)") for r in rewrites]
+                return [replace(r, note=r.note + " (read in plain form: walks indexed, macros expanded...)")
+                        for r in rewrites]
         return []
 
     # ------------------------------------------------------------------------------ row scans

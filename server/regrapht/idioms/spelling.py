@@ -1,0 +1,218 @@
+"""Spellings that hide a plain loop from the recognisers, written the plain way.
+
+`plain_spelling(source, kernel)` returns the source with, inside the kernel,
+
+- function-like macros expanded (`#define AT(p, i) ((p)[(i)])`: `AT(in, i)` -> `((in)[(i)])`),
+  as the preprocessor would (each parameter token replaced by its argument);
+- calls of one-line `__device__` helpers (`{ return a + b; }`) inlined, when every argument is
+  pure (evaluating it twice or not at all changes nothing);
+- functional casts to a template parameter (`T(0)`) written as `static_cast<T>(0)`;
+- `do { BODY } while (i < n);` written `while (i < n) { BODY }`: the same for every range that
+  is not empty (an empty one runs the original's body once, out of its bounds);
+- a counter that counts down to its bound (`for (int left = n; left > 0; --left)`) counting up
+  instead (`for (int walk_up = 0; walk_up < (n) - (0); ++walk_up) { const int left = (n) -
+  walk_up; ...`): the same values in the same order.
+
+Unchanged when none applies; each step only rewrites what it fully understands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from tree_sitter import Node
+
+from regrapht.cuda.parse import make_parser
+from regrapht.idioms.access import is_pure
+from regrapht.idioms.syntax import (
+    KernelSyntax,
+    call_args,
+    call_name,
+    condition_of,
+    identifiers_in,
+    kernel_syntax,
+    named_statements,
+    text,
+    unparen,
+    walk,
+)
+
+UP = "walk_up"  # the counting-up counter (renamed when the kernel uses the name)
+
+
+def plain_spelling(source: str, kernel: str) -> str:
+    for step in (_expand_macros, _inline_helpers, _functional_casts, _do_while, _count_up):
+        syntax = kernel_syntax(source, kernel)
+        if syntax is None:
+            return source
+        edits = step(syntax)
+        if edits:
+            data = syntax.source
+            for start, end, replacement in sorted(edits, reverse=True):
+                data = data[:start] + replacement.encode() + data[end:]
+            source = data.decode()
+    return source
+
+
+Edits = list[tuple[int, int, str]]
+
+
+def _outermost(edits: Edits) -> Edits:
+    """The edits not nested in another (inner ones are redone on the next pass, if any)."""
+    kept: Edits = []
+    for edit in sorted(edits, key=lambda e: (e[0], -e[1])):
+        if kept and edit[0] < kept[-1][1]:
+            continue
+        kept.append(edit)
+    return kept
+
+
+def _definitions(syntax: KernelSyntax) -> tuple[dict[str, tuple[list[str], str]], dict[str, tuple[list[str], Node]]]:
+    """The file's function-like macros (params, body text) and one-line `__device__` helpers
+    (params, returned expression)."""
+    tree = make_parser().parse(syntax.source)
+    macros: dict[str, tuple[list[str], str]] = {}
+    helpers: dict[str, tuple[list[str], Node]] = {}
+    for node in walk(tree.root_node):
+        if node.type == "preproc_function_def":
+            name, params, value = (node.child_by_field_name(f) for f in ("name", "parameters", "value"))
+            if name is not None and params is not None and value is not None:
+                macros[text(name)] = ([text(p) for p in params.named_children], text(value).strip())
+        elif node.type == "function_definition" and any(text(c) == "__device__" for c in node.children) and \
+                not any(text(c) == "__global__" for c in node.children):
+            declarator = node.child_by_field_name("declarator")
+            while declarator is not None and declarator.type != "function_declarator":
+                declarator = declarator.child_by_field_name("declarator")
+            body = named_statements(node.child_by_field_name("body"))
+            if declarator is None or len(body) != 1 or body[0].type != "return_statement" or \
+                    not body[0].named_children:
+                continue
+            name_node = declarator.child_by_field_name("declarator")
+            params = declarator.child_by_field_name("parameters")
+            names = []
+            for param in params.named_children if params is not None else []:
+                target = param.child_by_field_name("declarator")
+                if param.type != "parameter_declaration" or target is None or target.type != "identifier":
+                    break
+                names.append(text(target))
+            else:
+                if name_node is not None and is_pure(body[0].named_children[0]):
+                    helpers[text(name_node)] = (names, body[0].named_children[0])
+    return macros, helpers
+
+
+def _expand_macros(syntax: KernelSyntax) -> Edits:
+    macros, _ = _definitions(syntax)
+    edits: Edits = []
+    for node in walk(syntax.body):
+        if node.type == "call_expression" and call_name(node) in macros:
+            params, body = macros[call_name(node)]
+            args = call_args(node)
+            if len(args) != len(params) or "#" in body:
+                continue
+            values = {p: text(a) for p, a in zip(params, args, strict=True)}
+            expanded = re.sub(r"\b[A-Za-z_]\w*\b", _replacer(values), body)
+            edits.append((node.start_byte, node.end_byte, expanded))
+    return _outermost(edits)
+
+
+def _replacer(values: dict[str, str]) -> Callable[[re.Match[str]], str]:
+    return lambda match: values.get(match.group(0), match.group(0))
+
+
+def _inline_helpers(syntax: KernelSyntax) -> Edits:
+    _, helpers = _definitions(syntax)
+    edits: Edits = []
+    for node in walk(syntax.body):
+        if node.type == "call_expression" and call_name(node) in helpers:
+            params, returned = helpers[call_name(node)]
+            args = call_args(node)
+            if len(args) != len(params) or not all(is_pure(a) for a in args):
+                continue
+            values = {p: f"({text(a)})" for p, a in zip(params, args, strict=True)}
+            edits.append((node.start_byte, node.end_byte, "(" + _substituted(returned, values) + ")"))
+    return _outermost(edits)
+
+
+def _substituted(expression: Node, values: dict[str, str]) -> str:
+    """The expression's text with its identifiers (not fields, not called names) replaced."""
+    data = expression.text or b""
+    edits = []
+    for node in walk(expression):
+        if node.type == "identifier" and text(node) in values:
+            parent = node.parent
+            if parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") == node:
+                continue
+            edits.append((node.start_byte - expression.start_byte, node.end_byte - expression.start_byte,
+                          values[text(node)]))
+    for start, end, replacement in sorted(edits, reverse=True):
+        data = data[:start] + replacement.encode() + data[end:]
+    return data.decode()
+
+
+def _functional_casts(syntax: KernelSyntax) -> Edits:
+    edits: Edits = []
+    for node in walk(syntax.body):
+        if node.type == "call_expression" and call_name(node) in syntax.template_parameters and \
+                len(call_args(node)) == 1:
+            edits.append((node.start_byte, node.end_byte, f"static_cast<{call_name(node)}>({text(call_args(node)[0])})"))
+    return _outermost(edits)
+
+
+def _do_while(syntax: KernelSyntax) -> Edits:
+    edits: Edits = []
+    for node in walk(syntax.body):
+        if node.type != "do_statement":
+            continue
+        condition = unparen(condition_of(node) or node.child_by_field_name("condition"))
+        body = node.child_by_field_name("body")
+        if condition is None or body is None or body.type != "compound_statement" or \
+                condition.type != "binary_expression" or text(condition.child_by_field_name("operator")) != "<":
+            continue
+        if any(n.type in ("continue_statement", "break_statement") for n in walk(body)):
+            continue
+        edits.append((node.start_byte, node.end_byte, f"while ({text(condition)}) {text(body)}"))
+    return _outermost(edits)
+
+
+def _count_up(syntax: KernelSyntax) -> Edits:
+    edits: Edits = []
+    names = identifiers_in(syntax.body)
+    up = UP
+    while up in names:
+        up += "_"
+    for node in walk(syntax.body):
+        if node.type != "for_statement":
+            continue
+        init = node.child_by_field_name("initializer")
+        condition = unparen(node.child_by_field_name("condition"))
+        update = unparen(node.child_by_field_name("update"))
+        body = node.child_by_field_name("body")
+        declarators = init.children_by_field_name("declarator") if init is not None and init.type == "declaration" \
+            else []
+        if len(declarators) != 1 or declarators[0].type != "init_declarator" or condition is None or \
+                update is None or body is None or body.type != "compound_statement":
+            continue
+        var_node, start = declarators[0].child_by_field_name("declarator"), declarators[0].child_by_field_name("value")
+        if var_node is None or var_node.type != "identifier" or start is None:
+            continue
+        var = text(var_node)
+        operator = text(condition.child_by_field_name("operator")) if condition.type == "binary_expression" else ""
+        if operator not in (">", ">=") or text(unparen(condition.child_by_field_name("left"))) != var:
+            continue
+        decrement = (update.type == "update_expression" and text(update.child_by_field_name("operator")) == "--"
+                     and text(update.child_by_field_name("argument")) == var)
+        if not decrement or any(n.type in ("assignment_expression", "update_expression") and text(
+                unparen(n.child_by_field_name("left") or n.child_by_field_name("argument"))) == var
+                for n in walk(body)):
+            continue
+        type_text = " ".join(text(init.child_by_field_name("type")).split()) if init is not None else "int"
+        low = text(condition.child_by_field_name("right"))
+        # var takes start, start - 1, ..., down to low + 1 (`>`) or low (`>=`).
+        count = f"({text(start)}) - ({low})" + (" + 1" if operator == ">=" else "")
+        header = f"for ({type_text} {up} = 0; {up} < {count}; ++{up})"
+        inner = text(body)[1:]
+        edits.append((node.start_byte, node.end_byte,
+                      f"{header} {{\n const {type_text} {var} = ({text(start)}) - {up};{inner}"))
+    return _outermost(edits)

@@ -1,0 +1,65 @@
+"""idioms.spelling: macros, one-line helpers, functional casts, do-while and count-down loops
+written the plain way, and the scans hidden behind them recognised (or not, for near-misses)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from regrapht.idioms.spelling import plain_spelling
+from regrapht.search.appliers import ApplierInput
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "search"))
+from test_redteam_recognition import BY_NAME, case_input  # noqa: E402
+
+
+def _body(source: str) -> str:
+    return " ".join(source[source.index("__global__"):].split())
+
+
+def test_each_spelling_is_written_plainly() -> None:
+    source = """#define AT(p, i) ((p)[(i)])
+__device__ float add(float a, float b) { return a + b; }
+template <typename T> __global__ void k(const T *x, T *y, int n) {
+    T s = T(0);
+    int i = 0;
+    do { s = add(s, AT(x, i)); AT(y, i) = s; i++; } while (i < n);
+    for (int left = n; left > 0; --left) { y[n - left] += 1; }
+}"""
+    plain = _body(plain_spelling(source, "k"))
+    assert "T s = static_cast<T>(0);" in plain
+    assert "while (i < n) { s = ((s) + (((x)[(i)]))); ((y)[(i)]) = s; i++; }" in plain
+    assert "for (int walk_up = 0; walk_up < (n) - (0); ++walk_up) { const int left = (n) - walk_up;" in plain
+
+
+def test_what_it_does_not_fully_understand_is_left_alone() -> None:
+    source = """__device__ float twice(float a) { return a + a; }
+__global__ void k(float *y, int n) {
+    int i = 0;
+    do { if (y[i] < 0) break; y[i] = 0; i++; } while (i < n);
+    y[0] = twice(y[n++]);
+    for (int left = n; left > 0; --left) { left -= 1; y[left] = 0; }
+}"""
+    assert _body(plain_spelling(source, "k")) == _body(source)
+
+
+NEAR_MISSES = [
+    # the macro reads one ahead of the position
+    ("scan/macro_index", "#define AT(p, i) ((p)[(i)])", "#define AT(p, i) ((p)[(i) + 1])"),
+    # the helper multiplies: not a running sum
+    ("scan/device_helper_add", "return a + b;", "return a * b;"),
+    # counting down with the position itself as the index: the scan runs backwards
+    ("scan/count_down_index", "int i = n - left;", "int i = left - 1;"),
+    # the do-while body ends early on the data
+    ("scan/do_while_long_long", "r[i] = acc;", "r[i] = acc;\n        if (acc < 0) break;"),
+]
+
+
+@pytest.mark.parametrize("case,old,new", NEAR_MISSES)
+def test_near_misses_behind_a_spelling_are_not_rewritten(case: str, old: str, new: str) -> None:
+    expected, given = case_input(case)
+    assert old in given.source
+    changed = ApplierInput(given.source.replace(old, new), given.kernel, given.launch, given.constants, given.device)
+    assert BY_NAME[expected].apply(changed) == []
