@@ -10,20 +10,21 @@
 # has its own cache dir, so its own GPU lock), MODEL_THREADS (4 per job: 8 x 4 = the host's 32
 # cores), MODEL_TIME_BUDGET (s of model calls per search, 8: checked before each call, so at most
 # one ~8 s SmolLM2 rewrite after the first), TIME_LIMIT (s, 60: a per-search safety stop, not
-# expected to be reached), JOB_TIMEOUT (s, 420: a task's hard stop), SUITE_TIMEOUT (s, 500:
-# stops starting and waiting for jobs, then merges what finished; the table compares only kernels
-# every configuration and seed finished), TASKS (task directories instead of the test split).
+# expected to be reached), JOB_TIMEOUT (s, 480: a task's hard stop), SUITE_TIMEOUT (s, 520: the
+# deadline of every job: none starts or runs past it, then what finished is merged; the table
+# compares only kernels every configuration and seed finished), TASKS (task directories instead of the test split).
 #
 # Expected time on the 2x H200 host (23 tasks, 8 at once: 3 waves). Per task: 30 (configuration,
-# seed) searches, 24 of them run (rules once), ~30-60 distinct candidates (the cache answers the
-# rest: in the budget-12 partial run mcgs, greedy and rules found the same best candidates), each
-# ~1-3 s to compile with 8 jobs sharing the cores and ~0.3 s to check and time: ~60-120 s; model
-# calls are asked only where no applier rewrite of the code state is waiting, at most
-# MODEL_TIME_BUDGET (+ one call) per search, and identical requests are answered once: ~18 model
-# searches x ~0-9 s, ~40-100 s. So ~100-220 s per task, 3 waves: ~5-8 min, plus ~30 s of set-up.
-# SUITE_TIMEOUT=500 keeps the whole command under 10 min; tasks start in a fixed order, so a
-# cut-off run compares fewer kernels, never different ones.
-#
+# seed) searches, 24 of them run (rules once). Model: asked only where no applier rewrite of the
+# code state is waiting, at most one ~9 s SmolLM2 call per search with MODEL_TIME_BUDGET=8, and
+# identical requests answered once: a simulation with the real appliers on 6 train kernels
+# (fake timings, a scripted 9 s model) generated 7-18 answers per task for all configurations
+# and seeds (cot 3, mcgs 0-9, random/greedy 0-6), ~110 s per task on 4 threads. Candidates:
+# ~30-60 distinct per task (the cache answers the rest), ~1 s each to compile with 8 jobs sharing
+# the cores and ~0.3 s to check and time: ~40-60 s. So ~150-170 s per task, 3 waves: ~7.5-8.5 min
+# plus ~30 s of set-up. SUITE_TIMEOUT=520 keeps the command under 10 min; tasks start in a fixed
+# order and the table compares only kernels every configuration and seed finished, so a cut-off
+# run compares fewer kernels, never different ones. Shorter: SEEDS="0 1" (~2/3 of the time).
 # Dry run without a GPU (this script on a machine without a CUDA device, e.g. a developer's):
 #   OUT=/tmp/ablation-dry TASKS="bench/corpus/train/axpby_int bench/corpus/train/transpose_i32" \
 #     SEEDS="0 1" NO_MODEL=1 bash bench/gpu/run_ablation.sh
@@ -37,8 +38,8 @@ OUT=${OUT:?set OUT}
 SEEDS=${SEEDS:-"0 1 2"}
 TIME_LIMIT=${TIME_LIMIT:-60}
 MODEL_TIME_BUDGET=${MODEL_TIME_BUDGET:-8}
-JOB_TIMEOUT=${JOB_TIMEOUT:-420}
-SUITE_TIMEOUT=${SUITE_TIMEOUT:-500}
+JOB_TIMEOUT=${JOB_TIMEOUT:-480}
+SUITE_TIMEOUT=${SUITE_TIMEOUT:-520}
 MODEL_THREADS=${MODEL_THREADS:-4}
 SITE=${SITE:-/tmp/site}
 RUN=${RUN_DIR:-$(mktemp -d /tmp/ablation-run.XXXXXX)}
@@ -67,19 +68,24 @@ echo "$(wc -l < "$RUN/jobs.txt") tasks x configurations [$CONFIGS] x seeds [$SEE
     | tee "$RUN/status.txt"
 
 run_job() {  # gpu taskdir
-    local gpu=$1 task=$2 name
+    local gpu=$1 task=$2 name left
     name=$(basename "$task")
+    # every job ends by the suite's deadline: none is left running when the table is merged
+    left=$(( DEADLINE - $(date +%s) ))
+    if [ "$left" -lt 20 ]; then echo "$name not started (suite deadline)" >> "$RUN/status.txt"; return; fi
+    [ "$left" -lt "$JOB_TIMEOUT" ] || left=$JOB_TIMEOUT
     export CUDA_VISIBLE_DEVICES=$gpu XDG_CACHE_HOME=/tmp/ablation-cache-gpu$gpu ABLATION_DATA="$RUN/data"
     # shellcheck disable=SC2086
-    timeout "$JOB_TIMEOUT" python3 bench/ablation.py "$task" --out "$RUN/rows" --configs $CONFIGS \
+    timeout "$left" python3 bench/ablation.py "$task" --out "$RUN/rows" --configs $CONFIGS \
         --seeds $SEEDS --time-limit "$TIME_LIMIT" --model-time-budget "$MODEL_TIME_BUDGET" \
         --model-threads "$MODEL_THREADS" > "$RUN/logs/$name.log" 2>&1
     echo "$name exit=$? $(date +%s)" >> "$RUN/status.txt"
 }
 export -f run_job
-export RUN CONFIGS SEEDS TIME_LIMIT MODEL_TIME_BUDGET JOB_TIMEOUT MODEL_THREADS
 start=$(date +%s)
-timeout "$SUITE_TIMEOUT" xargs -P "$JOBS" -L 1 bash -c 'run_job "$@"' _ < "$RUN/jobs.txt"
+DEADLINE=$(( start + SUITE_TIMEOUT ))
+export RUN CONFIGS SEEDS TIME_LIMIT MODEL_TIME_BUDGET JOB_TIMEOUT MODEL_THREADS DEADLINE
+xargs -P "$JOBS" -L 1 bash -c 'run_job "$@"' _ < "$RUN/jobs.txt"
 echo "wall $(( $(date +%s) - start )) s for $(wc -l < "$RUN/jobs.txt") tasks ($JOBS at a time on $GPUS GPU(s))" \
     | tee -a "$RUN/status.txt"
 python3 bench/merge_ablation.py "$RUN/rows" --json "$OUT/ablation.json" > "$OUT/ablation.md" 2>&1

@@ -38,3 +38,20 @@ def test_every_configuration_and_seed_of_a_task_share_the_measurements(tmp_path:
     table = subprocess.run([sys.executable, "bench/merge_ablation.py", str(tmp_path / "rows")], cwd=ROOT,
                            capture_output=True, text=True, timeout=60, check=False)
     assert table.returncode == 0 and "verdicts reused" in table.stdout, table.stdout + table.stderr
+
+
+def test_run_ablation_sh_dry_run_without_a_gpu(tmp_path: Path) -> None:
+    """bench/gpu/run_ablation.sh on a machine without a CUDA device: one job per task, every
+    configuration and seed, the table with the method and what was reused."""
+    if shutil.which("nvidia-smi") is not None:
+        pytest.skip("a machine with nvidia-smi runs the real thing")
+    env = dict(os.environ, OUT=str(tmp_path / "out"), TASKS=str(TASK), SEEDS="0 1", NO_MODEL="1", JOBS="1",
+               SUITE_TIMEOUT="300", RUN_DIR=str(tmp_path / "run"), XDG_CACHE_HOME=str(tmp_path / "cache"),
+               PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    done = subprocess.run(["bash", "bench/gpu/run_ablation.sh"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "no CUDA device: dry run" in done.stdout and "verdicts reused" in done.stdout
+    assert "axpby_int exit=0" in (tmp_path / "out/status.txt").read_text()
+    table = (tmp_path / "out/ablation.md").read_text()
+    assert "| mcgs-nomodel-b12 | mcgs | 12 | no |" in table and "| rules-b24 | rules | 24 | - |" in table
