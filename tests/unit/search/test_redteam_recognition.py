@@ -34,10 +34,12 @@ H200_LIKE = DeviceLimits(132, 2048, 1024, 48 * 1024)
 MISSES: dict[str, str] = {
     "batched_gemm/bmm_batch_loop_in_thread": "the k loop is a `while (k < K) { ...; k++; }` (a for loop -> match)",
     "batched_gemm/bmm_block_per_matrix_tid": "threadIdx.y/x and blockIdx.x used directly in subscripts and pointer offsets "
-                                             "(thread-dependent index parts); through int locals -> match",
+                                             "(thread-dependent index parts); also a literal batch count in the grid",
     "batched_gemm/bmm_flat_divmod": "flat id over square n x n matrices, one runtime n for M, N and K: _operand refuses "
                                     "(MatmulTiling claims it instead)",
-    "batched_gemm/bmm_macro_idx": "function-like index macros `IA(b, i, k)`, `IB`, `IC` (expanded -> match)",
+    "batched_gemm/bmm_macro_idx": "function-like index macros `IA(b, i, k)`, `IB`, `IC`; also a literal batch count in the grid",
+    "batched_gemm/bmm_bt_double_size_t": "no batch parameter: grid z is a literal (4096); the product is recognised but "
+                                         "batched_matmul._grid returns None for a constant batch with a runtime group",
     "batched_gemm/bmm_template_fixed": "template <int S> in the decodes and `mat < nmat` guard: the extent of the batch "
                                        "is not evaluated (S -> 16 literal -> match)",
     "conv/dw_flat_divmod_pad": "1-D grid over N*C*H*W: (n, c) are two slice coordinates; both appliers take at most one",
@@ -77,6 +79,16 @@ def case_input(case: str) -> tuple[tuple[str, ...], ApplierInput]:
     names = tuple(expected.group(1).split(" or "))
     assert all(n in BY_NAME for n in names), case
     return names, ApplierInput(source, kernel.name, target.launch, target.constants, H200_LIKE)
+
+
+def test_every_spec_lists_the_kernels_parameters_in_order() -> None:
+    for case in CASES:
+        source = (DATA / f"{case}.cu").read_text()
+        [kernel] = load_spec(DATA / f"{case}.regrapht.toml").kernels
+        signature = re.search(rf"__global__\s+void\s+{kernel.name.split('<')[0]}\s*\(([^)]*)\)", source)
+        assert signature is not None, case
+        params = [re.findall(r"\w+", p)[-1] for p in signature.group(1).split(",")]
+        assert params == [a.name for a in kernel.args], case
 
 
 def _marked(case: str) -> object:

@@ -1,6 +1,6 @@
 // applier: BatchedSmallMatmul
 // Rows along x and columns along y (uncoalesced, as many first attempts are); batch on z.
-__global__ void bmm_rows_x(const float *A, const float *B, float *C, int M, int N, int K)
+__global__ void bmm_rows_x(const float *A, const float *B, float *C, int M, int N, int K, int batch)
 {
     int row = threadIdx.x + blockIdx.x * blockDim.x;
     int col = threadIdx.y + blockIdx.y * blockDim.y;
