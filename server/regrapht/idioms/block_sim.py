@@ -27,6 +27,10 @@ from regrapht.idioms.syntax import call_args, call_name, condition_of, named_sta
 STEP_BUDGET = 400_000  # a few seconds at most; O(threads^2) combines of big blocks give up
 
 
+class _Returned(Exception):
+    """Internal: the thread ran `return;` (`block_computes_scan` only)."""
+
+
 class _Unknown(Exception):
     """Internal: the code does something this interpreter does not model (caught below)."""
 
@@ -46,6 +50,8 @@ class _Block:
         self.touched: dict[tuple[str, int], tuple[int | None, set[int]]] = {}
         self.texts: dict[int, str] = {}
         self.floats = False  # values may be floats (`insertion_keeps_top`); else integers only
+        self.returns = False  # `return;` ends the thread (`block_computes_scan`)
+        self.budget = STEP_BUDGET
 
     def t(self, node: Node | None) -> str:
         """The node's text, once per node (the same statements run for every thread)."""
@@ -125,6 +131,8 @@ class _Block:
             while self.value(condition, env):
                 if body is not None:
                     yield from self.execute(body, env)
+        elif kind == "return_statement" and self.returns and not node.named_children:
+            raise _Returned
         else:
             raise _Unknown(kind)
 
@@ -154,7 +162,7 @@ class _Block:
     # ------------------------------------------------------------------------------ expressions
     def tick(self) -> None:
         self.steps += 1
-        if self.steps > STEP_BUDGET:
+        if self.steps > self.budget:
             raise _Unknown("budget")
 
     def value(self, node: Node | None, env: Env) -> int:
@@ -374,3 +382,57 @@ def insertion_keeps_top(body: list[Node], values: str, ids: str, element: str, p
         except (_Unknown, StopIteration):
             return False
     return True
+
+
+def block_computes_scan(statements: list[Node], source_array: str, target: str, count: str, threads: int,
+                        sizes: tuple[int, ...], constants: Mapping[str, int], shared_sizes: Mapping[str, int],
+                        floats: bool, budget: int = STEP_BUDGET) -> str | None:
+    """"inclusive" or "exclusive" when a one-block kernel body (`statements`, run by `threads`
+    threads in lock step, barriers anywhere, threads that return leave) turns random values of
+    `source_array` into their inclusive (exclusive) scan in `target`, writing nothing else, for
+    every element count in `sizes` (the scalar `count`); "unknown" when the code does something
+    not modelled (or runs out of steps); None when it computes something else."""
+    found: set[str] = set()
+    draws = random.Random(3)
+    for size in sizes:
+        block = _Block(threads, {**constants, count: size}, {**shared_sizes, source_array: size, target: size})
+        block.floats = floats
+        block.returns = True
+        block.budget = budget
+        values = [draws.randrange(-50, 50) for _ in range(size)]
+        block.shared[source_array] = [float(v) for v in values] if floats else values  # type: ignore[misc]
+        before = list(block.array(target))
+        envs: list[Env] = [{"@thread": t} for t in range(threads)]
+        runners = [block.run(statements, env) for env in envs]
+        live = list(range(threads))
+        try:
+            while live:
+                block.touched.clear()
+                still = []
+                for index in live:
+                    try:
+                        next(runners[index])
+                        still.append(index)
+                    except (StopIteration, _Returned):
+                        pass
+                live = still
+        except _Unknown:
+            return "unknown"
+        if block.shared[source_array] != values or any(
+                name not in (target, source_array) and name not in shared_sizes for name in block.shared):
+            return None
+        out = block.shared[target]
+        inclusive, running = [], 0
+        for v in values:
+            running += v
+            inclusive.append(running)
+        exclusive = [r - v for r, v in zip(inclusive, values, strict=True)]
+        kinds = {kind for kind, want in (("inclusive", inclusive), ("exclusive", exclusive)) if out == want}
+        if size == 0 and out == before:
+            continue
+        if not kinds:
+            return None
+        found = kinds if not found else found & kinds
+        if not found:
+            return None
+    return min(found) if len(found) == 1 else None

@@ -355,6 +355,12 @@ NEAR_MISSES = {
          "long long add = tid >= off ? sums[tid - off] : 0;"),
         ("chunked_hillis_steele", "long long acc = sums[tid] - mine;", "long long acc = sums[tid];"),
         ("chunked_hillis_steele", "off < blockDim.x; off *= 2", "off < blockDim.x / 2; off *= 2"),
+        # one block run on samples: the offset reads the element before a chunk's end; no
+        # barriers (threads read chunk ends others write: a race); inclusive offsets; off by one
+        ("block_scan_fixup", "offset += out[end];", "offset += out[end - 1];"),
+        ("block_scan_fixup", "__syncthreads();", ";"),
+        ("block_scan_global_totals", "base[k] = acc;", "base[k] = next;"),
+        ("block_scan_fixup", "out[i] += offset;", "out[i] += offset + 1;"),
         # pointer walks: advanced twice per element; read one ahead; advanced on some elements only
         ("walk_scan_countdown", "acc += *in++;", "acc += *in++; in++;"),
         ("walk_scan_end", "s += *p;", "s += p[1];"),

@@ -32,7 +32,7 @@ from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.access import accesses
-from regrapht.idioms.block_sim import prefix_of_totals
+from regrapht.idioms.block_sim import block_computes_scan, prefix_of_totals
 from regrapht.idioms.items import ELEMENT, ItemLoop, ItemProgram, ItemStatement, item_program, single_program
 from regrapht.idioms.pointer_walks import indexed_pointer_walks
 from regrapht.idioms.scans import (
@@ -43,7 +43,15 @@ from regrapht.idioms.scans import (
     recurrence_scan,
 )
 from regrapht.idioms.spelling import plain_spelling
-from regrapht.idioms.syntax import KernelSyntax, depends_on, identifiers_in, kernel_syntax, text, unparen
+from regrapht.idioms.syntax import (
+    KernelSyntax,
+    depends_on,
+    identifiers_in,
+    kernel_syntax,
+    text,
+    unparen,
+    walk,
+)
 from regrapht.idioms.walk_loops import indexed_walk_loops
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import (
@@ -94,6 +102,9 @@ class ParallelScan:
         chunked = chunked_block_scan(kernel)
         if chunked is not None:
             return self._chunked(given, chunked, located)
+        block = self._one_block(given, kernel, located)
+        if block:
+            return block
         # Pointer walks written as indexing, read again (the new source has no walks left).
         for indexed in (plain_spelling(given.source, given.kernel), indexed_pointer_walks(given.source, given.kernel),
                         indexed_walk_loops(kernel)):
@@ -224,6 +235,64 @@ class ParallelScan:
         value_type = plain_type(found.value_type)
         plan = replace(plan, head=f"{value_type} {found.accumulator} = ({value_type})0;", lower="0", end=count)
         return self._single_pass(given, located, found.kernel, plan, count, "chunked one-block scan -> single pass")
+
+    def _one_block(self, given: ApplierInput, kernel: KernelSyntax, located: KernelText) -> list[Rewrite]:
+        """A one-block kernel with one input array, one output array and one count that, run on
+        random inputs (`block_sim.block_computes_scan`: one warp's worth of threads, then the
+        launch's block where that stays within its step budget), writes the scan of the input:
+        whatever its phases (chunks scanned in place then offset, totals through shared or
+        global memory), the single-pass scan of the input replaces it."""
+        launch = given.launch
+        if any(value_of(x, given) != 1 for x in (*launch.grid, *launch.block[1:])):
+            return []
+        threads = value_of(launch.block[0], given) if launch.block else None
+        pointers = list(kernel.pointers.values())
+        scalars = list(kernel.scalars.values())
+        if threads is None or not 1 <= threads <= 1024 or len(pointers) != 2 or len(scalars) != 1:
+            return []
+        sources = [q for q in pointers if q.is_const]
+        targets = [q for q in pointers if not q.is_const]
+        count = scalars[0]
+        if len(sources) != 1 or len(targets) != 1 or plain_type(count.base_type) not in INDEX_TYPES or \
+                plain_type(sources[0].base_type) != plain_type(targets[0].base_type):
+            return []
+        value_type = resolved_type(targets[0].base_type, kernel, given.kernel)
+        if value_type not in SCANNABLE:
+            return []
+        known = dict(kernel.constants) | {k: v for k, v in given.constants.items() if k != count.name}
+        shared_sizes: dict[str, int] = {}
+        for node in walk(kernel.body):
+            if node.type == "declaration" and any(text(c) == "__shared__" for c in node.children):
+                for declarator in node.children_by_field_name("declarator"):
+                    name, size = declarator.child_by_field_name("declarator"), declarator.child_by_field_name("size")
+                    value = value_of(text(size), known) if size is not None else None
+                    if name is None or value is None:
+                        return []
+                    shared_sizes[text(name)] = value
+        statements = [s for s in kernel.statements() if s.type != "comment"]
+        floats = value_type in ("float", "double")
+        small = min(threads, 64)
+        arrays = (statements, sources[0].name, targets[0].name, count.name)
+        kind = block_computes_scan(*arrays, small, (1, 3, 65, 130, 301), known, shared_sizes, floats)
+        if kind in ("inclusive", "exclusive") and threads > small:
+            # The launch's own block, where affordable: it must not compute anything else.
+            full = block_computes_scan(*arrays, threads, (threads + 5,), known, shared_sizes, floats, 60_000)
+            if full not in (kind, "unknown"):
+                return []
+        elif threads > small:  # a block size written into the code: only the launch's own block runs it
+            kind = block_computes_scan(*arrays, threads, (1, 37, threads + 5, 3 * threads + 1), known, shared_sizes,
+                                       floats)
+        if kind not in ("inclusive", "exclusive"):
+            return []
+        p = PREFIX
+        t = plain_type(targets[0].base_type)
+        var, run = f"{p}i_", f"{p}run_"
+        plan = ScanPlan(given.kernel.split("<")[0], t, var, "long long", "0", count.name, run,
+                        f"{t} {run} = ({t})0;", "", "", f"{sources[0].name}[{var}]",
+                        f"{run} = {p}prefix_ + {p}scanned_[{p}k_];\n{targets[0].name}[{var}] = {run};",
+                        kind == "exclusive", "")
+        return self._single_pass(given, located, kernel, plan, count.name,
+                                 f"one-block {kind} scan (phases run on samples) -> single pass")
 
     def _single_pass(self, given: ApplierInput, located: KernelText, kernel: KernelSyntax, plan: ScanPlan,
                      count: str, what: str) -> list[Rewrite]:
