@@ -194,6 +194,7 @@ def point_kernel(kernel_text: str, block: tuple[int, int, int] | None,
     count as a coordinate when the block is 16 wide); `constants` are file-level `#define`s.
     `atomics`: accept `atomicAdd` on pointer parameters in the work (histograms, scatters).
     """
+    kernel_text = returns_as_else(kernel_text)
     data = encode_source(kernel_text)
     tree = make_parser().parse(data)
     function = next((n for n in walk(tree.root_node) if n.type == "function_definition"), None)
@@ -205,6 +206,41 @@ def point_kernel(kernel_text: str, block: tuple[int, int, int] | None,
         return builder.build()
     except _NotPointwise:
         return None
+
+
+def returns_as_else(kernel_text: str) -> str:
+    """`if (c) { A; return; } B...` at the top of the body (after the guard) as
+    `if (c) { A; } else { B... }`: the same program, with the statements after the early exit
+    under the negated condition instead of after a `return` (which no point kernel has).
+    Only when `return;` is the last statement of the `if`'s block and its only `return`, the `if`
+    has no `else`, and it is not the guard itself (a block of nothing but `return`)."""
+    for _ in range(4):  # a few boundary exits in a row
+        data = encode_source(kernel_text)
+        tree = make_parser().parse(data)
+        function = next((n for n in walk(tree.root_node) if n.type == "function_definition"), None)
+        body = function.child_by_field_name("body") if function is not None else None
+        if body is None or tree.root_node.has_error:
+            return kernel_text
+        statements = [c for c in body.named_children if c.type != "comment" and not is_pragma(c)]
+        for index, statement in enumerate(statements):
+            consequence = statement.child_by_field_name("consequence") if statement.type == "if_statement" else None
+            if consequence is None or statement.child_by_field_name("alternative") is not None or \
+                    consequence.type != "compound_statement" or _is_return(consequence):
+                continue
+            inner = [c for c in consequence.named_children if c.type != "comment"]
+            returns = [n for n in walk(statement) if n.type == "return_statement"]
+            if not inner or inner[-1].type != "return_statement" or inner[-1].named_child_count or returns != [inner[-1]] \
+                    or index == len(statements) - 1:
+                continue
+            exit_node = inner[-1]
+            rest_start, rest_end = statements[index + 1].start_byte, statements[-1].end_byte
+            text = (data[:exit_node.start_byte] + data[exit_node.end_byte:statement.end_byte] + b" else {\n" +
+                    data[rest_start:rest_end] + b"\n}" + data[rest_end:])
+            kernel_text = text.decode()
+            break
+        else:
+            return kernel_text
+    return kernel_text
 
 
 def _strip(node: Node | None) -> Node | None:
@@ -287,6 +323,7 @@ class _Builder:
             if decomposed is not None:
                 bounds = decomposed
                 guard_text = " && ".join(f"{c.name} < {bounds[c.name].upper}" for c in self.coordinates)
+        self.bounds = bounds
         for statement in work:
             self._check_pointwise(statement)
         self.mutable = self._assigned_names(work)
@@ -660,7 +697,12 @@ class _Builder:
             if consequence is not None:
                 self._scan(consequence, then_scope, accesses, loops)
             if alternative is not None:
-                self._scan(alternative, scope._replace(unknown=True), accesses, loops)
+                # `if (x == 0 || x == W - 1 || ...) copy; else stencil`: the else branch runs under
+                # the negated disjunction (`x != 0` is `x > 0` where the guard gives x >= 0)
+                others = self._negated_at_bounds(condition) if condition is not None else None
+                else_scope = scope._replace(conditions=scope.conditions + others) if others is not None \
+                    else scope._replace(unknown=True)
+                self._scan(alternative, else_scope, accesses, loops)
             return
         if kind == "compound_statement":
             for child in node.children:
@@ -793,6 +835,53 @@ class _Builder:
     def _negated(self, condition: Node) -> tuple[Condition, ...] | None:
         """`!(a < b || c >= d)` as the conjunction `a >= b && c < d`; None for other conditions."""
         return self._comparisons(condition, "||", {"<": ">=", ">=": "<", ">": "<=", "<=": ">"})
+
+    def _negated_at_bounds(self, condition: Node) -> tuple[Condition, ...] | None:
+        """The negation of a disjunction of comparisons, where a term `c == e` on a coordinate
+        may be one of its guard's ends (`c == 0` with `c >= 0`: its negation is `c > 0`; `c == W - 1`
+        with `c < W`: `c < W - 1`); None for anything else."""
+        terms: list[Condition] = []
+        stack: list[Node | None] = [condition]
+        flip = {"<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+        while stack:
+            node = _strip(stack.pop())
+            if node is None or node.type != "binary_expression":
+                return None
+            op = node_text(node.child_by_field_name("operator"))
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is None or right is None or any(n.type in ("subscript_expression", "call_expression")
+                                                    for n in walk(node)):
+                return None
+            if op == "||":
+                stack.extend((right, left))
+                continue
+            if op in flip:
+                terms.append(Condition(self.poly(left), flip[op], self.poly(right), " ".join(node_text(right).split()),
+                                       " ".join(node_text(left).split())))
+                continue
+            if op != "==":
+                return None
+            term = self._unequal_at_end(left, right) or self._unequal_at_end(right, left)
+            if term is None:
+                return None
+            terms.append(term)
+        return tuple(terms)
+
+    def _unequal_at_end(self, left: Node, right: Node) -> Condition | None:
+        """`left != right` as a strict bound when `left` is a coordinate and `right` one end of
+        its guard range."""
+        name = node_text(_strip(left))
+        bound = getattr(self, "bounds", {}).get(name)
+        if bound is None:
+            return None
+        value = self.poly(right)
+        lower, upper = expression_poly(bound.lower, self.constants), expression_poly(bound.upper, self.constants)
+        text = " ".join(node_text(right).split())
+        if lower is not None and value == lower:
+            return Condition(Poly.atom(name), ">", value, text, name)
+        if upper is not None and value == upper - Poly.const(1):
+            return Condition(Poly.atom(name), "<", value, text, name)
+        return None
 
     def _conditions(self, condition: Node) -> tuple[Condition, ...] | None:
         """A conjunction of comparisons as `Condition`s; None for any other condition."""

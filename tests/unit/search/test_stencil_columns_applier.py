@@ -1,5 +1,6 @@
 """RegisterColumnStencil: 2-D stencils, 3-D stencils (2.5-D blocking), 3x3 and depthwise
-convolutions (CHW and HWC) and a cellular automaton written differently are coarsened down a
+convolutions (CHW and HWC), a cellular automaton and boundary-copying sweeps (`if (edge ||)
+copy; else ...`, `if (edge ||) { copy; return; }`) written differently are coarsened down a
 column with a register window; near-misses (in-place updates, data-dependent neighbours, a
 radius that is a parameter, 1-D stencils whose march would be the contiguous coordinate) are
 left alone; every rewrite compiles with nvcc, and its window stays in registers; on the CPU
@@ -132,6 +133,33 @@ __global__ void life(const unsigned char *cur, unsigned char *nxt, int W, int H)
     nxt[y * W + x] = (n == 3 || (cur[y * W + x] && n == 2)) ? 1 : 0;
 }
 """, GRID_2D, (18, 30, 12)),
+    "boundary_copy_else": ("""
+__global__ void smooth(const float *a, float *b, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= W || y >= H) return;
+    if (x == 0 || y == 0 || x == W - 1 || y == H - 1)
+        b[y * W + x] = a[y * W + x];
+    else
+        b[y * W + x] = 0.2f * (a[y * W + x] + a[y * W + x - 1] + a[y * W + x + 1] + a[(y - 1) * W + x]
+                               + a[(y + 1) * W + x]);
+}
+""", GRID_2D, (14, 26, 8)),
+    "boundary_copy_then_return": ("""
+__global__ void heat_flat(const double *u, double *v, int NX, int NY, int NZ, double r) {
+    int id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= NX * NY * NZ) return;
+    int x = id % NX;
+    int y = (id / NX) % NY;
+    int z = id / (NX * NY);
+    if (x == 0 || y == 0 || z == 0 || x == NX - 1 || y == NY - 1 || z == NZ - 1) {
+        v[id] = u[id];
+        return;
+    }
+    v[id] = (1.0 - 6.0 * r) * u[id] + r * (u[id - 1] + u[id + 1] + u[id - NX] + u[id + NX] + u[id - NX * NY]
+                                           + u[id + NX * NY]);
+}
+""", LaunchConfig(("(NX * NY * NZ + 255) / 256",), ("256",)), (22, 42, 82)),
 }
 
 NEAR_MISSES = {
@@ -280,6 +308,8 @@ CPU_SIZES: dict[str, tuple[dict[str, float | int], dict[str, int]]] = {
     "depthwise_hwc_3d_launch": ({"H": 21, "W": 19, "C": 45}, {"in": 21 * 19 * 45, "filt": 9 * 45, "out": 21 * 19 * 45}),
     "depthwise_chw_slices": ({"C": 3, "H": 37, "W": 41}, {"x": 3 * 37 * 41, "w": 27, "y": 3 * 37 * 41}),
     "life_bytes": ({"W": 67, "H": 45}, {"cur": 67 * 45, "nxt": 67 * 45}),
+    "boundary_copy_else": ({"W": 67, "H": 45}, {"a": 67 * 45, "b": 67 * 45}),
+    "boundary_copy_then_return": ({"NX": 37, "NY": 19, "NZ": 23, "r": 0.1}, {"u": 37 * 19 * 23, "v": 37 * 19 * 23}),
 }
 
 
