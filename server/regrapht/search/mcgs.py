@@ -154,9 +154,13 @@ class GraphWalker:
         return self.session.speedup_of(state) * self.gain_bound(vertex, technique) < best
 
     def live(self, vertex: str, state: Candidate, techniques: list[str]) -> list[str]:
-        """`techniques` without the dominated ones, unless nothing else is left."""
-        undominated = [t for t in techniques if not self.dominated(vertex, state, t)]
-        return undominated or techniques
+        """The techniques with an applier rewrite of `state` that are not dominated; all of
+        `techniques` when none is left. So the model (techniques only it could write) has its
+        turn where the appliers have nothing left worth judging: its answers cost a candidate
+        and seconds each, and SmolLM2's were correct 0 times of 51 in the budget-12 ablation."""
+        names = self.applier_names(state)
+        first = [t for t in techniques if t in names and not self.dominated(vertex, state, t)]
+        return first or techniques
 
     def edge_q(self, u: str, v: str) -> float:
         """This search's mean reward for u -> v; 0 (neutral) before it is tried: a prior is a
