@@ -33,7 +33,7 @@ from regrapht.app.resources import GpuResources
 from regrapht.errors import InputError
 from regrapht.evaluation.report import roofline_floor_ms
 from regrapht.evaluation.runner import Task, load_task, measured_peaks, traffic
-from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits
+from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits, rewrites_of
 from regrapht.validate.types import Candidate
 
 FAILED = ("wrong", "compile_error", "crashed", "timeout", "rejected")
@@ -68,7 +68,7 @@ def verify_task(task: Task, directory: Path, env: dict[str, str], home: Path) ->
             for applier in APPLIERS:
                 name = type(applier).__name__
                 try:
-                    rewrites = applier.apply(given)
+                    rewrites = rewrites_of(applier, given)
                 except Exception as error:  # noqa: BLE001 - an applier bug is exactly what this reports
                     entry["rewrites"].append({"applier": name, "technique": applier.technique, "note": "",
                                               "outcome": "applier_error", "reason": f"{type(error).__name__}: {error}"})

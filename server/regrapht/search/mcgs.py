@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass, field
 
 from regrapht.graph import START, ReasoningGraph
-from regrapht.search.appliers import ApplierInput, DeviceLimits
+from regrapht.search.appliers import ApplierInput, DeviceLimits, rewrites_of
 from regrapht.search.options import MCGS_STALE_ROUNDS, round_cap
 from regrapht.search.run import FAILED, SearchRun, StepRecord, StepResult
 from regrapht.spec.launch import LaunchConfig
@@ -444,7 +444,7 @@ def rules_sweep(session: SearchRun, start: Candidate, start_speedup: float) -> N
             given = ApplierInput(current.source, session.kernel, current.launch, session.constants,
                                  DeviceLimits.of(getattr(session.evaluator, "device", None)))
             best: tuple[Candidate, float] | None = None
-            rewrites = applier.apply(given)
+            rewrites = rewrites_of(applier, given)
             # compiled in parallel where the evaluator can; shorter than `rewrites` once the budget is spent
             batch = session.judge_many([(Candidate(r.source, r.launch, (*current.techniques, applier.technique)), r.note)
                                         for r in rewrites])

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from regrapht.graph import ReasoningGraph
 from regrapht.model.backend import ChatMessage, ModelBackend
-from regrapht.search.appliers import APPLIERS, Applier, ApplierInput, DeviceLimits, Rewrite
+from regrapht.search.appliers import APPLIERS, Applier, ApplierInput, DeviceLimits, Rewrite, rewrites_of
 from regrapht.search.options import SearchOptions
 from regrapht.search.prompt import (
     answer_prefill,
@@ -364,7 +364,7 @@ class SearchRun:
         if found is None:
             given = ApplierInput(state.source, self.kernel, state.launch, self.constants,
                                  DeviceLimits.of(getattr(self.evaluator, "device", None)))
-            found = [applier.apply(given) for applier in self.appliers]
+            found = [rewrites_of(applier, given) for applier in self.appliers]
             self._applier_rewrites[key] = found
         return found
 

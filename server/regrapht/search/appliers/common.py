@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from regrapht.idioms.spelling import plain_spelling
 from regrapht.search.source import KernelText, code_mask, find_kernel, matching
 from regrapht.spec.launch import LaunchConfig
 
@@ -71,6 +72,21 @@ class Applier(Protocol):
     also: tuple[str, ...]  # other vertices it also implements
 
     def apply(self, given: ApplierInput) -> list[Rewrite]: ...
+
+
+def rewrites_of(applier: Applier, given: ApplierInput) -> list[Rewrite]:
+    """What every caller asks an applier for: its rewrites of `given`, or when it has none, its
+    rewrites of the kernel written plainly (`idioms/spelling.py`: index macros expanded, one-line
+    `__device__` helpers inlined, `T(0)`, do/while and count-down loops in plain form), so every
+    recogniser, not only the scans', reads `in[IDX(r, c)]` as the subscript it is. Only the
+    kernel's own text changes; the rest of the file is kept as written."""
+    rewrites = applier.apply(given)
+    if rewrites:
+        return rewrites
+    plain = plain_spelling(given.source, given.kernel)
+    if plain == given.source:
+        return []
+    return [replace(r, note=f"{r.note} (read in plain form)") for r in applier.apply(replace(given, source=plain))]
 
 
 class KernelApplier:
