@@ -80,6 +80,8 @@ SIZES: dict[str, tuple[dict[str, str], dict[str, tuple[str, str]]]] = {
                              {"x": ("C * H * W", FLOAT), "w": ("C * 9", FLOAT), "y": ("C * H * W", "zeros")}),
     "life_bytes": ({"W": "1031", "H": "777"}, {"cur": ("W * H", "randint(0, 2)"), "nxt": ("W * H", "zeros")}),
     "boundary_copy_else": ({"W": "1031", "H": "777"}, {"a": ("W * H", FLOAT), "b": ("W * H", "zeros")}),
+    "depthwise_channel_from_the_grid": ({"C": "7", "H": "301", "W": "517"},
+                                        {"in": ("C * H * W", FLOAT), "w": ("C * 9", FLOAT), "out": ("C * H * W", "zeros")}),
     "boundary_copy_then_return": ({"NX": "131", "NY": "67", "NZ": "45", "r": "0.1"},
                                   {"u": ("NX * NY * NZ", FLOAT), "v": ("NX * NY * NZ", "zeros")}),
     # outputs jammed along a channel (counts not multiples of 4 or 8: the clamped copies)

@@ -187,12 +187,16 @@ class _NotPointwise(Exception):
 
 
 def point_kernel(kernel_text: str, block: tuple[int, int, int] | None,
-                 constants: Mapping[str, int] | None = None, *, atomics: bool = False) -> PointKernel | None:
+                 constants: Mapping[str, int] | None = None, *, atomics: bool = False,
+                 grid: tuple[str, ...] | None = None) -> PointKernel | None:
     """The point-kernel view of one `__global__` definition, or None when it is not one.
 
     `block` is the launch's block size when it is literal (lets `blockIdx.x * 16 + threadIdx.x`
     count as a coordinate when the block is 16 wide); `constants` are file-level `#define`s.
     `atomics`: accept `atomicAdd` on pointer parameters in the work (histograms, scatters).
+    `grid`: the launch's grid expressions; a coordinate from `blockIdx` alone (block size 1 on
+    its axis) that the guard does not bound (`c = blockIdx.z` of a depthwise convolution) then
+    ranges over its axis's grid extent.
     """
     kernel_text = returns_as_else(kernel_text)
     data = encode_source(kernel_text)
@@ -203,6 +207,7 @@ def point_kernel(kernel_text: str, block: tuple[int, int, int] | None,
     try:
         builder = _Builder(kernel_text, data, function, block, dict(constants or {}))
         builder.allow_atomics = atomics
+        builder.grid = grid
         return builder.build()
     except _NotPointwise:
         return None
@@ -266,6 +271,7 @@ class _Builder:
         self.linear: LinearIndex | None = None
         self.mutable: set[str] = set()
         self.allow_atomics = False
+        self.grid: tuple[str, ...] | None = None
         # Template type parameters: `T(1)` is a conversion, not a call.
         template = function.parent if function.parent is not None and \
             function.parent.type == "template_declaration" else None
@@ -587,9 +593,27 @@ class _Builder:
                 lower[coordinate] = bound
             else:
                 lower[coordinate] = f"{bound} + 1"
+        for unbounded in self.coordinates:
+            if unbounded.name not in upper:
+                extent = self._grid_extent(unbounded.axis)
+                if extent is not None:
+                    upper[unbounded.name] = extent
         if set(upper) != names:
             raise _NotPointwise  # a coordinate with no upper bound: its extent is the launch's
         return {name: Bound(lower.get(name, "0"), upper[name]) for name in names}
+
+    def _grid_extent(self, axis: str) -> str | None:
+        """The grid's extent along `axis` when a coordinate on it comes from `blockIdx` alone
+        (block size 1) and the extent is an expression of scalar parameters and literals."""
+        index = AXES.index(axis)
+        if self.block is None or self.block[index] != 1 or self.grid is None:
+            return None
+        extent = self.grid[index] if index < len(self.grid) else "1"
+        value = expression_poly(extent, self.constants)
+        scalars = {name for name in self.params if name not in self.pointers}
+        if value is None or not value.atoms() <= scalars:
+            return None
+        return " ".join(extent.split())
 
     def _bound_text(self, node: Node) -> str:
         """A bound's text when it uses scalars and literals only (so a launch can use it)."""

@@ -47,7 +47,6 @@ MISSES: dict[str, str] = {
     "conv/dw_macro_nchw": "channel `c = blockIdx.z` with no bound in the guard (its extent is the launch's); also an "
                           "NCHW index macro and a batch loop in the thread",
     "conv/dw_plane_pointer": "channel `c = blockIdx.z` with no bound in the guard; also local plane/filter pointers",
-    "conv/dw_swapped_xy_unsigned": "channel `c = blockIdx.z` with no bound in the guard (adding `c >= C` -> stencil found)",
     "conv/dw_template_double": "template parameter `K` in the guard's bound (`ox >= W - K + 1` via locals OW/OH)",
     "conv/dw_unrolled_nine": "channel `ch = blockIdx.z` with no bound in the guard (no C parameter at all)",
     "conv/dw_zgrid_valid": "guard bound through locals `OW = W - 2`, `OH = H - 2` (not scalars); plane from blockIdx.z",

@@ -160,6 +160,22 @@ __global__ void heat_flat(const double *u, double *v, int NX, int NY, int NZ, do
                                            + u[id + NX * NY]);
 }
 """, LaunchConfig(("(NX * NY * NZ + 255) / 256",), ("256",)), (22, 42, 82)),
+    "depthwise_channel_from_the_grid": ("""
+__global__ void dw(const float *in, const float *w, float *out, unsigned C, unsigned H, unsigned W) {
+    unsigned col = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned row = blockIdx.y * blockDim.y + threadIdx.y;
+    unsigned c = blockIdx.z;
+    if (col >= W || row >= H) return;
+    float acc = 0.0f;
+    for (int ky = 0; ky < 3; ky++)
+        for (int kx = 0; kx < 3; kx++) {
+            int iy = (int)row + ky - 1, ix = (int)col + kx - 1;
+            if (iy >= 0 && iy < (int)H && ix >= 0 && ix < (int)W)
+                acc += in[(c * H + iy) * W + ix] * w[c * 9 + ky * 3 + kx];
+        }
+    out[(c * H + row) * W + col] = acc;
+}
+""", LaunchConfig(("(W + 15) / 16", "(H + 15) / 16", "C"), ("16", "16")), (18, 30, 12)),
 }
 
 NEAR_MISSES = {
@@ -266,6 +282,11 @@ def test_keeps_each_outputs_operation_order() -> None:
     assert "dst[y * W + x] = 0.5 * win_rg[1][1] + 0.1 * edge + 0.025 * corner;" in rewrite.source
 
 
+def test_a_channel_the_guard_does_not_bound_ranges_over_its_grid_extent() -> None:
+    rewrite = _rewrites("depthwise_channel_from_the_grid")[0]
+    assert rewrite.launch.grid[2] == "min(C, 65535)" and "c < C; c += gridDim.z" in rewrite.source
+
+
 def test_weights_and_slices_stay_as_written() -> None:
     rewrite = _rewrites("depthwise_chw_slices")[0]
     assert "w[ch * 9 + (dy + 1) * 3 + dx + 1]" in rewrite.source
@@ -309,6 +330,7 @@ CPU_SIZES: dict[str, tuple[dict[str, float | int], dict[str, int]]] = {
     "depthwise_chw_slices": ({"C": 3, "H": 37, "W": 41}, {"x": 3 * 37 * 41, "w": 27, "y": 3 * 37 * 41}),
     "life_bytes": ({"W": 67, "H": 45}, {"cur": 67 * 45, "nxt": 67 * 45}),
     "boundary_copy_else": ({"W": 67, "H": 45}, {"a": 67 * 45, "b": 67 * 45}),
+    "depthwise_channel_from_the_grid": ({"C": 5, "H": 37, "W": 41}, {"in": 5 * 37 * 41, "w": 45, "out": 5 * 37 * 41}),
     "boundary_copy_then_return": ({"NX": 37, "NY": 19, "NZ": 23, "r": 0.1}, {"u": 37 * 19 * 23, "v": 37 * 19 * 23}),
 }
 

@@ -21,7 +21,8 @@ def point_view(given: ApplierInput, *, atomics: bool = False) -> tuple[KernelTex
     if kernel is None:
         return None
     constants = dict(parse_source(given.source).constants)
-    view = point_kernel(kernel.text(given.source), launch_block(given.launch.block), constants, atomics=atomics)
+    view = point_kernel(kernel.text(given.source), launch_block(given.launch.block), constants, atomics=atomics,
+                        grid=tuple(given.launch.grid))
     if view is None or not covers_domain(given, view):
         return None
     return kernel, view
