@@ -52,6 +52,7 @@ ReduceOp = Literal["sum", "max", "min", "argmax", "argmin"]
 ITEM_AXES = frozenset({"x", "y", "z", "grid_xy", "block_xy"})
 SingleThread = Literal["grid", "block", "none"]
 ELEMENT = "@element"  # the loop variable of every item loop, in canonical index polynomials
+_FMA_CALLS = frozenset({"fmaf", "fma", "__fmaf_rn", "__fma_rn"})
 _MAX_CALLS = {"fmaxf": "max", "fmax": "max", "max": "max", "fminf": "min", "fmin": "min", "min": "min"}
 _FORBIDDEN_CALL_PREFIXES = ("atomic", "__syncthreads", "__shfl", "__syncwarp", "printf", "__threadfence", "assert")
 
@@ -669,6 +670,15 @@ class _Builder:
                 return name, "sum", "", b
             if b is not None and b.type == "identifier" and text(b) == name:
                 return name, "sum", "", a
+        if right.type == "call_expression" and call_name(right) in _FMA_CALLS and len(call_args(right)) == 3:
+            # `X = fmaf(a, b, X)`: a sum of a * b (checked here: the update has no contribution node)
+            a, b, c = (unparen(x) for x in call_args(right))
+            if c is not None and c.type == "identifier" and text(c) == name and \
+                    not (identifiers(a) | identifiers(b)) & set(outer) and is_pure(a) and is_pure(b):
+                for factor in (a, b):
+                    if factor is not None:
+                        self._record_reads(factor, "element")
+                return name, "sum", "", None
         if right.type == "call_expression" and call_name(right) in _MAX_CALLS and len(call_args(right)) == 2:
             a, b = (unparen(x) for x in call_args(right))
             op: ReduceOp = "max" if _MAX_CALLS[call_name(right)] == "max" else "min"

@@ -158,6 +158,15 @@ def test_items_along_y_or_a_linear_2d_id_need_a_launch_of_one_thread_per_item() 
     assert CsrGroupPerRow().apply(missing_y) == []
 
 
+def test_fused_multiply_add_updates_are_sums() -> None:
+    fused = _variant("gemv_transposed", "acc += A[(size_t)i * n + j] * x[i];", "acc = fmaf(A[(size_t)i * n + j], x[i], acc);")
+    rewrites = ColumnSplitReduction().apply(fused)
+    assert rewrites and "rg_acc_0_ = fmaf(A[(size_t)i * n + rg_j_0_], x[i], rg_acc_0_);" in rewrites[0].source
+    # the accumulator as a factor: not a sum
+    scaled = _variant("gemv_transposed", "acc += A[(size_t)i * n + j] * x[i];", "acc = fmaf(acc, x[i], A[(size_t)i * n + j]);")
+    assert ColumnSplitReduction().apply(scaled) == []
+
+
 def test_short_rows_get_part_of_a_warp() -> None:
     first = _rewrite("row_mean_short")[0]
     assert "cub::WarpReduce<float, 4>" in first.source and first.launch.grid == ("(samples + 63) / 64",)

@@ -369,7 +369,7 @@ def original_covers(given: ApplierInput, program: ItemProgram) -> bool:
     if dims is not None and parts is not None and parts[1] == dims[0] and \
             " ".join(parts[0].split()) == " ".join(item.bound.split()):
         return True
-    return covers_everywhere(given, (launch.grid[0], launch.block[0]), item.bound, program.kernel.constants)
+    return covers_everywhere(given, (launch.grid[0], launch.block[0]), _bound_of(program), program.kernel.constants)
 
 
 def _covers_along(given: ApplierInput, program: ItemProgram, axis: str) -> bool:
@@ -389,7 +389,27 @@ def _covers_along(given: ApplierInput, program: ItemProgram, axis: str) -> bool:
                 return False
     if len(factors) != len(spanned):
         return False
-    return covers_everywhere(given, tuple(factors), item.bound, program.kernel.constants)
+    return covers_everywhere(given, tuple(factors), _bound_of(program), program.kernel.constants)
+
+
+def _bound_of(program: ItemProgram) -> str:
+    """The item bound as a spec expression: as written, or through casts and local copies
+    (`(size_t)n`, `cols` for `const int cols = n`) its value over the kernel's scalars."""
+    item = program.item
+    assert item is not None
+    scalars = set(program.kernel.scalars) | set(program.kernel.constants)
+    if names_in_safe(item.bound) <= scalars:
+        return item.bound
+    resolved = item.bound_poly
+    return resolved.text() if resolved.atoms() <= scalars and not resolved.memory_dependent else item.bound
+
+
+def names_in_safe(expression: str) -> set[str]:
+    """The names of a spec expression; a name that is not one (a cast) for text it cannot read."""
+    try:
+        return set(names_in(expression))
+    except (InputError, ValueError):
+        return {expression}
 
 
 # Values tried for a scalar the spec leaves free (the problem size that the odd-size check changes).
@@ -460,6 +480,12 @@ def item_count(given: ApplierInput, program: ItemProgram) -> str | None:
     scalars = set(program.kernel.scalars)
     if names_in(item.bound) <= scalars and value_of(item.bound, {name: 1 for name in scalars}) is not None:
         return " ".join(item.bound.split())
+    # Through casts and local copies (`j < (size_t)n`, `const int cols = n; ... j < cols`): the
+    # bound's value over the kernel's scalars.
+    resolved = item.bound_poly
+    if resolved.atoms() and resolved.atoms() <= scalars and \
+            value_of(resolved.text(), {name: 1 for name in scalars}) is not None:
+        return resolved.text()
     constant = item.bound_poly.constant
     return str(constant) if constant is not None and constant > 0 else None
 
