@@ -32,6 +32,8 @@ H200_LIKE = DeviceLimits(132, 2048, 1024, 48 * 1024)
 # family/kernel -> the construct that keeps its applier from recognising it (owners: scan ->
 # appliers-a, batched_gemm -> hostile-spec, stencil and conv -> appliers-b)
 MISSES: dict[str, str] = {
+    "conv/dw_flat_spatial_channel_y": "spatial index p = H*W flattened along x with the channel on blockIdx.y: "
+                                      "`y = p / W, x = p % W` are not decomposed (linearised only for one coordinate)",
     "batched_gemm/bmm_batch_loop_in_thread": "the k loop is a `while (k < K) { ...; k++; }` (a for loop -> match)",
     "batched_gemm/bmm_block_per_matrix_tid": "threadIdx.y/x and blockIdx.x used directly in subscripts and pointer offsets "
                                              "(thread-dependent index parts); also a literal batch count in the grid",
