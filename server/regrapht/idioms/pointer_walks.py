@@ -273,38 +273,30 @@ def _unit_step(node: Node | None, name: str) -> bool:
 
 def _declaration_before(loop: Node, name: str, syntax: KernelSyntax) -> Node | None:
     """The initial value of `name`, declared by a statement of the block holding `loop`, before it."""
+    for declarator in _declarators_before(loop):
+        if text(declarator.child_by_field_name("declarator")) == name:
+            return declarator.child_by_field_name("value")
+    return None
+
+
+def _declarators_before(loop: Node) -> list[Node]:
+    """The init declarators of the declarations of the block holding `loop`, before it."""
     block = loop.parent
-    if block is None:
-        return None
-    for statement in named_statements(block):
+    found: list[Node] = []
+    for statement in named_statements(block) if block is not None else []:
         if statement.start_byte >= loop.start_byte:
             break
-        if statement.type != "declaration":
-            continue
-        for declarator in statement.children_by_field_name("declarator"):
-            if declarator.type == "init_declarator" and text(declarator.child_by_field_name("declarator")) == name:
-                return declarator.child_by_field_name("value")
-    return None
+        if statement.type == "declaration":
+            found += [d for d in statement.children_by_field_name("declarator") if d.type == "init_declarator"]
+    return found
 
 
 def _local_pointer(pointer: str, loop: Node, syntax: KernelSyntax) -> bool:
     """A pointer declared (with a value) in the block holding `loop`, before it, and not used
     after the loop anywhere in the kernel."""
-    block = loop.parent
-    if block is None:
-        return False
-    declared = False
-    for statement in named_statements(block):
-        if statement.start_byte >= loop.start_byte:
-            break
-        if statement.type != "declaration":
-            continue
-        for declarator in statement.children_by_field_name("declarator"):
-            target = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" else None
-            if target is not None and target.type == "pointer_declarator" and \
-                    text(target.child_by_field_name("declarator")) == pointer:
-                declared = True
-    if not declared:
+    targets = [d.child_by_field_name("declarator") for d in _declarators_before(loop)]
+    if not any(t is not None and t.type == "pointer_declarator" and text(t.child_by_field_name("declarator")) == pointer
+               for t in targets):
         return False
     return not any(node.type == "identifier" and text(node) == pointer and node.start_byte >= loop.end_byte
                    for node in walk(syntax.body))

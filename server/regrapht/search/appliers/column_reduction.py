@@ -29,6 +29,7 @@ from regrapht.idioms.access import identifiers
 from regrapht.idioms.items import ELEMENT, Accumulator, ItemLoop, ItemProgram, ItemStatement, item_program
 from regrapht.idioms.normal_form import normal_form
 from regrapht.idioms.syntax import depends_on, kernel_syntax, text, walk
+from regrapht.idioms.threads import ItemIndex
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import (
     PREFIX,
@@ -127,13 +128,8 @@ class _ColumnEmitter(ItemEmitter):
         return code
 
     def column_body(self) -> str:
-        program = self.program
-        item = program.item
-        assert item is not None
-        work = "\n".join(self.loop(s) if isinstance(s, ItemLoop) else self.statement(s) for s in program.steps)
+        item, work, head = _parts(self)
         item_type = plain_type(item.type)
-        kept = "\n".join(text(d) for d in program.kept_prelude)
-        head = "\n".join(p for p in (kept, "\n".join(self.declarations)) if p)
         w, h = self.width, self.height
         return "\n" + indent_code(f"""// Tiles of {w} adjacent columns, {h} threads per column: each thread sums a strided share
 // of the rows (a warp reads {w} adjacent columns of {32 // w} rows per step), the shares are combined in shared memory.
@@ -146,6 +142,16 @@ for (long long {PREFIX}tile_ = blockIdx.x; {PREFIX}tile_ * {w} < {PREFIX}columns
     const {item_type} {item.name} = ({item_type})({PREFIX}column_ < {PREFIX}columns_ ? {PREFIX}column_ : {PREFIX}columns_ - 1);
 {indent_code(work)}
 }}""") + "\n"
+
+
+def _parts(emitter: _ColumnEmitter | _MultiColumnEmitter) -> tuple[ItemIndex, str, str]:
+    """(the item, the emitted steps, the head: kept prelude and shared declarations)."""
+    program = emitter.program
+    item = program.item
+    assert item is not None
+    work = "\n".join(emitter.loop(s) if isinstance(s, ItemLoop) else emitter.statement(s) for s in program.steps)
+    kept = "\n".join(text(d) for d in program.kept_prelude)
+    return item, work, "\n".join(p for p in (kept, "\n".join(emitter.declarations)) if p)
 
 
 def renamed(node: Node, names: dict[str, str]) -> str:
@@ -227,13 +233,8 @@ class _MultiColumnEmitter(ItemEmitter):
         return f"if ({PREFIX}h_ == 0) {{\n{indent_code(chr(10).join(guarded))}\n}}"
 
     def column_body(self) -> str:
-        program = self.program
-        item = program.item
-        assert item is not None
-        work = "\n".join(self.loop(s) if isinstance(s, ItemLoop) else self.statement(s) for s in program.steps)
+        item, work, head = _parts(self)
         item_type = plain_type(item.type)
-        kept = "\n".join(text(d) for d in program.kept_prelude)
-        head = "\n".join(p for p in (kept, "\n".join(self.declarations)) if p)
         w, h, k = self.width, self.height, self.per_thread
         columns = "\n".join(
             f"const {item_type} {names[item.name]} = ({item_type})({PREFIX}column_ + {c * w} < {PREFIX}columns_ ? "
