@@ -128,3 +128,14 @@ def test_every_rewrite_compiles(tmp_path: Path, family: str) -> None:
     done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-Xptxas", "--warn-on-spills,--warning-as-error",
                            "-o", str(tmp_path / "out.cubin"), str(path)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
+
+
+def test_callers_read_the_plain_form_only_when_the_original_has_no_rewrite() -> None:
+    # the stencil appliers have no plain-form fallback of their own: rewrites_of gives them one
+    (first, *_), macro = case_input("stencil/jacobi_macro_idx")
+    assert BY_NAME[first].apply(macro) == []
+    rewrites = rewrites_of(BY_NAME[first], macro)
+    assert rewrites and all(r.note.endswith("(read in plain form)") for r in rewrites)
+    assert all(r.source.startswith(macro.source[: macro.source.index("__global__")]) for r in rewrites)  # file kept
+    (first, *_), plain = case_input("stencil/jacobi_xy_skip_boundary")
+    assert rewrites_of(BY_NAME[first], plain) == BY_NAME[first].apply(plain)
