@@ -22,6 +22,7 @@ import pytest
 from regrapht.app.optimize import kernel_target
 from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits, rewrites_of
 from regrapht.search.appliers.common import Applier
+from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import load_spec
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -139,3 +140,25 @@ def test_callers_read_the_plain_form_only_when_the_original_has_no_rewrite() -> 
     assert all(r.source.startswith(macro.source[: macro.source.index("__global__")]) for r in rewrites)  # file kept
     (first, *_), plain = case_input("stencil/jacobi_xy_skip_boundary")
     assert rewrites_of(BY_NAME[first], plain) == BY_NAME[first].apply(plain)
+
+
+CONVERTING_HELPER = """__device__ int add(int a, int b) { return a + b; }
+
+__global__ void truncating_scan(const float *x, float *y, int n)
+{
+    if (threadIdx.x == 0 && blockIdx.x == 0) {
+        float acc = 0.0f;
+        for (int i = 0; i < n; ++i) {
+            acc = add(acc, x[i]);
+            y[i] = acc;
+        }
+    }
+}
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="idioms/spelling.py inlines helper arguments without their parameter types' "
+                                       "conversion: int add(int, int) on a float running sum becomes a float scan")
+def test_a_helper_that_converts_its_arguments_is_not_read_as_plain_arithmetic() -> None:
+    given = ApplierInput(CONVERTING_HELPER, "truncating_scan", LaunchConfig(("1",), ("1",)), {}, H200_LIKE)
+    assert rewrites_of(BY_NAME["ParallelScan"], given) == []  # the original truncates every partial sum
