@@ -67,6 +67,9 @@ class GraphWalker:
     parents: dict[tuple[str, ...], tuple[str, LaunchConfig]] = field(default_factory=dict)
     # applier variants judged for each path step (MCGS: one per step, more when refined)
     variants_judged: dict[tuple[str, ...], int] = field(default_factory=dict)
+    # the path step that first produced each code state (two technique names of one applier, or
+    # two orders of one pair of rewrites, give the same code: it is searched below one of them)
+    reached: dict[tuple[str, LaunchConfig], tuple[str, ...]] = field(default_factory=dict)
     # None: each step judges up to `options.max_variants` applier variants at once (the
     # baselines); MCGS judges one of a structural technique and refines later, and every variant
     # of a refinement at once (`variants_for`, module docstring).
@@ -181,7 +184,13 @@ class GraphWalker:
             self.paths[key] = result
             self.parents[key] = state_key(state)
             self.variants_judged[key] = variants
+        if result.state is not None:
+            self.reached.setdefault(state_key(result.state), key)
         return result
+
+    def elsewhere(self, key: tuple[str, ...], result: StepResult) -> bool:
+        """Whether the step `key` produced code that another path produced first."""
+        return result.state is not None and self.reached.get(state_key(result.state), key) != key
 
     def dead_end(self, parent: Candidate, result: StepResult) -> bool:
         """Whether a step was measured and is not faster than the code it rewrote: whatever could
@@ -196,7 +205,7 @@ class GraphWalker:
         if not self.tried(key, state):
             return False
         result = self.paths[key]
-        return result.state is None or result.reward <= FAILED or self.dead_end(state, result)
+        return result.state is None or result.reward <= FAILED or self.dead_end(state, result) or self.elsewhere(key, result)
 
     def tried(self, key: tuple[str, ...], state: Candidate) -> bool:
         """Whether the step `key` was applied to `state` itself (not to code a refinement of an
@@ -321,8 +330,9 @@ class MCGS(GraphWalker):
             if refined is not None:
                 rewards.append(refined)
                 return path, rewards, None
-            if self.dead_end(state, result):
-                return path, rewards, None  # nothing below a step that did not gain (`dead_end`)
+            if self.dead_end(state, result) or self.elsewhere(tuple(path[1:]), result):
+                # nothing below a step that did not gain (`dead_end`), or whose code is searched below another path
+                return path, rewards, None
             state = result.state
             vertex = child
         return path, rewards, state
@@ -342,10 +352,9 @@ class MCGS(GraphWalker):
             return None
         judged_so_far = self.variants_judged.get(key, 1)
         rewrites = self.session.applier_rewrites(parent, path[-1])
-        # every variant of a structural technique (tile shapes: `rules` judges them all), the
-        # first `max_variants` of a refinement
-        cap = len(rewrites) if is_structural(path[-1]) else min(len(rewrites), self.session.options.max_variants)
-        if judged_so_far >= cap:
+        # every variant, as the `rules` sweep judges them all (the best GEMM tile shape or block
+        # shape is not always among the first `max_variants`)
+        if judged_so_far >= len(rewrites):
             return None
         self.variants_judged[key] = judged_so_far + 1
         judged = self.session.judge_variant(parent, path[-2], path[-1], rewrites[judged_so_far])
@@ -392,7 +401,8 @@ class MCGS(GraphWalker):
             result = self.step(techniques, vertex, technique, state)
             self.record_edge(vertex, technique, result.reward)
             rewards.append(result.reward)
-            if result.state is None or result.reward <= FAILED or self.dead_end(state, result):
+            if (result.state is None or result.reward <= FAILED or self.dead_end(state, result)
+                    or self.elsewhere((*techniques, technique), result)):
                 break
             techniques = (*techniques, technique)
             state = result.state
