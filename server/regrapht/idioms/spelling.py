@@ -68,12 +68,21 @@ def _outermost(edits: Edits) -> Edits:
     return kept
 
 
-def _definitions(syntax: KernelSyntax) -> tuple[dict[str, tuple[list[str], str]], dict[str, tuple[list[str], Node]]]:
-    """The file's function-like macros (params, body text) and one-line `__device__` helpers
-    (params, returned expression)."""
+Helper = tuple[list[str], list[str], str, Node]  # parameter names and types, return type, returned expression
+# Types whose arithmetic stays in the type (no promotion to int that a return would undo).
+SAME_TYPE_ARITHMETIC = frozenset({"float", "double", "int", "unsigned int", "unsigned", "long", "long long",
+                                  "unsigned long", "unsigned long long"})
+
+
+def _type_of(node: Node) -> str:
+    return " ".join(w for w in text(node.child_by_field_name("type")).split() if w not in ("const", "volatile"))
+
+
+def _definitions(syntax: KernelSyntax) -> tuple[dict[str, tuple[list[str], str]], dict[str, Helper]]:
+    """The file's function-like macros (params, body text) and one-line `__device__` helpers."""
     tree = make_parser().parse(syntax.source)
     macros: dict[str, tuple[list[str], str]] = {}
-    helpers: dict[str, tuple[list[str], Node]] = {}
+    helpers: dict[str, Helper] = {}
     for node in walk(tree.root_node):
         if node.type == "preproc_function_def":
             name, params, value = (node.child_by_field_name(f) for f in ("name", "parameters", "value"))
@@ -90,15 +99,16 @@ def _definitions(syntax: KernelSyntax) -> tuple[dict[str, tuple[list[str], str]]
                 continue
             name_node = declarator.child_by_field_name("declarator")
             params = declarator.child_by_field_name("parameters")
-            names = []
+            names, types = [], []
             for param in params.named_children if params is not None else []:
                 target = param.child_by_field_name("declarator")
                 if param.type != "parameter_declaration" or target is None or target.type != "identifier":
                     break
                 names.append(text(target))
+                types.append(_type_of(param))
             else:
                 if name_node is not None and is_pure(body[0].named_children[0]):
-                    helpers[text(name_node)] = (names, body[0].named_children[0])
+                    helpers[text(name_node)] = (names, types, _type_of(node), body[0].named_children[0])
     return macros, helpers
 
 
@@ -122,17 +132,44 @@ def _replacer(values: dict[str, str]) -> Callable[[re.Match[str]], str]:
 
 
 def _inline_helpers(syntax: KernelSyntax) -> Edits:
+    """Calls of one-line helpers whose arguments are already of the parameters' types and whose
+    arithmetic stays in the return type: no conversion at the call is lost by inlining (an
+    `int add(int, int)` applied to floats truncates, and is left as a call)."""
     _, helpers = _definitions(syntax)
+    declared: dict[str, str] = {p.name: " ".join(w for w in p.base_type.split() if w != "const")
+                                for p in syntax.params if not p.is_pointer}
+    elements = {p.name: " ".join(w for w in p.base_type.split() if w != "const") for p in syntax.params if p.is_pointer}
+    for node in walk(syntax.body):
+        if node.type == "declaration":
+            for declarator in node.children_by_field_name("declarator"):
+                target = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" \
+                    else declarator
+                if target is not None and target.type == "identifier":
+                    declared[text(target)] = _type_of(node)
     edits: Edits = []
     for node in walk(syntax.body):
         if node.type == "call_expression" and call_name(node) in helpers:
-            params, returned = helpers[call_name(node)]
+            params, types, result, returned = helpers[call_name(node)]
             args = call_args(node)
             if len(args) != len(params) or not all(is_pure(a) for a in args):
+                continue
+            if result not in SAME_TYPE_ARITHMETIC or any(t != result for t in types) or \
+                    any(_argument_type(a, declared, elements) != t for a, t in zip(args, types, strict=True)):
                 continue
             values = {p: f"({text(a)})" for p, a in zip(params, args, strict=True)}
             edits.append((node.start_byte, node.end_byte, "(" + _substituted(returned, values) + ")"))
     return _outermost(edits)
+
+
+def _argument_type(argument: Node, declared: dict[str, str], elements: dict[str, str]) -> str | None:
+    """The type of a local or scalar parameter, or of an element `p[i]` of a pointer parameter."""
+    node = unparen(argument)
+    if node is not None and node.type == "identifier":
+        return declared.get(text(node))
+    if node is not None and node.type == "subscript_expression":
+        base = unparen(node.child_by_field_name("argument"))
+        return elements.get(text(base)) if base is not None and base.type == "identifier" else None
+    return None
 
 
 def _substituted(expression: Node, values: dict[str, str]) -> str:

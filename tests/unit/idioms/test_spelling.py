@@ -22,16 +22,29 @@ def _body(source: str) -> str:
 def test_each_spelling_is_written_plainly() -> None:
     source = """#define AT(p, i) ((p)[(i)])
 __device__ float add(float a, float b) { return a + b; }
-template <typename T> __global__ void k(const T *x, T *y, int n) {
-    T s = T(0);
+__global__ void k(const float *x, float *y, int n) {
+    float s = 0.0f;
     int i = 0;
     do { s = add(s, AT(x, i)); AT(y, i) = s; i++; } while (i < n);
     for (int left = n; left > 0; --left) { y[n - left] += 1; }
 }"""
     plain = _body(plain_spelling(source, "k"))
-    assert "T s = static_cast<T>(0);" in plain
     assert "while (i < n) { s = ((s) + (((x)[(i)]))); ((y)[(i)]) = s; i++; }" in plain
     assert "for (int walk_up = 0; walk_up < (n) - (0); ++walk_up) { const int left = (n) - walk_up;" in plain
+    template = "template <typename T> __global__ void t(T *y) { T s = T(0); y[0] = s; }"
+    assert "T s = static_cast<T>(0);" in _body(plain_spelling(template, "t"))
+
+
+def test_helpers_are_inlined_only_where_no_conversion_is_lost() -> None:
+    source = """__device__ int add(int a, int b) { return a + b; }
+__device__ short twice(short a) { return a + a; }
+__global__ void k(const float *x, float *y, short *z, int n) {
+    float s = 0.0f;
+    short h = 1;
+    s = add(s, x[0]);
+    z[0] = twice(h);
+}"""
+    assert _body(plain_spelling(source, "k")) == _body(source)  # float -> int; short promoted to int
 
 
 def test_what_it_does_not_fully_understand_is_left_alone() -> None:

@@ -157,8 +157,6 @@ __global__ void truncating_scan(const float *x, float *y, int n)
 """
 
 
-@pytest.mark.xfail(strict=True, reason="idioms/spelling.py inlines helper arguments without their parameter types' "
-                                       "conversion: int add(int, int) on a float running sum becomes a float scan")
 def test_a_helper_that_converts_its_arguments_is_not_read_as_plain_arithmetic() -> None:
     given = ApplierInput(CONVERTING_HELPER, "truncating_scan", LaunchConfig(("1",), ("1",)), {}, H200_LIKE)
     assert rewrites_of(BY_NAME["ParallelScan"], given) == []  # the original truncates every partial sum
