@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from regrapht.idioms.syntax import kernel_syntax
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import parse_spec
 from regrapht.spec.resolve import resolve
@@ -48,8 +49,12 @@ def same_outputs(source: str, spec_text: str, rewrite: str, launch: LaunchConfig
             c_type = C_TYPES.get(base.scalar_dtypes[name], "int")
             lines.append(f"const {c_type} {name} = ({c_type}){base.scalars[name]};")
 
+    syntax = kernel_syntax(source, kernel.name.split("<")[0].strip())
+    assert syntax is not None
+    params = {p.name for p in syntax.params}  # a spec may name launch-only scalars too
+
     def call(namespace: str, copy: int) -> str:
-        arguments = ", ".join(f"{n}_{copy}.data()" if k == "buffer" else n for n, k in base.args)
+        arguments = ", ".join(f"{n}_{copy}.data()" if k == "buffer" else n for n, k in base.args if n in params)
         return f"{namespace}::{kernel.name}({arguments});"
 
     for resolved, namespace, copy in ((base, "original", 0), (new, "rewritten", 1)):

@@ -96,6 +96,9 @@ class BatchedProduct:
     # fields; braces of the original are doubled).
     epilogue: str
     template_values: Mapping[str, int]  # this instantiation's integer template arguments
+    # The grid axis whose blocks are the batch when its count exists only in the launch
+    # (`blockIdx.x` per matrix, no guard, the grid not a kernel scalar): a rewrite keeps the launch.
+    batch_axis: str | None
     compile_time: frozenset[str]  # names whose values are compile-time (template parameters)
 
     def value(self, poly: Poly, constants: Mapping[str, int]) -> int | None:
@@ -213,6 +216,10 @@ class _Reader:
         self.conditions: list[tuple[str, Poly]] = []  # (decode local, exclusive bound)
         self.work: _Work | None = None
         self.types: dict[str, str] = {}
+        # threadIdx/blockIdx used directly in subscripts are decodes of themselves
+        for axis in AXES:
+            for builtin in ("threadIdx", "blockIdx"):
+                self.decodes[f"{builtin}.{axis}"] = Decode(f"{builtin}.{axis}", Poly.const(1), None)
         self.template_values: dict[str, int] = {}
         self.leaf_of_local: dict[str, Poly] = {}
         self.role_of_leaf: dict[str, Poly] = {}
@@ -328,8 +335,8 @@ class _Reader:
                 self.symbols.env[name] = Poly.atom(name)
             else:
                 poly = self.symbols.poly(value)
-                if poly.thread_dependent or any(a.startswith("~") or "." in a for a in poly.atoms()):
-                    raise _NotBatched
+                if any(a.startswith("~") or ("." in a and a not in self.decodes) for a in poly.atoms()):
+                    raise _NotBatched  # opaque, or geometry other than threadIdx/blockIdx themselves
                 self.symbols.define(name, value)
 
     def _advance(self, statement: Node) -> None:
@@ -577,18 +584,28 @@ class _Reader:
         if extents is None:
             return None
         names = {leaf: LEAF_NAMES[role] for leaf, role in roles.items()}
-        renamed = {key: substitute(poly, {leaf: Poly.atom(name) for leaf, name in names.items()})
-                   for key, poly in indices.items()}
+        k_atom = "@k"  # the loop variable may be spelled like a role name (`for (int i = 0; i < n; ++i)`)
+        mapping = {work.k: Poly.atom(k_atom), **{leaf: Poly.atom(name) for leaf, name in names.items()}}
+        renamed = {key: substitute(poly, mapping) for key, poly in indices.items()}
         a_index, b_index, c_index = renamed["first"], renamed["second"], renamed["output"]
         if a_index is None or b_index is None or c_index is None:
             return None
-        k_atom = work.k
         a = _operand(work.first[0], a_index, "i", k_atom, self.known)
         b = _operand(work.second[0], b_index, "j", k_atom, self.known)
         c = _output(c_index, self.known)
         if a is None or b is None or c is None:
             return None
         extent = {roles[leaf]: value for leaf, value in extents.items()}
+        batch_axis = None
+        if not extent["batch"].atoms() <= self.known:
+            [batch_leaf] = [leaf for leaf, role in roles.items() if role == "batch"]
+            source, low, high = leaves[batch_leaf]
+            if not source.startswith("blockIdx.") or low != Poly.const(1) or high is not None or \
+                    any(self.decodes[name].source == source for name, _ in self.conditions):
+                return None
+            batch_axis = source.split(".")[1]
+        if not (extent["row"].atoms() | extent["col"].atoms() | work.k_bound.atoms()) <= self.known:
+            return None
         self.leaf_of_local = rewrite
         self.role_of_leaf = {leaf: Poly.atom(name) for leaf, name in names.items()}
         epilogue = self._epilogue(work, c_index)
@@ -599,7 +616,7 @@ class _Reader:
             element_text=self.written_types[work.output[0]], acc_text=work.acc_type, batch=extent["batch"],
             m=extent["row"],
             n=extent["col"], k=work.k_bound, a=a, b=b, output=work.output[0], c_base=c[0], c_row=c[1], c_col=c[2],
-            epilogue=epilogue, template_values=dict(self.template_values),
+            epilogue=epilogue, template_values=dict(self.template_values), batch_axis=batch_axis,
             compile_time=frozenset(self.template_values))
 
     def _leaves(self) -> tuple[dict[str, tuple[str, Poly, Poly | None]], dict[str, Poly]]:
@@ -658,6 +675,8 @@ class _Reader:
     def _reaches(self, source: str, need: Poly, reach: Poly, values: Mapping[str, int]) -> bool:
         """Whether `source` takes every value below `need`: symbolically (`nmat` blocks for
         `mat < nmat`; `(X + 255) / 256` blocks of 256 for `t < X`), else at the spec's sizes."""
+        fixed = {name: Poly.const(value) for name, value in self.template_values.items()}
+        need = substitute(need, fixed) or need  # `mat < nmat` with mat = id / (S * S): nmat * 256
         difference = (reach - need).constant
         if difference is not None:
             return difference >= 0

@@ -124,6 +124,15 @@ __global__ void bmm_adv(const T *A, const T *B, T *C, int nb) {
 }
 template __global__ void bmm_adv<float, 8>(const float *, const float *, float *, int);
 """, "bmm_adv<float, 8>", LaunchConfig(("nb",), ("64",)), {"nb": 50000}),
+    "raw_threadidx_launch_batch": ("""
+__global__ void bmm_raw(const float *A, const float *B, float *C, int M, int N, int K) {
+    float s = 0.0f;
+    for (int k = 0; k < K; ++k)
+        s += A[blockIdx.z * M * K + threadIdx.y * K + k] * B[blockIdx.z * K * N + k * N + threadIdx.x];
+    C[blockIdx.z * M * N + threadIdx.y * N + threadIdx.x] = s;
+}
+""", "bmm_raw", LaunchConfig(("1", "1", "batch"), ("N", "M")),
+        {"M": 16, "N": 16, "K": 16}),
 }
 
 NEAR_MISSES: dict[str, tuple[str, LaunchConfig, dict[str, int]]] = {
@@ -222,6 +231,19 @@ def test_shapes_are_read_from_each_mapping() -> None:
     assert product is not None and product.epilogue == "{c} + ({acc})"
 
 
+def test_a_batch_counted_only_by_the_launch_keeps_that_grid_axis() -> None:
+    """`blockIdx.z` per matrix, `grid.z = batch` with `batch` a spec scalar the kernel never
+    sees, threadIdx used straight in the subscripts: one matrix per block, grid z kept."""
+    source, name, launch, constants = MATCHES["raw_threadidx_launch_batch"]
+    rewrites = BatchedSmallMatmul().apply(ApplierInput(source, name, launch, constants, H200_LIKE))
+    assert rewrites and all(r.launch.grid == ("1", "1", "batch") and r.launch.block == ("256",) for r in rewrites)
+    assert "const long long batch_bg = gridDim.z;" in rewrites[0].source
+    assert "tid_bg = (int)((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x)" in rewrites[0].source
+    # two blocks per matrix along x would repeat the work: not this shape
+    doubled = LaunchConfig(("2", "1", "batch"), ("N", "M"))
+    assert BatchedSmallMatmul().apply(ApplierInput(source, "bmm_raw", doubled, {"M": 16, "N": 16, "K": 16})) == []
+
+
 def test_a_template_type_stays_generic() -> None:
     [first, *_] = _rewrites("typename_pointer_advance_pragma")
     assert "__shared__ __align__(16) T tiles_bg" in first.source and "T acc_bg[rows_bg][cols_bg]" in first.source
@@ -292,6 +314,10 @@ ON_CPU: dict[str, tuple[str, dict[str, int]]] = {
     "typename_pointer_advance_pragma": (spec_text("bmm_adv<float, 8>", ["nb"], ["64"], [
         ("A", F, "nb * 64", ""), ("B", F, "nb * 64", ""), ("C", "float*", "nb * 64", "out"),
         ("nb", "int", "100", "")]), {"nb": 37}),
+    "raw_threadidx_launch_batch": (spec_text("bmm_raw", ["1", "1", "batch"], ["N", "M"], [
+        ("A", F, "batch * M * K", ""), ("B", F, "batch * K * N", ""), ("C", "float*", "batch * M * N", "out"),
+        ("M", "int", "16", ""), ("N", "int", "16", ""), ("K", "int", "16", ""), ("batch", "int", "20", "")]),
+        {"batch": 7, "M": 5, "N": 6, "K": 3}),
     "thread_per_row_double": (spec_text("bmm_rows", ["(nb * M + 255) / 256"], ["256"], [
         ("A", D, "nb * M * K", ""), ("B", D, "nb * K * N", ""), ("C", "double*", "nb * M * N", "out"),
         ("nb", "int", "100", ""), ("M", "int", "8", ""), ("N", "int", "8", ""), ("K", "int", "8", "")]),

@@ -25,7 +25,7 @@ from regrapht.cuda.affine import Poly
 from regrapht.idioms.batched_gemm import BatchedOperand, BatchedProduct, batched_product, substitute
 from regrapht.idioms.pointwise import coefficient_of
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
-from regrapht.search.source import find_kernel
+from regrapht.search.source import KernelText, find_kernel
 from regrapht.spec.launch import LaunchConfig
 
 THREADS = 256
@@ -66,6 +66,8 @@ class BatchedSmallMatmul:
         if per is not None and per > limit:
             return []  # large matrices: MatmulTiling's tiles serve them
         threads = min(THREADS, given.device.max_threads_per_block if given.device else THREADS)
+        if product.batch_axis is not None:
+            return _block_per_matrix(given, kernel, product, m, n, per, limit, threads)
         rewrites = []
         for rows, cols in _blockings(m, n):
             group = None
@@ -82,6 +84,25 @@ class BatchedSmallMatmul:
             rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(threads),)),
                                     f"{held} of {shape} per block in shared memory, {rows}x{cols} outputs per thread"))
         return rewrites
+
+
+def _block_per_matrix(given: ApplierInput, kernel: KernelText, product: BatchedProduct, m: int | None,
+                      n: int | None, per: int | None, limit: int, threads: int) -> list[Rewrite]:
+    """The batch count exists only in the launch (a block per matrix along a grid axis the kernel
+    never bounds, e.g. `grid.z = batch` with `batch` not a parameter): keep that axis of the
+    grid, drop the others to 1 and give each block `threads` threads for its matrix."""
+    axis = product.batch_axis
+    assert axis is not None
+    index = "xyz".index(axis)
+    original = (list(given.launch.grid) + ["1"] * 3)[:3]
+    grid = tuple(original[i] if i == index else "1" for i in range(index + 1))
+    capacity = max(SHARED_BUDGET // (8 if product.element == "double" else 4), per or 0)
+    rewrites = []
+    for rows, cols in _blockings(m, n):
+        body = _body(product, rows, cols, 0, min(capacity, limit), axis=axis)
+        rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig(grid, (str(threads),)),
+                                f"a matrix per block (grid {axis}) in shared memory, {rows}x{cols} outputs per thread"))
+    return rewrites
 
 
 def _grid(product: BatchedProduct, given: ApplierInput, group: int | None, threads: int) -> str | None:
@@ -143,7 +164,7 @@ def _load(product: BatchedProduct, operand: BatchedOperand, tile: str, extent_na
     address = _index(operand, coordinate, "kk_bg")
     generic = f"""
 #pragma unroll 4
-        for (int e_bg = threadIdx.x; e_bg < count_bg * {extent_name} * k_bg; e_bg += {threads}) {{
+        for (int e_bg = threadIdx.x; e_bg < count_bg * {extent_name} * k_bg; e_bg += THREADS_BG) {{
             const int l_bg = e_bg / ({extent_name} * k_bg), r_bg = e_bg % ({extent_name} * k_bg);
             {decode}
             const long long {NAMES['b']} = g_bg + l_bg;  // 64-bit: batch offsets may pass 2^31
@@ -169,18 +190,32 @@ def _load(product: BatchedProduct, operand: BatchedOperand, tile: str, extent_na
             int e0_bg = 0;
             if ((reinterpret_cast<unsigned long long>(run_bg) & 15) == 0) {{
 #pragma unroll 4
-                for (int v_bg = threadIdx.x; v_bg < total_bg / {width}; v_bg += {threads}) {{
+                for (int v_bg = threadIdx.x; v_bg < total_bg / {width}; v_bg += THREADS_BG) {{
                     const {vector} q_bg = reinterpret_cast<const {vector} *>(run_bg)[v_bg];
 {puts}
                 }}
                 e0_bg = total_bg / {width} * {width};
             }}
-            for (int e_bg = e0_bg + threadIdx.x; e_bg < total_bg; e_bg += {threads})
+            for (int e_bg = e0_bg + threadIdx.x; e_bg < total_bg; e_bg += THREADS_BG)
                 put_bg(e_bg, run_bg[e_bg]);
         }}"""
 
 
-def _body(product: BatchedProduct, rows: int, cols: int, threads: int, capacity: int) -> str:
+def _body(product: BatchedProduct, rows: int, cols: int, threads: int, capacity: int, axis: str | None = None) -> str:
+    """The kernel body; `threads` 0 with `axis`: the original launch is kept (any block shape,
+    the batch is grid `axis`, one matrix per block)."""
+    text = _body_1d(product, rows, cols, threads or 1, capacity, axis is not None)
+    if axis is None:
+        return text.replace("THREADS_BG", str(threads))
+    flat = "(int)((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x)"
+    return (text.replace("THREADS_BG", "threads_bg").replace("threadIdx.x", "tid_bg")
+            .replace("blockIdx.x", f"blockIdx.{axis}").replace("gridDim.x", f"gridDim.{axis}")
+            .replace("blockDim.x", "threads_bg")
+            .replace("    const long long batch_bg", f"    const int threads_bg = (int)(blockDim.x * blockDim.y * blockDim.z), "
+                     f"tid_bg = {flat};\n    const long long batch_bg", 1))
+
+
+def _body_1d(product: BatchedProduct, rows: int, cols: int, threads: int, capacity: int, one: bool) -> str:
     t, acc_t = product.element_text, product.acc_text  # as written: a template stays generic
     fixed = (product.m.atoms() | product.n.atoms() | product.k.atoms()) <= product.compile_time
     const = "constexpr int" if fixed else "const int"
@@ -213,9 +248,9 @@ def _body(product: BatchedProduct, rows: int, cols: int, threads: int, capacity:
     {const} mr_bg = (m_bg + rows_bg - 1) / rows_bg, nc_bg = (n_bg + cols_bg - 1) / cols_bg;
     {const} per_bg = m_bg * (k_bg + 1) + k_bg * (n_bg + 1);
     {const} fit_bg = {capacity} / per_bg;
-    {const} want_bg = ({threads} * rows_bg * cols_bg + m_bg * n_bg - 1) / (m_bg * n_bg);
+    {const} want_bg = {"1" if one else f"({threads} * rows_bg * cols_bg + m_bg * n_bg - 1) / (m_bg * n_bg)"};
     {const} group_bg = fit_bg < want_bg ? fit_bg : want_bg;
-    const long long batch_bg = {_text(product.batch)};
+    const long long batch_bg = {"gridDim.x" if one else _text(product.batch)};
     __shared__ __align__(16) {t} tiles_bg[{"group_bg * per_bg > 0 ? group_bg * per_bg : 1" if fixed else capacity}];
     if (group_bg == 0) {{  // a matrix larger than the shared budget: straight from global memory
         for (long long o_bg = (long long)blockIdx.x * blockDim.x + threadIdx.x; o_bg < batch_bg * m_bg * n_bg;
@@ -234,7 +269,7 @@ def _body(product: BatchedProduct, rows: int, cols: int, threads: int, capacity:
     for (long long g_bg = (long long)blockIdx.x * group_bg; g_bg < batch_bg; g_bg += (long long)gridDim.x * group_bg) {{
         const int count_bg = (int)(batch_bg - g_bg < group_bg ? batch_bg - g_bg : group_bg);
 {a_load}{b_load}        __syncthreads();
-        for (int e_bg = threadIdx.x; e_bg < count_bg * mr_bg * nc_bg; e_bg += {threads}) {{
+        for (int e_bg = threadIdx.x; e_bg < count_bg * mr_bg * nc_bg; e_bg += THREADS_BG) {{
             const int l_bg = e_bg / (mr_bg * nc_bg), r_bg = e_bg % (mr_bg * nc_bg);
             const int i0_bg = r_bg / nc_bg, j0_bg = r_bg % nc_bg;
             const {t} *const arow_bg = as_bg + (l_bg * m_bg) * (k_bg + 1);
