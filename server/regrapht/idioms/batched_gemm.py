@@ -596,14 +596,16 @@ class _Reader:
         if a is None or b is None or c is None:
             return None
         extent = {roles[leaf]: value for leaf, value in extents.items()}
+        # A batch that is `blockIdx.a` with no guard is counted by the launch alone (even when the
+        # spec's grid is a literal): the rewrite keeps that grid axis and reads gridDim.
+        [batch_leaf] = [leaf for leaf, role in roles.items() if role == "batch"]
+        source, low, high = leaves[batch_leaf]
         batch_axis = None
-        if not extent["batch"].atoms() <= self.known:
-            [batch_leaf] = [leaf for leaf, role in roles.items() if role == "batch"]
-            source, low, high = leaves[batch_leaf]
-            if not source.startswith("blockIdx.") or low != Poly.const(1) or high is not None or \
-                    any(self.decodes[name].source == source for name, _ in self.conditions):
-                return None
+        if source.startswith("blockIdx.") and low == Poly.const(1) and high is None and \
+                not any(self.decodes[name].source == source for name, _ in self.conditions):
             batch_axis = source.split(".")[1]
+        elif not extent["batch"].atoms() <= self.known:
+            return None
         if not (extent["row"].atoms() | extent["col"].atoms() | work.k_bound.atoms()) <= self.known:
             return None
         self.leaf_of_local = rewrite

@@ -36,15 +36,6 @@ MISSES: dict[str, str] = {
     "conv/dw_flat_spatial_channel_y": "spatial index p = H*W flattened along x with the channel on blockIdx.y: "
                                       "`y = p / W, x = p % W` are not decomposed (linearised only for one coordinate)",
     "batched_gemm/bmm_batch_loop_in_thread": "the k loop is a `while (k < K) { ...; k++; }` (a for loop -> match)",
-    "batched_gemm/bmm_block_per_matrix_tid": "threadIdx.y/x and blockIdx.x used directly in subscripts and pointer offsets "
-                                             "(thread-dependent index parts); also a literal batch count in the grid",
-    "batched_gemm/bmm_flat_divmod": "flat id over square n x n matrices, one runtime n for M, N and K: _operand refuses "
-                                    "(MatmulTiling claims it instead)",
-    "batched_gemm/bmm_macro_idx": "function-like index macros `IA(b, i, k)`, `IB`, `IC`; also a literal batch count in the grid",
-    "batched_gemm/bmm_bt_double_size_t": "no batch parameter: grid z is a literal (4096); the product is recognised but "
-                                         "batched_matmul._grid returns None for a constant batch with a runtime group",
-    "batched_gemm/bmm_template_fixed": "template <int S> in the decodes and `mat < nmat` guard: the extent of the batch "
-                                       "is not evaluated (S -> 16 literal -> match)",
     "conv/dw_flat_divmod_pad": "1-D grid over N*C*H*W: (n, c) are two slice coordinates; both appliers take at most one",
     "conv/dw_gridstride_flat": "grid-stride loop over the flattened output instead of a guard (not a point kernel)",
     "conv/dw_macro_nchw": "batch loop `for (n = 0; n < N; n++)` around the taps in the thread: reads under a loop with a non-constant range do not split (as heat3d_z_loop); the channel bound and the macro are fine now",

@@ -110,8 +110,9 @@ def _grid(product: BatchedProduct, given: ApplierInput, group: int | None, threa
     batch = product.value(product.batch, given.constants)
     if batch is not None and group is not None:
         needed = str(-(-batch // group))
-    elif product.batch.atoms() - set(product.template_values) and not product.batch.atoms() & \
-            set(product.template_values):
+    elif batch is not None:
+        needed = str(batch)  # a block per matrix at most (the group is the kernel's to work out)
+    elif not product.batch.atoms() & set(product.template_values):
         text = product.batch.text()  # the kernel's scalars are the spec's names
         needed = f"({text} + {group - 1}) / {group}" if group is not None and group > 1 else text
     else:
