@@ -11,7 +11,6 @@ import difflib
 import hashlib
 import math
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -119,6 +118,10 @@ def load_spec(path: Path) -> Spec:
 
 
 def parse_spec(text: str, *, file: str | None = None) -> Spec:
+    # imported here: tomllib compiles its regular expressions on import (~30 ms), which the
+    # language server would otherwise pay at start-up before it has any spec to read
+    import tomllib
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

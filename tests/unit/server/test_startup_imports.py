@@ -21,7 +21,7 @@ HEAVY = (
     "regrapht.cuda.document", "regrapht.rules.engine", "regrapht.spec.infer", "regrapht.spec.resolve",
     "regrapht.validate.compiler", "regrapht.validate.worker", "regrapht.validate.evaluator",
     "regrapht.validate.background", "regrapht.search.pipeline", "regrapht.graph", "regrapht.idioms",
-    "regrapht.model",
+    "regrapht.model", "tomllib",
 )
 HEAVY_FOR_ANALYZE = (
     "numpy", "networkx", "msgpack", "llama_cpp", "pycuda", "pygls", "lsprotocol", "regrapht.validate.compiler",
