@@ -103,13 +103,9 @@ def _grid(device: DeviceLimits | None, upper: str, threads: int, per_thread: int
 
 
 def _privatised_body(view: PointKernel, shape: Histogram, count: int, warps: int, *, grid_stride: bool) -> str:
-    local, mine, b, total, t = (fresh(view, n) for n in ("local", "mine", "b", "total", "t"))
+    mine, t = fresh(view, "mine"), fresh(view, "t")
     coordinate = view.coordinates[0]
-    element = shape.element
     work = view.work_with({(shape.update.array_start, shape.update.array_end): mine})
-    tid = "threadIdx.y * blockDim.x + threadIdx.x"
-    threads = "blockDim.x * blockDim.y"
-    shared, pick, flat = _private_copies(local, mine, element, count, warps)
     if grid_stride:
         upper = view.bounds[coordinate.name].upper
         ctype = coordinate.type.replace("const ", "")
@@ -121,23 +117,9 @@ def _privatised_body(view: PointKernel, shape: Histogram, count: int, warps: int
         axis = coordinate.axis
         visit = (f"    {coordinate.type} {coordinate.name} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
                  f"{prelude(view)}\n    if ({view.guard}) {{\n        {work}\n    }}")
-    sum_warps = " + ".join(f"{local}[{w}][{b}]" for w in range(warps)) if warps > 1 else f"{local}[{b}]"
-    return f"""
-    // Count into a private copy in shared memory (cheap shared atomics), then add the non-zero
-    // counts to the global ones once per block.
-    {shared}
-    for (int {b} = {tid}; {b} < {warps * count}; {b} += {threads})
-        (&{flat}[0])[{b}] = 0;
-    __syncthreads();
-    {pick}
-{visit}
-    __syncthreads();
-    for (int {b} = {tid}; {b} < {count}; {b} += {threads}) {{
-        const {element} {total} = {sum_warps};
-        if ({total} != 0)
-            atomicAdd(&{shape.bins}[{b}], {total});
-    }}
-"""
+    return _with_private_copies(view, shape, count, warps, mine, visit,
+                                "Count into a private copy in shared memory (cheap shared atomics), then add the non-zero\n"
+                                "    // counts to the global ones once per block.")
 
 
 def _private_copies(local: str, mine: str, element: str, count: int, warps: int) -> tuple[str, str, str]:
@@ -152,8 +134,7 @@ def _batched_body(view: PointKernel, shape: Histogram, count: int, warps: int) -
     """Grid-stride over the points, BATCH at a time: the bins of all BATCH points are computed
     (their loads in flight together) before any of their shared atomics, which the compiler would
     otherwise not move the next point's loads ahead of."""
-    local, mine, b, total, t, p, stride, upper = (fresh(view, n) for n in (
-        "local", "mine", "b", "total", "t", "p", "stride", "upper"))
+    mine, t, p, stride, upper = (fresh(view, n) for n in ("mine", "t", "p", "stride", "upper"))
     keys = [fresh(view, f"key{k}") for k in range(BATCH)]
     amounts = [fresh(view, f"amount{k}") for k in range(BATCH)]
     has = [fresh(view, f"has{k}") for k in range(BATCH)]
@@ -161,9 +142,6 @@ def _batched_body(view: PointKernel, shape: Histogram, count: int, warps: int) -
     ctype = coordinate.type.replace("const ", "")
     element = shape.element
     update = shape.update
-    shared, pick, flat = _private_copies(local, mine, element, count, warps)
-    tid = "threadIdx.y * blockDim.x + threadIdx.x"
-    threads = "blockDim.x * blockDim.y"
     points = []
     for k in range(BATCH):
         record = (f"({has[k]} = true, {keys[k]} = (long long)({update.index_text}), "
@@ -176,23 +154,37 @@ def _batched_body(view: PointKernel, shape: Histogram, count: int, warps: int) -
     declare = "\n".join(f"        bool {has[k]} = false; long long {keys[k]} = 0; {element} {amounts[k]} = 0;"
                          for k in range(BATCH))
     flush = "\n".join(f"        if ({has[k]}) atomicAdd(&{mine}[{keys[k]}], {amounts[k]});" for k in range(BATCH))
-    sum_warps = " + ".join(f"{local}[{w}][{b}]" for w in range(warps)) if warps > 1 else f"{local}[{b}]"
     points_text = "\n".join(points)
-    return f"""
-    // Count into a private copy in shared memory (cheap shared atomics), {BATCH} points per thread
-    // in flight; then add the non-zero counts to the global ones once per block.
-    {shared}
-    for (int {b} = {tid}; {b} < {warps * count}; {b} += {threads})
-        (&{flat}[0])[{b}] = 0;
-    __syncthreads();
-    {pick}
-    const long long {upper} = (long long)({view.bounds[coordinate.name].upper});
+    visit = f"""    const long long {upper} = (long long)({view.bounds[coordinate.name].upper});
     const long long {stride} = (long long)blockDim.x * gridDim.x;
     for (long long {t} = (long long)blockIdx.x * blockDim.x + threadIdx.x; {t} < {upper}; {t} += {BATCH}LL * {stride}) {{
 {declare}
 {points_text}
 {flush}
-    }}
+    }}"""
+    return _with_private_copies(view, shape, count, warps, mine, visit,
+                                f"Count into a private copy in shared memory (cheap shared atomics), {BATCH} points per thread\n"
+                                "    // in flight; then add the non-zero counts to the global ones once per block.")
+
+
+def _with_private_copies(view: PointKernel, shape: Histogram, count: int, warps: int, mine: str, visit: str,
+                         comment: str) -> str:
+    """The body around `visit` (which counts into `mine`): the shared copies zeroed, this
+    thread's copy picked, and after the visit each bin's total added to the global counts."""
+    local, b, total = fresh(view, "local"), fresh(view, "b"), fresh(view, "total")
+    element = shape.element
+    shared, pick, flat = _private_copies(local, mine, element, count, warps)
+    tid = "threadIdx.y * blockDim.x + threadIdx.x"
+    threads = "blockDim.x * blockDim.y"
+    sum_warps = " + ".join(f"{local}[{w}][{b}]" for w in range(warps)) if warps > 1 else f"{local}[{b}]"
+    return f"""
+    // {comment}
+    {shared}
+    for (int {b} = {tid}; {b} < {warps * count}; {b} += {threads})
+        (&{flat}[0])[{b}] = 0;
+    __syncthreads();
+    {pick}
+{visit}
     __syncthreads();
     for (int {b} = {tid}; {b} < {count}; {b} += {threads}) {{
         const {element} {total} = {sum_warps};
