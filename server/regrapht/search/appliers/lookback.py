@@ -83,8 +83,6 @@ def single_pass_body(plan: ScanPlan, items: int) -> str:
     t, var_type, x = plan.value_type, plan.var_type, plan.accumulator
     tile = SCAN_BLOCK * items
     warp_span = 32 * items
-    decls = (plan.position_decls + "\n" + plan.decls).strip()
-    scan_call = "ExclusiveSum" if plan.exclusive else "InclusiveSum"
     code = f"""// Single-pass scan: blocks take tiles of {tile} positions in order (atomic ticket), load them
 // warp-striped, scan them with cub::BlockScan ({items} per thread) and find the tile's prefix by
 // looking back at earlier tiles, 32 at a time.
@@ -115,24 +113,7 @@ while (true) {{
     const long long {p}tile_ = {p}tile_shared_;
     if ({p}tile_ >= {p}tiles_) break;
     // Warp-striped positions: warp w holds [w * {warp_span}, (w + 1) * {warp_span}) of the tile.
-    const long long {p}first_ = {p}lower_ + {p}tile_ * {tile} + (long long){p}warp_ * {warp_span} + {p}lane_;
-    {t} {p}values_[{items}], {p}scanned_[{items}];
-#pragma unroll
-    for (int {p}k_ = 0; {p}k_ < {items}; ++{p}k_) {{
-        const long long {p}pos_ = {p}first_ + {p}k_ * 32;
-        {t} {p}value_ = ({t})0;
-        if ({p}pos_ < {p}upper_) {{
-            const {var_type} {plan.var} = ({var_type}){p}pos_;
-{indent_code(decls, 12)}
-            {p}value_ = ({plan.contribution});
-        }}
-        {p}values_[{p}k_] = {p}value_;
-        {p}scanned_[{p}k_] = {p}value_;
-    }}
-    {p}exchange_t_({p}temp_.exchange).WarpStripedToBlocked({p}scanned_);
-    __syncthreads();
-    {t} {p}tile_total_;
-    {p}scan_t_({p}temp_.scan).{scan_call}({p}scanned_, {p}scanned_, {p}tile_total_);
+{_load_and_scan(plan, items, f"{p}lower_ + {p}tile_ * {tile} + (long long){p}warp_ * {warp_span} + {p}lane_", 4)}
     if ({p}warp_ == 0) {{
         {t} {p}exclusive_ = ({t})0;
         if ({p}tile_ == 0) {{
@@ -218,8 +199,6 @@ def row_tiles_body(plan: ScanPlan, items: int, item: str, item_type: str, bound:
     t, var_type, x = plan.value_type, plan.var_type, plan.accumulator
     tile = SCAN_BLOCK * items
     warp_span = 32 * items
-    decls = (plan.position_decls + "\n" + plan.decls).strip()
-    scan_call = "ExclusiveSum" if plan.exclusive else "InclusiveSum"
     code = f"""// One block per row: tiles of {tile} positions loaded warp-striped (coalesced), scanned by
 // cub::BlockScan ({items} per thread) after a cub::BlockExchange, the tile total carried on.
 {kept}
@@ -236,24 +215,7 @@ for (long long {p}item_ = blockIdx.x; {p}item_ < (long long)({bound}); {p}item_ 
     {t} {p}carry_ = {x};
     const long long {p}lower_ = (long long)({plan.lower}), {p}upper_ = (long long)({plan.end});
     for (long long {p}tile_ = {p}lower_; {p}tile_ < {p}upper_; {p}tile_ += {tile}) {{
-        const long long {p}first_ = {p}tile_ + (long long){p}warp_ * {warp_span} + {p}lane_;
-        {t} {p}values_[{items}], {p}scanned_[{items}];
-#pragma unroll
-        for (int {p}k_ = 0; {p}k_ < {items}; ++{p}k_) {{
-            const long long {p}pos_ = {p}first_ + {p}k_ * 32;
-            {t} {p}value_ = ({t})0;
-            if ({p}pos_ < {p}upper_) {{
-                const {var_type} {plan.var} = ({var_type}){p}pos_;
-{indent_code(decls, 16)}
-                {p}value_ = ({plan.contribution});
-            }}
-            {p}values_[{p}k_] = {p}value_;
-            {p}scanned_[{p}k_] = {p}value_;
-        }}
-        {p}exchange_t_({p}temp_.exchange).WarpStripedToBlocked({p}scanned_);
-        __syncthreads();
-        {t} {p}tile_total_;
-        {p}scan_t_({p}temp_.scan).{scan_call}({p}scanned_, {p}scanned_, {p}tile_total_);
+{_load_and_scan(plan, items, f"{p}tile_ + (long long){p}warp_ * {warp_span} + {p}lane_", 8)}
         __syncthreads();
         {p}exchange_t_({p}temp_.exchange).BlockedToWarpStriped({p}scanned_);
         const {t} {p}prefix_ = {p}carry_;
@@ -275,3 +237,33 @@ for (long long {p}item_ = blockIdx.x; {p}item_ < (long long)({bound}); {p}item_ 
     }}
 }}"""
     return "\n" + indent_code(code) + "\n"
+
+
+def _load_and_scan(plan: ScanPlan, items: int, first: str, indent: int) -> str:
+    """One tile's positions from `first` on, `items` per thread 32 apart (warp-striped: coalesced),
+    each position's contribution computed by the kernel's own statements (0 past the end), then
+    blocked by `cub::BlockExchange` and scanned by `cub::BlockScan` into `scanned_` with the
+    tile's total; `values_` keeps the contributions. Indented by `indent` spaces (pragmas at 0)."""
+    p = PREFIX
+    t, var_type = plan.value_type, plan.var_type
+    decls = (plan.position_decls + "\n" + plan.decls).strip()
+    scan_call = "ExclusiveSum" if plan.exclusive else "InclusiveSum"
+    i = " " * indent
+    return f"""{i}const long long {p}first_ = {first};
+{i}{t} {p}values_[{items}], {p}scanned_[{items}];
+#pragma unroll
+{i}for (int {p}k_ = 0; {p}k_ < {items}; ++{p}k_) {{
+{i}    const long long {p}pos_ = {p}first_ + {p}k_ * 32;
+{i}    {t} {p}value_ = ({t})0;
+{i}    if ({p}pos_ < {p}upper_) {{
+{i}        const {var_type} {plan.var} = ({var_type}){p}pos_;
+{indent_code(decls, indent + 8)}
+{i}        {p}value_ = ({plan.contribution});
+{i}    }}
+{i}    {p}values_[{p}k_] = {p}value_;
+{i}    {p}scanned_[{p}k_] = {p}value_;
+{i}}}
+{i}{p}exchange_t_({p}temp_.exchange).WarpStripedToBlocked({p}scanned_);
+{i}__syncthreads();
+{i}{t} {p}tile_total_;
+{i}{p}scan_t_({p}temp_.scan).{scan_call}({p}scanned_, {p}scanned_, {p}tile_total_);"""
