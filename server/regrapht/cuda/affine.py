@@ -43,6 +43,30 @@ def atom_is_memory(atom: str) -> bool:
     return "m" in _flags(atom)
 
 
+def monomial_quotient(monomial: Monomial, by: Monomial) -> Monomial | None:
+    """`monomial / by` when `by`'s atoms are among `monomial`'s (as multisets), else None."""
+    remaining = list(monomial)
+    for atom in by:
+        if atom not in remaining:
+            return None
+        remaining.remove(atom)
+    return tuple(remaining)
+
+
+def exact_quotient(total: Poly, divisor: Poly) -> Poly | None:
+    """`total / divisor` when every term of `total` divides exactly by the one-term `divisor`."""
+    if len(divisor.terms) != 1:
+        return None
+    (by, by_value), = divisor.terms
+    out: dict[Monomial, int] = {}
+    for monomial, value in total.terms:
+        remaining = monomial_quotient(monomial, by)
+        if remaining is None or value % by_value:
+            return None
+        out[remaining] = out.get(remaining, 0) + value // by_value
+    return Poly.of(out)
+
+
 @dataclass(frozen=True)
 class Poly:
     terms: tuple[tuple[Monomial, int], ...]  # sorted, no zero coefficients

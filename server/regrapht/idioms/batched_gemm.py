@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from regrapht.cuda.affine import Poly
+from regrapht.cuda.affine import Poly, exact_quotient
 from regrapht.errors import InputError
 from regrapht.idioms.gemm import _product_update
 from regrapht.idioms.pointwise import PURE_CALLS, coefficient_of, expression_poly, is_pragma
@@ -134,25 +134,6 @@ def substitute(poly: Poly, mapping: Mapping[str, Poly]) -> Poly | None:
             return None
         out = out + term
     return out
-
-
-def divide(total: Poly, divisor: Poly) -> Poly | None:
-    """`total / divisor` when every term of `total` is divisible by the one-term `divisor`."""
-    if len(divisor.terms) != 1:
-        return None
-    (by, by_value), = divisor.terms
-    out: dict[tuple[str, ...], int] = {}
-    for monomial, value in total.terms:
-        remaining = list(monomial)
-        for atom in by:
-            if atom not in remaining:
-                return None
-            remaining.remove(atom)
-        if value % by_value:
-            return None
-        key = tuple(remaining)
-        out[key] = out.get(key, 0) + value // by_value
-    return Poly.of(out)
 
 
 def template_arguments(name: str) -> list[str]:
@@ -376,10 +357,10 @@ class _Reader:
             if text(node.child_by_field_name("operator")) == "/":
                 if inner.modulus is None:
                     return Decode(inner.source, _times(inner.divisor, amount), None)
-                remaining = divide(inner.modulus, amount)
+                remaining = exact_quotient(inner.modulus, amount)
                 return Decode(inner.source, _times(inner.divisor, amount), remaining) if remaining is not None \
                     else None
-            if inner.modulus is not None and divide(inner.modulus, amount) is None:
+            if inner.modulus is not None and exact_quotient(inner.modulus, amount) is None:
                 return None
             return Decode(inner.source, inner.divisor, amount)
         poly = self.symbols.poly(node)
@@ -651,11 +632,11 @@ class _Reader:
             top = _times(decode.divisor, decode.modulus) if decode.modulus else None
             total = Poly.const(0)
             for leaf, (source, low, high) in leaves.items():
-                if source != decode.source or divide(low, decode.divisor) is None:
+                if source != decode.source or exact_quotient(low, decode.divisor) is None:
                     continue
-                if top is not None and (high is None or divide(top, high) is None):
+                if top is not None and (high is None or exact_quotient(top, high) is None):
                     continue
-                weight = divide(low, decode.divisor)
+                weight = exact_quotient(low, decode.divisor)
                 term = Poly.atom(leaf) * weight if weight is not None else None
                 if term is None:
                     raise _NotBatched
@@ -741,7 +722,7 @@ class _Reader:
             if reach is None:
                 return None
             if high is not None:
-                extent = divide(high, low)
+                extent = exact_quotient(high, low)
                 if extent is None:
                     return None
                 extents[leaf] = extent
@@ -752,15 +733,15 @@ class _Reader:
                 decode = self.decodes[name]
                 if decode.source != source or decode.modulus is not None:
                     continue
-                candidate = divide(limit, divide(low, decode.divisor) or Poly.const(0)) \
-                    if divide(low, decode.divisor) is not None else None
+                candidate = exact_quotient(limit, exact_quotient(low, decode.divisor) or Poly.const(0)) \
+                    if exact_quotient(low, decode.divisor) is not None else None
                 if candidate is None:
                     return None
                 if bound is not None and candidate != bound:
                     return None
                 bound = candidate
             if bound is None:
-                bound = divide(reach, low)
+                bound = exact_quotient(reach, low)
                 if bound is None:  # `threadIdx.x / COLS` over a block of 128: by the template's value
                     have, width = evaluate(reach, self.template_values), evaluate(low, self.template_values)
                     if have is None or not width or have % width:
@@ -851,8 +832,8 @@ def _chain(points: list[Poly]) -> list[Poly] | None:
     remaining.remove(current)
     ordered.append(current)
     while remaining:
-        nexts = [p for p in remaining if divide(p, current) is not None and
-                 all(divide(q, p) is not None for q in remaining if q != p)]
+        nexts = [p for p in remaining if exact_quotient(p, current) is not None and
+                 all(exact_quotient(q, p) is not None for q in remaining if q != p)]
         if len(nexts) != 1:
             return None
         current = nexts[0]

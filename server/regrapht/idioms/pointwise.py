@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from tree_sitter import Node
 
-from regrapht.cuda.affine import Poly, opaque_atom
+from regrapht.cuda.affine import Poly, exact_quotient, opaque_atom
 from regrapht.cuda.extract import int_literal, node_text
 from regrapht.cuda.parse import encode_source, make_parser
 from regrapht.idioms.syntax import walk
@@ -1083,18 +1083,7 @@ def _replace_word(text: str, word: str, replacement: str) -> str:
 
 def _divide_poly(total: Poly, divisor: Poly) -> Poly | None:
     """`total / divisor` for one-term polynomials when it divides exactly."""
-    if len(total.terms) != 1 or len(divisor.terms) != 1:
-        return None
-    (monomial, value), = total.terms
-    (by, by_value), = divisor.terms
-    remaining = list(monomial)
-    for atom in by:
-        if atom not in remaining:
-            return None
-        remaining.remove(atom)
-    if value % by_value:
-        return None
-    return Poly.of({tuple(remaining): value // by_value})
+    return exact_quotient(total, divisor) if len(total.terms) == 1 else None
 
 
 def coefficient_of(poly: Poly, atom: str) -> Poly:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from regrapht.cuda.affine import Poly
+from regrapht.cuda.affine import Poly, monomial_quotient
 from regrapht.idioms.pointwise import Access, Condition, PointKernel, coefficient_of
 
 MAX_HALO = 8  # elements per side; wider neighbourhoods are not what a tile with halos is for
@@ -123,16 +123,6 @@ def _points(reads: list[NeighbourRead], tiled: tuple[str, ...]) -> int:
     return len(fixed) + boxes
 
 
-def _divide(monomial: tuple[str, ...], by: tuple[str, ...]) -> tuple[str, ...] | None:
-    """`monomial / by` when `by`'s atoms are among `monomial`'s (as multisets), else None."""
-    remaining = list(monomial)
-    for atom in by:
-        if atom not in remaining:
-            return None
-        remaining.remove(atom)
-    return tuple(remaining)
-
-
 def _split(kernel: PointKernel, access: Access, strides: dict[str, Poly],
            tiled: tuple[str, ...]) -> tuple[Poly, NeighbourRead] | None:
     index = access.index
@@ -151,7 +141,7 @@ def _split(kernel: PointKernel, access: Access, strides: dict[str, Poly],
         owner = None
         for c in reversed(tiled):
             (stride_monomial, stride_value), = strides[c].terms
-            remaining = _divide(monomial, stride_monomial)
+            remaining = monomial_quotient(monomial, stride_monomial)
             if remaining is not None and value % stride_value == 0 and all(a in kernel.loops for a in remaining):
                 owner = c
                 offsets[c][remaining] = offsets[c].get(remaining, 0) + value // stride_value
