@@ -864,32 +864,7 @@ class _Builder:
         """The negation of a disjunction of comparisons, where a term `c == e` on a coordinate
         may be one of its guard's ends (`c == 0` with `c >= 0`: its negation is `c > 0`; `c == W - 1`
         with `c < W`: `c < W - 1`); None for anything else."""
-        terms: list[Condition] = []
-        stack: list[Node | None] = [condition]
-        flip = {"<": ">=", ">=": "<", ">": "<=", "<=": ">"}
-        while stack:
-            node = _strip(stack.pop())
-            if node is None or node.type != "binary_expression":
-                return None
-            op = node_text(node.child_by_field_name("operator"))
-            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if left is None or right is None or any(n.type in ("subscript_expression", "call_expression")
-                                                    for n in walk(node)):
-                return None
-            if op == "||":
-                stack.extend((right, left))
-                continue
-            if op in flip:
-                terms.append(Condition(self.poly(left), flip[op], self.poly(right), " ".join(node_text(right).split()),
-                                       " ".join(node_text(left).split())))
-                continue
-            if op != "==":
-                return None
-            term = self._unequal_at_end(left, right) or self._unequal_at_end(right, left)
-            if term is None:
-                return None
-            terms.append(term)
-        return tuple(terms)
+        return self._comparisons(condition, "||", {"<": ">=", ">=": "<", ">": "<=", "<=": ">"}, equal_at_ends=True)
 
     def _unequal_at_end(self, left: Node, right: Node) -> Condition | None:
         """`left != right` as a strict bound when `left` is a coordinate and `right` one end of
@@ -911,9 +886,12 @@ class _Builder:
         """A conjunction of comparisons as `Condition`s; None for any other condition."""
         return self._comparisons(condition, "&&", {"<": "<", "<=": "<=", ">": ">", ">=": ">="})
 
-    def _comparisons(self, condition: Node, join: str, operators: Mapping[str, str]) -> tuple[Condition, ...] | None:
+    def _comparisons(self, condition: Node, join: str, operators: Mapping[str, str], *,
+                     equal_at_ends: bool = False) -> tuple[Condition, ...] | None:
         """The comparisons joined by `join` in `condition`, each operator mapped by `operators`
-        (identity, or negation for a disjunction); None for any other condition or a load."""
+        (identity, or negation for a disjunction); with `equal_at_ends`, also `c == e` where `e` is
+        an end of coordinate `c`'s guard range, negated to a strict bound; None for any other
+        condition or a load."""
         terms: list[Condition] = []
         stack: list[Node | None] = [condition]
         while stack:
@@ -925,11 +903,18 @@ class _Builder:
             if op == join:
                 stack.extend((right, left))
                 continue
-            if op not in operators or left is None or right is None or \
+            if left is None or right is None or \
                     any(n.type in ("subscript_expression", "call_expression") for n in walk(node)):
                 return None
-            terms.append(Condition(self.poly(left), operators[op], self.poly(right), " ".join(node_text(right).split()),
-                                   " ".join(node_text(left).split())))
+            if op in operators:
+                terms.append(Condition(self.poly(left), operators[op], self.poly(right),
+                                       " ".join(node_text(right).split()), " ".join(node_text(left).split())))
+                continue
+            term = (self._unequal_at_end(left, right) or self._unequal_at_end(right, left)) \
+                if op == "==" and equal_at_ends else None
+            if term is None:
+                return None
+            terms.append(term)
         return tuple(terms)
 
     def _loop_header(self, node: Node, loops: dict[str, LoopRange]) -> str | None:
