@@ -88,12 +88,7 @@ def single_pass_body(plan: ScanPlan, items: int) -> str:
 // looking back at earlier tiles, 32 at a time.
 {plan.head}
 static_assert(sizeof({t}) <= sizeof(unsigned long long), "look-back slots hold 8 bytes");
-typedef cub::BlockExchange<{t}, {SCAN_BLOCK}, {items}> {p}exchange_t_;
-typedef cub::BlockScan<{t}, {SCAN_BLOCK}, cub::BLOCK_SCAN_WARP_SCANS> {p}scan_t_;
-__shared__ union {{
-    typename {p}exchange_t_::TempStorage exchange;
-    typename {p}scan_t_::TempStorage scan;
-}} {p}temp_;
+{_cub_tile_types(t, items)}
 __shared__ unsigned int {p}tile_shared_, {p}epoch_shared_;
 __shared__ {t} {p}prefix_shared_;
 const {t} {p}start_ = {x};
@@ -202,12 +197,7 @@ def row_tiles_body(plan: ScanPlan, items: int, item: str, item_type: str, bound:
     code = f"""// One block per row: tiles of {tile} positions loaded warp-striped (coalesced), scanned by
 // cub::BlockScan ({items} per thread) after a cub::BlockExchange, the tile total carried on.
 {kept}
-typedef cub::BlockExchange<{t}, {SCAN_BLOCK}, {items}> {p}exchange_t_;
-typedef cub::BlockScan<{t}, {SCAN_BLOCK}, cub::BLOCK_SCAN_WARP_SCANS> {p}scan_t_;
-__shared__ union {{
-    typename {p}exchange_t_::TempStorage exchange;
-    typename {p}scan_t_::TempStorage scan;
-}} {p}temp_;
+{_cub_tile_types(t, items)}
 const unsigned int {p}lane_ = threadIdx.x & 31u, {p}warp_ = threadIdx.x >> 5;
 for (long long {p}item_ = blockIdx.x; {p}item_ < (long long)({bound}); {p}item_ += gridDim.x) {{
     const {item_type} {item} = ({item_type}){p}item_;
@@ -267,3 +257,15 @@ def _load_and_scan(plan: ScanPlan, items: int, first: str, indent: int) -> str:
 {i}__syncthreads();
 {i}{t} {p}tile_total_;
 {i}{p}scan_t_({p}temp_.scan).{scan_call}({p}scanned_, {p}scanned_, {p}tile_total_);"""
+
+
+def _cub_tile_types(t: str, items: int) -> str:
+    """The CUB exchange and block-scan types of a tile and their shared storage (one union: the
+    exchange and the scan are never live at the same time)."""
+    p = PREFIX
+    return f"""typedef cub::BlockExchange<{t}, {SCAN_BLOCK}, {items}> {p}exchange_t_;
+typedef cub::BlockScan<{t}, {SCAN_BLOCK}, cub::BLOCK_SCAN_WARP_SCANS> {p}scan_t_;
+__shared__ union {{
+    typename {p}exchange_t_::TempStorage exchange;
+    typename {p}scan_t_::TempStorage scan;
+}} {p}temp_;"""
