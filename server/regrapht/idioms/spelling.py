@@ -9,6 +9,11 @@
 - functional casts to a template parameter (`T(0)`) written as `static_cast<T>(0)`;
 - `do { BODY } while (i < n);` written `while (i < n) { BODY }`: the same for every range that
   is not empty (an empty one runs the original's body once, out of its bounds);
+- a counted `int k = 0; ... while (k < K) { BODY; k++; }` written `for (int k = 0; k < K; k++)
+  { BODY }` when that is the same loop: the counter is declared in the same block, changed only
+  by the body's last statement and not used after the loop, nothing between the declaration and
+  the loop touches it or what its start reads, the condition and the start read no memory, and
+  the body has no `continue` (which would skip the original's increment);
 - a counter that counts down to its bound (`for (int left = n; left > 0; --left)`) counting up
   instead (`for (int walk_up = 0; walk_up < (n) - (0); ++walk_up) { const int left = (n) -
   walk_up; ...`): the same values in the same order.
@@ -42,7 +47,7 @@ UP = "walk_up"  # the counting-up counter (renamed when the kernel uses the name
 
 
 def plain_spelling(source: str, kernel: str) -> str:
-    for step in (_expand_macros, _inline_helpers, _functional_casts, _do_while, _count_up):
+    for step in (_expand_macros, _inline_helpers, _functional_casts, _do_while, _counted_while, _count_up):
         syntax = kernel_syntax(source, kernel)
         if syntax is None:
             return source
@@ -211,6 +216,115 @@ def _do_while(syntax: KernelSyntax) -> Edits:
             continue
         edits.append((node.start_byte, node.end_byte, f"while ({text(condition)}) {text(body)}"))
     return _outermost(edits)
+
+
+_INTEGER_WORDS = frozenset({"int", "unsigned", "signed", "long", "short", "size_t", "const"})
+
+
+def _counter_step(statement: Node, counter: str) -> bool:
+    """Whether `statement` is `k++;`, `++k;`, `k += 1;` or `k = k + 1;` for the counter `k`."""
+    if statement.type != "expression_statement" or len(statement.named_children) != 1:
+        return False
+    step = unparen(statement.named_children[0])
+    if step is None:
+        return False
+    if step.type == "update_expression":
+        return text(step.child_by_field_name("operator")) == "++" and \
+            text(unparen(step.child_by_field_name("argument"))) == counter
+    if step.type != "assignment_expression" or text(unparen(step.child_by_field_name("left"))) != counter:
+        return False
+    operator, right = text(step.child_by_field_name("operator")), unparen(step.child_by_field_name("right"))
+    if operator == "+=":
+        return text(right) == "1"
+    return operator == "=" and right is not None and right.type == "binary_expression" and \
+        text(right.child_by_field_name("operator")) == "+" and \
+        {text(unparen(right.child_by_field_name("left"))), text(unparen(right.child_by_field_name("right")))} == \
+        {counter, "1"}
+
+
+def _changes(node: Node, names: set[str]) -> bool:
+    """Whether `node` assigns, increments or takes the address of one of `names`."""
+    for current in walk(node):
+        address = current.type == "pointer_expression" and text(current.child_by_field_name("operator")) == "&"
+        field = "left" if current.type == "assignment_expression" else "argument"
+        if current.type not in ("assignment_expression", "update_expression") and not address:
+            continue
+        target = unparen(current.child_by_field_name(field))
+        # `y[k] = ..` stores through k, it does not change it; `&k` lets anything change it
+        if target is not None and text(target) in names:
+            return True
+    return False
+
+
+def _reads_memory(node: Node) -> bool:
+    return any(n.type in ("subscript_expression", "pointer_expression", "field_expression", "call_expression")
+               for n in walk(node)) or not is_pure(node)
+
+
+def _counted_while(syntax: KernelSyntax) -> Edits:
+    edits: Edits = []
+    for block in walk(syntax.body):
+        if block.type != "compound_statement":
+            continue
+        statements = named_statements(block)
+        for position, loop in enumerate(statements):
+            if loop.type != "while_statement":
+                continue
+            condition, body = condition_of(loop), loop.child_by_field_name("body")
+            if condition is None or body is None or body.type != "compound_statement" or \
+                    condition.type != "binary_expression" or \
+                    text(condition.child_by_field_name("operator")) not in ("<", "<="):
+                continue
+            counter_node = unparen(condition.child_by_field_name("left"))
+            bound = condition.child_by_field_name("right")
+            if counter_node is None or counter_node.type != "identifier" or bound is None:
+                continue
+            counter = text(counter_node)
+            inner = named_statements(body)
+            if not inner or not _counter_step(inner[-1], counter) or _reads_memory(bound) or \
+                    counter in identifiers_in(bound) or any(_changes(s, {counter}) for s in inner[:-1]) or \
+                    any(n.type == "continue_statement" for n in walk(body)):
+                continue
+            if any(counter in identifiers_in(s) for s in statements[position + 1 :]):
+                continue  # used after the loop: a for would end its scope
+            found = _counter_declaration(statements[:position], counter)
+            if found is None:
+                continue
+            declaration, type_text, start = found
+            between = statements[statements.index(declaration) + 1 : position]
+            if _reads_memory(start) or any(_changes(s, identifiers_in(start) | {counter}) or
+                                           counter in identifiers_in(s) or not is_pure_statement(s)
+                                           for s in between):
+                continue
+            step = text(inner[-1].named_children[0])
+            kept = "".join(text(s) + "\n" for s in inner[:-1])
+            edits.append((declaration.start_byte, declaration.end_byte, ""))
+            edits.append((loop.start_byte, loop.end_byte,
+                          f"for ({type_text} {counter} = {text(start)}; {text(condition)}; {step}) {{\n{kept}}}"))
+    return _outermost(edits)
+
+
+def _counter_declaration(before: list[Node], counter: str) -> tuple[Node, str, Node] | None:
+    """The last statement of `before` declaring `counter` alone (`int k = 0;`): the statement,
+    its integer type and the start value."""
+    for statement in reversed(before):
+        if counter not in identifiers_in(statement):
+            continue
+        declarators = statement.children_by_field_name("declarator") if statement.type == "declaration" else []
+        type_text = " ".join(text(statement.child_by_field_name("type")).split()) if declarators else ""
+        qualifiers = [text(c) for c in statement.children if c.type == "type_qualifier"]
+        if len(declarators) != 1 or declarators[0].type != "init_declarator" or qualifiers or \
+                not set(type_text.split()) <= _INTEGER_WORDS or \
+                text(declarators[0].child_by_field_name("declarator")) != counter:
+            return None
+        start = declarators[0].child_by_field_name("value")
+        return (statement, type_text, start) if start is not None else None
+    return None
+
+
+def is_pure_statement(statement: Node) -> bool:
+    """A declaration whose initialisers only compute values (no call, store or update)."""
+    return statement.type == "declaration" and is_pure(statement)
 
 
 def _count_up(syntax: KernelSyntax) -> Edits:

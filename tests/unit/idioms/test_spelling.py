@@ -29,7 +29,9 @@ __global__ void k(const float *x, float *y, int n) {
     for (int left = n; left > 0; --left) { y[n - left] += 1; }
 }"""
     plain = _body(plain_spelling(source, "k"))
-    assert "while (i < n) { s = ((s) + (((x)[(i)]))); ((y)[(i)]) = s; i++; }" in plain
+    # do/while -> while -> for (the counter is declared just before, stepped last, unused after)
+    assert "for (int i = 0; i < n; i++) { s = ((s) + (((x)[(i)]))); ((y)[(i)]) = s; }" in plain
+    assert "float s = 0.0f; for (int i = 0;" in plain
     assert "for (int walk_up = 0; walk_up < (n) - (0); ++walk_up) { const int left = (n) - walk_up;" in plain
     template = "template <typename T> __global__ void t(T *y) { T s = T(0); y[0] = s; }"
     assert "T s = static_cast<T>(0);" in _body(plain_spelling(template, "t"))
@@ -56,6 +58,48 @@ __global__ void k(float *y, int n) {
     for (int left = n; left > 0; --left) { left -= 1; y[left] = 0; }
 }"""
     assert _body(plain_spelling(source, "k")) == _body(source)
+
+
+def test_a_counted_while_becomes_a_for_only_when_it_is_the_same_loop() -> None:
+    template = """__global__ void k(const float *x, const int *len, float *y, int n) {{
+    float s = 0.0f;
+    int k = 0;
+    float t = 2.0f;
+    while ({condition}) {{
+        s += x[k] * t;{extra}
+        {step};
+    }}
+    y[0] = s;{after}
+}}"""
+    plain = {"condition": "k < n", "extra": "", "step": "k++", "after": ""}
+    converted = _body(plain_spelling(template.format(**plain), "k"))
+    assert "float t = 2.0f; for (int k = 0; k < n; k++) { s += x[k] * t; } y[0] = s;" in converted
+    for step in ("++k", "k += 1", "k = k + 1", "k = 1 + k"):
+        assert f"for (int k = 0; k < n; {step})" in _body(plain_spelling(template.format(**{**plain, "step": step}), "k"))
+    assert "for (int k = 0; k <= n; k++)" in _body(plain_spelling(template.format(**{**plain, "condition": "k <= n"}), "k"))
+    not_the_same = [
+        {"extra": "\n        k += 2;"},  # the counter also changes in the body
+        {"extra": "\n        if (s > 1) k++;"},
+        {"extra": "\n        int *p = &k;"},  # its address escapes
+        {"condition": "k < len[0]"},  # the condition reads memory
+        {"condition": "k < n && s < 4"},
+        {"extra": "\n        if (s > 1) continue;"},  # continue would skip the increment
+        {"after": "\n    y[1] = k;"},  # the counter is used after the loop
+        {"step": "k += 2"},  # not a unit step
+        {"step": "k--"},
+    ]
+    for change in not_the_same:
+        source = template.format(**{**plain, **change})
+        assert _body(plain_spelling(source, "k")) == _body(source), change
+    # something between the declaration and the loop changes what the start reads
+    moved = """__global__ void k(const float *x, float *y, int n, int m) {
+    float s = 0.0f;
+    int k = m;
+    m = 0;
+    while (k < n) { s += x[k]; k++; }
+    y[0] = s;
+}"""
+    assert _body(plain_spelling(moved, "k")) == _body(moved)
 
 
 NEAR_MISSES = [

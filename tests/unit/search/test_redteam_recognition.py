@@ -35,7 +35,6 @@ H200_LIKE = DeviceLimits(132, 2048, 1024, 48 * 1024)
 MISSES: dict[str, str] = {
     "conv/dw_flat_spatial_channel_y": "spatial index p = H*W flattened along x with the channel on blockIdx.y: "
                                       "`y = p / W, x = p % W` are not decomposed (linearised only for one coordinate)",
-    "batched_gemm/bmm_batch_loop_in_thread": "the k loop is a `while (k < K) { ...; k++; }` (a for loop -> match)",
     "conv/dw_flat_divmod_pad": "1-D grid over N*C*H*W: (n, c) are two slice coordinates; both appliers take at most one",
     "conv/dw_gridstride_flat": "grid-stride loop over the flattened output instead of a guard (not a point kernel)",
     "conv/dw_macro_nchw": "batch loop `for (n = 0; n < N; n++)` around the taps in the thread: reads under a loop with a non-constant range do not split (as heat3d_z_loop); the channel bound and the macro are fine now",
