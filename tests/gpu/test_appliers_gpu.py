@@ -100,6 +100,8 @@ SIZES: dict[str, tuple[dict[str, str], dict[str, tuple[str, str]]]] = {
                      {"At": ("K * M", FLOAT), "B": ("K * N", FLOAT), "C": ("M * N", "zeros")}),
     "transposed_b_lda": ({"M": "301", "N": "257", "K": "129", "lda": "132", "ldb": "131", "ldc": "260"},
                          {"A": ("M * lda", FLOAT), "Bt": ("N * ldb", FLOAT), "C": ("M * ldc", "zeros")}),
+    "pragma_unroll": ({"M": "517", "N": "389", "K": "263"},
+                      {"A": ("M * K", FLOAT), "B": ("K * N", FLOAT), "C": ("M * N", "zeros")}),
     "batched_small": ({"batch": "301", "M": "32", "N": "32", "K": "32"},
                       {"A": ("batch * M * K", FLOAT), "B": ("batch * K * N", FLOAT), "C": ("batch * M * N", "zeros")}),
     # histograms
