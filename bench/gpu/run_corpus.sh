@@ -20,7 +20,8 @@
 # REGRAPHT_MODEL (the GGUF; else the embedded one if installed), NO_MODEL=1 (the search without the
 # model: appliers only, `eval --no-model`; the report's no_model key says so), TASKS (task directories to use
 # instead of a whole split), WHEELS (a folder of the host's wheels: pycuda, llama-cpp-python, ...;
-# default .gpu/wheels in the checkout), SITE (install target, /tmp/site).
+# default .gpu/wheels in the checkout), SITE (install target, /tmp/site), GPU_IDS (devices to use, e.g. "0";
+# default all).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT}
@@ -77,7 +78,7 @@ if [ "$MODE" != eval ]; then
         echo "appliers ${task%/}" >> "$jobs_file.plain"
     done
 fi
-awk -v gpus="$GPUS" '{ print (NR - 1) % gpus, $0 }' "$jobs_file.plain" > "$jobs_file"
+awk -v ids="${GPU_LIST[*]}" '{ n = split(ids, gpu, " "); print gpu[(NR - 1) % n + 1], $0 }' "$jobs_file.plain" > "$jobs_file"
 
 run_job() {  # gpu kind taskdir
     local gpu=$1 kind=$2 task=$3 name model=()
