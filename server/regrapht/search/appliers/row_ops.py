@@ -29,6 +29,7 @@ from regrapht.search.appliers.cooperative import (
     item_count,
     original_covers,
     resident_warps,
+    template_instance,
     value_of,
     with_cub,
 )
@@ -111,7 +112,7 @@ class GroupPerRow:
             return []
         rewrites = []
         for group in groups_for(given, program, rows):
-            body = cooperative_body(program, group)
+            body = cooperative_body(program, group, template_instance(given.kernel, program))
             if body is None:
                 continue
             grid = rows if group.kind == "block" else f"({rows} + {group.per_block - 1}) / {group.per_block}"
