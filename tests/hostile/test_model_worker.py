@@ -75,6 +75,13 @@ def test_every_keyword_argument_is_forwarded_unchanged(tmp_path: Path) -> None:
         assert backend.usage.calls == 1 and backend.usage.prompt_tokens == 7
 
 
+def test_a_prompt_is_measured_by_the_worker_without_generating(tmp_path: Path) -> None:
+    with fake_backend(tmp_path, "ok") as backend:
+        size = backend.measure_prompt(HELLO, prefill="```cuda\nvoid k()")
+        assert (size.tokens, size.context, size.room()) == (5, 64, 59)
+        assert backend.usage.calls == 0
+
+
 @pytest.mark.parametrize("behaviour", ["abort-on-load", "abort-on-complete", "stray-output"])
 def test_a_failing_worker_is_a_clear_error_and_the_next_call_starts_a_fresh_one(
         tmp_path: Path, behaviour: str, monkeypatch: pytest.MonkeyPatch) -> None:

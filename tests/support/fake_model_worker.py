@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from regrapht.model.backend import Completion
+from regrapht.model.backend import Completion, PromptSize
 from regrapht.model.model_worker import serve
 
 
@@ -49,6 +49,10 @@ class FakeBackend:
             sys.stderr.write("fake.cpp:1: GGML_ASSERT(n_layer <= LLAMA_MAX_LAYERS) failed\n")
             sys.stderr.flush()
             os.abort()
+
+    def measure_prompt(self, messages: list[Any], *, prefill: str = "") -> PromptSize:
+        """One token per word, in a context of 64."""
+        return PromptSize(sum(len(m.content.split()) for m in messages) + len(prefill.split()), 64)
 
     def complete(self, messages: list[Any], *, should_stop: Any, on_token: Any, **options: Any) -> Completion:
         if self.behaviour == "abort-on-complete":

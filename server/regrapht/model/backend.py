@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -44,4 +44,28 @@ class ModelBackend(Protocol):
         which the model continues (it is part of the prompt, and `Completion.text` begins with
         it; `completion_tokens` counts only what the model generated). `grammar`, a GBNF
         grammar, restricts what the model may generate (llama.cpp enforces it token by token)."""
+        ...
+
+
+@dataclass(frozen=True)
+class PromptSize:
+    """How many tokens a prompt takes (chat template and answer prefill included) in a context
+    of `context` tokens: a prompt fits with room for an answer of `context - tokens` tokens."""
+
+    tokens: int
+    context: int
+
+    def room(self) -> int:
+        return self.context - self.tokens
+
+
+@runtime_checkable
+class MeasuresPrompts(Protocol):
+    """A backend that can count a prompt's tokens before it is sent (the real backends): search
+    checks that a prompt and its answer fit the model's context, and trims or skips one that
+    does not, instead of sending what the model must refuse."""
+
+    def measure_prompt(self, messages: list[ChatMessage], *, prefill: str = "") -> PromptSize | None:
+        """The prompt's size, or None when this backend cannot tell (then the call is made and
+        a refusal is an `InputError` like any other failed call)."""
         ...

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from regrapht.errors import InputError
-from regrapht.model.backend import ChatMessage, Completion
+from regrapht.model.backend import ChatMessage, Completion, PromptSize
 from regrapht.model.gguf import GgufInfo
 from regrapht.model.locate import locate_model, validate_model
 
@@ -215,6 +215,17 @@ class LlamaBackend:
     def _render(self, messages: list[ChatMessage]) -> Any:
         return self._formatter(messages=[{"role": m.role, "content": m.content} for m in messages])
 
+    def _tokens(self, llama: Any, messages: list[ChatMessage], prefill: str) -> list[int]:
+        rendered = self._render(messages)
+        return list(llama.tokenize((rendered.prompt + prefill).encode("utf-8"), add_bos=not rendered.added_special,
+                                   special=True))
+
+    def measure_prompt(self, messages: list[ChatMessage], *, prefill: str = "") -> PromptSize:
+        """The prompt's tokens as `complete` would send them, and the context (loads the model)."""
+        with self._lock:
+            llama = self._ensure_loaded()
+            return PromptSize(len(self._tokens(llama, messages, prefill)), int(llama.n_ctx()))
+
     def complete(
         self,
         messages: list[ChatMessage],
@@ -229,10 +240,7 @@ class LlamaBackend:
     ) -> Completion:
         with self._lock:
             llama = self._ensure_loaded()
-            rendered = self._render(messages)
-            prompt = llama.tokenize(
-                (rendered.prompt + prefill).encode("utf-8"), add_bos=not rendered.added_special, special=True
-            )
+            prompt = self._tokens(llama, messages, prefill)
             n_ctx = int(llama.n_ctx())
             if len(prompt) >= n_ctx:
                 raise InputError(

@@ -10,6 +10,8 @@ this process that costs the process, never the language server or the CLI. The p
   `{"token": piece}` frames while generating (when `stream`), then
   `{"status": "ok", "completion": {...}}`; `options` are `LlamaBackend.complete`'s keyword
   arguments as the caller gave them;
+- `{"op": "measure", "messages", "prefill"}` -> `{"status": "ok", "tokens", "context"}`: the
+  prompt's size in tokens and the context's, nothing generated (`MeasuresPrompts`);
 - `{"op": "stop"}` (any time): the running generation ends as "cancelled";
 - `{"op": "exit"}` or end of input: the process ends.
 A failure the backend reports is `{"status": "error", "message"}` and the worker carries on.
@@ -96,6 +98,10 @@ def serve(read: BinaryIO, write: BinaryIO, factory: BackendFactory = _llama_back
                     should_stop=requests.stop.is_set, on_token=on_token, **request.get("options", {}),
                 )
                 send({"status": "ok", "completion": asdict(completion)})
+            elif op == "measure" and backend is not None:
+                size = backend.measure_prompt([ChatMessage(role, content) for role, content in request["messages"]],
+                                              prefill=str(request.get("prefill", "")))
+                send({"status": "ok", "tokens": size.tokens, "context": size.context})
             else:
                 send({"status": "error", "message": f"unexpected request {op!r}"})
         except InputError as error:

@@ -33,7 +33,7 @@ from typing import Any
 
 from regrapht.children import WORKER_MEMORY_BYTES, ChannelFault, Child, FrameChannel, python_module_env
 from regrapht.errors import InputError
-from regrapht.model.backend import ChatMessage, Completion
+from regrapht.model.backend import ChatMessage, Completion, PromptSize
 from regrapht.model.gguf import GgufInfo
 from regrapht.model.llama_backend import ModelSettings, Usage
 from regrapht.model.locate import locate_model, validate_model
@@ -162,6 +162,21 @@ class ProcessModelBackend:
                                     self._usage.completion_tokens + completion.completion_tokens,
                                     self._usage.calls + 1)
                 return completion
+
+    def measure_prompt(self, messages: list[ChatMessage], *, prefill: str = "") -> PromptSize:
+        """`MeasuresPrompts.measure_prompt`, counted by the worker's tokenizer (nothing is
+        generated); InputError when the worker fails."""
+        with self._lock:
+            channel = self._ensure_worker()
+            if not channel.send({"op": "measure", "messages": [[m.role, m.content] for m in messages],
+                                 "prefill": prefill}):
+                raise self._failure("stopped while measuring a prompt", ChannelFault("exited", "it exited"))
+            reply = channel.receive(self.silence_timeout_s)
+            if isinstance(reply, ChannelFault):
+                raise self._failure("stopped while measuring a prompt", reply)
+            if reply.get("status") != "ok":
+                raise InputError(str(reply.get("message", "the model worker failed")))
+            return PromptSize(int(reply["tokens"]), int(reply["context"]))
 
     # -- the worker ---------------------------------------------------------------------------
     def _ensure_worker(self) -> FrameChannel:

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 
-from regrapht.model.backend import ChatMessage, Completion, ModelBackend
+from regrapht.model.backend import ChatMessage, Completion, MeasuresPrompts, ModelBackend, PromptSize
 
 RequestKey = tuple[tuple[tuple[str, str], ...], int, float, int, str, str | None]
 
@@ -33,6 +33,12 @@ class ReusedAnswers:
         self._answers: dict[RequestKey, Completion] = {}
         self.hits = 0
         self.misses = 0
+
+    def measure_prompt(self, messages: list[ChatMessage], *, prefill: str = "") -> PromptSize | None:
+        """The wrapped model's count (None if it cannot count)."""
+        if isinstance(self.model, MeasuresPrompts):
+            return self.model.measure_prompt(messages, prefill=prefill)
+        return None
 
     def complete(
         self,

@@ -20,10 +20,11 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from regrapht.errors import InputError
 from regrapht.graph import ReasoningGraph
-from regrapht.model.backend import ChatMessage, ModelBackend
+from regrapht.model.backend import ChatMessage, Completion, MeasuresPrompts, ModelBackend
 from regrapht.search.appliers import APPLIERS, Applier, ApplierInput, DeviceLimits, Rewrite, rewrites_of
 from regrapht.search.options import SearchOptions
 from regrapht.search.prompt import (
@@ -88,6 +89,7 @@ class ModelUse:
     compiled: int = 0
     correct: int = 0
     faster: int = 0
+    failed: int = 0  # calls that could not be made: prompt over the context, model crashed or timed out
     failures_in_row: int = 0
     gave_up: bool = False
 
@@ -109,7 +111,7 @@ class ModelUse:
     def to_json(self) -> dict[str, object]:
         return {"calls": self.calls, "seconds": round(self.seconds, 3), "answered": self.answered,
                 "compiled": self.compiled, "correct": self.correct, "faster": self.faster,
-                "gave_up": self.gave_up}
+                "failed": self.failed, "gave_up": self.gave_up}
 
 
 _COMPILED = ("faster", "slower", "wrong", "crashed", "timeout", "unverified")
@@ -173,6 +175,7 @@ class SearchRun:
     seed: int = 0  # the search's seed (`rng` is seeded with it): model requests' seeds derive from it
     first_faster_s: float | None = None  # seconds from `started` to the first verified faster candidate
     _chosen: str | None = None  # the technique the last "choose" call picked, until it is written
+    _failures_logged: set[tuple[str, str]] = field(default_factory=set)  # (kind, reason) already logged
     _applier_rewrites: dict[tuple[str, LaunchConfig], list[list[Rewrite]]] = field(default_factory=dict)
 
     # ---- budget, cancellation, progress ----------------------------------------------------
@@ -406,20 +409,16 @@ class SearchRun:
             return None
         names = sorted(descriptions)
         use = self._use("choose")
-        use.calls += 1
         self.report("generating", "model: choosing a technique")
-        started = time.perf_counter()
-        with self._model_lock():
-            completion = self.model.complete(
-                choice_messages(kernel.text(state.source), descriptions), max_tokens=24, temperature=0.0,
-                seed=self.model_seed("choose", names), should_stop=self.cancel, grammar=choice_grammar(names),
-            )
-        use.seconds += completion.seconds if completion.seconds is not None else time.perf_counter() - started
-        self.prompt_tokens += completion.prompt_tokens
-        self.completion_tokens += completion.completion_tokens
+        completion = self._call_model("choose", [choice_messages(kernel.text(state.source), descriptions)],
+                                      max_tokens=24, temperature=0.0, seed=self.model_seed("choose", names),
+                                      grammar=choice_grammar(names))
+        if completion is None:
+            use.score(None, 1.0)
+            return None
         answer = completion.text.strip()
         logger.info("%s model choice among %s: %r (%.1f s)", self.kernel, ", ".join(names), answer,
-                    time.perf_counter() - started)
+                    completion.seconds or 0.0)
         if answer not in descriptions:
             use.score(None, 1.0)
             return None
@@ -448,9 +447,12 @@ class SearchRun:
             example = choose_example(self.graph.examples(previous, technique)) or choose_example(
                 e for u in self.graph.predecessors(technique) for e in self.graph.examples(u, technique)
             )
-        messages = rewrite_messages(technique, description, example, kernel.text(state.source), state.launch)
+        # the fullest prompt first; without the example if that does not fit the model's context
+        prompts = [rewrite_messages(technique, description, example, kernel.text(state.source), state.launch)]
+        if example is not None:
+            prompts.append(rewrite_messages(technique, description, None, kernel.text(state.source), state.launch))
         prefill = answer_prefill(kernel.header(state.source)) if self.options.prefill_header else ""
-        judged = self._ask(messages, state, (*state.techniques, technique), f"model: {technique}", "rewrite", prefill)
+        judged = self._ask(prompts, state, (*state.techniques, technique), f"model: {technique}", "rewrite", prefill)
         if self._chosen == technique:
             self._chosen = None
             self._use("choose").score(judged.evaluation if judged is not None else None, self.speedup_of(state))
@@ -460,12 +462,12 @@ class SearchRun:
         kernel = find_kernel(state.source, self.kernel)
         if kernel is None or self.model is None:
             return None
-        return self._ask(cot_messages(kernel.text(state.source), state.launch), state, ("model_cot",),
+        return self._ask([cot_messages(kernel.text(state.source), state.launch)], state, ("model_cot",),
                          "model: step by step", "cot")
 
-    def _ask(self, messages: list[ChatMessage], state: Candidate, techniques: tuple[str, ...], note: str,
+    def _ask(self, prompts: list[list[ChatMessage]], state: Candidate, techniques: tuple[str, ...], note: str,
              kind: str, prefill: str = "") -> Judged | None:
-        judged = self._answer(messages, state, techniques, note, kind, prefill)
+        judged = self._answer(prompts, state, techniques, note, kind, prefill)
         if judged is None and self.cancelled():
             return None
         use = self._use(kind)
@@ -477,31 +479,18 @@ class SearchRun:
                         self.kernel, use.failures_in_row)
         return judged
 
-    def _answer(self, messages: list[ChatMessage], state: Candidate, techniques: tuple[str, ...], note: str,
+    def _answer(self, prompts: list[list[ChatMessage]], state: Candidate, techniques: tuple[str, ...], note: str,
                 kind: str, prefill: str) -> Judged | None:
-        assert self.model is not None
         kernel = find_kernel(state.source, self.kernel)
         kernel_chars = len(kernel.text(state.source)) if kernel is not None else 2000
         # Room for the whole kernel rewritten (about 3.5 characters per token) plus some slack.
         max_tokens = min(self.options.max_new_tokens, kernel_chars // 3 + 256)
         self.report("generating", note)
-        seed = self.model_seed(kind, [m.content for m in messages], prefill)
         self._model_calls += 1
-        use = self._use(kind)
-        use.calls += 1
-        started = time.perf_counter()
-        with self._model_lock():
-            completion = self.model.complete(
-                messages, max_tokens=max_tokens, temperature=self.options.temperature, seed=seed,
-                should_stop=self.cancel, prefill=prefill,
-            )
-        use.seconds += completion.seconds if completion.seconds is not None else time.perf_counter() - started
-        self.prompt_tokens += completion.prompt_tokens
-        self.completion_tokens += completion.completion_tokens
-        logger.info("%s %s: %d prompt + %d completion tokens in %.1f s (%s)", self.kernel, note,
-                    completion.prompt_tokens, completion.completion_tokens, time.perf_counter() - started,
-                    completion.finish_reason)
-        if completion.finish_reason == "cancelled":
+        completion = self._call_model(kind, prompts, max_tokens=max_tokens, temperature=self.options.temperature,
+                                      seed=self.model_seed(kind, [m.content for m in prompts[0]], prefill),
+                                      prefill=prefill)
+        if completion is None or completion.finish_reason == "cancelled":
             return None
         code = extract_code(completion.text)
         launch = extract_launch(completion.text, state.launch)
@@ -512,3 +501,60 @@ class SearchRun:
             return self.reject(Candidate(state.source + "\n// rejected\n", launch, techniques), spliced.reason)
         return self.judge(Candidate(spliced.source, launch, techniques), note)
 
+    def _call_model(self, kind: str, prompts: Sequence[list[ChatMessage]], *, max_tokens: int, temperature: float,
+                    seed: int, prefill: str = "", grammar: str | None = None) -> Completion | None:
+        """One model call of `kind` with the first of `prompts` (the fullest first, then trimmed
+        ones) whose tokens and an answer of `max_tokens` fit the model's context (counted before
+        anything is sent, where the backend can count). None when the call cannot be made: no
+        prompt fits, or the model failed (crashed, timed out, refused the prompt). That is a
+        failed call of its kind (`ModelUse.failed`), logged once, and the search goes on without
+        it: a model call never costs the search what it has verified. `Completion.seconds` is
+        set to the seconds the call counts against the model time budget."""
+        assert self.model is not None
+        use = self._use(kind)
+        use.calls += 1
+        started = time.perf_counter()
+        failure = ""
+        completion: Completion | None = None
+        try:
+            messages = self._fitting(prompts, prefill, max_tokens)
+            if isinstance(messages, str):
+                failure = messages
+            else:
+                with self._model_lock():
+                    completion = self.model.complete(messages, max_tokens=max_tokens, temperature=temperature,
+                                                     seed=seed, should_stop=self.cancel, prefill=prefill,
+                                                     grammar=grammar)
+        except InputError as error:  # the backends' one failure type: the worker crashed, hung or refused
+            failure = str(error)
+        elapsed = time.perf_counter() - started
+        if completion is None:
+            use.seconds += elapsed
+            use.failed += 1
+            if (kind, failure) not in self._failures_logged:
+                self._failures_logged.add((kind, failure))
+                logger.warning("%s: a model %s call could not be made (the search goes on without it): %s",
+                               self.kernel, kind, failure)
+            return None
+        seconds = completion.seconds if completion.seconds is not None else elapsed
+        use.seconds += seconds
+        self.prompt_tokens += completion.prompt_tokens
+        self.completion_tokens += completion.completion_tokens
+        logger.info("%s model %s: %d prompt + %d completion tokens in %.1f s (%s)", self.kernel, kind,
+                    completion.prompt_tokens, completion.completion_tokens, elapsed, completion.finish_reason)
+        return replace(completion, seconds=seconds)
+
+    def _fitting(self, prompts: Sequence[list[ChatMessage]], prefill: str, max_tokens: int) -> list[ChatMessage] | str:
+        """The first prompt that leaves `max_tokens` for the answer in the model's context (the
+        first one if the backend cannot count), else why none does."""
+        if not isinstance(self.model, MeasuresPrompts):
+            return prompts[0]
+        sizes = []
+        for messages in prompts:
+            size = self.model.measure_prompt(messages, prefill=prefill)
+            if size is None or size.room() >= max_tokens:
+                return messages
+            sizes.append(size)
+        smallest = min(sizes, key=lambda size: size.tokens)
+        return (f"a prompt of {smallest.tokens} tokens (the shortest of {len(sizes)}) leaves no room for an answer of "
+                f"{max_tokens} tokens in the model context of {smallest.context}; not sent")
