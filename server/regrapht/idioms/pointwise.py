@@ -280,6 +280,7 @@ class _Builder:
                            if p.type == "type_parameter_declaration" and p.named_children}
         self.atomics: list[AtomicUpdate] = []
         self.loop_names: set[str] = set()
+        self.scalar_locals: dict[str, Node] = {}  # locals defined from scalars and literals only
 
     # ------------------------------------------------------------------ structure
     def build(self) -> PointKernel:
@@ -446,11 +447,14 @@ class _Builder:
             if poly.thread_dependent or any(a.startswith(("threadIdx", "blockIdx", "blockDim", "gridDim"))
                                             for a in poly.atoms()):
                 return False
-            names.append((node_text(target), poly))
+            names.append((node_text(target), poly, value))
         if not self.coordinates:
             return False
-        for name, poly in names:
+        scalars = {name for name in self.params if name not in self.pointers}
+        for name, poly, value in names:
             self.env[name] = poly
+            if poly.atoms() <= scalars:  # `OW = W - 2`: a guard may bound a coordinate by it
+                self.scalar_locals[name] = value
         self.prelude.append(node_text(statement))
         self.prelude_nodes.append(statement)
         return True
@@ -577,14 +581,18 @@ class _Builder:
             flip = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
             if op not in flip:
                 raise _NotPointwise
-            if node_text(_strip(left)) not in names:
+            moved = self._moved_coordinate(left)
+            if moved is None:
                 left, right, op = right, left, flip[op]
-            coordinate = node_text(_strip(left))
-            if coordinate not in names:
+                moved = self._moved_coordinate(left)
+            if moved is None:
                 raise _NotPointwise
+            coordinate, shift = moved
             if negated:  # `x >= W` returns, so the work has `x < W`
                 op = {"<": ">=", ">=": "<", ">": "<=", "<=": ">"}[op]
             bound = self._bound_text(right)
+            if shift:  # `i + 1 >= n`: a bound on `i` moved by the constant (`i >= n - 1`)
+                bound = f"({bound}) {'-' if shift > 0 else '+'} {abs(shift)}"
             if op == "<":
                 upper[coordinate] = bound
             elif op == "<=":
@@ -602,6 +610,20 @@ class _Builder:
             raise _NotPointwise  # a coordinate with no upper bound: its extent is the launch's
         return {name: Bound(lower.get(name, "0"), upper[name]) for name in names}
 
+    def _moved_coordinate(self, node: Node | None) -> tuple[str, int] | None:
+        """`(c, k)` when `node` is a coordinate `c` plus a constant `k` (`x`, `i + 1`, `(y - 2)`),
+        with integer arithmetic only (no casts that could change the comparison's type)."""
+        node = _strip(node)
+        if node is None or any(n.type in ("cast_expression", "call_expression", "subscript_expression")
+                               for n in walk(node)):
+            return None
+        value = self.poly(node)
+        for coordinate in self.coordinates:
+            shift = (value - Poly.atom(coordinate.name)).constant
+            if shift is not None and (shift == 0 or node.type == "binary_expression"):
+                return coordinate.name, shift
+        return None
+
     def _grid_extent(self, axis: str) -> str | None:
         """The grid's extent along `axis` when a coordinate on it comes from `blockIdx` alone
         (block size 1) and the extent is an expression of scalar parameters and literals."""
@@ -616,20 +638,47 @@ class _Builder:
         return " ".join(extent.split())
 
     def _bound_text(self, node: Node) -> str:
-        """A bound's text when it uses scalars and literals only (so a launch can use it)."""
-        for inner in walk(node):
-            if inner.type == "identifier" and node_text(inner) not in self.params and \
-                    node_text(inner) not in self.constants:
+        """A bound's text over scalars and literals only (so a launch can use it): `#define`d
+        constants by their values, locals declared before the guard from scalars (`OW = W - 2`) by
+        their definitions, integer casts (`(size_t)nx`) by their operands (a launch expression has
+        no casts; the kernel's own guard keeps them)."""
+        return " ".join(self._scalar_text(node, 0).split())
+
+    def _scalar_text(self, node: Node, depth: int) -> str:
+        if depth > 8:
+            raise _NotPointwise
+        data = node.text or b""
+        edits: list[tuple[int, int, str]] = []
+        stack = [node]
+        while stack:
+            inner = stack.pop()
+            kind = inner.type
+            if kind in ("subscript_expression", "call_expression", "pointer_expression", "field_expression",
+                        "assignment_expression", "update_expression"):
                 raise _NotPointwise
-            if inner.type in ("subscript_expression", "call_expression", "pointer_expression", "field_expression"):
-                raise _NotPointwise
-            if inner.type == "identifier" and node_text(inner) in self.pointers:
-                raise _NotPointwise
-        text = node_text(node)
-        for name, value in self.constants.items():
-            if any(inner.type == "identifier" and node_text(inner) == name for inner in walk(node)):
-                text = _replace_word(text, name, str(value))
-        return " ".join(text.split())
+            if kind == "cast_expression":
+                type_text = node_text(inner.child_by_field_name("type"))
+                value = inner.child_by_field_name("value")
+                if value is None or any(word in type_text for word in ("float", "double", "half", "*")):
+                    raise _NotPointwise
+                edits.append((inner.start_byte, inner.end_byte, f"({self._scalar_text(value, depth + 1)})"))
+                continue
+            if kind == "identifier":
+                name = node_text(inner)
+                if name in self.pointers:
+                    raise _NotPointwise
+                if name in self.constants:
+                    edits.append((inner.start_byte, inner.end_byte, str(self.constants[name])))
+                elif name in self.scalar_locals:
+                    edits.append((inner.start_byte, inner.end_byte,
+                                  f"({self._scalar_text(self.scalar_locals[name], depth + 1)})"))
+                elif name not in self.params:
+                    raise _NotPointwise
+                continue
+            stack.extend(inner.children)
+        for start, end, replacement in sorted(edits, reverse=True):
+            data = data[:start - node.start_byte] + replacement.encode() + data[end - node.start_byte:]
+        return data.decode()
 
     def _check_pointwise(self, statement: Node) -> None:
         for node in walk(statement):
