@@ -249,6 +249,11 @@ REFERENCES: dict[str, Callable[[Arrays], dict[str, np.ndarray]]] = {
     "bmm_tpl_gridstride": lambda a: {"out": m(a, "lhs", a["nbatch"], 8, 32) @ m(a, "rhs", a["nbatch"], 32, 16)},
     "bmm_z_tn": lambda a: {"C": m(a, "At", a["batch"], a["K"], a["M"]).transpose(0, 2, 1) @ m(a, "B", a["batch"], a["K"], a["N"])
                            + float(a["beta"]) * m(a, "C", a["batch"], a["M"], a["N"])},
+    "bmm_helper_alpha_beta": lambda a: {"C": float(a["alpha"]) * (m(a, "A", a["batch"], a["M"], a["K"])
+                                                                 @ m(a, "B", a["batch"], a["K"], a["N"]))
+                                        + float(a["beta"]) * m(a, "C", a["batch"], a["M"], a["N"])},
+    "ibmm_while_z": lambda a: {"C": np.asarray(a["A"], dtype=np.int64).reshape(i(a, "batch"), i(a, "M"), i(a, "K"))
+                               @ np.asarray(a["B"], dtype=np.int64).reshape(i(a, "batch"), i(a, "K"), i(a, "N"))},
     "permute3d_021": lambda a: {"out": m(a, "in", a["d0"], a["d1"], a["d2"]).transpose(0, 2, 1)},
     "transpose_i32": lambda a: {"out": np.asarray(a["in"]).reshape(i(a, "height"), i(a, "width")).T},
     "stencil1d_r4": _stencil1d,

@@ -28,7 +28,9 @@ def _without_includes(source: str) -> str:
 
 
 def same_outputs(source: str, spec_text: str, rewrite: str, launch: LaunchConfig, overrides: dict[str, int],
-                 where: Path) -> float:
+                 where: Path, int_scale: int = 0) -> float:
+    """`int_scale` > 0: integer buffers hold values in (-int_scale, int_scale) (else the draw,
+    truncated: zeros, which suits index buffers but tests no integer arithmetic)."""
     [kernel] = parse_spec(spec_text).kernels
     base = resolve(kernel, overrides=overrides)
     new = resolve(kernel, overrides=overrides, launch=launch)
@@ -42,7 +44,8 @@ def same_outputs(source: str, spec_text: str, rewrite: str, launch: LaunchConfig
             buffer = buffers[name]
             c_type = C_TYPES[buffer.dtype]
             lines += [f"std::vector<{c_type}> {name}_0({buffer.count}), {name}_1({buffer.count});",
-                      f"for (size_t q = 0; q < {buffer.count}; q++) {name}_0[q] = {name}_1[q] = ({c_type})draw(gen);"]
+                      f"for (size_t q = 0; q < {buffer.count}; q++) {name}_0[q] = {name}_1[q] = "
+                      f"({c_type})(draw(gen){f' * {int_scale}' if int_scale and c_type not in ('float', 'double') else ''});"]
             if buffer.role in ("out", "inout"):
                 outputs.append((name, buffer.count))
         else:

@@ -55,8 +55,11 @@ from regrapht.spec.expr import evaluate_int
 AXES = ("x", "y", "z")
 GLOBAL_Z = Poly.of({("blockDim.z", "blockIdx.z"): 1, ("threadIdx.z",): 1})
 _GLOBALS = {"x": GLOBAL_X, "y": GLOBAL_Y, "z": GLOBAL_Z}
-ELEMENT_TYPES = ("float", "double")
+ELEMENT_TYPES = ("float", "double", "int")
+FLOAT_TYPES = ("float", "double")
 ROLES = ("batch", "row", "col")
+_INTEGER_TYPE_WORDS = frozenset({"int", "unsigned", "signed", "long", "short", "size_t", "int64_t", "uint64_t",
+                                 "ptrdiff_t", "int32_t", "uint32_t"})
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,7 @@ class _Reader:
             for builtin in ("threadIdx", "blockIdx"):
                 self.decodes[f"{builtin}.{axis}"] = Decode(f"{builtin}.{axis}", Poly.const(1), None)
         self.template_values: dict[str, int] = {}
+        self.value_locals: dict[str, tuple[str, Node]] = {}  # float locals the epilogue reads: (type, value)
         self.leaf_of_local: dict[str, Poly] = {}
         self.role_of_leaf: dict[str, Poly] = {}
         self._template(kernel_name)
@@ -260,14 +264,16 @@ class _Reader:
                 raise _NotBatched  # anything after the store
             kind = statement.type
             if kind == "declaration":
-                if self._accumulator(statement) is not None:
+                following = statements[position + 1] if position + 1 < len(statements) else None
+                if self._accumulator(statement, following) is not None:
                     rest = statements[position:]
                     if len(rest) < 3:
                         raise _NotBatched
                     for between in rest[2:-1]:  # `size_t o = ...;` between the loop and the store
                         if between.type != "declaration":
                             raise _NotBatched
-                        self._declaration(between)
+                        if not self._value_local(between):
+                            self._declaration(between)
                     self.work = self._product(rest[0], rest[1], rest[-1])
                     return
                 self._declaration(statement)
@@ -320,6 +326,22 @@ class _Reader:
                     raise _NotBatched  # opaque, or geometry other than threadIdx/blockIdx themselves
                 self.symbols.define(name, value)
 
+    def _value_local(self, statement: Node) -> bool:
+        """`float v = alpha * acc;` between the loop and the store: a float/double local (not
+        `static`) the epilogue may read, its value standing in for it there (`_epilogue` then
+        checks that the value reads nothing but the accumulator, scalars and earlier such locals)."""
+        type_text = text(statement.child_by_field_name("type"))
+        declarators = statement.children_by_field_name("declarator")
+        if self.types.get(type_text, type_text) not in FLOAT_TYPES or len(declarators) != 1 or \
+                declarators[0].type != "init_declarator" or \
+                any(c.type == "storage_class_specifier" for c in statement.children):
+            return False
+        target, value = declarators[0].child_by_field_name("declarator"), declarators[0].child_by_field_name("value")
+        if target is None or value is None or target.type != "identifier":
+            raise _NotBatched
+        self.value_locals[text(target)] = (type_text, value)
+        return True
+
     def _advance(self, statement: Node) -> None:
         """`A += mat * M * K;` (or `A = A + ...`) on a pointer before the work: an offset."""
         assignment = statement.named_children[0] if statement.named_children else None
@@ -349,6 +371,8 @@ class _Reader:
             return None
         if node.type == "identifier" and text(node) in self.decodes:
             return self.decodes[text(node)]
+        if node.type == "cast_expression":
+            return self._cast_decode(node)
         if node.type == "binary_expression" and text(node.child_by_field_name("operator")) in ("/", "%"):
             inner = self._decode(node.child_by_field_name("left"))
             amount = self._scalar(node.child_by_field_name("right"))
@@ -371,6 +395,20 @@ class _Reader:
                                   (f"global.{axis}", _literal_global(axis, self.launch_block[axis_index]))):
                 if shape is not None and poly == shape:
                     return Decode(source, Poly.const(1), None)
+        return None
+
+    def _cast_decode(self, node: Node) -> Decode | None:
+        """`(int)(o / N % M)`: a cast to an integer type keeps the decode when it widens, or when
+        the value is a digit below a modulus (`% M` with M an int scalar: it fits any integer type)."""
+        type_node = node.child_by_field_name("type")
+        words = set(text(type_node).split()) if type_node is not None else set()
+        if not words or not words <= _INTEGER_TYPE_WORDS:
+            return None
+        inner = self._decode(node.child_by_field_name("value"))
+        if inner is None:
+            return None
+        if words & {"long", "size_t", "int64_t", "uint64_t", "ptrdiff_t"} or inner.modulus is not None:
+            return inner
         return None
 
     def _scalar(self, node: Node | None) -> Poly | None:
@@ -466,7 +504,10 @@ class _Reader:
         self._statements(named_statements(body))
 
     # ------------------------------------------------------------------ the product
-    def _accumulator(self, statement: Node) -> tuple[str, str] | None:
+    def _accumulator(self, statement: Node, following: Node | None = None) -> tuple[str, str] | None:
+        """(name, type as written) of a zeroed accumulator declaration; a float local that is not
+        one ends the reading. An `int` local is an accumulator only when it is zeroed, a loop
+        follows and the data are int (else it is an index like any other)."""
         type_text = text(statement.child_by_field_name("type"))
         declared = self.types.get(type_text, type_text)
         declarators = statement.children_by_field_name("declarator")
@@ -477,12 +518,16 @@ class _Reader:
         literal = text(value).rstrip("fF") if value is not None else ""
         if value is not None and value.type == "call_expression" and len(call_args(value)) == 1:
             literal = text(call_args(value)[0]).rstrip("fF")  # T(0)
-        if literal not in ("0", "0.", "0.0", ".0"):
+        if declared not in FLOAT_TYPES:
+            if literal != "0" or following is None or following.type != "for_statement" or \
+                    declared not in self.pointers.values() or any(word in text(statement) for word in ("const", "static")):
+                return None
+        elif literal not in ("0", "0.", "0.0", ".0"):
             raise _NotBatched  # a float local that is not a zeroed accumulator
         return text(declarators[0].child_by_field_name("declarator")), type_text
 
     def _product(self, declaration: Node, loop: Node, store: Node) -> _Work:
-        acc, acc_type = self._accumulator(declaration) or ("", "")
+        acc, acc_type = self._accumulator(declaration, loop) or ("", "")
         if loop.type != "for_statement" or store.type != "expression_statement":
             raise _NotBatched
         init, condition = loop.child_by_field_name("initializer"), unparen(loop.child_by_field_name("condition"))
@@ -499,7 +544,8 @@ class _Reader:
                 text(condition.child_by_field_name("left")) != k:
             raise _NotBatched
         k_bound = self._scalar(condition.child_by_field_name("right"))
-        statements = [s for s in named_statements(body) if not is_pragma(s)]
+        statements = [s for s in named_statements(body) if not is_pragma(s) and
+                      not (s.type == "expression_statement" and not s.named_children)]  # `;`
         if k_bound is None or len(statements) != 1 or statements[0].type != "expression_statement" or \
                 not statements[0].named_children:
             raise _NotBatched
@@ -541,6 +587,8 @@ class _Reader:
         acc_type = self.types.get(work.acc_type, work.acc_type)
         if len(element) != 1 or next(iter(element)) not in ELEMENT_TYPES or acc_type not in ELEMENT_TYPES:
             return None
+        if (acc_type in FLOAT_TYPES) != (next(iter(element)) in FLOAT_TYPES):
+            return None  # an int sum of float products (or the reverse) converts at every step
         leaves, rewrite = self._leaves()
         indices = {}
         for key, (_, index) in (("first", work.first), ("second", work.second), ("output", work.output)):
@@ -764,10 +812,16 @@ class _Reader:
 
     def _epilogue(self, work: _Work, c_index: Poly) -> str | None:
         """The stored value as a format string over `{acc}` and `{c}`."""
-        value = work.value
-        pieces: list[str] = []
+        expression = self._formatted(work.value, work, c_index)
+        if expression is None:
+            return None
+        return f"{{c}} + ({expression})" if work.compound else expression
+
+    def _formatted(self, value: Node, work: _Work, c_index: Poly) -> str | None:
+        """`value`'s text as a format string: the accumulator `{acc}`, C at the stored element
+        `{c}`, a float local of the epilogue its own value converted to its type; None when it
+        reads anything else (other memory, thread-dependent locals) or changes anything."""
         data = self.syntax.source
-        cursor = value.start_byte
         spans: list[tuple[int, int, str]] = []
         stack = [value]
         while stack:
@@ -785,6 +839,12 @@ class _Reader:
                 name = text(node)
                 if name == work.acc:
                     spans.append((node.start_byte, node.end_byte, "{acc}"))
+                elif name in self.value_locals:
+                    type_text, local_value = self.value_locals[name]
+                    inner = self._formatted(local_value, work, c_index)
+                    if inner is None:
+                        return None
+                    spans.append((node.start_byte, node.end_byte, f"(({type_text})({inner}))"))
                 elif name not in self.scalars and name not in self.template_values and \
                         not (node.parent is not None and node.parent.type == "call_expression" and
                              node.parent.child_by_field_name("function") == node and name in PURE_CALLS):
@@ -794,13 +854,14 @@ class _Reader:
                              "field_expression", "comma_expression"):
                 return None
             stack.extend(node.children)
+        pieces: list[str] = []
+        cursor = value.start_byte
         for start, end, replacement in sorted(spans):
             pieces.append(data[cursor:start].decode().replace("{", "{{").replace("}", "}}"))
             pieces.append(replacement)
             cursor = end
         pieces.append(data[cursor : value.end_byte].decode().replace("{", "{{").replace("}", "}}"))
-        expression = "".join(pieces)
-        return f"{{c}} + ({expression})" if work.compound else expression
+        return "".join(pieces)
 
     def _renamed(self, index: Poly) -> Poly | None:
         """An index with its decode locals as the role names b, i, j (as `_finish` names them)."""

@@ -16,7 +16,14 @@
   the body has no `continue` (which would skip the original's increment);
 - a counter that counts down to its bound (`for (int left = n; left > 0; --left)`) counting up
   instead (`for (int walk_up = 0; walk_up < (n) - (0); ++walk_up) { const int left = (n) -
-  walk_up; ...`): the same values in the same order.
+  walk_up; ...`): the same values in the same order;
+- a call of a `__device__` function whose body is declarations, loops and expression
+  statements ending in its one `return` (`dot(a_row, b_col, K, ldb)`), when the call is the whole
+  value of a store or of a declaration, inlined as a block: each parameter a local initialised
+  with its argument (C passes by value), every name of the helper suffixed so that nothing
+  collides, the store taking the returned value (the same program, evaluated in the same order);
+- a dereference of a pointer plus an offset `*(p + e)` written `p[e]` (the same by definition),
+  for a pointer named by an identifier (what `pointer_walks` leaves behind).
 
 Unchanged when none applies; each step only rewrites what it fully understands.
 """
@@ -47,7 +54,8 @@ UP = "walk_up"  # the counting-up counter (renamed when the kernel uses the name
 
 
 def plain_spelling(source: str, kernel: str) -> str:
-    for step in (_expand_macros, _inline_helpers, _functional_casts, _do_while, _counted_while, _count_up):
+    for step in (_expand_macros, _inline_helpers, _inline_bodies, _functional_casts, _do_while, _counted_while,
+                 _count_up, _deref_subscripts):
         syntax = kernel_syntax(source, kernel)
         if syntax is None:
             return source
@@ -141,16 +149,7 @@ def _inline_helpers(syntax: KernelSyntax) -> Edits:
     arithmetic stays in the return type: no conversion at the call is lost by inlining (an
     `int add(int, int)` applied to floats truncates, and is left as a call)."""
     _, helpers = _definitions(syntax)
-    declared: dict[str, str] = {p.name: " ".join(w for w in p.base_type.split() if w != "const")
-                                for p in syntax.params if not p.is_pointer}
-    elements = {p.name: " ".join(w for w in p.base_type.split() if w != "const") for p in syntax.params if p.is_pointer}
-    for node in walk(syntax.body):
-        if node.type == "declaration":
-            for declarator in node.children_by_field_name("declarator"):
-                target = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" \
-                    else declarator
-                if target is not None and target.type == "identifier":
-                    declared[text(target)] = _type_of(node)
+    declared, elements = _declared_types(syntax)
     edits: Edits = []
     for node in walk(syntax.body):
         if node.type == "call_expression" and call_name(node) in helpers:
@@ -164,6 +163,41 @@ def _inline_helpers(syntax: KernelSyntax) -> Edits:
             values = {p: f"({text(a)})" for p, a in zip(params, args, strict=True)}
             edits.append((node.start_byte, node.end_byte, "(" + _substituted(returned, values) + ")"))
     return _outermost(edits)
+
+
+def _declared_types(syntax: KernelSyntax) -> tuple[dict[str, str], dict[str, str]]:
+    """The types of the kernel's scalar parameters and locals, and the element types of its
+    pointer parameters (`const` dropped)."""
+    declared: dict[str, str] = {p.name: " ".join(w for w in p.base_type.split() if w != "const")
+                                for p in syntax.params if not p.is_pointer}
+    elements = {p.name: " ".join(w for w in p.base_type.split() if w != "const") for p in syntax.params if p.is_pointer}
+    for node in walk(syntax.body):
+        if node.type == "declaration":
+            for declarator in node.children_by_field_name("declarator"):
+                target = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" \
+                    else declarator
+                if target is not None and target.type == "identifier":
+                    declared[text(target)] = _type_of(node)
+    return declared, elements
+
+
+def _binds_without_conversion(parameter: Node, argument: Node, declared: dict[str, str],
+                              elements: dict[str, str]) -> bool:
+    """Whether passing `argument` to `parameter` converts nothing: a pointer parameter takes a
+    pointer parameter of the kernel plus an offset (same element type); a scalar one a scalar
+    of its own type, or an integer literal when it is `int`."""
+    written = _type_of(parameter)
+    declarator = parameter.child_by_field_name("declarator")
+    if declarator is not None and declarator.type == "pointer_declarator":
+        base = unparen(argument)
+        while base is not None and base.type == "binary_expression" and \
+                text(base.child_by_field_name("operator")) in ("+", "-"):
+            base = unparen(base.child_by_field_name("left"))
+        return base is not None and base.type == "identifier" and elements.get(text(base)) == written
+    node = unparen(argument)
+    if node is not None and node.type == "number_literal":
+        return written == "int" and text(node).isdigit()
+    return _argument_type(argument, declared, elements) == written
 
 
 def _argument_type(argument: Node, declared: dict[str, str], elements: dict[str, str]) -> str | None:
@@ -367,3 +401,184 @@ def _count_up(syntax: KernelSyntax) -> Edits:
         edits.append((node.start_byte, node.end_byte,
                       f"{header} {{\n const {type_text} {var} = ({text(start)}) - {up};{inner}"))
     return _outermost(edits)
+
+
+def _deref_subscripts(syntax: KernelSyntax) -> Edits:
+    pointers = {p.name for p in syntax.params if p.is_pointer}
+    for node in walk(syntax.body):
+        if node.type == "declaration":
+            for declarator in node.children_by_field_name("declarator"):
+                target = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" \
+                    else declarator
+                if target is not None and target.type == "pointer_declarator":
+                    inner = target.child_by_field_name("declarator")
+                    if inner is not None and inner.type == "identifier":
+                        pointers.add(text(inner))
+    edits: Edits = []
+    for node in walk(syntax.body):
+        if node.type != "pointer_expression" or text(node.child_by_field_name("operator")) != "*":
+            continue
+        sum_node = unparen(node.child_by_field_name("argument"))
+        if sum_node is None or sum_node.type != "binary_expression" or \
+                text(sum_node.child_by_field_name("operator")) != "+":
+            continue
+        base = unparen(sum_node.child_by_field_name("left"))
+        offset = sum_node.child_by_field_name("right")
+        if base is None or offset is None or base.type != "identifier" or text(base) not in pointers:
+            continue
+        edits.append((node.start_byte, node.end_byte, f"{text(base)}[{text(offset)}]"))
+    return _outermost(edits)
+
+
+BodyHelper = tuple[list[Node], str, list[Node], Node]  # parameters, return type, statements, returned expression
+
+
+def _body_helpers(syntax: KernelSyntax) -> dict[str, BodyHelper]:
+    """The file's non-template `__device__` functions that end in their only `return` and hold
+    nothing but declarations, loops and expression statements before it."""
+    tree = make_parser().parse(syntax.source)
+    helpers: dict[str, BodyHelper] = {}
+    for node in tree.root_node.named_children:
+        if node.type != "function_definition" or not any(text(c) == "__device__" for c in node.children) or \
+                any(text(c) == "__global__" for c in node.children):
+            continue
+        declarator = node.child_by_field_name("declarator")
+        if declarator is None or declarator.type != "function_declarator":
+            continue  # pointer or reference returns: left alone
+        name_node, params = declarator.child_by_field_name("declarator"), declarator.child_by_field_name("parameters")
+        statements = named_statements(node.child_by_field_name("body"))
+        if name_node is None or params is None or not statements or statements[-1].type != "return_statement" or \
+                not statements[-1].named_children:
+            continue
+        body = statements[:-1]
+        if not any(s.type in ("for_statement", "while_statement") for s in body):
+            continue  # one-line helpers are `_inline_helpers`' (which also minds conversions)
+        if any(n.type in ("return_statement", "goto_statement", "labeled_statement") for s in body for n in walk(s)) or \
+                any(s.type not in ("declaration", "for_statement", "while_statement", "expression_statement", "comment")
+                    for s in body) or \
+                any(n.type == "storage_class_specifier" for s in body for n in walk(s)):  # `static` locals
+            continue
+        parameters = [p for p in params.named_children if p.type != "comment"]
+        if not all(p.type == "parameter_declaration" and _parameter_name(p) is not None for p in parameters):
+            continue
+        helpers[text(name_node)] = (parameters, _type_of(node), body, statements[-1].named_children[0])
+    return helpers
+
+
+def _parameter_name(parameter: Node) -> Node | None:
+    """The name of a by-value parameter (`int n`, `const float *a`), None for references and arrays."""
+    current = parameter.child_by_field_name("declarator")
+    while current is not None and current.type == "pointer_declarator":
+        current = current.child_by_field_name("declarator")
+    return current if current is not None and current.type == "identifier" else None
+
+
+def _local_names(statements: list[Node]) -> set[str]:
+    names: set[str] = set()
+    for statement in statements:
+        for node in walk(statement):
+            if node.type == "init_declarator" or (node.type in ("pointer_declarator",) and
+                                                   node.parent is not None and node.parent.type == "declaration"):
+                target = node.child_by_field_name("declarator")
+                while target is not None and target.type == "pointer_declarator":
+                    target = target.child_by_field_name("declarator")
+                if target is not None and target.type == "identifier":
+                    names.add(text(target))
+            elif node.type == "declaration":
+                for declarator in node.children_by_field_name("declarator"):
+                    if declarator.type == "identifier":
+                        names.add(text(declarator))
+    return names
+
+
+def _inline_bodies(syntax: KernelSyntax) -> Edits:
+    helpers = _body_helpers(syntax)
+    if not helpers:
+        return []
+    spelled = identifiers_in(syntax.body)
+    declared = _local_names(named_statements(syntax.body)) | {p.name for p in syntax.params}
+    declared_types, elements = _declared_types(syntax)
+    edits: Edits = []
+    for node in walk(syntax.body):
+        if node.type != "call_expression" or call_name(node) not in helpers:
+            continue
+        statement, holder = node.parent, node.parent
+        # the call is the whole value: `X = f(..);`, `X += f(..);` or `T v = f(..);`
+        if holder is None or statement is None:
+            continue
+        if holder.type == "assignment_expression" and holder.child_by_field_name("right") == node:
+            statement = holder.parent
+            if statement is None or statement.type != "expression_statement" or \
+                    not is_pure(holder.child_by_field_name("left")):
+                continue
+        elif holder.type == "init_declarator" and holder.child_by_field_name("value") == node:
+            statement = holder.parent
+            if statement is None or statement.type != "declaration" or \
+                    len(statement.children_by_field_name("declarator")) != 1:
+                continue
+        else:
+            continue
+        if statement.parent is None or statement.parent.type not in ("compound_statement", "if_statement",
+                                                                      "for_statement", "while_statement"):
+            continue
+        parameters, result, body, returned = helpers[call_name(node)]
+        args = call_args(node)
+        if len(args) != len(parameters) or not all(is_pure(a) for a in args) or \
+                not all(_binds_without_conversion(p, a, declared_types, elements) for p, a in zip(parameters, args,
+                                                                                                   strict=True)):
+            continue
+        inlined = _inlined(call_name(node), parameters, result, body, returned, args, spelled, declared)
+        if inlined is None:
+            continue
+        prefix, value = inlined
+        before = syntax.source[statement.start_byte : node.start_byte].decode()
+        after = syntax.source[node.end_byte : statement.end_byte].decode()
+        # a declaration's name must stay visible after it: no block around it (its names are fresh)
+        block = ("", "") if statement.type == "declaration" else ("{\n", "\n}")
+        edits.append((statement.start_byte, statement.end_byte, f"{block[0]}{prefix}{before}{value}{after}{block[1]}"))
+    return _outermost(edits)
+
+
+def _inlined(name: str, parameters: list[Node], result: str, body: list[Node], returned: Node, args: list[Node],
+             spelled: set[str], declared: set[str]) -> tuple[str, str] | None:
+    """(statements that bind the parameters and run the body, the value the call stands for),
+    or None when a name would collide. The value is the returned local itself when it has the
+    result type, else `result_<name>`, a local of the result type (the return's conversion)."""
+    own = {text(target) for target in map(_parameter_name, parameters) if target is not None} | _local_names(body)
+    renamed = {n: f"{n}_{name}" for n in own}
+    used = set().union(*(identifiers_in(s) for s in body)) | identifiers_in(returned)
+    if set(renamed.values()) & spelled or f"result_{name}" in spelled or (used - own) & declared:
+        return None  # a helper's name would capture a kernel's, or a kernel local shadow what the helper reads
+    lines = []
+    for parameter, argument in zip(parameters, args, strict=True):
+        target = _parameter_name(parameter)
+        assert target is not None
+        written = (parameter.text or b"").decode()
+        start = target.start_byte - parameter.start_byte
+        written = written[:start] + renamed[text(target)] + written[target.end_byte - parameter.start_byte :]
+        lines.append(f"    {written} = ({text(argument)});")
+    for statement in body:
+        if statement.type != "comment":
+            lines.append("    " + _renamed_text(statement, renamed))
+    value = _renamed_text(returned, renamed)
+    returned_local = text(unparen(returned))
+    same_type = any(s.type == "declaration" and _type_of(s) == result and returned_local in _local_names([s])
+                    for s in body)
+    if same_type and returned_local in renamed:
+        return "\n".join(lines) + "\n", value
+    lines.append(f"    const {result} result_{name} = {value};")
+    return "\n".join(lines) + "\n", f"result_{name}"
+
+
+def _renamed_text(node: Node, renamed: dict[str, str]) -> str:
+    data = node.text or b""
+    edits = []
+    for current in walk(node):
+        if current.type == "identifier" and text(current) in renamed:
+            parent = current.parent
+            if parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") == current:
+                continue
+            edits.append((current.start_byte - node.start_byte, current.end_byte - node.start_byte, renamed[text(current)]))
+    for start, end, replacement in sorted(edits, reverse=True):
+        data = data[:start] + replacement.encode() + data[end:]
+    return data.decode()

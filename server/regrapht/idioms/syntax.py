@@ -214,9 +214,13 @@ class Symbols:
             return False
         base: Node | None = value
         offset = Poly.const(0)
-        if value.type == "binary_expression" and text(value.child_by_field_name("operator")) == "+":
-            base, offset = unparen(value.child_by_field_name("left")), self.poly(value.child_by_field_name("right"))
-        elif value.type == "pointer_expression" and text(value.child_by_field_name("operator")) == "&":
+        # `P + o1 + o2 - o3` parses as ((P + o1) + o2) - o3: walk down the left spine to P
+        while base is not None and base.type == "binary_expression" and \
+                text(base.child_by_field_name("operator")) in ("+", "-"):
+            right = self.poly(base.child_by_field_name("right"))
+            offset = offset + (right if text(base.child_by_field_name("operator")) == "+" else -right)
+            base = unparen(base.child_by_field_name("left"))
+        if base is value and value.type == "pointer_expression" and text(value.child_by_field_name("operator")) == "&":
             inner = unparen(value.child_by_field_name("argument"))
             if inner is None or inner.type != "subscript_expression":
                 return False

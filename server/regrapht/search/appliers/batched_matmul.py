@@ -23,7 +23,9 @@ from __future__ import annotations
 
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.batched_gemm import BatchedOperand, BatchedProduct, batched_product, substitute
+from regrapht.idioms.pointer_walks import indexed_pointer_walks
 from regrapht.idioms.pointwise import coefficient_of
+from regrapht.idioms.spelling import plain_spelling
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.source import KernelText, find_kernel
 from regrapht.spec.launch import LaunchConfig
@@ -57,6 +59,12 @@ class BatchedSmallMatmul:
         if kernel is None:
             return []
         product = batched_product(given.source, given.kernel, given.launch.grid, given.launch.block, given.constants)
+        walked = indexed_pointer_walks(given.source, given.kernel)
+        if product is None and walked != given.source:
+            # `acc += *pa++ * *pb; pb += N;`: the walks read as the subscripts they are (the body
+            # is replaced whole, so which reading found the product does not matter)
+            product = batched_product(plain_spelling(walked, given.kernel), given.kernel, given.launch.grid,
+                                      given.launch.block, given.constants)
         if product is None:
             return []
         size = 8 if product.element == "double" else 4
@@ -175,7 +183,7 @@ def _load(product: BatchedProduct, operand: BatchedOperand, tile: str, extent_na
     if stride is None or product.element_text != product.element:
         return generic  # not one run, or a template's element type: the vector type would be fixed
     t = product.element
-    vector, width = ("float4", 4) if t == "float" else ("double2", 2)
+    vector, width = {"float": ("float4", 4), "double": ("double2", 2), "int": ("int4", 4)}[t]
     lanes = ("x", "y", "z", "w")[:width]
     offset = operand.base - coefficient_of(operand.base, "b") * Poly.atom("b")  # type: ignore[operator]
     puts = "\n".join(f"                    put_bg(v_bg * {width} + {n}, q_bg.{lane});" for n, lane in enumerate(lanes))
