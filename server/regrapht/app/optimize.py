@@ -30,6 +30,7 @@ from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec, Spec, load_spec, parse_spec, spec_path_for
 
 if TYPE_CHECKING:  # the language server starts without the search engine, graph and evaluator
+    from regrapht.app.model_memory import KernelModelMemory
     from regrapht.app.resources import GpuResources
     from regrapht.graph import ReasoningGraph
     from regrapht.model.backend import ModelBackend
@@ -65,6 +66,9 @@ class OptimizeOptions:
     infer_spec: bool = False  # no spec given or beside the file: infer one (the editor) or fail
     require_device: bool = False  # no device: stop before searching ("no_gpu"), judge nothing
     time_limit_s: float | None = None  # stop the search after this long, keeping the best so far
+    # keep the model's outcomes per kernel in the cache dir and skip it where it kept failing
+    # (app/model_memory.py); False: neither read nor written
+    model_memory: bool = True
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,17 @@ class ModelCache:
             if self._model is None or self._config != config:
                 self._model, self._config = self._factory(config), config
             return self._model
+
+
+def _model_memory(request: OptimizeRequest, resources: GpuResources, model: ModelBackend) -> KernelModelMemory | None:
+    """The model's failure memory for this kernel in the shared cache dir (app/model_memory.py);
+    None for a model that is not a file (a test double)."""
+    from regrapht.app.model_memory import open_model_memory
+
+    path = getattr(model, "path", None)
+    if not isinstance(path, Path):
+        return None
+    return open_model_memory(resources.cache_dir, path, request.source, request.kernel)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -263,14 +278,17 @@ def run_optimize(
     if evaluator.gpu_name is None and options.require_device:
         return OptimizeOutcome("no_gpu", getattr(evaluator, "no_device_reason", "") or "no CUDA device present")
     model = None
+    memory = None
     if request.strategy in MODEL_STRATEGIES and options.use_model:
         note(f"loading the model ({options.model.path or 'embedded SmolLM2'})")
         model = (models or ModelCache()).get(options.model)
+        if options.model_memory:
+            memory = _model_memory(request, resources, model)
     search_options = replace(options.search, use_model=model is not None)
     result = optimize(
         request.source, request.kernel, wired.target, evaluator, model, wired.graph, request.strategy,
         request.budget, request.seed, cancel, progress, options=search_options, gpu_lock=evaluator.hold_gpu,
-        time_limit_s=options.time_limit_s, on_finish=on_finish,
+        time_limit_s=options.time_limit_s, on_finish=on_finish, model_memory=memory,
     )
     save_statistics(wired.graph, wired.overlay_path)
     kind: Literal["found", "nothing", "cancelled"] = (

@@ -27,6 +27,7 @@ class ReusedAnswers:
     def __init__(self, model: ModelBackend, clock: Callable[[], float]) -> None:
         self.model = model
         self.name = model.name
+        self.path = getattr(model, "path", None)  # the GGUF file, for the model failure memory
         self.device = model.device
         self._clock = clock
         self._lock = threading.Lock()

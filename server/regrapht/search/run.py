@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from regrapht.errors import InputError
 from regrapht.graph import ReasoningGraph
@@ -78,6 +79,19 @@ class Counters:
     faster: int = 0
 
 
+class ModelMemory(Protocol):
+    """What earlier searches of this kernel learnt of the model, per kind of call (kept by the
+    app layer: `regrapht.app.model_memory`)."""
+
+    def skip_reason(self, kind: str) -> str | None:
+        """Why the model should not be asked this kind of call for this kernel (None: ask it)."""
+        ...
+
+    def record(self, kind: str, correct: bool) -> None:
+        """One answer of `kind` was judged: correct (compiled and matched the original) or not."""
+        ...
+
+
 @dataclass
 class ModelUse:
     """How one kind of model call fared in one search: calls, time, and what the answers became
@@ -92,6 +106,7 @@ class ModelUse:
     failed: int = 0  # calls that could not be made: prompt over the context, model crashed or timed out
     failures_in_row: int = 0
     gave_up: bool = False
+    skipped: str = ""  # why this kind of call was not made at all (the model failure memory)
 
     def score(self, evaluation: Evaluation | None, before: float) -> None:
         """Count one answer's fate (`evaluation` None: it gave nothing to judge)."""
@@ -111,7 +126,7 @@ class ModelUse:
     def to_json(self) -> dict[str, object]:
         return {"calls": self.calls, "seconds": round(self.seconds, 3), "answered": self.answered,
                 "compiled": self.compiled, "correct": self.correct, "faster": self.faster,
-                "failed": self.failed, "gave_up": self.gave_up}
+                "failed": self.failed, "gave_up": self.gave_up, "skipped": self.skipped or None}
 
 
 _COMPILED = ("faster", "slower", "wrong", "crashed", "timeout", "unverified")
@@ -176,6 +191,7 @@ class SearchRun:
     first_faster_s: float | None = None  # seconds from `started` to the first verified faster candidate
     _chosen: str | None = None  # the technique the last "choose" call picked, until it is written
     _failures_logged: set[tuple[str, str]] = field(default_factory=set)  # (kind, reason) already logged
+    model_memory: ModelMemory | None = None  # earlier searches' outcomes of the model on this kernel
     _applier_rewrites: dict[tuple[str, LaunchConfig], list[list[Rewrite]]] = field(default_factory=dict)
 
     # ---- budget, cancellation, progress ----------------------------------------------------
@@ -372,13 +388,33 @@ class SearchRun:
         return found
 
     # ---- the model ---------------------------------------------------------------------------
-    def model_usable(self) -> bool:
-        """Whether the search may still ask the model for a kernel rewrite: there is one, it has
-        not kept failing on this kernel (`model_give_up`), and its time budget is not spent."""
-        use = self.model_use.get("rewrite")
+    def model_usable(self, kind: str = "rewrite") -> bool:
+        """Whether the search may still make a `kind` model call ("rewrite": write a technique):
+        there is a model, it has not kept failing in this search (`model_give_up`) or in earlier
+        searches of this kernel (the model failure memory), and its time budget is not spent."""
+        use = self.model_use.get(kind)
         budget = self.options.model_time_budget_s
         return (self.model is not None and self.options.use_model and not (use is not None and use.gave_up)
-                and (budget is None or self.model_seconds() < budget))
+                and (budget is None or self.model_seconds() < budget) and not self._remembered_failing(kind))
+
+    def _remembered_failing(self, kind: str) -> bool:
+        """Whether earlier searches of this kernel found the model failing at `kind` (logged and
+        reported in `model_calls` once)."""
+        reason = self.model_memory.skip_reason(kind) if self.model_memory is not None else None
+        if reason is None:
+            return False
+        use = self._use(kind)
+        if not use.skipped:
+            use.skipped = reason
+            logger.info("%s: not asking the model (%s): %s", self.kernel, kind, reason)
+        return True
+
+    def _score(self, kind: str, evaluation: Evaluation | None, before: float) -> None:
+        """Count one answer's fate in this search's `model_use` and in the failure memory (an
+        answer that could not be verified, for want of a device, tells neither)."""
+        self._use(kind).score(evaluation, before)
+        if self.model_memory is not None and not (evaluation is not None and evaluation.outcome == "unverified"):
+            self.model_memory.record(kind, evaluation is not None and evaluation.verified)
 
     def model_seconds(self) -> float:
         """Seconds this search has spent waiting for the model, all kinds of calls."""
@@ -404,23 +440,22 @@ class SearchRun:
         kernel: a few tokens under a GBNF grammar of the names that llama.cpp enforces; None if
         the model is not asked or answers something else."""
         kernel = find_kernel(state.source, self.kernel)
-        if (kernel is None or self.model is None or not self.model_usable() or not self.options.model_choice
-                or len(descriptions) < 2 or self.cancelled()):
+        if (kernel is None or self.model is None or not self.options.model_choice or len(descriptions) < 2
+                or not self.model_usable() or not self.model_usable("choose") or self.cancelled()):
             return None
         names = sorted(descriptions)
-        use = self._use("choose")
         self.report("generating", "model: choosing a technique")
         completion = self._call_model("choose", [choice_messages(kernel.text(state.source), descriptions)],
                                       max_tokens=24, temperature=0.0, seed=self.model_seed("choose", names),
                                       grammar=choice_grammar(names))
         if completion is None:
-            use.score(None, 1.0)
+            self._score("choose", None, 1.0)
             return None
         answer = completion.text.strip()
         logger.info("%s model choice among %s: %r (%.1f s)", self.kernel, ", ".join(names), answer,
                     completion.seconds or 0.0)
         if answer not in descriptions:
-            use.score(None, 1.0)
+            self._score("choose", None, 1.0)
             return None
         self._chosen = answer
         return answer
@@ -455,7 +490,7 @@ class SearchRun:
         judged = self._ask(prompts, state, (*state.techniques, technique), f"model: {technique}", "rewrite", prefill)
         if self._chosen == technique:
             self._chosen = None
-            self._use("choose").score(judged.evaluation if judged is not None else None, self.speedup_of(state))
+            self._score("choose", judged.evaluation if judged is not None else None, self.speedup_of(state))
         return judged
 
     def cot_rewrite(self, state: Candidate) -> Judged | None:
@@ -471,7 +506,7 @@ class SearchRun:
         if judged is None and self.cancelled():
             return None
         use = self._use(kind)
-        use.score(judged.evaluation if judged is not None else None, self.speedup_of(state))
+        self._score(kind, judged.evaluation if judged is not None else None, self.speedup_of(state))
         give_up = self.options.model_give_up
         if kind == "rewrite" and give_up > 0 and use.failures_in_row >= give_up and not use.gave_up:
             use.gave_up = True

@@ -80,8 +80,9 @@ def run_cot(session: SearchRun, graph: ReasoningGraph | None) -> None:
         return
     state = session.original
     stale = 0
-    # model_usable: within the search's model time budget (`model_time_budget_s`)
-    while not session.exhausted() and stale < STALE_ROUNDS and session.model_usable():
+    # model_usable: within the search's model time budget (`model_time_budget_s`), and not
+    # remembered failing at this kernel (the model failure memory)
+    while not session.exhausted() and stale < STALE_ROUNDS and session.model_usable("cot"):
         before = session.evaluated
         result = session.cot_rewrite(state)
         stale = stale + 1 if session.evaluated == before else 0

@@ -191,7 +191,8 @@ def test_the_model_is_not_asked_again_after_failing_on_this_kernel() -> None:
     assert rewrite.calls == 2 and rewrite.correct == 0 and rewrite.gave_up
     shown = dict(result.to_json()["model_calls"]["rewrite"])  # type: ignore[index]
     assert shown.pop("seconds") == pytest.approx(rewrite.seconds, abs=1e-3)
-    assert shown == {"calls": 2, "answered": 2, "compiled": 2, "correct": 0, "faster": 0, "failed": 0, "gave_up": True}
+    assert shown == {"calls": 2, "answered": 2, "compiled": 2, "correct": 0, "faster": 0, "failed": 0, "gave_up": True,
+                     "skipped": None}
 
 
 def test_the_model_picks_among_model_only_techniques_under_a_grammar() -> None:
