@@ -5,8 +5,8 @@
 cache dir (so the same GPU lock file), compiler and GPU worker as the Optimize workflow, so a
 validation on save never times kernels while a search does. One validation at a time.
 
-The validation engine (evaluator, numpy, msgpack caches) is imported by `run`, in the worker
-thread of the first validation: the language server does not load it to start.
+The validation engine (evaluator, numpy, msgpack caches) and the spec parser are imported by
+`run`, in the worker thread of the first validation: the language server does not load them to start.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 from regrapht.app.resources import GpuResources
 from regrapht.limits import DEFAULT_ARCH
-from regrapht.spec.model import load_spec, spec_path_for
 
 if TYPE_CHECKING:
     from regrapht.validate.background import FileValidation
@@ -33,6 +32,7 @@ class ValidationService:
             should_stop: Callable[[], bool] = lambda: False,
             on_step: Callable[[str], None] = lambda message: None) -> tuple[Path, FileValidation] | None:
         """The file's validation; None when it has no spec beside it (or is not a file)."""
+        from regrapht.spec.model import load_spec, spec_path_for
         from regrapht.validate.background import validate_file
 
         if path is None:

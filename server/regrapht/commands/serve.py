@@ -14,16 +14,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from regrapht.protocol import QuietParseErrors
-    from regrapht.server import create_server  # pygls is imported only when serving
+    # Start-up allocates only objects that live as long as the server (some 570 LSP classes, the
+    # converter, the features): collections during it free nothing but rescan the growing heap,
+    # on the path to the editor's "ready". None run until the server is built and frozen.
+    gc.disable()
+    try:
+        from regrapht.protocol import QuietParseErrors
+        from regrapht.server import create_server  # pygls is imported only when serving
 
-    logging.getLogger("regrapht").setLevel(logging.INFO)
-    logging.getLogger("pygls.server").addFilter(QuietParseErrors())
-    server, _state = create_server()
-    # A server holds large, long-lived immutable models: full collections rescanning them cost
-    # ~50 ms each (the p95 of diagnostics latency, bench/lsp_latency.py). Freeze what startup
-    # allocated and collect the old generation less often.
-    gc.freeze()
-    gc.set_threshold(20_000, 20, 20)
+        logging.getLogger("regrapht").setLevel(logging.INFO)
+        logging.getLogger("pygls.server").addFilter(QuietParseErrors())
+        server, _state = create_server()
+        # A server holds large, long-lived immutable models: full collections rescanning them cost
+        # ~50 ms each (the p95 of diagnostics latency, bench/lsp_latency.py). Freeze what startup
+        # allocated and collect the old generation less often.
+        gc.freeze()
+        gc.set_threshold(20_000, 20, 20)
+    finally:
+        gc.enable()
     server.start_io()
     return 0

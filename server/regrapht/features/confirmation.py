@@ -13,7 +13,6 @@ not at server start.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import os
 import threading
@@ -91,6 +90,8 @@ class ConfirmationService:
 
     def _facts(self, uri: str, lines: tuple[str, ...]) -> PtxFacts | None:
         """Background thread: nvcc (memoised by text, file and arch)."""
+        import hashlib  # here: OpenSSL's load is not needed to start the server
+
         compiler = self.compiler()
         if compiler is None:
             return None

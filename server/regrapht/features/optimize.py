@@ -12,24 +12,21 @@ offered: the user is told why.
 
 Only registration, thin handlers and `LspOptimizeEditor` (the controller's editor connection
 over pygls) live here: the workflow is `regrapht.app.controller.OptimizeController`, which
-tests drive directly; LSP types come from `regrapht.converters`.
+tests drive directly; LSP types come from `regrapht.converters`. The controller is built at the
+first Optimize command (`LazyController`), so the server starts without the workflow's modules.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
-from regrapht.app.controller import EditAnswer, EditSupport, OptimizeController, StartError
-from regrapht.app.jobs import Registry
-from regrapht.app.messages import action_title, edit_title, path_description
-from regrapht.app.resources import GpuResources
-from regrapht.app.result_edits import build_edit
+from regrapht.app.messages import action_title
 from regrapht.cards import kernel_at
 from regrapht.converters import (
     confirmed_workspace_edit,
@@ -51,6 +48,11 @@ from regrapht.features.progress import CancellableProgress
 from regrapht.state import Analysis, DocumentState, ServerState
 from regrapht.text import Position, Span, TextEdit
 
+if TYPE_CHECKING:  # the workflow (spec model, search options, jobs) loads at the first Optimize command
+    from regrapht.app.controller import EditAnswer, EditSupport, OptimizeController
+    from regrapht.app.jobs import Registry
+    from regrapht.app.resources import GpuResources
+
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
@@ -60,20 +62,24 @@ CANCEL_COMMAND = "regrapht.cancelOptimize"
 
 
 def provide_actions(
-    registry: Registry, document: DocumentState, analysis: Analysis, span: Span, document_changes: bool,
+    registry: Registry | None, document: DocumentState, analysis: Analysis, span: Span, document_changes: bool,
     encoding: str, annotations: bool,
 ) -> list[types.CodeAction]:
     """The code-action provider (worker thread): Optimize (or Cancel) for the kernel at `span`,
-    and Apply for a kept result (built against the analysed text, with its version)."""
+    and Apply for a kept result (built against the analysed text, with its version). No
+    registry: no search was started yet, so none runs and no result is kept."""
     kernel = kernel_at(analysis.model, span.start)
     if kernel is None:
         return []
-    running, kept = registry.status((document.uri, kernel))
+    running, kept = registry.status((document.uri, kernel)) if registry is not None else (False, None)
     command = CANCEL_COMMAND if running else OPTIMIZE_COMMAND
     actions = [refactor_command_action(action_title(kernel, running), command, {"uri": document.uri, "kernel": kernel})]
     best = kept.result.best if kept is not None else None
     if kept is None or best is None:
         return actions
+    from regrapht.app.messages import edit_title, path_description
+    from regrapht.app.result_edits import build_edit
+
     built = build_edit("\n".join(analysis.lines), kept.snapshot, kernel, best, kept.launch)
     if built.edits and not built.problems:
         title = edit_title(kernel, best.speedup, kept.result.gpu)
@@ -104,6 +110,8 @@ class LspOptimizeEditor:
         send_status(self.server, self.state, status, message)
 
     def edit_support(self) -> EditSupport:
+        from regrapht.app.controller import EditSupport  # loaded with the controller that calls this
+
         caps = edit_capabilities(self.server)
         return EditSupport(caps.apply_edit, caps.document_changes, caps.annotations)
 
@@ -113,19 +121,49 @@ class LspOptimizeEditor:
         edit = confirmed_workspace_edit(uri, version, edits, lines, self.state.encoding, title, description,
                                         document_changes=support.document_changes, annotations=support.annotations)
         answer = await self.server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=title))
+        from regrapht.app.controller import EditAnswer  # loaded with the controller that calls this
+
         return EditAnswer(answer.applied, answer.failure_reason)
 
     async def in_worker(self, function: Callable[..., T], *args: Any) -> T:
         return await in_worker(self.server, function, *args)
 
 
+def _load_workflow() -> None:
+    """In a worker thread: the Optimize workflow's modules, so their import does not block the loop."""
+    import regrapht.app.controller  # noqa: F401
+
+
+class LazyController:
+    """The server's one `OptimizeController`, built at the first Optimize command (the server
+    starts without the workflow's modules). `built` is None until then: no search has run."""
+
+    def __init__(self, server: LanguageServer, state: ServerState, resources: GpuResources) -> None:
+        self.server = server
+        self.state = state
+        self.resources = resources
+        self.built: OptimizeController | None = None
+
+    async def get(self) -> OptimizeController:
+        """On the loop."""
+        if self.built is None:
+            await in_worker(self.server, _load_workflow)
+            from regrapht.app.controller import OptimizeController
+
+            if self.built is None:  # another command may have built it while this one waited
+                self.built = OptimizeController(self.state, LspOptimizeEditor(self.server, self.state),
+                                                self.resources, file_path=file_path)
+        return self.built
+
+
 def register(server: LanguageServer, state: ServerState, resources: GpuResources) -> None:
-    controller = OptimizeController(state, LspOptimizeEditor(server, state), resources, file_path=file_path)
+    controller = LazyController(server, state, resources)
 
     def provider(document: DocumentState, analysis: Analysis, span: Span, document_changes: bool) -> list[Any]:
         annotations = edit_capabilities(server).annotations
-        return provide_actions(controller.registry, document, analysis, span, document_changes, state.encoding,
-                               annotations)
+        built = controller.built
+        return provide_actions(built.registry if built is not None else None, document, analysis, span,
+                               document_changes, state.encoding, annotations)
 
     state.code_action_providers.append(provider)
 
@@ -134,13 +172,15 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
         """Async, returns at once (`OptimizeController.start`)."""
         uri, kernel, position = kernel_or_position_argument(arguments)
         document = require_document(state, uri)
+        optimize = await controller.get()
+        from regrapht.app.controller import StartError
 
         def locate(lines: tuple[str, ...]) -> Position:
             assert position is not None
             return from_lsp_position(position, lines, state.encoding)
 
         try:
-            return await controller.start(document, kernel, locate if position is not None else None)
+            return await optimize.start(document, kernel, locate if position is not None else None)
         except StartError as error:
             raise JsonRpcInvalidParams(str(error)) from error
 
@@ -148,4 +188,5 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
     def cancel_optimize(*arguments: Any) -> dict[str, Any]:
         """Sync on the loop: sets the run's cancel flag (the worker stops at the next step)."""
         uri, kernel, _ = kernel_or_position_argument(arguments)
-        return {"cancelled": controller.cancel(uri, kernel or "")}
+        built = controller.built
+        return {"cancelled": built is not None and built.cancel(uri, kernel or "")}

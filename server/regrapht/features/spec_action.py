@@ -19,7 +19,6 @@ from pygls.uris import from_fs_path, to_fs_path
 from regrapht.converters import create_file_edit
 from regrapht.errors import InputError
 from regrapht.features.common import file_path, in_worker, kernel_argument, require_document
-from regrapht.spec.model import spec_path_for
 from regrapht.state import Analysis, DocumentState, ServerState
 from regrapht.text import Span
 
@@ -28,6 +27,8 @@ CREATE_SPEC_COMMAND = "regrapht.createSpec"
 
 def spec_uri(uri: str) -> tuple[str, Path] | None:
     """Where the spec of the file at `uri` goes; None for documents that are not files."""
+    from regrapht.spec.model import spec_path_for  # worker thread; the spec parser is not needed to start
+
     path = file_path(uri)
     if path is None:
         return None

@@ -1,18 +1,22 @@
 """What starting the language server imports: the editor waits on it ("server ready after
 initialize" <= 1 s, bench/lsp_latency.py). The parser and rules load in a worker right after
 "ready" (features/lifecycle.py warm-up); the GPU workflows' engines (compiler, GPU worker,
-evaluator, numpy), the search, the graph and the model load when first used. A module that
-starts importing one of them at module level puts its cost back into every editor start; this
-test names it. `regrapht analyze` likewise loads the parser and rules only (the compile stack
-only with --confirm). Each check runs in a fresh interpreter, so other tests' imports do not count.
+evaluator, numpy), the search, the graph and the model load when first used; so do the Optimize
+workflow (controller, jobs, spec parser: built at the first Optimize command) and the spec model
+(first validation, first spec code action). A module that starts importing one of them at module
+level puts its cost back into every editor start; this test names it. `regrapht analyze` likewise
+loads the parser and rules only (the compile stack only with --confirm). Each check runs in a
+fresh interpreter, so other tests' imports do not count.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +26,10 @@ HEAVY = (
     "regrapht.validate.compiler", "regrapht.validate.worker", "regrapht.validate.evaluator",
     "regrapht.validate.background", "regrapht.search.pipeline", "regrapht.graph", "regrapht.idioms",
     "regrapht.model", "tomllib",
+    # the Optimize workflow and the spec model: first Optimize command, validation or spec action
+    "regrapht.app.controller", "regrapht.app.jobs", "regrapht.app.optimize", "regrapht.app.result_edits",
+    "regrapht.spec.model", "regrapht.spec.expr", "regrapht.search.options", "regrapht.search.source",
+    "difflib", "hashlib",
 )
 HEAVY_FOR_ANALYZE = (
     "numpy", "networkx", "msgpack", "llama_cpp", "pycuda", "pygls", "lsprotocol", "regrapht.validate.compiler",
@@ -40,6 +48,72 @@ def loaded_after(code: str) -> set[str]:
 def test_creating_the_language_server_loads_none_of_the_heavy_modules() -> None:
     loaded = loaded_after("from regrapht.server import create_server\ncreate_server()")
     assert "regrapht.features.validation" in loaded and "regrapht.features.optimize" in loaded
+    assert sorted(m for m in HEAVY if m in loaded) == []
+
+
+# The real server over stdio, with the modules it has loaded written out when it reports "ready"
+# (the warm-up is started after that report): what `initialize` and `initialized` load counts too.
+READY_PROBE = """
+import json, sys
+import regrapht.features.lifecycle as lifecycle
+send_status = lifecycle.send_status
+def recording(server, state, status, message):
+    if status == "ready":
+        with open(sys.argv[1], "w") as out:
+            json.dump(sorted(sys.modules), out)
+    send_status(server, state, status, message)
+lifecycle.send_status = recording
+from regrapht.cli import main
+sys.exit(main(["serve"]))
+"""
+
+
+async def _exchange(stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader) -> list[dict[str, Any]]:
+    """initialize, initialized, the settings pulled, until "ready"; then shutdown and exit."""
+    def send(message: dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+    async def receive() -> dict[str, Any]:
+        length = 0
+        while (header := await stdout.readline()).strip():
+            if header.lower().startswith(b"content-length:"):
+                length = int(header.split(b":")[1])
+        assert length, "the server closed its output"
+        return json.loads(await stdout.readexactly(length))  # type: ignore[no-any-return]
+
+    capabilities = {"workspace": {"configuration": True}, "general": {"positionEncodings": ["utf-16"]}}
+    send({"id": 1, "method": "initialize", "params": {"processId": None, "rootUri": None, "capabilities": capabilities,
+                                                      "initializationOptions": {"settings": {"debounceMs": 0}}}})
+    received = [await receive()]
+    send({"method": "initialized", "params": {}})
+    while not (received[-1].get("method") == "regrapht/status" and received[-1]["params"]["state"] == "ready"):
+        received.append(await receive())
+        if received[-1].get("method") == "workspace/configuration":
+            send({"id": received[-1]["id"], "result": [{}] * len(received[-1]["params"]["items"])})
+    send({"id": 2, "method": "shutdown"})
+    while received[-1].get("id") != 2:
+        received.append(await receive())
+    send({"method": "exit"})
+    return received
+
+
+async def test_the_server_reports_ready_without_any_of_the_heavy_modules(tmp_path: Path) -> None:
+    loaded_file = tmp_path / "loaded.json"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", READY_PROBE, str(loaded_file), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL)
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        received = await asyncio.wait_for(_exchange(process.stdin, process.stdout), 120)
+        assert await asyncio.wait_for(process.wait(), 60) == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert "capabilities" in received[0]["result"]
+    loaded = set(json.loads(loaded_file.read_text()))
+    assert "regrapht.features.optimize" in loaded and "regrapht.settings" in loaded
     assert sorted(m for m in HEAVY if m in loaded) == []
 
 
