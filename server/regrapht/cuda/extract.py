@@ -169,6 +169,31 @@ def node_text(node: Node | None) -> str:
     return node.text.decode("utf-8", errors="replace")
 
 
+# Type names that are never variables in kernels: `(size_t) -x` stays a cast.
+_KNOWN_TYPE_NAMES = frozenset({"size_t", "ssize_t", "ptrdiff_t", "intptr_t", "uintptr_t", "int8_t", "int16_t",
+                               "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "uint", "ulong"})
+
+
+def ambiguous_cast(node: Node | None) -> bool:
+    """`(name) + x`, `(name) - x`, `(name) * x`, `(name) & x`: C++ reads a cast only when `name`
+    is a type, an addition (product, ...) when it is a variable, as macro expansions write it
+    (`((row) + (col) * (ld))`); tree-sitter cannot tell and always builds the cast, which loses
+    `name`. Readers of values treat such a node as unknown (`idioms/spelling.py` writes it
+    plainly when `name` is one of the kernel's variables)."""
+    if node is None or node.type != "cast_expression":
+        return False
+    type_node = node.child_by_field_name("type")
+    value = node.child_by_field_name("value")
+    if type_node is None or value is None or len(type_node.named_children) != 1:
+        return False
+    name = type_node.named_children[0]
+    if name.type != "type_identifier" or node_text(name) in _KNOWN_TYPE_NAMES:
+        return False
+    operator = node_text(value.child_by_field_name("operator")) if value.type in ("unary_expression",
+                                                                                  "pointer_expression") else ""
+    return operator in ("+", "-", "*", "&")
+
+
 def find_function_declarator(declarator: Node | None) -> Node | None:
     """The `function_declarator` under pointer/reference declarators (`float *f(...)`)."""
     while declarator is not None and declarator.type != "function_declarator":
@@ -436,6 +461,8 @@ class FunctionExtractor:
         if node_type in ("parenthesized_expression",) and node.named_child_count == 1:
             return self.poly(node.named_children[0], depth + 1)
         if node_type == "cast_expression":
+            if ambiguous_cast(node):
+                return self._opaque(node)
             return self.poly(node.child_by_field_name("value"), depth + 1)
         if node_type == "unary_expression":
             operator = node_text(node.child_by_field_name("operator"))
@@ -491,7 +518,7 @@ class FunctionExtractor:
         if node_type == "parenthesized_expression" and node.named_child_count == 1:
             return self.expr_type(node.named_children[0], depth + 1)
         if node_type == "cast_expression":
-            return arithmetic_type(node_text(node.child_by_field_name("type")))
+            return "" if ambiguous_cast(node) else arithmetic_type(node_text(node.child_by_field_name("type")))
         if node_type == "subscript_expression":
             base, _ = _subscript_chain(node)
             if base is not None and base.type == "identifier":

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 from tree_sitter import Node
 
+from regrapht.cuda.extract import ambiguous_cast
 from regrapht.idioms.syntax import call_args, call_name, condition_of, named_statements, text, unparen
 
 STEP_BUDGET = 400_000  # a few seconds at most; O(threads^2) combines of big blocks give up
@@ -200,6 +201,8 @@ class _Block:
             self.touch(name, index, env["@thread"], write=False)
             return array[index]
         if kind == "cast_expression":
+            if ambiguous_cast(node):
+                raise _Unknown("ambiguous cast")
             return self.value(node.child_by_field_name("value"), env)
         if kind == "conditional_expression":
             chosen = "consequence" if self.value(node.child_by_field_name("condition"), env) else "alternative"

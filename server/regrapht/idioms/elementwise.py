@@ -5,7 +5,8 @@ contiguous coordinate `f` (the x coordinate) moves by exactly one element per st
 (`x[i]`, `out[t * dim + d]`, `weight[tokens[t] * dim + d]`: the rest of the index may be anything
 that does not involve `f`, loaded or not), and every other access does not move with `f` at
 all (`tokens[t]`, a scalar table). Each array written is written once per point,
-unconditionally, at its one index. Then four consecutive points touch four consecutive elements
+unconditionally, at its one index (its reads may sit under a condition: `y[i] = y[i] < 0 ? 0 :
+y[i]`). Then four consecutive points touch four consecutive elements
 of each such array, which a rewrite can move as one 16-byte vector when they are aligned.
 """
 
@@ -61,8 +62,9 @@ def elementwise_map(kernel: PointKernel) -> ElementwiseMap | None:
         if len(writes) > 1 or any(w.conditional or w.conditions for w in writes):
             return None  # a lane could keep its old value: a vector store would overwrite it
         read = any(a.read for a in accesses)
-        if read and writes and any(a.conditional or a.conditions for a in accesses if not a.write):
-            return None
+        # Reads under a condition (`y[i] = y[i] < 0 ? 0 : y[i]`) of an array written here are fine:
+        # the unconditional write touches the same element at every point, so loading it as a
+        # vector is in bounds, and the reads see the registers as they saw memory.
         streams.append(Stream(array, kernel.pointers[array], tuple(accesses), read, bool(writes)))
     if not any(s.written for s in streams):
         return None

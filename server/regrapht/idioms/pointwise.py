@@ -24,7 +24,7 @@ from typing import NamedTuple
 from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly, exact_quotient, opaque_atom
-from regrapht.cuda.extract import int_literal, node_text
+from regrapht.cuda.extract import ambiguous_cast, int_literal, node_text
 from regrapht.cuda.parse import encode_source, make_parser
 from regrapht.idioms.syntax import walk
 
@@ -1025,7 +1025,7 @@ class _Builder:
             return self._opaque(node)
         if kind == "cast_expression":
             type_text = node_text(node.child_by_field_name("type"))
-            if "float" in type_text or "double" in type_text:
+            if "float" in type_text or "double" in type_text or ambiguous_cast(node):
                 return self._opaque(node)
             return self.poly(node.child_by_field_name("value"))
         if kind == "unary_expression":

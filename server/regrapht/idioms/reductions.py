@@ -8,7 +8,12 @@ contribution per element of a range [0, N):
   a grid-stride loop around it; the atomic may sit under a condition: `if (x[i] > 0)
   atomicAdd(count, 1)` counts);
 - per thread, over a grid-stride loop: `T acc = 0; for (i = gid; i < n; i += stride) acc += f(i);
-  atomicAdd(out, acc);`
+  atomicAdd(out, acc);` (or `while (i < n) { ...; i += stride; }` with `i` declared before), also
+  a maximum or minimum (`T m = S; ... if (f(i) > m) m = f(i); atomicMax(out, m);`, `m = max(m, e)`,
+  `m = e > m ? e : m`) from any thread-invariant start S of the atomic's type (combined once, as
+  the original combines it once per thread);
+- per thread, over one block: the same loops from `threadIdx.x` by `blockDim.x` (the applier
+  checks the launch has one block);
 - per thread, over a chunk: `for (k = 0; k < CH; k++) { int idx = tid * CH + k; if (idx < n)
   acc += f(idx); } atomicAdd(out, acc);` (covers [0, N) only when the launch has T threads with
   T * CH >= N: the applier checks that).
@@ -43,7 +48,7 @@ from regrapht.idioms.syntax import (
 from regrapht.idioms.threads import thread_mapping
 
 ATOMIC_OPS: dict[str, ReduceOp] = {"atomicAdd": "sum", "atomicMax": "max", "atomicMin": "min"}
-ReductionForm = Literal["per_element", "grid_stride", "chunked"]
+ReductionForm = Literal["per_element", "grid_stride", "block_stride", "chunked"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,7 @@ class FullReduction:
     value_type: str  # the pointee type of the target
     kept_prelude: tuple[Node, ...]  # thread-invariant declarations the statements need
     chunk: str | None = None  # chunked form: elements per thread, as written
+    start: Node | None = None  # a per-thread maximum's (minimum's) start, combined once like an element
 
 
 def full_reduction(kernel: KernelSyntax) -> FullReduction | None:
@@ -188,13 +194,13 @@ def _kept(prelude: tuple[Node, ...] | list[Node], work: list[Node], indices: set
 
 
 def _per_thread(kernel: KernelSyntax) -> FullReduction | None:
-    """The grid-stride and chunked per-thread forms (see the module docstring)."""
+    """The grid-stride, one-block and chunked per-thread forms (see the module docstring)."""
     statements = [s for s in kernel.statements() if s.type != "comment"]
     if len(statements) < 3:
         return None
     *head, loop, last = statements
     found = _atomic_call(last)
-    if found is None or found[1] is not None or loop.type != "for_statement":
+    if found is None or found[1] is not None or loop.type not in ("for_statement", "while_statement"):
         return None
     call, _ = found
     address, value = call_args(call)
@@ -202,74 +208,135 @@ def _per_thread(kernel: KernelSyntax) -> FullReduction | None:
     if accumulator is None or accumulator.type != "identifier" or not _pure_declarations(head):
         return None
     acc = text(accumulator)
+    op = ATOMIC_OPS[call_name(call)]
     symbols = Symbols(kernel.constants)
-    acc_declared = False
+    start: Node | None = None
+    types: dict[str, str] = {}
     for declaration in head:
         for declarator in declaration.children_by_field_name("declarator"):
             name = text(declarator.child_by_field_name("declarator"))
             init = declarator.child_by_field_name("value")
             symbols.define(name, init)
+            types[name] = " ".join(w for w in text(declaration.child_by_field_name("type")).split() if w != "const")
             if name == acc:
-                literal = unparen(init)
-                if literal is None or literal.type != "number_literal" or \
-                        text(literal).rstrip("fFuUlL").strip("0.") not in ("",):
-                    return None  # must start from zero
-                acc_declared = True
-    if not acc_declared:
+                if start is not None:
+                    return None
+                start = init
+    if start is None:
         return None
     target = _target(kernel, symbols, address)
-    if target is None:
+    if target is None or not _identity_start(op, start, types[acc], target[1]):
         return None
-    op = ATOMIC_OPS[call_name(call)]
-    if op != "sum":
-        return None  # a per-thread maximum starting at 0 is not an identity start
-    init = loop.child_by_field_name("initializer")
-    if init is None or init.type != "declaration":
+    walked = _thread_loop(loop, symbols, types)
+    if walked is None:
+        return _chunked(kernel, symbols, head, loop, acc, call, address, target) if op == "sum" else None
+    var, var_type, first, step, bound, body = walked
+    if first == GLOBAL_X and step == GRID_THREADS_X:
+        form: ReductionForm = "grid_stride"
+    elif first == Poly.atom("threadIdx.x") and step == Poly.atom("blockDim.x"):
+        form = "block_stride"  # one block's threads stride over the array: the applier checks the grid is 1
+    else:
         return None
-    declarators = init.children_by_field_name("declarator")
-    if len(declarators) != 1 or declarators[0].type != "init_declarator":
+    if any(_assigns(statement, var) for statement in body):
         return None
-    var = text(declarators[0].child_by_field_name("declarator"))
-    var_type = " ".join(text(init.child_by_field_name("type")).split())
-    start = symbols.poly(declarators[0].child_by_field_name("value"))
+    parts = _accumulating(body, acc, op)
+    if parts is None:
+        return None
+    decls, guard, contribution = parts
+    if not _thread_free([*decls, contribution] + ([guard] if guard is not None else [])):
+        return None
+    kept = _kept(head, [*decls, contribution, *([] if op == "sum" else [start])], {var, acc})
+    if kept is None:
+        return None
+    return FullReduction(kernel, form, var, var_type, " ".join(text(bound).split()), tuple(decls), guard,
+                         contribution, op, call_name(call), address, target[0], target[1], kept,
+                         start=None if op == "sum" else start)
+
+
+def _identity_start(op: ReduceOp, start: Node | None, acc_type: str, value_type: str) -> bool:
+    """Whether a thread's private accumulator starting at `start` combines into the address as
+    the elements alone would: a sum from zero (each thread adds its start once), or a maximum or
+    minimum from any thread-invariant value of the atomic's own type (idempotent: the start
+    counts once however many threads combine it, and the rewrite starts from it too)."""
+    literal = unparen(start)
+    if op == "sum":
+        return literal is not None and literal.type == "number_literal" and \
+            text(literal).rstrip("fFuUlL").strip("0.") == ""
+    return start is not None and acc_type == value_type and is_pure(start) and _thread_free([start])
+
+
+def _thread_loop(loop: Node, symbols: Symbols, types: dict[str, str]) -> tuple[str, str, Poly, Poly, Node, list[Node]] \
+        | None:
+    """(variable, its type, first value, step, bound, body) of `for (T v = F; v < B; v += S)` or of
+    `while (v < B) { ...; v += S; }` with `T v = F;` declared before (the body without the step)."""
     condition = unparen(loop.child_by_field_name("condition"))
-    update = unparen(loop.child_by_field_name("update"))
-    if condition is None or condition.type != "binary_expression" or text(condition.child_by_field_name("operator")) != "<" \
-            or text(unparen(condition.child_by_field_name("left"))) != var or update is None:
+    if loop.type == "while_statement":
+        condition = unparen(condition_of(loop))
+    if condition is None or condition.type != "binary_expression" or text(condition.child_by_field_name("operator")) != "<":
         return None
+    var = text(unparen(condition.child_by_field_name("left")))
     bound = condition.child_by_field_name("right")
     if bound is None or symbols.poly(bound).thread_dependent or symbols.poly(bound).memory_dependent:
         return None
     body = named_statements(loop.child_by_field_name("body"))
-    if start == GLOBAL_X and update.type == "assignment_expression" and \
-            text(update.child_by_field_name("left")) == var and text(update.child_by_field_name("operator")) == "+=" \
-            and symbols.poly(update.child_by_field_name("right")) == GRID_THREADS_X:
-        parts = _accumulating(body, acc)
-        if parts is None:
+    if loop.type == "for_statement":
+        init = loop.child_by_field_name("initializer")
+        if init is None or init.type != "declaration":
             return None
-        decls, guard, contribution = parts
-        if not _thread_free([*decls, contribution] + ([guard] if guard is not None else [])):
+        declarators = init.children_by_field_name("declarator")
+        if len(declarators) != 1 or declarators[0].type != "init_declarator" or \
+                text(declarators[0].child_by_field_name("declarator")) != var:
             return None
-        kept = _kept(head, [*decls, contribution], {var, acc})
-        if kept is None:
+        var_type = " ".join(text(init.child_by_field_name("type")).split())
+        first = symbols.poly(declarators[0].child_by_field_name("value"))
+        update = unparen(loop.child_by_field_name("update"))
+    else:
+        if var not in types or not body or body[-1].type != "expression_statement" or not body[-1].named_children:
             return None
-        return FullReduction(kernel, "grid_stride", var, var_type, " ".join(text(bound).split()), tuple(decls), guard,
-                             contribution, op, call_name(call), address, target[0], target[1], kept)
-    return _chunked(kernel, symbols, head, loop, var, bound, body, acc, call, address, target)
+        known = symbols.env.get(var)
+        if known is None:
+            return None
+        var_type, first = types[var], known
+        update = unparen(body[-1].named_children[0])
+        body = body[:-1]
+    if update is None or update.type != "assignment_expression" or text(update.child_by_field_name("left")) != var or \
+            text(update.child_by_field_name("operator")) != "+=":
+        return None
+    return var, var_type, first, symbols.poly(update.child_by_field_name("right")), bound, body
 
 
-def _accumulating(body: list[Node], acc: str) -> tuple[list[Node], Node | None, Node] | None:
-    """(declarations, condition, contribution) of a loop body `decls; [if (c)] acc += e;`."""
+def _assigns(statement: Node, name: str) -> bool:
+    return any(n.type in ("assignment_expression", "update_expression") and
+               text(unparen(n.child_by_field_name("left") or n.child_by_field_name("argument"))) == name
+               for n in walk(statement))
+
+
+_COMBINE_CALLS: dict[str, ReduceOp] = {"max": "max", "min": "min", "fmaxf": "max", "fminf": "min", "fmax": "max",
+                                       "fmin": "min", "llmax": "max", "llmin": "min", "umax": "max", "umin": "min"}
+_PICKS_GREATER = {">": True, ">=": True, "<": False, "<=": False}
+
+
+def _accumulating(body: list[Node], acc: str, op: ReduceOp = "sum") -> tuple[list[Node], Node | None, Node] | None:
+    """(declarations, condition, contribution) of a loop body `decls; [if (c)] acc += e;`, or for
+    a maximum (minimum) `decls; acc = max(acc, e);` / `if (e > acc) acc = e;` /
+    `acc = e > acc ? e : acc;` (and the mirrored spellings)."""
     if not body:
         return None
     *decls, last = body
+    if not _pure_declarations(decls):
+        return None
+    if op != "sum":
+        contribution = _combined(last, acc, op)
+        if contribution is None or acc in identifiers(contribution) or not is_pure(contribution):
+            return None
+        return decls, None, contribution
     guard = None
     if last.type == "if_statement" and last.child_by_field_name("alternative") is None:
         inner = named_statements(last.child_by_field_name("consequence"))
         if len(inner) != 1:
             return None
         guard, last = condition_of(last), inner[0]
-    if last.type != "expression_statement" or not last.named_children or not _pure_declarations(decls):
+    if last.type != "expression_statement" or not last.named_children:
         return None
     update = unparen(last.named_children[0])
     if update is None or update.type != "assignment_expression" or text(update.child_by_field_name("left")) != acc:
@@ -289,14 +356,86 @@ def _accumulating(body: list[Node], acc: str) -> tuple[list[Node], Node | None, 
     return decls, guard, right
 
 
-def _chunked(kernel: KernelSyntax, symbols: Symbols, head: list[Node], loop: Node, var: str, bound: Node,
-             body: list[Node], acc: str, call: Node, address: Node, target: tuple[str, str]) -> FullReduction | None:
+def _combined(statement: Node, acc: str, op: ReduceOp) -> Node | None:
+    """The value `e` a statement folds into `acc` with `op` (max or min), or None."""
+    if statement.type == "if_statement" and statement.child_by_field_name("alternative") is None:
+        inner = named_statements(statement.child_by_field_name("consequence"))
+        assigned = _assigned_value(inner[0], acc) if len(inner) == 1 else None
+        return assigned if assigned is not None and _keeps(condition_of(statement), assigned, acc) == op else None
+    if statement.type != "expression_statement" or not statement.named_children:
+        return None
+    value = _assigned_value(statement, acc)
+    if value is None:
+        return None
+    if value.type == "call_expression" and _COMBINE_CALLS.get(call_name(value)) == op and len(call_args(value)) == 2:
+        first, second = (unparen(a) for a in call_args(value))
+        if first is not None and text(first) == acc:
+            return second
+        return first if second is not None and text(second) == acc else None
+    if value.type == "conditional_expression":
+        yes, no = unparen(value.child_by_field_name("consequence")), unparen(value.child_by_field_name("alternative"))
+        if yes is None or no is None:
+            return None
+        if text(no) == acc and _keeps(value.child_by_field_name("condition"), yes, acc) == op:
+            return yes
+        if text(yes) == acc and _keeps(value.child_by_field_name("condition"), no, acc) == _other(op):
+            return no
+    return None
+
+
+def _assigned_value(statement: Node, acc: str) -> Node | None:
+    """`e` of the statement `acc = e;`."""
+    if statement.type != "expression_statement" or not statement.named_children:
+        return None
+    update = unparen(statement.named_children[0])
+    if update is None or update.type != "assignment_expression" or text(update.child_by_field_name("operator")) != "=" \
+            or text(unparen(update.child_by_field_name("left"))) != acc:
+        return None
+    return unparen(update.child_by_field_name("right"))
+
+
+def _keeps(condition: Node | None, value: Node, acc: str) -> ReduceOp | None:
+    """Which of max/min taking `value` where `condition` holds computes: `value > acc` (or
+    `acc < value`, with or without `=`) keeps the greater, `value < acc` the smaller."""
+    condition = unparen(condition)
+    if condition is None or condition.type != "binary_expression":
+        return None
+    operator = text(condition.child_by_field_name("operator"))
+    left, right = (text(unparen(condition.child_by_field_name(f))) for f in ("left", "right"))
+    if operator not in _PICKS_GREATER:
+        return None
+    if left == text(value) and right == acc:
+        greater = _PICKS_GREATER[operator]
+    elif left == acc and right == text(value):
+        greater = not _PICKS_GREATER[operator]
+    else:
+        return None
+    return "max" if greater else "min"
+
+
+def _other(op: ReduceOp) -> ReduceOp:
+    return "min" if op == "max" else "max"
+
+
+def _chunked(kernel: KernelSyntax, symbols: Symbols, head: list[Node], loop: Node, acc: str, call: Node,
+             address: Node, target: tuple[str, str]) -> FullReduction | None:
     """`for (k = 0; k < CH; k++) { int idx = tid * CH + k; if (idx < n) acc += f(idx); }`."""
     init = loop.child_by_field_name("initializer")
-    declarators = init.children_by_field_name("declarator") if init is not None else []
-    update = unparen(loop.child_by_field_name("update"))
-    if not declarators or symbols.poly(declarators[0].child_by_field_name("value")).constant != 0 or update is None:
+    condition = unparen(loop.child_by_field_name("condition"))
+    if loop.type != "for_statement" or init is None or init.type != "declaration" or condition is None or \
+            condition.type != "binary_expression" or text(condition.child_by_field_name("operator")) != "<":
         return None
+    declarators = init.children_by_field_name("declarator")
+    update = unparen(loop.child_by_field_name("update"))
+    if len(declarators) != 1 or declarators[0].type != "init_declarator" or update is None or \
+            symbols.poly(declarators[0].child_by_field_name("value")).constant != 0:
+        return None
+    var = text(declarators[0].child_by_field_name("declarator"))
+    bound = condition.child_by_field_name("right")
+    if text(unparen(condition.child_by_field_name("left"))) != var or bound is None or \
+            symbols.poly(bound).thread_dependent or symbols.poly(bound).memory_dependent:
+        return None
+    body = named_statements(loop.child_by_field_name("body"))
     if not (update.type == "update_expression" and text(update.child_by_field_name("argument")) == var):
         return None
     chunk = symbols.poly(bound)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly
+from regrapht.cuda.extract import ambiguous_cast
 from regrapht.idioms.access import accesses, is_pure
 from regrapht.idioms.items import ItemLoop, SingleThread, scan_loop, single_thread_work
 from regrapht.idioms.syntax import (
@@ -649,6 +650,8 @@ def _compiled(node: Node | None) -> Evaluator:
         name = "".join(text(node).split())
         return lambda env: env.get(name)
     if kind == "cast_expression":
+        if ambiguous_cast(node):
+            return lambda env: None
         return _compiled(node.child_by_field_name("value"))
     if kind == "conditional_expression":
         test = _compiled(node.child_by_field_name("condition"))

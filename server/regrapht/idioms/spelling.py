@@ -2,8 +2,14 @@
 
 `plain_spelling(source, kernel)` returns the source with, inside the kernel,
 
+- object-like macros that stand for an expression (`#define GID (blockIdx.x * blockDim.x +
+  threadIdx.x)`) expanded where the kernel uses them as a name (integer ones are constants
+  already);
 - function-like macros expanded (`#define AT(p, i) ((p)[(i)])`: `AT(in, i)` -> `((in)[(i)])`),
   as the preprocessor would (each parameter token replaced by its argument);
+- a parenthesised variable before `+ - * &` (`((row) + (col) * (ld))`, as macros expand) written
+  without its parentheses: C++ reads an addition there, tree-sitter a cast (`cuda/extract.py:
+  ambiguous_cast`);
 - calls of one-line `__device__` helpers (`{ return a + b; }`) inlined, when every argument is
   pure (evaluating it twice or not at all changes nothing);
 - functional casts to a template parameter (`T(0)`) written as `static_cast<T>(0)`;
@@ -35,6 +41,7 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
+from regrapht.cuda.extract import ambiguous_cast, declarator_name
 from regrapht.cuda.parse import make_parser
 from regrapht.idioms.access import is_pure
 from regrapht.idioms.syntax import (
@@ -54,8 +61,8 @@ UP = "walk_up"  # the counting-up counter (renamed when the kernel uses the name
 
 
 def plain_spelling(source: str, kernel: str) -> str:
-    for step in (_expand_macros, _inline_helpers, _inline_bodies, _functional_casts, _do_while, _counted_while,
-                 _count_up, _deref_subscripts):
+    for step in (_expand_object_macros, _expand_macros, _variable_parentheses, _inline_helpers, _inline_bodies,
+                 _functional_casts, _do_while, _counted_while, _count_up, _deref_subscripts):
         syntax = kernel_syntax(source, kernel)
         if syntax is None:
             return source
@@ -125,6 +132,41 @@ def _definitions(syntax: KernelSyntax) -> tuple[dict[str, tuple[list[str], str]]
     return macros, helpers
 
 
+def _object_macros(syntax: KernelSyntax) -> dict[str, str]:
+    """The object-like macros defined once before the kernel and never undefined, with their values
+    expanded (other such macros inside a value are replaced, as the preprocessor rescans)."""
+    tree = make_parser().parse(syntax.source)
+    values: dict[str, str] = {}
+    dropped: set[str] = set()
+    for node in walk(tree.root_node):
+        if node.type == "preproc_def":
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if name is None:
+                continue
+            if node.start_byte > syntax.function.start_byte:
+                dropped.add(text(name))  # defined after the kernel: not in effect there
+                continue
+            if text(name) in values or value is None or "#" in text(value) or not text(value).strip():
+                dropped.add(text(name))
+            values[text(name)] = text(value).strip()
+        elif node.type == "preproc_call" and text(node.child_by_field_name("directive")) == "#undef":
+            dropped.add(text(node.child_by_field_name("argument")).strip())
+    macros = {name: value for name, value in values.items() if name not in dropped}
+    for _ in range(8):  # rescans of values that name other macros (a macro is not expanded inside itself)
+        expanded = {name: re.sub(r"\b[A-Za-z_]\w*\b", _replacer({k: v for k, v in macros.items() if k != name}), value)
+                    for name, value in macros.items()}
+        if expanded == macros:
+            break
+        macros = expanded
+    return macros
+
+
+def _expand_object_macros(syntax: KernelSyntax) -> Edits:
+    macros = {name: value for name, value in _object_macros(syntax).items() if name not in syntax.constants}
+    return [(node.start_byte, node.end_byte, macros[text(node)]) for node in walk(syntax.body)
+            if node.type == "identifier" and text(node) in macros]
+
+
 def _expand_macros(syntax: KernelSyntax) -> Edits:
     macros, _ = _definitions(syntax)
     edits: Edits = []
@@ -142,6 +184,25 @@ def _expand_macros(syntax: KernelSyntax) -> Edits:
 
 def _replacer(values: dict[str, str]) -> Callable[[re.Match[str]], str]:
     return lambda match: values.get(match.group(0), match.group(0))
+
+
+def _variable_parentheses(syntax: KernelSyntax) -> Edits:
+    """`(row) + x` where `row` is a parameter or local of the kernel: `row + x` (not a cast)."""
+    variables = {p.name for p in syntax.params}
+    for node in walk(syntax.body):
+        if node.type == "declaration":
+            for declarator in node.children_by_field_name("declarator"):
+                name = declarator_name(declarator)
+                if name is not None:
+                    variables.add(text(name))
+    edits: Edits = []
+    for node in walk(syntax.body):
+        value = node.child_by_field_name("value") if node.type == "cast_expression" else None
+        if value is not None and ambiguous_cast(node):
+            variable = text(node.child_by_field_name("type"))
+            if variable in variables and variable not in syntax.template_parameters:
+                edits.append((node.start_byte, value.start_byte, variable + " "))
+    return edits
 
 
 def _inline_helpers(syntax: KernelSyntax) -> Edits:

@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly, opaque_atom
-from regrapht.cuda.extract import declarator_name, find_function_declarator, int_literal, node_text
+from regrapht.cuda.extract import (
+    ambiguous_cast,
+    declarator_name,
+    find_function_declarator,
+    int_literal,
+    node_text,
+)
 from regrapht.cuda.parse import encode_source, make_parser, parse_source
 
 BUILTINS = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
@@ -276,6 +282,8 @@ class Symbols:
                 return Poly.atom(f"{text(argument)}.{text(node.child_by_field_name('field'))}")
             return self._opaque(node)
         if kind == "cast_expression":
+            if ambiguous_cast(node):
+                return self._opaque(node)
             return self.poly(node.child_by_field_name("value"), depth + 1)
         if kind == "call_expression" and call_name(node) in ("static_cast", "int", "long", "size_t"):
             args = call_args(node)

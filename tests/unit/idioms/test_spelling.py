@@ -120,3 +120,40 @@ def test_near_misses_behind_a_spelling_are_not_rewritten(case: str, old: str, ne
     assert old in given.source
     changed = ApplierInput(given.source.replace(old, new), given.kernel, given.launch, given.constants, given.device)
     assert all(BY_NAME[name].apply(changed) == [] for name in expected)
+
+
+def test_a_parenthesised_variable_before_an_operator_is_an_operand_not_a_cast() -> None:
+    from regrapht.idioms.syntax import Symbols, kernel_syntax, walk
+
+    source = """#define CM(i, j, ld) ((i) + (j) * (ld))
+typedef long idx_t;
+__global__ void k(const float *A, float *y, int lda, int n) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    float t = 0.f;
+    for (int col = 0; col < n; col++) t += A[CM(row, col, lda)] + (float)(idx_t) -col;
+    y[row] = t;
+}"""
+    plain = _body(plain_spelling(source, "k"))
+    # C++ reads `(row) + (col) * (lda)` as a sum (row is a variable); a typedef's cast stays a cast
+    assert "A[(row + (col) * (lda))]" in plain and "(idx_t) -col" in plain
+    # read as written, tree-sitter builds the cast `(row)(+col) * lda`: its value is unknown, not `col * lda`
+    syntax = kernel_syntax(source.replace("CM(row, col, lda)", "(row) + col * lda"), "k")
+    assert syntax is not None
+    index = next(n for n in walk(syntax.body) if n.type == "subscript_argument_list")
+    poly = Symbols(syntax.constants).poly(index.named_children[0])
+    assert "row" in " ".join(poly.atoms()) or any(a.startswith("~") for a in poly.atoms())
+
+
+def test_object_like_macros_for_expressions_are_expanded_where_in_effect() -> None:
+    source = """#define GID (blockIdx.x * blockDim.x + threadIdx.x)
+#define STRIDE_ALL (gridDim.x * blockDim.x)
+#define TWICE (2 * STRIDE_ALL)
+#define N 64
+__global__ void k(float *y, float scale) { int i = GID; y[i] = scale * N + TWICE; }
+#define scale (3.0f)
+"""
+    plain = _body(plain_spelling(source, "k"))
+    # expanded as the preprocessor would (values rescanned); integer ones stay constants; a
+    # macro defined after the kernel is not in effect in it
+    assert "int i = (blockIdx.x * blockDim.x + threadIdx.x);" in plain
+    assert "y[i] = scale * N + (2 * (gridDim.x * blockDim.x));" in plain

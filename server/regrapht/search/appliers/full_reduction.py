@@ -56,6 +56,8 @@ def covers(given: ApplierInput, found: FullReduction) -> bool:
         return False
     if found.form == "grid_stride":
         return True
+    if found.form == "block_stride":
+        return value_of(given.launch.grid[0], given) == 1  # one block strides over the whole array
     factors = (given.launch.grid[0], given.launch.block[0])
     macros = found.kernel.constants
     if found.form == "chunked":
@@ -80,6 +82,8 @@ def _identity(found: FullReduction) -> str:
     value_type = found.value_type
     if found.op == "sum":
         return f"({value_type})0"
+    if found.start is not None:
+        return f"({value_type})({text(found.start)})"  # the original's per-thread start, combined once
     limit = "lowest" if found.op == "max" else "max"
     return f"::cuda::std::numeric_limits<{value_type}>::{limit}()"
 
