@@ -2,8 +2,8 @@
 
 Every strategy generates candidates and has them evaluated through a `SearchRun`, so that budget
 accounting (one unit per candidate judged: evaluated by the evaluator or rejected before it),
-token counts, progress reports, cancellation and the "fastest verified so far" rule are the same
-for all of them. Applying one technique to one code state (`apply_technique`) is also here: the
+token counts, progress reports, cancellation, the "fastest verified so far" the search builds on
+and the answer it offers (`answer`: search/answer.py) are the same for all of them. Applying one technique to one code state (`apply_technique`) is also here: the
 deterministic applier's rewrites and the model's rewrite are all judged and the best one wins.
 The model is asked only for a technique no applier can do here (unless
 `model_after_applier_gain`): a small model's answer rarely wins, takes seconds, and must never
@@ -26,6 +26,7 @@ from typing import Protocol
 from regrapht.errors import InputError
 from regrapht.graph import ReasoningGraph
 from regrapht.model.backend import ChatMessage, Completion, MeasuresPrompts, ModelBackend
+from regrapht.search.answer import choose_answer
 from regrapht.search.appliers import APPLIERS, Applier, ApplierInput, DeviceLimits, Rewrite, rewrites_of
 from regrapht.search.options import SearchOptions
 from regrapht.search.prompt import (
@@ -179,7 +180,8 @@ class SearchRun:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     evaluated: int = 0
-    best: Judged | None = None
+    best: Judged | None = None  # the fastest verified candidate: what the search builds on
+    verified_faster: list[Judged] = field(default_factory=list)  # every verified faster candidate, in order
     history: dict[Candidate, StepRecord] = field(default_factory=dict)
     parents: dict[Candidate, Candidate] = field(default_factory=dict)  # step result -> the code it rewrote
     _cache: dict[tuple[str, LaunchConfig], Evaluation] = field(default_factory=dict)
@@ -272,6 +274,7 @@ class SearchRun:
             self.counters.correct += 1
         if evaluation.outcome == "faster":
             self.counters.faster += 1
+            self.verified_faster.append(Judged(candidate, evaluation, reward_of(evaluation), note))
             if self.best is None or (evaluation.speedup or 0.0) > (self.best.evaluation.speedup or 0.0):
                 self.best = Judged(candidate, evaluation, reward_of(evaluation), "")
                 if self.first_faster_s is None and self.started is not None:
@@ -356,6 +359,11 @@ class SearchRun:
                 chains.append(chain[::-1])
         return chains
 
+    def answer(self) -> Judged | None:
+        """What the search offers: the simplest verified faster candidate within the timing
+        noise of the fastest (`search/answer.py`, the one rule for every strategy)."""
+        return choose_answer(self.verified_faster)
+
     def path_of(self, candidate: Candidate) -> list[StepRecord]:
         """The steps that produced `candidate`, each with the speedup measured after it."""
         steps: list[StepRecord] = []
@@ -363,6 +371,10 @@ class SearchRun:
             prefix = candidate.techniques[:i]
             match = next((r for c, r in self.history.items() if c.techniques == prefix and
                           (i < len(candidate.techniques) or c == candidate)), None)
+            if match is None and i == len(candidate.techniques):  # a variant that did not win its step
+                judged = next((j for j in self.verified_faster if j.candidate == candidate), None)
+                if judged is not None:
+                    match = StepRecord(prefix[-1], judged.note, judged.evaluation.speedup)
             steps.append(match or StepRecord(prefix[-1], "", None))
         return steps
 
