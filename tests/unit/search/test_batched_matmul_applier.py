@@ -297,7 +297,9 @@ def test_batched_products_written_differently_are_rewritten(case: str) -> None:
     rewrites = _rewrites(case)
     assert rewrites, case
     assert all("__syncthreads();  // the tiles are refilled" in r.source for r in rewrites)
-    assert all(r.launch.block == ("256",) for r in rewrites)
+    # 256 threads per group of matrices; a block that holds one matrix has whole warps for its outputs
+    assert all(r.launch.block == ("256",) if "per block in shared" in r.note else
+               int(r.launch.block[0]) % 32 == 0 and 32 <= int(r.launch.block[0]) <= 256 for r in rewrites)
     assert "outputs per thread" in rewrites[0].note
 
 
@@ -324,7 +326,9 @@ def test_a_batch_counted_only_by_the_launch_keeps_that_grid_axis() -> None:
     sees, threadIdx used straight in the subscripts: one matrix per block, grid z kept."""
     source, name, launch, constants = MATCHES["raw_threadidx_launch_batch"]
     rewrites = BatchedSmallMatmul().apply(ApplierInput(source, name, launch, constants, H200_LIKE))
-    assert rewrites and all(r.launch.grid == ("1", "1", "batch") and r.launch.block == ("256",) for r in rewrites)
+    assert rewrites and all(r.launch.grid == ("1", "1", "batch") for r in rewrites)
+    # 16x16 outputs: 4x1 per thread is 64 threads, 2x1 128, 1x1 256 (whole warps, never more than 256)
+    assert [r.launch.block for r in rewrites] == [("64",), ("128",), ("256",)]
     assert "const long long batch_bg = gridDim.z;" in rewrites[0].source
     assert "tid_bg = (int)((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x)" in rewrites[0].source
     # two blocks per matrix along x would repeat the work: not this shape
@@ -342,7 +346,8 @@ def test_template_sizes_fold_and_runtime_sizes_keep_a_fallback() -> None:
     [first, *_] = _rewrites("template_block_per_matrix")
     assert "constexpr int m_bg = (D)" in first.source and "tiles_bg[group_bg * per_bg" in first.source
     [runtime, *_] = _rewrites("flat_id_double_alpha_beta_bt")
-    assert "const int m_bg = (M)" in runtime.source and "double tiles_bg[4096]" in runtime.source
+    # the spec's group (3 of 24x20x12: 3 * 564 doubles), not the whole budget: residency stays thread-bound
+    assert "const int m_bg = (M)" in runtime.source and "double tiles_bg[1692]" in runtime.source
     assert "if (group_bg == 0)" in runtime.source
 
 
@@ -478,3 +483,50 @@ def test_red_team_rewrites_compute_what_the_original_does_on_the_cpu(case: str, 
         where.mkdir()
         assert same_outputs(source, spec, rewrite.source, rewrite.launch, REDTEAM_SIZES[case], where,
                             int_scale=8) < 1e-4, rewrite.note
+
+
+SHAPE_KERNEL = """
+__global__ void bmm_any(const {t} *A, const {t} *B, {t} *C, int batch, int M, int N, int K) {{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int b = t / (M * N), i = t / N % M, j = t % N;
+    if (b >= batch) return;
+    {t} acc = 0;
+    for (int k = 0; k < K; ++k) acc += A[(b * M + i) * K + k] * B[(b * K + k) * N + j];
+    C[(b * M + i) * N + j] = acc;
+}}
+"""
+NARROW_GPU = DeviceLimits(sms=40, max_threads_per_sm=1024, max_threads_per_block=128, shared_bytes_per_block=32 * 1024)
+
+
+@pytest.mark.parametrize("device", [H200_LIKE, SMALL_GPU, NARROW_GPU], ids=["h200", "small", "narrow"])
+@pytest.mark.parametrize("element", ["float", "double"])
+def test_launch_and_tiling_across_small_shapes_follow_the_device(device: DeviceLimits, element: str) -> None:
+    """M, N, K in 4..64 (odd, non-square), batch 1..100000: every choice stays inside the
+    device's limits (threads per block, shared memory per block), every thread of a block has
+    outputs unless shared memory caps the group, and the grid is one block per group up to
+    eight waves of the device's resident blocks."""
+    size = 8 if element == "double" else 4
+    source = SHAPE_KERNEL.format(t=element)
+    launch = LaunchConfig(("(batch * M * N + 255) / 256",), ("256",))
+    extents = (4, 7, 16, 33, 64)
+    for m in extents:
+        for n in extents:
+            for k in extents:
+                per = m * (k + 1) + k * (n + 1)
+                limit = min(48 * 1024, device.shared_bytes_per_block) // size
+                for batch in (1, 37, 100000):
+                    sizes = {"batch": batch, "M": m, "N": n, "K": k}
+                    rewrites = BatchedSmallMatmul().apply(ApplierInput(source, "bmm_any", launch, sizes, device))
+                    assert bool(rewrites) == (per <= limit), (m, n, k, batch)
+                    for rewrite in rewrites:
+                        threads = int(rewrite.launch.block[0])
+                        assert threads == min(256, device.max_threads_per_block)
+                        tiles = int(rewrite.source.split(f"{element} tiles_bg[")[1].split("]")[0])
+                        assert tiles * size <= min(48 * 1024, device.shared_bytes_per_block)
+                        group = int(rewrite.note.split(" matri")[0])
+                        rows, cols = (int(x) for x in rewrite.note.split(", ")[1].split(" outputs")[0].split("x"))
+                        assert group >= 1 and group * per <= tiles
+                        work = group * -(-m // rows) * -(-n // cols)
+                        assert work >= threads or group == limit // per, (m, n, k, rows, cols, group)
+                        waves = device.resident_blocks(threads) * 8
+                        assert int(rewrite.launch.grid[0]) == min(-(-batch // group), waves), (m, n, k, batch)

@@ -33,6 +33,9 @@ from regrapht.spec.launch import LaunchConfig
 THREADS = 256
 SHARED_BUDGET = 32 * 1024  # bytes per block for runtime sizes: several blocks still fit on one SM
 SHARED_LIMIT = 48 * 1024  # static shared memory a block may have without opting in
+# Tiles of at most this size never make shared memory, rather than threads, bound residency: eight
+# such blocks (2048 threads of 256) take 64 KB, below every SM's shared memory since sm_70.
+SHARED_FLOOR = 8 * 1024
 WAVES = 8
 
 
@@ -82,7 +85,10 @@ class BatchedSmallMatmul:
             capacity = SHARED_BUDGET // size
             if per is not None and m is not None and n is not None:
                 group = max(1, min(limit // per, -(-threads * rows * cols // (m * n))))
-                capacity = max(capacity, group * per)  # a 64x64 pair needs more than the default
+                # the group at the spec's sizes, with headroom up to SHARED_FLOOR for runtime
+                # sizes (a larger run takes smaller groups); not the whole budget: shared memory
+                # would then hold residency below the thread limit the grid is sized by
+                capacity = max(group * per, SHARED_FLOOR // size)
             grid = _grid(product, given, group, threads)
             if grid is None:
                 return []
@@ -104,13 +110,25 @@ def _block_per_matrix(given: ApplierInput, kernel: KernelText, product: BatchedP
     index = "xyz".index(axis)
     original = (list(given.launch.grid) + ["1"] * 3)[:3]
     grid = tuple(original[i] if i == index else "1" for i in range(index + 1))
-    capacity = max(SHARED_BUDGET // (8 if product.element == "double" else 4), per or 0)
+    floor = SHARED_FLOOR // (8 if product.element == "double" else 4)
+    capacity = max(per, floor) if per is not None else SHARED_BUDGET // (8 if product.element == "double" else 4)
     rewrites = []
     for rows, cols in _blockings(m, n):
         body = _body(product, rows, cols, 0, min(capacity, limit), axis=axis)
-        rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig(grid, (str(threads),)),
-                                f"a matrix per block (grid {axis}) in shared memory, {rows}x{cols} outputs per thread"))
+        size = _block_for(m, n, rows, cols, threads)
+        rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig(grid, (str(size),)),
+                                f"a matrix per block (grid {axis}) in shared memory, {size} threads, "
+                                f"{rows}x{cols} outputs per thread"))
     return rewrites
+
+
+def _block_for(m: int | None, n: int | None, rows: int, cols: int, threads: int) -> int:
+    """Threads for a block that holds one matrix: one per R x C outputs, in whole warps (a
+    12x8 matrix at 2x1 needs 48: two warps, not 256 threads of which 208 would only load)."""
+    if m is None or n is None:
+        return threads
+    work = -(-m // rows) * -(-n // cols)
+    return max(32, min(threads, -(-work // 32) * 32))
 
 
 def _grid(product: BatchedProduct, given: ApplierInput, group: int | None, threads: int) -> str | None:
