@@ -14,17 +14,28 @@
 # deadline of every job: none starts or runs past it, then what finished is merged; the table
 # compares only kernels every configuration and seed finished), TASKS (task directories instead of the test split).
 #
-# Expected time on the 2x H200 host (23 tasks, 8 at once: 3 waves). Per task: 30 (configuration,
-# seed) searches, 24 of them run (rules once). Model: asked only where no applier rewrite of the
-# code state is waiting, at most one ~9 s SmolLM2 call per search with MODEL_TIME_BUDGET=8, and
-# identical requests answered once: a simulation with the real appliers on 6 train kernels
-# (fake timings, a scripted 9 s model) generated 7-18 answers per task for all configurations
-# and seeds (cot 3, mcgs 0-9, random/greedy 0-6), ~110 s per task on 4 threads. Candidates:
-# ~30-60 distinct per task (the cache answers the rest), ~1 s each to compile with 8 jobs sharing
-# the cores and ~0.3 s to check and time: ~40-60 s. So ~150-170 s per task, 3 waves: ~7.5-8.5 min
-# plus ~30 s of set-up. SUITE_TIMEOUT=520 keeps the command under 10 min; tasks start in a fixed
-# order and the table compares only kernels every configuration and seed finished, so a cut-off
-# run compares fewer kernels, never different ones. Shorter: SEEDS="0 1" (~2/3 of the time).
+# Expected time on the 2x H200 host: ~6.5-7.5 min of jobs, ~8 min for the whole command (the
+# estimate, from the last run's logs, bench/results/2026-11-30-h200x2-ablation-3f68cf5): that run
+# spent ~3800 s of job time (8 lanes) and cut 6 tasks at its 515 s deadline. Since then:
+# - the model failure memory (docs/search.md; <cache dir>/model-outcomes, emptied below so every run
+#   starts fresh): after 3 answers of a kind (rewrite, choose, cot) with none correct, no search of
+#   the kernel asks that kind again. Replaying the logged calls, keeping the first 3 per kind and
+#   task: model time 1470 s -> ~1000 s (most tasks' answers were already few or reused);
+# - applier matching parses a code state once for all appliers (idioms/spelling.py,
+#   appliers.plain_source): on the 3-D/2-D stencils a rewritten state took ~14 s outside compiling
+#   and timing (heat3d 356 s, jacobi2d 164 s of such gaps); now ~9x less;
+# - tasks start longest first (bench/gpu/ablation_task_seconds.txt, the last run's job seconds).
+# Per-task estimates then 54-290 s for the finished tasks; the cut ones extrapolated from their
+# finished searches (by the smallest and the median share those searches took of a finished
+# task): softmax_rows 210-330, transpose_f64 100-160, heat3d 70-110, spmv_csr 125-160, jacobi2d
+# 220-235. Sum ~2800-3100 s of job time; longest-first on 8 lanes: ~370-420 s, plus ~30 s of
+# set-up and a few seconds of merge. SUITE_TIMEOUT=520 leaves ~100 s for slower tasks and keeps
+# the device call under 10 min; a task still running at the deadline is stopped, and the table
+# compares only kernels every configuration and seed finished (status.txt names the others).
+# The failure memory makes searches of one kernel depend on the order they run in (a later search
+# does not ask the model where the earlier ones' answers were never correct): configurations run in
+# CONFIGS order, seeds in SEEDS order, as in the product, where earlier searches' outcomes count.
+# Shorter: SEEDS="0 1" (~2/3 of the time).
 # Dry run without a GPU (this script on a machine without a CUDA device, e.g. a developer's):
 #   OUT=/tmp/ablation-dry TASKS="bench/corpus/train/axpby_int bench/corpus/train/transpose_i32" \
 #     SEEDS="0 1" NO_MODEL=1 bash bench/gpu/run_ablation.sh
@@ -36,6 +47,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT}
 SEEDS=${SEEDS:-"0 1 2"}
+ESTIMATES=${ESTIMATES:-bench/gpu/ablation_task_seconds.txt}
 TIME_LIMIT=${TIME_LIMIT:-60}
 MODEL_TIME_BUDGET=${MODEL_TIME_BUDGET:-8}
 JOB_TIMEOUT=${JOB_TIMEOUT:-480}
@@ -61,9 +73,18 @@ else
 fi
 JOBS=${JOBS:-8}
 
+# the model failure memory starts empty: every run measures what the model does from scratch
+for gpu in $(seq 0 $(( GPUS - 1 ))); do rm -rf "/tmp/ablation-cache-gpu$gpu/regrapht/model-outcomes"; done
+
+# longest tasks first (ESTIMATES: "task seconds" lines; a task not listed counts as longest), so
+# the last wave is short tasks and the 8 lanes end together
 : > "$RUN/jobs.plain"
-for task in ${TASKS:-bench/corpus/test/*/}; do echo "${task%/}" >> "$RUN/jobs.plain"; done
-awk -v gpus="$GPUS" '{ print (NR - 1) % gpus, $0 }' "$RUN/jobs.plain" > "$RUN/jobs.txt"
+for task in ${TASKS:-bench/corpus/test/*/}; do
+    task=${task%/}
+    seconds=$(awk -v name="$(basename "$task")" '$1 == name { print $2 }' "$ESTIMATES" 2>/dev/null)
+    echo "${seconds:-999999} $task" >> "$RUN/jobs.plain"
+done
+sort -k1,1nr -k2,2 "$RUN/jobs.plain" | awk -v gpus="$GPUS" '{ print (NR - 1) % gpus, $2 }' > "$RUN/jobs.txt"
 echo "$(wc -l < "$RUN/jobs.txt") tasks x configurations [$CONFIGS] x seeds [$SEEDS], $JOBS jobs at once on $GPUS GPU(s)" \
     | tee "$RUN/status.txt"
 

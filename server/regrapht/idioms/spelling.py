@@ -61,17 +61,20 @@ UP = "walk_up"  # the counting-up counter (renamed when the kernel uses the name
 
 
 def plain_spelling(source: str, kernel: str) -> str:
+    syntax = None  # parsed again only after a step changed the text (a parse is the costly part)
     for step in (_expand_object_macros, _expand_macros, _variable_parentheses, _inline_helpers, _inline_bodies,
                  _functional_casts, _do_while, _counted_while, _count_up, _deref_subscripts):
-        syntax = kernel_syntax(source, kernel)
         if syntax is None:
-            return source
+            syntax = kernel_syntax(source, kernel)
+            if syntax is None:
+                return source
         edits = step(syntax)
         if edits:
             data = syntax.source
             for start, end, replacement in sorted(edits, reverse=True):
                 data = data[:start] + replacement.encode() + data[end:]
             source = data.decode()
+            syntax = None
     return source
 
 

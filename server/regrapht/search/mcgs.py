@@ -30,7 +30,6 @@ import math
 from dataclasses import dataclass, field
 
 from regrapht.graph import START, ReasoningGraph
-from regrapht.search.appliers import ApplierInput, DeviceLimits, rewrites_of
 from regrapht.search.options import MCGS_STALE_ROUNDS, round_cap
 from regrapht.search.run import FAILED, SearchRun, StepRecord, StepResult
 from regrapht.spec.launch import LaunchConfig
@@ -450,11 +449,9 @@ def rules_sweep(session: SearchRun, start: Candidate, start_speedup: float) -> N
     improved = True
     while improved and not session.exhausted():
         improved = False
-        for applier in session.appliers:
-            given = ApplierInput(current.source, session.kernel, current.launch, session.constants,
-                                 DeviceLimits.of(getattr(session.evaluator, "device", None)))
+        for index, applier in enumerate(session.appliers):
             best: tuple[Candidate, float] | None = None
-            rewrites = rewrites_of(applier, given)
+            rewrites = session.rewrites_by_applier(current)[index]  # computed once per code state
             # compiled in parallel where the evaluator can; shorter than `rewrites` once the budget is spent
             batch = session.judge_many([(Candidate(r.source, r.launch, (*current.techniques, applier.technique)), r.note)
                                         for r in rewrites])

@@ -27,7 +27,15 @@ from regrapht.errors import InputError
 from regrapht.graph import ReasoningGraph
 from regrapht.model.backend import ChatMessage, Completion, MeasuresPrompts, ModelBackend
 from regrapht.search.answer import choose_answer
-from regrapht.search.appliers import APPLIERS, Applier, ApplierInput, DeviceLimits, Rewrite, rewrites_of
+from regrapht.search.appliers import (
+    APPLIERS,
+    Applier,
+    ApplierInput,
+    DeviceLimits,
+    Rewrite,
+    plain_source,
+    rewrites_of,
+)
 from regrapht.search.options import SearchOptions
 from regrapht.search.prompt import (
     answer_prefill,
@@ -380,14 +388,14 @@ class SearchRun:
 
     def applier_rewrites(self, state: Candidate, technique: str) -> list[Rewrite]:
         """The rewrites of `technique`'s appliers for `state`."""
-        return [r for applier, rewrites in zip(self.appliers, self._rewrites_of(state), strict=True)
+        return [r for applier, rewrites in zip(self.appliers, self.rewrites_by_applier(state), strict=True)
                 if technique == applier.technique or technique in applier.also for r in rewrites]
 
     def applicable(self, state: Candidate) -> list[Applier]:
         """The deterministic appliers that have a rewrite for `state`."""
-        return [a for a, rewrites in zip(self.appliers, self._rewrites_of(state), strict=True) if rewrites]
+        return [a for a, rewrites in zip(self.appliers, self.rewrites_by_applier(state), strict=True) if rewrites]
 
-    def _rewrites_of(self, state: Candidate) -> list[list[Rewrite]]:
+    def rewrites_by_applier(self, state: Candidate) -> list[list[Rewrite]]:
         """Every applier's rewrites of `state`, in APPLIERS order; computed once per state (the
         graph strategies ask which appliers match, then for the chosen technique's rewrites)."""
         key = (state.source, state.launch)
@@ -395,7 +403,8 @@ class SearchRun:
         if found is None:
             given = ApplierInput(state.source, self.kernel, state.launch, self.constants,
                                  DeviceLimits.of(getattr(self.evaluator, "device", None)))
-            found = [rewrites_of(applier, given) for applier in self.appliers]
+            plain = plain_source(given)  # written plainly once for every applier of this state
+            found = [rewrites_of(applier, given, plain) for applier in self.appliers]
             self._applier_rewrites[key] = found
         return found
 
@@ -436,7 +445,7 @@ class SearchRun:
         """Whether the first rewrite of an applier that matches `state` has not been judged yet:
         it can be judged now, without the model."""
         return any(rewrites and (rewrites[0].source, rewrites[0].launch) not in self._cache
-                   for rewrites in self._rewrites_of(state))
+                   for rewrites in self.rewrites_by_applier(state))
 
     def model_may_write(self, state: Candidate) -> bool:
         """Whether the model may be asked to write a technique on `state` now: it is usable and

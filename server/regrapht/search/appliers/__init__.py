@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from regrapht.search.appliers.batched_matmul import BatchedSmallMatmul
 from regrapht.search.appliers.column_reduction import ColumnSplitReduction
-from regrapht.search.appliers.common import Applier, ApplierInput, DeviceLimits, Rewrite, rewrites_of
+from regrapht.search.appliers.common import (
+    Applier,
+    ApplierInput,
+    DeviceLimits,
+    Rewrite,
+    plain_source,
+    rewrites_of,
+)
 from regrapht.search.appliers.csr_rows import CsrGroupPerRow
 from regrapht.search.appliers.fast_math import FastMath
 from regrapht.search.appliers.full_reduction import BlockReduceAtomic
@@ -56,4 +63,5 @@ def appliers_for(technique: str) -> tuple[Applier, ...]:
     return tuple(a for a in APPLIERS if technique == a.technique or technique in a.also)
 
 
-__all__ = ["APPLIERS", "Applier", "ApplierInput", "DeviceLimits", "Rewrite", "appliers_for", "rewrites_of"]
+__all__ = ["APPLIERS", "Applier", "ApplierInput", "DeviceLimits", "Rewrite", "appliers_for", "plain_source",
+           "rewrites_of"]

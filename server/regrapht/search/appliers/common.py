@@ -8,8 +8,9 @@ differential check is the safety net, not the plan.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -74,19 +75,26 @@ class Applier(Protocol):
     def apply(self, given: ApplierInput) -> list[Rewrite]: ...
 
 
-def rewrites_of(applier: Applier, given: ApplierInput) -> list[Rewrite]:
+def plain_source(given: ApplierInput) -> Callable[[], str]:
+    """`given`'s kernel written plainly, computed on the first call only: one code state's
+    appliers share it (`rewrites_of(..., plain=...)`; it parses the file up to ten times)."""
+    return functools.cache(lambda: plain_spelling(given.source, given.kernel))
+
+
+def rewrites_of(applier: Applier, given: ApplierInput, plain: Callable[[], str] | None = None) -> list[Rewrite]:
     """What every caller asks an applier for: its rewrites of `given`, or when it has none, its
     rewrites of the kernel written plainly (`idioms/spelling.py`: index macros expanded, one-line
     `__device__` helpers inlined, `T(0)`, do/while and count-down loops in plain form), so every
     recogniser, not only the scans', reads `in[IDX(r, c)]` as the subscript it is. Only the
-    kernel's own text changes; the rest of the file is kept as written."""
+    kernel's own text changes; the rest of the file is kept as written. `plain`: the plain form
+    shared by the callers asking every applier about one state (`plain_source(given)`)."""
     rewrites = applier.apply(given)
     if rewrites:
         return rewrites
-    plain = plain_spelling(given.source, given.kernel)
-    if plain == given.source:
+    written = plain() if plain is not None else plain_spelling(given.source, given.kernel)
+    if written == given.source:
         return []
-    return [replace(r, note=f"{r.note} (read in plain form)") for r in applier.apply(replace(given, source=plain))]
+    return [replace(r, note=f"{r.note} (read in plain form)") for r in applier.apply(replace(given, source=written))]
 
 
 class KernelApplier:
