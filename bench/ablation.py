@@ -30,6 +30,10 @@ starts from the bundled graph. The model (loaded once) is bounded per search by
 where no applier rewrite of the code state is waiting; `--time-limit` is a safety stop for every
 search (its row then says `time_limited`). `rules` uses no randomness, so it runs once per
 kernel and its row is copied for the other seeds (`copied_from_seed`).
+The model failure memory (docs/search.md; in the cache dir, like the product's) is on: once
+3 answers of a kind for the kernel were judged and none was correct, later searches of the kernel
+(later configurations and seeds, in the order given) make no more calls of that kind; their rows'
+`model_calls` say `skipped` and why. run_ablation.sh empties it before a run.
 `bench/merge_ablation.py DIR` prints the table.
 """
 
