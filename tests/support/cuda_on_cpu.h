@@ -21,6 +21,7 @@ struct alignas(16) int4 { int x, y, z, w; };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 inline std::barrier<>* g_bar;
 inline void __syncthreads() { g_bar->arrive_and_wait(); }
+template <typename T> inline T __ldg(const T *p) { return *p; }
 #define __global__
 #define __device__
 #define __shared__ static

@@ -43,6 +43,7 @@ from regrapht.idioms.syntax import (
     Symbols,
     call_args,
     call_name,
+    identifiers_in,
     kernel_syntax,
     named_statements,
     subscript_parts,
@@ -206,6 +207,7 @@ class _Reader:
                 self.decodes[f"{builtin}.{axis}"] = Decode(f"{builtin}.{axis}", Poly.const(1), None)
         self.template_values: dict[str, int] = {}
         self.value_locals: dict[str, tuple[str, Node]] = {}  # float locals the epilogue reads: (type, value)
+        self.pending: Node | None = None  # an accumulator declared before the indices, awaiting its loop
         self.leaf_of_local: dict[str, Poly] = {}
         self.role_of_leaf: dict[str, Poly] = {}
         self._template(kernel_name)
@@ -263,20 +265,26 @@ class _Reader:
             if self.work is not None:
                 raise _NotBatched  # anything after the store
             kind = statement.type
+            if self.pending is not None and kind not in ("if_statement", "compound_statement", "for_statement"):
+                acc = self._accumulator(self.pending)
+                if acc is not None and acc[0] in identifiers_in(statement):
+                    raise _NotBatched  # the accumulator used before its loop
             if kind == "declaration":
                 following = statements[position + 1] if position + 1 < len(statements) else None
                 if self._accumulator(statement, following) is not None:
-                    rest = statements[position:]
-                    if len(rest) < 3:
-                        raise _NotBatched
-                    for between in rest[2:-1]:  # `size_t o = ...;` between the loop and the store
-                        if between.type != "declaration":
+                    if following is None or following.type != "for_statement":
+                        # `float sum = 0.f;` first, the indices and guards after it: the k loop
+                        # later in this block (or an `if` in it) takes it
+                        if self.pending is not None:
                             raise _NotBatched
-                        if not self._value_local(between):
-                            self._declaration(between)
-                    self.work = self._product(rest[0], rest[1], rest[-1])
+                        self.pending = statement
+                        continue
+                    self._work_from(statement, statements[position + 1 :])
                     return
                 self._declaration(statement)
+            elif kind == "for_statement" and self.pending is not None and not last:
+                self._work_from(self.pending, statements[position:])
+                return
             elif kind == "if_statement":
                 self._if(statement, last)
                 if not last:
@@ -292,6 +300,17 @@ class _Reader:
                 self._advance(statement)
             else:
                 raise _NotBatched
+
+    def _work_from(self, declaration: Node, rest: list[Node]) -> None:
+        """The accumulator `declaration`, then in `rest` the k loop, declarations, the store."""
+        if len(rest) < 2:
+            raise _NotBatched
+        for between in rest[1:-1]:  # `size_t o = ...;` between the loop and the store
+            if between.type != "declaration":
+                raise _NotBatched
+            if not self._value_local(between):
+                self._declaration(between)
+        self.work = self._product(declaration, rest[0], rest[-1])
 
     def _declaration(self, statement: Node) -> None:
         if any(text(c) in ("static", "__shared__", "extern") for c in statement.children):
@@ -460,6 +479,8 @@ class _Reader:
 
     def _batch_loop(self, loop: Node) -> None:
         """`for (int b = 0; b < B; b++)` or a grid-stride loop around the work."""
+        if self.pending is not None:
+            raise _NotBatched  # an accumulator outside the batch loop is not zeroed per matrix
         init = loop.child_by_field_name("initializer")
         condition = unparen(loop.child_by_field_name("condition"))
         update = loop.child_by_field_name("update")
@@ -546,11 +567,13 @@ class _Reader:
         k_bound = self._scalar(condition.child_by_field_name("right"))
         statements = [s for s in named_statements(body) if not is_pragma(s) and
                       not (s.type == "expression_statement" and not s.named_children)]  # `;`
-        if k_bound is None or len(statements) != 1 or statements[0].type != "expression_statement" or \
-                not statements[0].named_children:
+        if k_bound is None or not statements or statements[-1].type != "expression_statement" or \
+                not statements[-1].named_children:
             raise _NotBatched
         self.symbols.env[k] = Poly.atom(k)
-        operands = _product_update(statements[0].named_children[0], acc)
+        loads = self._loads(statements[:-1])
+        operands = _product_update(statements[-1].named_children[0], acc) if not loads else \
+            _loaded_product(statements[-1].named_children[0], acc, loads)
         if operands is None:
             raise _NotBatched
         first, second = (self._subscript(node) for node in operands)
@@ -567,6 +590,26 @@ class _Reader:
             raise _NotBatched  # the output aliases an operand
         return _Work(acc, acc_type, k, k_bound, first, second, output, value,
                      text(assignment.child_by_field_name("operator")) == "+=")
+
+    def _loads(self, statements: list[Node]) -> dict[str, Node]:
+        """`float a = A[..];` statements before the update in the k loop: local -> its subscript.
+        Each must be a plain load of the element type (no conversion), not static."""
+        loads: dict[str, Node] = {}
+        for statement in statements:
+            declarators = statement.children_by_field_name("declarator") if statement.type == "declaration" else []
+            if len(declarators) != 1 or declarators[0].type != "init_declarator" or \
+                    any(c.type == "storage_class_specifier" for c in statement.children):
+                raise _NotBatched
+            target, value = declarators[0].child_by_field_name("declarator"), \
+                unparen(declarators[0].child_by_field_name("value"))
+            if target is None or target.type != "identifier" or value is None or value.type != "subscript_expression":
+                raise _NotBatched
+            array, _ = self._subscript(value)
+            type_text = text(statement.child_by_field_name("type"))
+            if self.types.get(type_text, type_text) != self.pointers[array] or text(target) in loads:
+                raise _NotBatched
+            loads[text(target)] = value
+        return loads
 
     def _subscript(self, node: Node) -> tuple[str, Poly]:
         array, indices = subscript_parts(node)
@@ -927,3 +970,38 @@ def _output(index: Poly, scalars: set[str]) -> tuple[Poly, Poly, Poly] | None:
     if not coefficient_of(base, "b").terms:
         return None
     return base, row, col
+
+
+def _loaded_product(node: Node, acc: str, loads: Mapping[str, Node]) -> tuple[Node, Node] | None:
+    """The two loads of `acc += a * b` (or `acc = acc + a * b`, `acc = a * b + acc`,
+    `acc = fmaf(a, b, acc)`) where `a` and `b` are the k loop's load locals, each used once."""
+    if node.type != "assignment_expression" or text(node.child_by_field_name("left")) != acc:
+        return None
+    op, right = text(node.child_by_field_name("operator")), unparen(node.child_by_field_name("right"))
+    factors: list[Node | None] = []
+    if right is None:
+        return None
+    if op == "=" and right.type == "call_expression" and call_name(right) in ("fmaf", "fma", "__fmaf_rn"):
+        args = call_args(right)
+        if len(args) != 3 or text(unparen(args[2])) != acc:
+            return None
+        factors = [args[0], args[1]]
+    else:
+        product: Node | None = right if op == "+=" else None
+        if op == "=" and right.type == "binary_expression" and text(right.child_by_field_name("operator")) == "+":
+            left_term, right_term = unparen(right.child_by_field_name("left")), unparen(right.child_by_field_name("right"))
+            product = right_term if text(left_term) == acc else left_term if text(right_term) == acc else None
+        product = unparen(product)
+        if product is None or product.type != "binary_expression" or text(product.child_by_field_name("operator")) != "*":
+            return None
+        factors = [product.child_by_field_name("left"), product.child_by_field_name("right")]
+    names = [text(unparen(f)) for f in factors]
+    if any(names.count(name) != 1 for name in loads):
+        return None  # every load is one factor, once
+    resolved = []
+    for factor, name in zip(factors, names, strict=True):
+        node_ = loads.get(name) or unparen(factor)
+        if node_ is None or node_.type != "subscript_expression":
+            return None
+        resolved.append(node_)
+    return resolved[0], resolved[1]

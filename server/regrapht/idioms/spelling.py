@@ -28,6 +28,8 @@
   value of a store or of a declaration, inlined as a block: each parameter a local initialised
   with its argument (C passes by value), every name of the helper suffixed so that nothing
   collides, the store taking the returned value (the same program, evaluated in the same order);
+- a read-only-cache load `__ldg(&X)` written `X` (the same value: `__ldg` is only defined for
+  memory the kernel does not write);
 - a dereference of a pointer plus an offset `*(p + e)` written `p[e]` (the same by definition),
   for a pointer named by an identifier (what `pointer_walks` leaves behind).
 
@@ -63,7 +65,7 @@ UP = "walk_up"  # the counting-up counter (renamed when the kernel uses the name
 def plain_spelling(source: str, kernel: str) -> str:
     syntax = None  # parsed again only after a step changed the text (a parse is the costly part)
     for step in (_expand_object_macros, _expand_macros, _variable_parentheses, _inline_helpers, _inline_bodies,
-                 _functional_casts, _do_while, _counted_while, _count_up, _deref_subscripts):
+                 _functional_casts, _do_while, _counted_while, _count_up, _plain_loads, _deref_subscripts):
         if syntax is None:
             syntax = kernel_syntax(source, kernel)
             if syntax is None:
@@ -646,3 +648,18 @@ def _renamed_text(node: Node, renamed: dict[str, str]) -> str:
     for start, end, replacement in sorted(edits, reverse=True):
         data = data[:start] + replacement.encode() + data[end:]
     return data.decode()
+
+
+def _plain_loads(syntax: KernelSyntax) -> Edits:
+    edits: Edits = []
+    for node in walk(syntax.body):
+        if node.type != "call_expression" or call_name(node) != "__ldg" or len(call_args(node)) != 1:
+            continue
+        address = unparen(call_args(node)[0])
+        if address is None or address.type != "pointer_expression" or \
+                text(address.child_by_field_name("operator")) != "&":
+            continue
+        target = unparen(address.child_by_field_name("argument"))
+        if target is not None and target.type == "subscript_expression":
+            edits.append((node.start_byte, node.end_byte, f"({text(target)})"))
+    return _outermost(edits)

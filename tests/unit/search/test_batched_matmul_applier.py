@@ -280,6 +280,41 @@ __global__ void bmm_ref(const float *A, const float *B, float *C, float *last, i
     if (b < batch) C[(b * M + i) * N + j] = dot_into(A + (b * M + i) * K, B + b * K * N + j, K, N, last[0]);
 }
 """, LaunchConfig(("batch",), ("N", "M")), {"batch": 1024, "M": 16, "N": 16, "K": 16}),
+    "accumulator_changed_before_its_loop": ("""
+__global__ void bmm_bias_first(const float *A, const float *B, const float *bias, float *C, int batch, int M, int N, int K) {
+    float sum = 0.0f;
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int b = t / (M * N), i = t / N % M, j = t % N;
+    if (b >= batch) return;
+    sum += bias[j];
+    for (int k = 0; k < K; ++k) sum += A[(b * M + i) * K + k] * B[(b * K + k) * N + j];
+    C[t] = sum;
+}
+""", LaunchConfig(("(batch * M * N + 255) / 256",), ("256",)), {"batch": 1024, "M": 16, "N": 16, "K": 16}),
+    "accumulator_outside_the_batch_loop": ("""
+__global__ void bmm_running(const float *A, const float *B, float *C, int batch, int M, int N, int K) {
+    int i = blockIdx.y * blockDim.y + threadIdx.y, j = blockIdx.x * blockDim.x + threadIdx.x;
+    float sum = 0.0f;
+    if (i >= M || j >= N) return;
+    for (int b = 0; b < batch; ++b) {
+        for (int k = 0; k < K; ++k) sum += A[(b * M + i) * K + k] * B[(b * K + k) * N + j];
+        C[(b * M + i) * N + j] = sum;
+    }
+}
+""", LaunchConfig(("1", "1"), ("16", "16")), {"batch": 1024, "M": 16, "N": 16, "K": 16}),
+    "load_local_converts": ("""
+__global__ void bmm_round(const double *A, const double *B, double *C, int batch, int M, int N, int K) {
+    int b = blockIdx.x, i = threadIdx.y, j = threadIdx.x;
+    if (b >= batch) return;
+    double acc = 0.0;
+    for (int k = 0; k < K; ++k) {
+        float a = A[(b * M + i) * K + k];
+        double w = B[(b * K + k) * N + j];
+        acc += a * w;
+    }
+    C[(b * M + i) * N + j] = acc;
+}
+""", LaunchConfig(("batch",), ("N", "M")), {"batch": 1024, "M": 16, "N": 16, "K": 16}),
 }
 
 
@@ -442,7 +477,10 @@ REDTEAM = Path(__file__).resolve().parents[2] / "data/redteam/batched_gemm"
 # sizes are the GPU's). Left out: kernels whose spec grid is a literal of thousands of blocks
 # (a std::thread per emulated thread is too slow for that); the GPU suite checks those.
 REDTEAM_SIZES: dict[str, dict[str, int]] = {
+    "bmm_acc_declared_first": {"batch": 9, "M": 5, "N": 7, "K": 3},
     "bmm_batch_loop_in_thread": {"batch": 5, "M": 9, "N": 7, "K": 5},
+    "bmm_ldg_restrict": {"nmat": 9, "M": 5, "N": 7, "K": 3},
+    "bmm_loads_into_locals": {"M": 5, "N": 7, "K": 3, "batch": 9},
     "bmm_block_tid_divmod": {"batch": 7, "M": 5, "N": 6, "K": 3},
     "bmm_device_dot_helper": {"batch": 5, "M": 9, "N": 7, "K": 5},
     "bmm_double_accumulate_ll": {"batch": 9, "M": 5, "N": 7, "K": 3},
