@@ -190,6 +190,7 @@ class SearchRun:
     evaluated: int = 0
     best: Judged | None = None  # the fastest verified candidate: what the search builds on
     verified_faster: list[Judged] = field(default_factory=list)  # every verified faster candidate, in order
+    _offered: Judged | None = None  # what `answer` gave after the last verified faster candidate
     history: dict[Candidate, StepRecord] = field(default_factory=dict)
     parents: dict[Candidate, Candidate] = field(default_factory=dict)  # step result -> the code it rewrote
     _cache: dict[tuple[str, LaunchConfig], Evaluation] = field(default_factory=dict)
@@ -213,8 +214,8 @@ class SearchRun:
 
     def report(self, stage: str, message: str) -> None:
         if self.progress is not None:
-            best = self.best.evaluation.speedup if self.best is not None else None
-            self.progress(Progress(stage, message, self.evaluated, self.budget, best))
+            offered = self._offered.evaluation.speedup if self._offered is not None else None
+            self.progress(Progress(stage, message, self.evaluated, self.budget, offered))
 
     # ---- judging -----------------------------------------------------------------------------
     def judge(self, candidate: Candidate, note: str = "") -> Judged | None:
@@ -287,9 +288,13 @@ class SearchRun:
                 self.best = Judged(candidate, evaluation, reward_of(evaluation), "")
                 if self.first_faster_s is None and self.started is not None:
                     self.first_faster_s = self.clock() - self.started
-                # shown at once: the user may take this one while the search goes on
-                self.report("found", f"verified {evaluation.speedup:.2f}x faster: "
-                            f"{'+'.join(candidate.techniques) or 'original'}")
+            offered = self.answer()
+            if offered is not None and (self._offered is None or offered.candidate != self._offered.candidate):
+                self._offered = offered
+                # shown at once (what the search would offer now, by the answer rule): the user may
+                # take this one while the search goes on
+                self.report("found", f"verified {offered.evaluation.speedup:.2f}x faster: "
+                            f"{'+'.join(offered.candidate.techniques) or 'original'}")
         stage = "timing" if evaluation.verified else "checking"
         speed = f" {evaluation.speedup:.2f}x" if evaluation.speedup is not None else ""
         self.report(stage, f"{evaluation.outcome}{speed}")

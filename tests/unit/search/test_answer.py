@@ -76,3 +76,16 @@ def test_every_strategy_offers_the_simplest_answer_within_the_noise(strategy: st
     assert result.best.steps[-1].speedup == pytest.approx(3.0)
     # the fastest (with __restrict__, 0.3% faster) was measured, and is not the answer
     assert strategy not in ("mcgs", "rules") or any(vectorized(c) and "__restrict__" in c.source for c in evaluator.seen)
+
+
+def test_progress_shows_the_answer_the_rule_offers_now() -> None:
+    from regrapht.search import Progress
+
+    seen: list[Progress] = []
+    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(nearly_free_restrict), None, graph(), "rules", 24, 0,
+                      None, seen.append, options=SearchOptions(use_model=False))
+    found = [p for p in seen if p.stage == "found"]
+    assert found and result.best is not None
+    # the 0.3%-faster version with __restrict__ never replaces the offered one in the progress
+    assert all("restrict_const" not in p.message for p in found if "vectorized_access" in p.message)
+    assert seen[-1].best_speedup == pytest.approx(result.best.speedup)
