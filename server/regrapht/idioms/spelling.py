@@ -233,10 +233,11 @@ def _inline_helpers(syntax: KernelSyntax) -> Edits:
 
 def _declared_types(syntax: KernelSyntax) -> tuple[dict[str, str], dict[str, str]]:
     """The types of the kernel's scalar parameters and locals, and the element types of its
-    pointer parameters (`const` dropped)."""
+    pointer parameters and pointer locals (`const float *row = x + r * n;`; `const` dropped)."""
     declared: dict[str, str] = {p.name: " ".join(w for w in p.base_type.split() if w != "const")
                                 for p in syntax.params if not p.is_pointer}
     elements = {p.name: " ".join(w for w in p.base_type.split() if w != "const") for p in syntax.params if p.is_pointer}
+    pointer_locals: dict[str, str | None] = {}
     for node in walk(syntax.body):
         if node.type == "declaration":
             for declarator in node.children_by_field_name("declarator"):
@@ -244,6 +245,16 @@ def _declared_types(syntax: KernelSyntax) -> tuple[dict[str, str], dict[str, str
                     else declarator
                 if target is not None and target.type == "identifier":
                     declared[text(target)] = _type_of(node)
+                elif target is not None and target.type == "pointer_declarator" and \
+                        (pointer := target.child_by_field_name("declarator")) is not None and \
+                        pointer.type == "identifier":
+                    # one level of pointer; a name declared twice with two types is not known
+                    known = pointer_locals.setdefault(text(pointer), _type_of(node))
+                    if known != _type_of(node):
+                        pointer_locals[text(pointer)] = None
+    for local, element in pointer_locals.items():
+        if element is not None and local not in elements:
+            elements[local] = element
     return declared, elements
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from regrapht.cuda.parse import parse_source
+from regrapht.idioms.grid_stride import grid_stride_as_guard
 from regrapht.idioms.pointwise import AXES, PointKernel, expression_poly, launch_block, point_kernel
 from regrapht.search.appliers.common import ApplierInput, ceil_parts, int_literal, norm
 from regrapht.search.source import KernelText, find_kernel
@@ -16,13 +17,21 @@ T = TypeVar("T")
 
 
 def point_view(given: ApplierInput, *, atomics: bool = False) -> tuple[KernelText, PointKernel] | None:
-    """The kernel and its point-kernel view when its launch covers the guarded domain."""
+    """The kernel and its point-kernel view when its launch covers the guarded domain. A final
+    grid-stride loop nest is read as its guard (`idioms/grid_stride.py`): the same program
+    exactly when the launch covers the range, which `covers_domain` checks."""
     kernel = find_kernel(given.source, given.kernel)
     if kernel is None:
         return None
     constants = dict(parse_source(given.source).constants)
     view = point_kernel(kernel.text(given.source), launch_block(given.launch.block), constants, atomics=atomics,
                         grid=tuple(given.launch.grid))
+    if view is None:
+        guarded = grid_stride_as_guard(given.source, given.kernel)
+        as_guard = find_kernel(guarded, given.kernel) if guarded != given.source else None
+        if as_guard is not None:
+            view = point_kernel(as_guard.text(guarded), launch_block(given.launch.block), constants, atomics=atomics,
+                                grid=tuple(given.launch.grid))
     if view is None or not covers_domain(given, view):
         return None
     return kernel, view
