@@ -1,7 +1,8 @@
 """GPU suite: every rewrite of the reduction/row/CSR/column/scan and GEMM appliers against its original.
 
-For each kernel under tests/data/appliers/ and tests/data/batched_gemm/ (and each kernel of bench/corpus/train that one of
-these appliers rewrites), every rewrite is compiled, checked against the original on fresh
+For each kernel under tests/data/appliers/, tests/data/batched_gemm/ and tests/data/redteam/batched_gemm/
+(and each kernel of bench/corpus/train that one of these appliers rewrites), every rewrite the
+search would get (`rewrites_of`: the kernel as written, else in plain form) is compiled, checked against the original on fresh
 inputs by the evaluator (odd-size variant included) and timed. A rewrite that is wrong, does not
 compile or crashes fails the test; slower is allowed here (the search keeps only faster ones)
 and reported. Launches come from the device the evaluator runs on (`DeviceLimits.of(evaluator.device)`).
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from regrapht.app.optimize import kernel_target
-from regrapht.search.appliers import ApplierInput, DeviceLimits
+from regrapht.search.appliers import ApplierInput, DeviceLimits, rewrites_of
 from regrapht.search.appliers.batched_matmul import BatchedSmallMatmul
 from regrapht.search.appliers.column_reduction import ColumnSplitReduction
 from regrapht.search.appliers.common import Applier
@@ -40,6 +41,7 @@ APPLIERS: tuple[Applier, ...] = (BlockReduceAtomic(), GroupPerRow(), CsrGroupPer
                                  ParallelScan(), BatchedSmallMatmul(), MatmulTiling(), WarpTopK())
 SPECS = sorted([*(ROOT / "tests/data/appliers").glob("*.regrapht.toml"),
                 *(ROOT / "tests/data/batched_gemm").glob("*.regrapht.toml"),
+                *(ROOT / "tests/data/redteam/batched_gemm").glob("*.regrapht.toml"),
                 *(ROOT / "bench/corpus/train").glob("**/*.regrapht.toml")])
 
 
@@ -61,7 +63,7 @@ def test_every_rewrite_matches_the_original(spec_path: Path, gpu_worker: GpuWork
         target = kernel_target(kernel)
         given = ApplierInput(source, kernel.name, target.launch, target.constants, DeviceLimits.of(evaluator.device))
         for applier in APPLIERS:
-            for rewrite in applier.apply(given):
+            for rewrite in rewrites_of(applier, given):
                 evaluation = evaluator.evaluate(Candidate(rewrite.source, rewrite.launch, (applier.technique,)))
                 _report(spec_path, kernel.name, applier, rewrite.note, evaluation.outcome, evaluation.speedup,
                         evaluation.reason)

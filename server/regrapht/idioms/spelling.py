@@ -636,8 +636,8 @@ def _inlined(name: str, parameters: list[Node], result: str, body: list[Node], r
         lines.append(f"    {written} = ({text(argument)});")
     for statement in body:
         if statement.type != "comment":
-            lines.append("    " + _renamed_text(statement, renamed))
-    value = _renamed_text(returned, renamed)
+            lines.append("    " + _substituted(statement, renamed))
+    value = _substituted(returned, renamed)
     returned_local = text(unparen(returned))
     same_type = any(s.type == "declaration" and _type_of(s) == result and returned_local in _local_names([s])
                     for s in body)
@@ -645,20 +645,6 @@ def _inlined(name: str, parameters: list[Node], result: str, body: list[Node], r
         return "\n".join(lines) + "\n", value
     lines.append(f"    const {result} result_{name} = {value};")
     return "\n".join(lines) + "\n", f"result_{name}"
-
-
-def _renamed_text(node: Node, renamed: dict[str, str]) -> str:
-    data = node.text or b""
-    edits = []
-    for current in walk(node):
-        if current.type == "identifier" and text(current) in renamed:
-            parent = current.parent
-            if parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") == current:
-                continue
-            edits.append((current.start_byte - node.start_byte, current.end_byte - node.start_byte, renamed[text(current)]))
-    for start, end, replacement in sorted(edits, reverse=True):
-        data = data[:start] + replacement.encode() + data[end:]
-    return data.decode()
 
 
 def _plain_loads(syntax: KernelSyntax) -> Edits:
