@@ -471,11 +471,20 @@ class _Reader:
             if op in (">", ">="):  # `bound > local`
                 left, right, op = right, left, {">": "<", ">=": "<="}[op]
             name = text(unparen(left))
-            bound = self._scalar(right)
+            bound = self._exclusive(right, op == "<=")
             if op not in ("<", "<=") or name not in self.decodes or bound is None:
                 raise _NotBatched
-            found.append((name, bound + Poly.const(1) if op == "<=" else bound))
+            found.append((name, bound))
         return found
+
+    def _exclusive(self, node: Node | None, inclusive: bool) -> Poly | None:
+        """The exclusive bound a `< node` (or `<= node`: `<= M - 1` is `< M`) sets, over scalars."""
+        if not inclusive:
+            return self._scalar(node)
+        poly = self.symbols.poly(node) + Poly.const(1)
+        if not poly.terms or not poly.atoms() <= self.known or any(c <= 0 for _, c in poly.terms):
+            return None
+        return poly
 
     def _batch_loop(self, loop: Node) -> None:
         """`for (int b = 0; b < B; b++)` or a grid-stride loop around the work."""
@@ -560,11 +569,13 @@ class _Reader:
                 self.symbols.poly(declarators[0].child_by_field_name("value")) != Poly.const(0):
             raise _NotBatched
         k = text(declarators[0].child_by_field_name("declarator"))
+        # `k < K`, `k <= K - 1`, or `k != K` (the same for every K >= 0; below, the original
+        # overflows its counter)
+        operator = text(condition.child_by_field_name("operator")) if condition.type == "binary_expression" else ""
         if text(update).replace(" ", "") not in (f"{k}++", f"++{k}", f"{k}+=1") or \
-                condition.type != "binary_expression" or text(condition.child_by_field_name("operator")) != "<" or \
-                text(condition.child_by_field_name("left")) != k:
+                operator not in ("<", "<=", "!=") or text(condition.child_by_field_name("left")) != k:
             raise _NotBatched
-        k_bound = self._scalar(condition.child_by_field_name("right"))
+        k_bound = self._exclusive(condition.child_by_field_name("right"), operator == "<=")
         statements = [s for s in named_statements(body) if not is_pragma(s) and
                       not (s.type == "expression_statement" and not s.named_children)]  # `;`
         if k_bound is None or not statements or statements[-1].type != "expression_statement" or \

@@ -479,6 +479,7 @@ REDTEAM = Path(__file__).resolve().parents[2] / "data/redteam/batched_gemm"
 REDTEAM_SIZES: dict[str, dict[str, int]] = {
     "bmm_acc_declared_first": {"batch": 9, "M": 5, "N": 7, "K": 3},
     "bmm_batch_loop_in_thread": {"batch": 5, "M": 9, "N": 7, "K": 5},
+    "bmm_inclusive_bounds": {"batch": 9, "M": 5, "N": 7, "K": 3},
     "bmm_ldg_restrict": {"nmat": 9, "M": 5, "N": 7, "K": 3},
     "bmm_loads_into_locals": {"M": 5, "N": 7, "K": 3, "batch": 9},
     "bmm_block_tid_divmod": {"batch": 7, "M": 5, "N": 6, "K": 3},
