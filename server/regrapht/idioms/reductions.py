@@ -225,7 +225,7 @@ def _per_thread(kernel: KernelSyntax) -> FullReduction | None:
     if start is None:
         return None
     target = _target(kernel, symbols, address)
-    if target is None or not _identity_start(op, start, types[acc], target[1]):
+    if target is None or not _identity_start(op, start, types[acc], target[1], kernel.template_parameters):
         return None
     walked = _thread_loop(loop, symbols, types)
     if walked is None:
@@ -253,12 +253,24 @@ def _per_thread(kernel: KernelSyntax) -> FullReduction | None:
                          start=None if op == "sum" else start)
 
 
-def _identity_start(op: ReduceOp, start: Node | None, acc_type: str, value_type: str) -> bool:
+def _identity_start(op: ReduceOp, start: Node | None, acc_type: str, value_type: str,
+                    template_parameters: tuple[str, ...] = ()) -> bool:
     """Whether a thread's private accumulator starting at `start` combines into the address as
     the elements alone would: a sum from zero (each thread adds its start once), or a maximum or
     minimum from any thread-invariant value of the atomic's own type (idempotent: the start
     counts once however many threads combine it, and the rewrite starts from it too)."""
     literal = unparen(start)
+    # a zero converted to the accumulator's type: `(T)0`, `T(0)`, `static_cast<T>(0)`
+    while literal is not None and literal.type in ("cast_expression", "call_expression"):
+        if literal.type == "cast_expression":
+            literal = unparen(literal.child_by_field_name("value"))
+            continue
+        function = literal.child_by_field_name("function")
+        converts = function is not None and (text(function) in template_parameters or
+                                             (function.type == "template_function" and
+                                              text(function.child_by_field_name("name")) == "static_cast"))
+        args = call_args(literal)
+        literal = unparen(args[0]) if converts and len(args) == 1 else None
     if op == "sum":
         return literal is not None and literal.type == "number_literal" and \
             text(literal).rstrip("fFuUlL").strip("0.") == ""

@@ -53,6 +53,10 @@ MISSES: dict[str, str] = {
                                             "`>` test) is not read as a loop over [0, len)",
     "row_ops/softmax_online_while": "one counter `j` reused by three loops (`j = 1; while (j < d)`, then `j = 0; while`): "
                                     "a while loop's counter must be declared for it and unused after",
+    "histogram/hist_image_2d_uchar": "2-D launch over the image (x, y): the histogram view takes points along one "
+                                      "coordinate only",
+    "elementwise/block_pointer_offsets": "block-local pointers `xb = x + blockIdx.x * blockDim.x` indexed by threadIdx.x "
+                                         "(a local pointer could alias a parameter: not a point kernel)",
     "spmv/spmm_row_per_thread": "a loop over the dense columns around the CSR row loop (nested loops in the item: "
                                 "SpMM is not implemented by CsrGroupPerRow)",
 }
@@ -201,6 +205,8 @@ NEAR_MISSES: list[tuple[str, str, str]] = [
     ("elementwise/gelu_double_gridstride", "i += (long long)blockDim.x * gridDim.x", "i += blockDim.x"),
     # ... whose bound is loaded from memory
     ("elementwise/gelu_double_gridstride", "i < n;", "i < (long long)in[0];"),
+    # a templated per-thread sum that starts at one, not zero (each thread would add it once)
+    ("reduction/sum_template_functional_zero", "T s = T(0);", "T s = T(1);"),
     # a row pass inside a helper (given a local row pointer) that leaves the row early on the data
     ("row_ops/softmax_device_helpers", "for (int j = 1; j < n; ++j) m = fmaxf(m, r[j]);",
      "for (int j = 1; j < n; ++j) { if (r[j] > 3.9f) break; m = fmaxf(m, r[j]); }"),

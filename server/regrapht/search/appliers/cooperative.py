@@ -96,13 +96,17 @@ def usable(program: ItemProgram, group: Group, instance: Mapping[str, str] | Non
 
 def template_instance(kernel_name: str, program: ItemProgram) -> dict[str, str]:
     """The type arguments of a spec's template instance (`spmv<double>`) by parameter name."""
+    return template_arguments(kernel_name, program.kernel.template_parameters)
+
+
+def template_arguments(kernel_name: str, parameters: tuple[str, ...]) -> dict[str, str]:
+    """`template_instance` for any kernel's template parameters."""
     if "<" not in kernel_name or not kernel_name.rstrip().endswith(">"):
         return {}
     inside = kernel_name[kernel_name.index("<") + 1:kernel_name.rstrip().rindex(">")]
     if "<" in inside:
         return {}  # nested template arguments: not needed by any shape handled here
     arguments = [" ".join(a.split()) for a in inside.split(",")]
-    parameters = program.kernel.template_parameters
     return dict(zip(parameters, arguments, strict=False)) if len(parameters) == len(arguments) else {}
 
 

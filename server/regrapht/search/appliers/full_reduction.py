@@ -32,6 +32,7 @@ from regrapht.search.appliers.cooperative import (
     plain_type,
     resident_blocks,
     runs_once,
+    template_arguments,
     value_of,
     with_cub,
 )
@@ -196,7 +197,9 @@ class BlockReduceAtomic:
         found = full_reduction(kernel)
         if found is None:
             return self._single_thread(given, kernel, located)
-        usable = found.value_type in (SUMMABLE if found.op == "sum" else ORDERED)
+        # a template parameter counts as the type the spec's instance gives it (`reduce_sum<float>`)
+        instance = template_arguments(given.kernel, kernel.template_parameters)
+        usable = instance.get(found.value_type, found.value_type) in (SUMMABLE if found.op == "sum" else ORDERED)
         if not usable or any(n.startswith(PREFIX) for n in identifiers_in(kernel.body)) or not covers(given, found):
             return []
         count = _count_expr(given, found)
