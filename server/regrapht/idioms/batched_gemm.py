@@ -525,6 +525,8 @@ class _Reader:
                     owned = [("grid", axis)]
                 elif start == _GLOBALS[axis] and step in (Poly.of({(f"blockDim.{axis}", f"gridDim.{axis}"): 1}),):
                     owned = [("grid", axis), ("block", axis)]
+                elif start == Poly.atom(f"threadIdx.{axis}") and step == Poly.atom(f"blockDim.{axis}"):
+                    owned = [("block", axis)]  # a block-stride loop: the block's threads share the values
             if not owned or any(o in self.owned for o in owned):
                 raise _NotBatched
             self.owned.update(owned)
@@ -806,6 +808,11 @@ class _Reader:
                 return None
             if f"threadIdx.{axis}" in sources and f"global.{axis}" in sources or \
                     f"blockIdx.{axis}" in sources and f"global.{axis}" in sources:
+                return None
+            # an axis a stride loop owns is spread by that loop: an index read straight from the
+            # same axis as well would pair the loop's values with one thread's, not all of them
+            if ("block", axis) in self.owned and {f"threadIdx.{axis}", f"global.{axis}"} & sources or \
+                    ("grid", axis) in self.owned and {f"blockIdx.{axis}", f"global.{axis}"} & sources:
                 return None
         values = {**self.constants, **self.template_values}
         for name, limit in self.conditions:

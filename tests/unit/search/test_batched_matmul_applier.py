@@ -124,6 +124,18 @@ __global__ void bmm_adv(const T *A, const T *B, T *C, int nb) {
 }
 template __global__ void bmm_adv<float, 8>(const float *, const float *, float *, int);
 """, "bmm_adv<float, 8>", LaunchConfig(("nb",), ("64",)), {"nb": 50000}),
+    "block_stride_over_outputs": ("""
+__global__ void bmm_block_stride(const float *A, const float *B, float *C, int batch, int M, int N, int K) {
+    int b = blockIdx.x;
+    if (b >= batch) return;
+    for (int e = threadIdx.x; e < M * N; e += blockDim.x) {
+        int i = e / N, j = e % N;
+        float s = 0.f;
+        for (int k = 0; k < K; ++k) s += A[(b * M + i) * K + k] * B[(b * K + k) * N + j];
+        C[(b * M + i) * N + j] = s;
+    }
+}
+""", "bmm_block_stride", LaunchConfig(("batch",), ("128",)), {"batch": 4096, "M": 12, "N": 20, "K": 9}),
     "raw_threadidx_launch_batch": ("""
 __global__ void bmm_raw(const float *A, const float *B, float *C, int M, int N, int K) {
     float s = 0.0f;
@@ -315,6 +327,18 @@ __global__ void bmm_round(const double *A, const double *B, double *C, int batch
     C[(b * M + i) * N + j] = acc;
 }
 """, LaunchConfig(("batch",), ("N", "M")), {"batch": 1024, "M": 16, "N": 16, "K": 16}),
+    "stride_loop_axis_also_read_directly": ("""
+__global__ void bmm_diag(const float *A, const float *B, float *C, int batch, int M, int N, int K) {
+    int b = blockIdx.x;
+    if (b >= batch) return;
+    for (int i = threadIdx.x; i < M; i += blockDim.x) {
+        int j = threadIdx.x;
+        float s = 0.f;
+        for (int k = 0; k < K; ++k) s += A[(b * M + i) * K + k] * B[(b * K + k) * N + j];
+        C[(b * M + i) * N + j] = s;
+    }
+}
+""", LaunchConfig(("batch",), ("16",)), {"batch": 1024, "M": 16, "N": 16, "K": 16}),
 }
 
 
@@ -444,6 +468,10 @@ ON_CPU: dict[str, tuple[str, dict[str, int]]] = {
     "typename_pointer_advance_pragma": (spec_text("bmm_adv<float, 8>", ["nb"], ["64"], [
         ("A", F, "nb * 64", ""), ("B", F, "nb * 64", ""), ("C", "float*", "nb * 64", "out"),
         ("nb", "int", "100", "")]), {"nb": 37}),
+    "block_stride_over_outputs": (spec_text("bmm_block_stride", ["batch"], ["128"], [
+        ("A", F, "batch * M * K", ""), ("B", F, "batch * K * N", ""), ("C", "float*", "batch * M * N", "out"),
+        ("batch", "int", "40", ""), ("M", "int", "12", ""), ("N", "int", "20", ""), ("K", "int", "9", "")]),
+        {"batch": 13, "M": 5, "N": 7, "K": 3}),
     "raw_threadidx_launch_batch": (spec_text("bmm_raw", ["1", "1", "batch"], ["N", "M"], [
         ("A", F, "batch * M * K", ""), ("B", F, "batch * K * N", ""), ("C", "float*", "batch * M * N", "out"),
         ("M", "int", "16", ""), ("N", "int", "16", ""), ("K", "int", "16", ""), ("batch", "int", "20", "")]),
