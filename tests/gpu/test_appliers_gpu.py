@@ -84,6 +84,9 @@ SIZES: dict[str, tuple[dict[str, str], dict[str, tuple[str, str]]]] = {
                                         {"in": ("C * H * W", FLOAT), "w": ("C * 9", FLOAT), "out": ("C * H * W", "zeros")}),
     "boundary_copy_then_return": ({"NX": "131", "NY": "67", "NZ": "45", "r": "0.1"},
                                   {"u": ("NX * NY * NZ", FLOAT), "v": ("NX * NY * NZ", "zeros")}),
+    "march_z_from_a_2d_launch": ({"nx": "131", "ny": "67", "nz": "45", "c0": "0.4", "c1": "0.1"},
+                                 {"in": ("nx * ny * nz", FLOAT), "out": ("nx * ny * nz", "zeros")}),
+    "grid_stride_2d_interior": ({"nx": "1031", "ny": "777"}, {"u": ("nx * ny", FLOAT), "un": ("nx * ny", "zeros")}),
     # outputs jammed along a channel (counts not multiples of 4 or 8: the clamped copies)
     "conv3x3_mc_guarded": ({"nin": "13", "nout": "27", "H": "129", "W": "257"},
                            {"x": ("nin * H * W", FLOAT), "wt": ("nout * nin * 9", FLOAT), "b": ("nout", FLOAT),

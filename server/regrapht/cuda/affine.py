@@ -67,6 +67,35 @@ def exact_quotient(total: Poly, divisor: Poly) -> Poly | None:
     return Poly.of(out)
 
 
+def _graded(monomial: Monomial) -> tuple[int, Monomial]:
+    """A monomial order compatible with multiplication (degree, then the sorted atoms)."""
+    return len(monomial), monomial
+
+
+def polynomial_quotient(total: Poly, divisor: Poly) -> Poly | None:
+    """`total / divisor` when `divisor` divides `total` exactly (any number of terms: `(W - 2)`),
+    by long division on leading terms; None when it does not divide or a step is not exact."""
+    if not divisor.terms:
+        return None
+    lead, lead_value = max(divisor.terms, key=lambda term: _graded(term[0]))
+    remainder = total
+    out: dict[Monomial, int] = {}
+    for _ in range(MAX_TERMS * 4):
+        if not remainder.terms:
+            return Poly.of(out)
+        monomial, value = max(remainder.terms, key=lambda term: _graded(term[0]))
+        factor = monomial_quotient(monomial, lead)
+        if factor is None or value % lead_value:
+            return None
+        step = Poly.of({factor: value // lead_value})
+        product = step * divisor
+        if product is None:
+            return None
+        out[factor] = out.get(factor, 0) + value // lead_value
+        remainder = remainder - product
+    return None
+
+
 @dataclass(frozen=True)
 class Poly:
     terms: tuple[tuple[Monomial, int], ...]  # sorted, no zero coefficients

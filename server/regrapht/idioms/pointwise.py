@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from tree_sitter import Node
 
-from regrapht.cuda.affine import Poly, exact_quotient, opaque_atom
+from regrapht.cuda.affine import Poly, exact_quotient, opaque_atom, polynomial_quotient
 from regrapht.cuda.extract import ambiguous_cast, int_literal, node_text
 from regrapht.cuda.parse import encode_source, make_parser
 from regrapht.idioms.syntax import walk
@@ -126,6 +126,17 @@ class LoopRange:
 
 
 @dataclass(frozen=True)
+class Clamp:
+    """An index clamped to a range, `min(max(c + shift, lower), upper)` of a coordinate `c`
+    (either side may be absent), written with `min`/`max` or as `c > 0 ? c - 1 : 0`."""
+
+    coordinate: str
+    shift: int
+    lower: str | None  # scalars and literals (launch-expressible)
+    upper: str | None
+
+
+@dataclass(frozen=True)
 class PointKernel:
     text: str  # the kernel's whole definition
     params: Mapping[str, str]  # parameter name -> type text ("const float *")
@@ -144,6 +155,7 @@ class PointKernel:
     atomics: tuple[AtomicUpdate, ...] = ()  # only when asked for (`point_kernel(atomics=True)`)
     work_nodes: tuple[Node, ...] = field(default=(), compare=False, repr=False)  # the statements' trees
     symbols: Mapping[str, Poly] = field(default_factory=dict, compare=False, repr=False)  # locals at the end
+    clamps: Mapping[str, Clamp] = field(default_factory=dict, compare=False, repr=False)  # opaque atom -> clamp
 
     def coordinate(self, name: str) -> Coordinate | None:
         return next((c for c in self.coordinates if c.name == name), None)
@@ -281,6 +293,7 @@ class _Builder:
         self.atomics: list[AtomicUpdate] = []
         self.loop_names: set[str] = set()
         self.scalar_locals: dict[str, Node] = {}  # locals defined from scalars and literals only
+        self.clamps: dict[str, Clamp] = {}  # opaque atoms that are clamped coordinates
 
     # ------------------------------------------------------------------ structure
     def build(self) -> PointKernel:
@@ -325,11 +338,13 @@ class _Builder:
         bounds = self._bounds(guard, negated)
         guard_text = node_text(_strip(guard))
         guard_text = f"!({guard_text})" if negated else guard_text
-        if len(self.coordinates) == 1 and self.coordinates[0].axis == "x":
+        if any(c.axis == "x" for c in self.coordinates):
             decomposed = self._linearise(bounds)
             if decomposed is not None:
                 bounds = decomposed
-                guard_text = " && ".join(f"{c.name} < {bounds[c.name].upper}" for c in self.coordinates)
+                guard_text = " && ".join(
+                    (f"{c.name} >= {bounds[c.name].lower} && " if bounds[c.name].lower != "0" else "") +
+                    f"{c.name} < {bounds[c.name].upper}" for c in self.coordinates)
         self.bounds = bounds
         for statement in work:
             self._check_pointwise(statement)
@@ -358,6 +373,7 @@ class _Builder:
             linear=self.linear,
             atomics=tuple(self.atomics),
             symbols=dict(self.env),
+            clamps=dict(self.clamps),
         )
 
     def _parameters(self) -> None:
@@ -463,7 +479,8 @@ class _Builder:
         """Coordinates decoded from a 1-D index `t` by `t % M`, `(t / D) % M` and `t / D` in a
         mixed radix (D of each part = D * M of the previous one, the last part's bound times
         its D = t's bound); None when the declarations are not such a decomposition."""
-        index = self.coordinates[0]
+        index = next(c for c in self.coordinates if c.axis == "x")
+        others = [c for c in self.coordinates if c.axis != "x"]  # (a channel on y: one value per block row)
         bound = bounds[index.name]
         total = expression_poly(bound.upper, self.constants)
         if bound.lower != "0" or total is None:
@@ -479,7 +496,7 @@ class _Builder:
                                   statement))
         if len(parts) < 2:
             return None
-        parts.sort(key=lambda part: (len(part[2].terms[0][0]), part[2].terms[0][1]) if part[2].terms else (0, 0))
+        parts.sort(key=lambda part: _size_order(part[2]))
         divisor = Poly.const(1)
         for position, (_, _, part_divisor, modulus, _) in enumerate(parts):
             last = position == len(parts) - 1
@@ -502,13 +519,14 @@ class _Builder:
                 return None
         kept = [(t, n) for t, n in zip(self.prelude, self.prelude_nodes, strict=True) if id(n) not in holders]
         terms = []
-        new_bounds: dict[str, Bound] = {}
+        new_bounds: dict[str, Bound] = {c.name: bounds[c.name] for c in others}
         self.coordinates = []
         for name, type_text, part_divisor, modulus, _ in parts:
             self.coordinates.append(Coordinate(name, type_text, "x"))
             self.env[name] = Poly.atom(name)
             terms.append(name if part_divisor.constant == 1 else f"{name} * ({part_divisor.text()})")
             new_bounds[name] = Bound("0", (modulus or quotient).text())
+        self.coordinates.extend(others)
         definition = f"{index.type.replace('const ', '')} {index.name} = {' + '.join(reversed(terms))};"
         self.linear = LinearIndex(index.name, index.type, bound.upper, definition)
         decoded = Poly.const(0)
@@ -546,13 +564,15 @@ class _Builder:
         return None
 
     def _scalar_poly(self, node: Node | None) -> Poly | None:
-        """A positive one-term polynomial of scalars (`n`, `C * W`, `16`), else None."""
+        """A polynomial of scalars (`n`, `C * W`, `16`, an extent `OW = W - 2`) whose one term, or
+        whose term of highest degree, is positive; else None."""
         if node is None:
             return None
         poly = self.poly(node)
-        if len(poly.terms) != 1 or poly.terms[0][1] <= 0 or not set(poly.terms[0][0]) <= set(self.params):
+        if not poly.terms or not poly.atoms() <= set(self.params):
             return None
-        return poly
+        top = max(poly.terms, key=lambda term: (len(term[0]), term[0]))
+        return poly if top[1] > 0 else None
 
     def _bounds(self, guard: Node, negated: bool) -> dict[str, Bound]:
         """Per coordinate, its bounds from a conjunction (`!negated`) or disjunction of negated
@@ -570,6 +590,7 @@ class _Builder:
             terms.append(node)
         lower: dict[str, str] = {}
         upper: dict[str, str] = {}
+        above_zero: set[str] = set()
         names = {c.name for c in self.coordinates}
         for term in terms:
             if term.type != "binary_expression":
@@ -579,6 +600,10 @@ class _Builder:
             if left is None or right is None:
                 raise _NotPointwise
             flip = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
+            if op == ("==" if negated else "!=") and self._is_zero_test(left, right):
+                # `if (x == 0 || ...) return;`: a coordinate is a thread id (>= 0), so x >= 1
+                above_zero.add(node_text(_strip(left if node_text(_strip(left)) in names else right)))
+                continue
             if op not in flip:
                 raise _NotPointwise
             moved = self._moved_coordinate(left)
@@ -601,6 +626,11 @@ class _Builder:
                 lower[coordinate] = bound
             else:
                 lower[coordinate] = f"{bound} + 1"
+        for coordinate in above_zero:
+            other = expression_poly(lower[coordinate], self.constants) if coordinate in lower else None
+            if coordinate in lower and (other is None or other.constant is None or other.constant < 1):
+                raise _NotPointwise  # two lower bounds, not known which is the tighter
+            lower.setdefault(coordinate, "1")
         for unbounded in self.coordinates:
             if unbounded.name not in upper:
                 extent = self._grid_extent(unbounded.axis)
@@ -609,6 +639,12 @@ class _Builder:
         if set(upper) != names:
             raise _NotPointwise  # a coordinate with no upper bound: its extent is the launch's
         return {name: Bound(lower.get(name, "0"), upper[name]) for name in names}
+
+    def _is_zero_test(self, left: Node, right: Node) -> bool:
+        """`c == 0` or `0 == c` for a coordinate `c`."""
+        names = {c.name for c in self.coordinates}
+        return (node_text(_strip(left)) in names and self.poly(right) == Poly.const(0)) or \
+            (node_text(_strip(right)) in names and self.poly(left) == Poly.const(0))
 
     def _moved_coordinate(self, node: Node | None) -> tuple[str, int] | None:
         """`(c, k)` when `node` is a coordinate `c` plus a constant `k` (`x`, `i + 1`, `(y - 2)`),
@@ -1053,7 +1089,93 @@ class _Builder:
                 result = Poly.const(quotient if operator == "/" else left.constant - right.constant * quotient)
             if result is not None:
                 return result
+        if kind in ("call_expression", "conditional_expression"):
+            clamp = self._clamp(node)
+            if clamp is not None:
+                atom = self._opaque(node)
+                self.clamps[atom.terms[0][0][0]] = clamp
+                return atom
         return self._opaque(node)
+
+    def _clamp(self, node: Node) -> Clamp | None:
+        """The clamp `node` applies to a coordinate moved by a constant (`max(x - 1, 0)`,
+        `min(max(x + k, 0), W - 1)`, `y > 0 ? y - 1 : 0`, `x < W - 1 ? x + 1 : W - 1`), or None."""
+        if node.type == "call_expression":
+            name = node_text(node.child_by_field_name("function"))
+            arguments = node.child_by_field_name("arguments")
+            args = [a for a in (arguments.named_children if arguments else []) if a.type != "comment"]
+            if name not in ("min", "max") or len(args) != 2:
+                return None
+            for inner, bound in (args, args[::-1]):
+                clamped = self._clamped(inner)
+                text = self._clamp_bound(bound)
+                if clamped is None or text is None:
+                    continue
+                # `max(x - 1, 0)` on unsigned values wraps instead of clamping: signed only
+                if any(word in t for t in self._types_of(clamped.coordinate, bound) for word in ("unsigned", "size_t")):
+                    return None
+                if name == "max" and clamped.lower is None and clamped.upper is None:
+                    return Clamp(clamped.coordinate, clamped.shift, text, None)
+                if name == "min" and clamped.upper is None:
+                    return Clamp(clamped.coordinate, clamped.shift, clamped.lower, text)
+            return None
+        condition = node.child_by_field_name("condition")
+        consequence, alternative = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
+        terms = self._conditions(condition) if condition is not None else None
+        if not terms or len(terms) != 1 or consequence is None or alternative is None:
+            return None
+        term = terms[0]
+        # the condition as `E >= 0` over integers
+        difference = term.left - term.right
+        normal = {">=": difference, ">": difference - Poly.const(1), "<=": -difference,
+                  "<": -difference - Poly.const(1)}[term.op]
+        for moved_node, bound_node, taken in ((consequence, alternative, True), (alternative, consequence, False)):
+            moved = self._clamped(moved_node)
+            text = self._clamp_bound(bound_node)
+            if moved is None or moved.lower is not None or moved.upper is not None or text is None:
+                continue
+            value = Poly.atom(moved.coordinate) + Poly.const(moved.shift)
+            limit = self.poly(bound_node)
+            # max(value, limit) takes the value when value - limit >= 0, the limit when
+            # limit - value - 1 >= 0; min(value, limit) the value when limit - value >= 0, the
+            # limit when value - limit - 1 >= 0.
+            one = Poly.const(1)
+            if normal == (value - limit if taken else limit - value - one):
+                return Clamp(moved.coordinate, moved.shift, text, None)
+            if normal == (limit - value if taken else value - limit - one):
+                return Clamp(moved.coordinate, moved.shift, None, text)
+        return None
+
+    def _clamped(self, node: Node) -> Clamp | None:
+        """`node` as a coordinate moved by a constant (a clamp without bounds), or an inner clamp."""
+        value = self.poly(node)
+        if len(value.terms) == 1 and value.terms[0][1] == 1 and len(value.terms[0][0]) == 1 and \
+                value.terms[0][0][0] in self.clamps:
+            return self.clamps[value.terms[0][0][0]]
+        for coordinate in self.coordinates:
+            shift = (value - Poly.atom(coordinate.name)).constant
+            if shift is not None:
+                return Clamp(coordinate.name, shift, None, None)
+        return None
+
+    def _clamp_bound(self, node: Node) -> str | None:
+        """A clamp's bound as a launch-expressible text, or None when it is not one."""
+        scalars = {name for name in self.params if name not in self.pointers}
+        if not self.poly(node).atoms() <= scalars:
+            return None
+        try:
+            return self._bound_text(node)
+        except _NotPointwise:
+            return None
+
+    def _types_of(self, coordinate: str, bound: Node) -> list[str]:
+        found = self.coordinate_named(coordinate)
+        types = [found.type] if found is not None else ["unsigned"]
+        return types + [self.params[n] for n in (node_text(i) for i in walk(bound) if i.type == "identifier")
+                        if n in self.params]
+
+    def coordinate_named(self, name: str) -> Coordinate | None:
+        return next((c for c in self.coordinates if c.name == name), None)
 
     def _opaque(self, node: Node) -> Poly:
         memory = any(n.type in ("subscript_expression", "pointer_expression") for n in walk(node))
@@ -1115,9 +1237,20 @@ def _replace_word(text: str, word: str, replacement: str) -> str:
     return re.sub(rf"\b{re.escape(word)}\b", replacement, text)
 
 
+def _size_order(divisor: Poly) -> tuple[int, int]:
+    """Sorts a mixed radix's divisors smallest first: 1, 16, W, W - 2, W * H (degree, then the
+    leading term's coefficient)."""
+    if not divisor.terms:
+        return (0, 0)
+    lead = max(divisor.terms, key=lambda term: (len(term[0]), term[0]))
+    return len(lead[0]), lead[1]
+
+
 def _divide_poly(total: Poly, divisor: Poly) -> Poly | None:
-    """`total / divisor` for one-term polynomials when it divides exactly."""
-    return exact_quotient(total, divisor) if len(total.terms) == 1 else None
+    """`total / divisor` when it divides exactly (`N*C*(H-2)*(W-2)` by `(H-2)*(W-2)`)."""
+    if len(total.terms) == 1:
+        return exact_quotient(total, divisor)
+    return polynomial_quotient(total, divisor)
 
 
 def coefficient_of(poly: Poly, atom: str) -> Poly:

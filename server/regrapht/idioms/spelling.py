@@ -2,6 +2,8 @@
 
 `plain_spelling(source, kernel)` returns the source with, inside the kernel,
 
+- comparisons the C++ grammar misreads as template arguments (`y < 0 || x >= n` as `y<...>`,
+  `y` a variable) with the variable parenthesised: `(y) < 0 || x >= n`;
 - object-like macros that stand for an expression (`#define GID (blockIdx.x * blockDim.x +
   threadIdx.x)`) expanded where the kernel uses them as a name (integer ones are constants
   already);
@@ -20,6 +22,10 @@
   by the body's last statement and not used after the loop, nothing between the declaration and
   the loop touches it or what its start reads, the condition and the start read no memory, and
   the body has no `continue` (which would skip the original's increment);
+- a local pointer into a parameter (`const float *plane = in + (size_t)c * H * W;`, or
+  `&in[...]`) that is never re-pointed and only subscripted, each `plane[i]` written
+  `in[(long long)(c * H * W) + (i)]`: the same element (the offset's names are never assigned, so
+  it has one value), the offset added in 64 bits as the pointer arithmetic did;
 - a counter that counts down to its bound (`for (int left = n; left > 0; --left)`) counting up
   instead (`for (int walk_up = 0; walk_up < (n) - (0); ++walk_up) { const int left = (n) -
   walk_up; ...`): the same values in the same order;
@@ -39,7 +45,7 @@ Unchanged when none applies; each step only rewrites what it fully understands.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from tree_sitter import Node
 
@@ -64,8 +70,9 @@ UP = "walk_up"  # the counting-up counter (renamed when the kernel uses the name
 
 def plain_spelling(source: str, kernel: str) -> str:
     syntax = None  # parsed again only after a step changed the text (a parse is the costly part)
-    for step in (_expand_object_macros, _expand_macros, _variable_parentheses, _inline_helpers, _inline_bodies,
-                 _functional_casts, _do_while, _counted_while, _count_up, _plain_loads, _deref_subscripts):
+    for step in (_comparisons, _expand_object_macros, _expand_macros, _variable_parentheses, _inline_helpers,
+                 _inline_bodies, _functional_casts, _do_while, _counted_while, _count_up, _plain_loads,
+                 _deref_subscripts, _pointer_offsets):
         if syntax is None:
             syntax = kernel_syntax(source, kernel)
             if syntax is None:
@@ -99,6 +106,10 @@ SAME_TYPE_ARITHMETIC = frozenset({"float", "double", "int", "unsigned int", "uns
                                   "unsigned long", "unsigned long long"})
 
 
+INTEGER_TYPES = frozenset({"int", "unsigned int", "unsigned", "long", "long long", "unsigned long",
+                           "unsigned long long"})
+
+
 def _type_of(node: Node) -> str:
     return " ".join(w for w in text(node.child_by_field_name("type")).split() if w not in ("const", "volatile"))
 
@@ -115,6 +126,7 @@ def _definitions(syntax: KernelSyntax) -> tuple[dict[str, tuple[list[str], str]]
                 macros[text(name)] = ([text(p) for p in params.named_children], text(value).strip())
         elif node.type == "function_definition" and any(text(c) == "__device__" for c in node.children) and \
                 not any(text(c) == "__global__" for c in node.children):
+            node = _read_as_comparisons(node)
             declarator = node.child_by_field_name("declarator")
             while declarator is not None and declarator.type != "function_declarator":
                 declarator = declarator.child_by_field_name("declarator")
@@ -127,10 +139,13 @@ def _definitions(syntax: KernelSyntax) -> tuple[dict[str, tuple[list[str], str]]
             names, types = [], []
             for param in params.named_children if params is not None else []:
                 target = param.child_by_field_name("declarator")
+                pointer = target is not None and target.type == "pointer_declarator"
+                if pointer and target is not None:
+                    target = target.child_by_field_name("declarator")
                 if param.type != "parameter_declaration" or target is None or target.type != "identifier":
                     break
                 names.append(text(target))
-                types.append(_type_of(param))
+                types.append(_type_of(param) + (" *" if pointer else ""))
             else:
                 if name_node is not None and is_pure(body[0].named_children[0]):
                     helpers[text(name_node)] = (names, types, _type_of(node), body[0].named_children[0])
@@ -172,6 +187,47 @@ def _expand_object_macros(syntax: KernelSyntax) -> Edits:
             if node.type == "identifier" and text(node) in macros]
 
 
+def _misread_comparisons(function: Node) -> Edits:
+    """`x < 0 || y < 0 || x >= nx` is ambiguous to the C++ grammar, which may read `y < 0 || x >`
+    as the template arguments of a `y<...>`. A variable is no template: each variable that names
+    such a "template" is parenthesised, `(y) < 0 || ...`, the same expression read as the
+    comparisons it is."""
+    variables = {text(n) for n in walk(function) if n.type == "identifier" and _declares(n)}
+    edits: Edits = []
+    for node in walk(function):
+        name = node.child_by_field_name("name") if node.type == "template_function" else None
+        if name is not None and name.type == "identifier" and text(name) in variables:
+            edits.append((name.start_byte, name.end_byte, f"({text(name)})"))
+    return edits
+
+
+def _comparisons(syntax: KernelSyntax) -> Edits:
+    repaired = _read_as_comparisons(syntax.function)
+    if repaired is syntax.function:
+        return []
+    return [(syntax.function.start_byte, syntax.function.end_byte, text(repaired))]
+
+
+def _read_as_comparisons(function: Node) -> Node:
+    """`function` re-read with its misread comparisons parenthesised (a tree of its own text),
+    one at a time (each repair may uncover the next: `x < 0 || (y) < 0 || x >` is `x<...>`), or
+    `function` itself when it has none or the repair does not parse."""
+    current = function
+    for _ in range(16):
+        edits = _misread_comparisons(current)
+        if not edits:
+            return current
+        data = current.text or b""
+        for start, end, replacement in sorted(edits, reverse=True):
+            data = data[:start - current.start_byte] + replacement.encode() + data[end - current.start_byte:]
+        tree = make_parser().parse(data)
+        again = next((n for n in walk(tree.root_node) if n.type == "function_definition"), None)
+        if again is None or tree.root_node.has_error:
+            return function
+        current = again
+    return function
+
+
 def _expand_macros(syntax: KernelSyntax) -> Edits:
     macros, _ = _definitions(syntax)
     edits: Edits = []
@@ -211,9 +267,12 @@ def _variable_parentheses(syntax: KernelSyntax) -> Edits:
 
 
 def _inline_helpers(syntax: KernelSyntax) -> Edits:
-    """Calls of one-line helpers whose arguments are already of the parameters' types and whose
-    arithmetic stays in the return type: no conversion at the call is lost by inlining (an
-    `int add(int, int)` applied to floats truncates, and is left as a call)."""
+    """Calls of one-line helpers whose arguments are already of the parameters' types: no
+    conversion at the call is lost by inlining (an `int add(int, int)` applied to floats
+    truncates, and is left as a call). When the arithmetic stays in the return type (all
+    parameters of it) the expression is inlined as it is; otherwise (an accessor
+    `float at(const float *g, int x, int y, ...)`) it is converted to the return type as the
+    `return` did: `((float)(...))`."""
     _, helpers = _definitions(syntax)
     declared, elements = _declared_types(syntax)
     edits: Edits = []
@@ -223,11 +282,15 @@ def _inline_helpers(syntax: KernelSyntax) -> Edits:
             args = call_args(node)
             if len(args) != len(params) or not all(is_pure(a) for a in args):
                 continue
-            if result not in SAME_TYPE_ARITHMETIC or any(t != result for t in types) or \
+            if result not in SAME_TYPE_ARITHMETIC or \
                     any(_argument_type(a, declared, elements) != t for a, t in zip(args, types, strict=True)):
                 continue
-            values = {p: f"({text(a)})" for p, a in zip(params, args, strict=True)}
-            edits.append((node.start_byte, node.end_byte, "(" + _substituted(returned, values) + ")"))
+            # a pointer passed by name stays a name: `g[i]`, a subscript of the parameter
+            values = {p: text(a) if a.type == "identifier" and t.endswith("*") else f"({text(a)})"
+                      for p, a, t in zip(params, args, types, strict=True)}
+            inlined = _substituted(returned, values)
+            same = all(t == result for t in types)
+            edits.append((node.start_byte, node.end_byte, f"({inlined})" if same else f"(({result})({inlined}))"))
     return _outermost(edits)
 
 
@@ -280,11 +343,22 @@ def _binds_without_conversion(parameter: Node, argument: Node, declared: dict[st
 def _argument_type(argument: Node, declared: dict[str, str], elements: dict[str, str]) -> str | None:
     """The type of a local or scalar parameter, or of an element `p[i]` of a pointer parameter."""
     node = unparen(argument)
+    if node is not None and node.type == "identifier" and text(node) in elements:
+        return elements[text(node)] + " *"  # a pointer parameter passed on
     if node is not None and node.type == "identifier":
         return declared.get(text(node))
     if node is not None and node.type == "subscript_expression":
         base = unparen(node.child_by_field_name("argument"))
         return elements.get(text(base)) if base is not None and base.type == "identifier" else None
+    if node is not None and node.type == "number_literal" and text(node).isdigit() and int(text(node)) < 2**31:
+        return "int"
+    if node is not None and node.type == "binary_expression" and \
+            text(node.child_by_field_name("operator")) in ("+", "-", "*"):
+        # `x - 1`: operands of one integer type of int's rank or above stay in it
+        left = _argument_type(node.child_by_field_name("left"), declared, elements)  # type: ignore[arg-type]
+        right = _argument_type(node.child_by_field_name("right"), declared, elements)  # type: ignore[arg-type]
+        if left == right and left in INTEGER_TYPES:
+            return left
     return None
 
 
@@ -302,6 +376,95 @@ def _substituted(expression: Node, values: dict[str, str]) -> str:
     for start, end, replacement in sorted(edits, reverse=True):
         data = data[:start] + replacement.encode() + data[end:]
     return data.decode()
+
+
+def _pointer_offsets(syntax: KernelSyntax) -> Edits:
+    """Local pointers `T *p = P + offset` / `&P[offset]` into a pointer parameter P, subscripted
+    as `p[i]` only and never re-pointed, with every name of the offset never assigned in the
+    kernel: each `p[i]` as `P[(long long)(offset) + (i)]`, the declaration dropped."""
+    pointers = syntax.pointers
+    assigned = set()
+    declared: dict[str, int] = {}
+    for node in walk(syntax.function):
+        if node.type in ("assignment_expression", "update_expression"):
+            target = unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))
+            if target is not None and target.type == "identifier":
+                assigned.add(text(target))
+        elif node.type == "identifier" and _declares(node):
+            declared[text(node)] = declared.get(text(node), 0) + 1
+    edits: Edits = []
+    for statement in walk(syntax.body):
+        if statement.type != "declaration":
+            continue
+        declarators = statement.children_by_field_name("declarator")
+        if len(declarators) != 1 or declarators[0].type != "init_declarator":
+            continue
+        pointer = declarators[0].child_by_field_name("declarator")
+        value = unparen(declarators[0].child_by_field_name("value"))
+        name_node = pointer.child_by_field_name("declarator") if pointer is not None and \
+            pointer.type == "pointer_declarator" else None
+        if name_node is None or name_node.type != "identifier" or value is None:
+            continue
+        name = text(name_node)
+        split = _parameter_offset(value, pointers)
+        if split is None or declared.get(name, 0) > 1 or name in assigned:
+            continue  # a name declared twice (shadowed) or re-pointed is left as it is
+        base, offset = split
+        if identifiers_in(offset) & assigned or not is_pure(offset):
+            continue
+        replaced: Edits = []
+        for use in walk(syntax.body):
+            if use.type != "identifier" or text(use) != name or use == name_node:
+                continue
+            subscript = use.parent
+            index = _only_index(subscript) if subscript is not None and subscript.type == "subscript_expression" \
+                and subscript.child_by_field_name("argument") == use else None
+            if subscript is None or index is None:
+                replaced = []
+                break  # used otherwise (`p + 1`, `*p`, passed on): left as it is
+            replaced.append((subscript.start_byte, subscript.end_byte,
+                             f"{base}[(long long)({text(offset)}) + ({text(index)})]"))
+        if replaced:
+            edits.extend(replaced)
+            edits.append((statement.start_byte, statement.end_byte, ""))
+    return _outermost(edits)
+
+
+def _declares(identifier: Node) -> bool:
+    """Whether `identifier` is the name a declaration or a parameter declares."""
+    child, parent = identifier, identifier.parent
+    while parent is not None and parent.type in ("pointer_declarator", "array_declarator", "reference_declarator",
+                                                 "init_declarator") and parent.child_by_field_name("declarator") == child:
+        child, parent = parent, parent.parent
+    return parent is not None and parent.type in ("declaration", "parameter_declaration") and \
+        child in parent.children_by_field_name("declarator")
+
+
+def _only_index(subscript: Node) -> Node | None:
+    index = subscript.child_by_field_name("indices") or subscript.child_by_field_name("index")
+    if index is not None and index.type == "subscript_argument_list":
+        named = [c for c in index.named_children if c.type != "comment"]
+        return named[0] if len(named) == 1 else None
+    return index
+
+
+def _parameter_offset(value: Node, pointers: Mapping[str, object]) -> tuple[str, Node] | None:
+    """(P, offset) for `P + offset`, `offset + P` or `&P[offset]` with P a pointer parameter."""
+    if value.type == "binary_expression" and text(value.child_by_field_name("operator")) == "+":
+        left, right = value.child_by_field_name("left"), value.child_by_field_name("right")
+        for base, offset in ((left, right), (right, left)):
+            base = unparen(base)
+            if base is not None and base.type == "identifier" and text(base) in pointers and offset is not None:
+                return text(base), offset
+        return None
+    if value.type == "pointer_expression" and text(value.child_by_field_name("operator")) == "&":
+        inner = unparen(value.child_by_field_name("argument"))
+        if inner is not None and inner.type == "subscript_expression":
+            base = unparen(inner.child_by_field_name("argument"))
+            index = _only_index(inner)
+            if base is not None and base.type == "identifier" and text(base) in pointers and index is not None:
+                return text(base), index
+    return None
 
 
 def _functional_casts(syntax: KernelSyntax) -> Edits:

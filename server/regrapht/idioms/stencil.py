@@ -9,17 +9,27 @@ offsets' ranges come the halo a tile needs on each side; from the kernel's guard
 comparisons each read runs under (`if (iy >= 0 && iy < H)` with `iy = y + ky - 1`) come the
 exact coordinates each read can touch, so a tile loads only elements the kernel itself reads.
 
-Reads that do not split this way (clamped or wrapped indices, reads under conditions that are
-not bounds, reads after a `continue`) are not part of the stencil: they keep reading global
-memory, which stays correct because a stencil never writes an array it reads.
+A read whose coordinate is clamped to a range (`t[y * nx + max(x - 1, 0)]`, `x > 0 ? x - 1 : 0`,
+`Clamp` in `pointwise.py`) is a neighbour read too, when the guard keeps the point itself inside
+the range: then `max(x + d, L)` is the element at offset d where `x + d >= L`, else the first
+offset above it where the position is exactly L (`clamped_read` writes that choice over the
+tile's or window's elements). Besides its box, such a read contributes the positions equal to
+the bound at the offsets between d and 0 (`fallback` reads), so a tile loads only what the
+kernel reads.
+
+Reads that do not split this way (wrapped indices, reads under conditions that are not bounds,
+reads after a `continue`) are not part of the stencil: they keep reading global memory, which
+stays correct because a stencil never writes an array it reads.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import product
 
 from regrapht.cuda.affine import Poly, monomial_quotient
-from regrapht.idioms.pointwise import Access, Condition, PointKernel, coefficient_of
+from regrapht.idioms.pointwise import Access, Clamp, Condition, PointKernel, coefficient_of, expression_poly
 
 MAX_HALO = 8  # elements per side; wider neighbourhoods are not what a tile with halos is for
 MIN_POINTS = 3  # distinct offsets read: fewer gain nothing from sharing loads through a tile
@@ -34,6 +44,10 @@ class NeighbourRead:
     # Bounds the read's own coordinate g_c satisfies whenever it runs: (coordinate, op, text),
     # read as `g_c op text` (from the guard, shifted by the offsets, and from its conditions).
     limits: tuple[tuple[str, str, str], ...]
+    # Clamped coordinates: coordinate -> ("lower" | "upper", the bound's text); offsets constant.
+    clamped: tuple[tuple[str, str, str], ...] = ()
+    # The positions a clamped read takes at its bound (only loaded, never a read of its own).
+    fallback: bool = False
 
 
 @dataclass(frozen=True)
@@ -70,8 +84,8 @@ def _stencil_of(kernel: PointKernel, array: str) -> Stencil | None:
     if not reads:
         return None
     names = [c.name for c in kernel.coordinates]
-    # The layout, from the first read: stride per coordinate, which must be one-term.
-    strides = {c: coefficient_of(reads[0].index, c) for c in names}
+    # The layout, from the first read: stride per coordinate (or per its clamp), one-term.
+    strides = {c: _stride(kernel, reads[0].index, c) for c in names}
     strides = {c: s for c, s in strides.items() if s.terms}
     if any(len(s.terms) != 1 or s.terms[0][1] < 0 for s in strides.values()):
         return None
@@ -93,7 +107,7 @@ def _stencil_of(kernel: PointKernel, array: str) -> Stencil | None:
             base = read_base
         elif read_base != base:
             continue
-        found.append(read)
+        found.extend(read)
     if base is None or not found or _points(found, tiled) < MIN_POINTS:
         return None  # `rowptr[row]`, `rowptr[row + 1]` is no neighbourhood worth a tile
     if not base.atoms() <= set(kernel.params):
@@ -104,7 +118,7 @@ def _stencil_of(kernel: PointKernel, array: str) -> Stencil | None:
     tiled = tuple(c for c in tiled if c not in flat)
     slices = tuple(c for c in names if c in flat or c in slices)
     narrowed = tuple(NeighbourRead(r.access, {c: r.offsets[c] for c in tiled}, {c: r.low[c] for c in tiled},
-                                   {c: r.high[c] for c in tiled}, r.limits) for r in found)
+                                   {c: r.high[c] for c in tiled}, r.limits, r.clamped, r.fallback) for r in found)
     return Stencil(kernel, array, strides, base, tiled, slices, narrowed)
 
 
@@ -113,6 +127,8 @@ def _points(reads: list[NeighbourRead], tiled: tuple[str, ...]) -> int:
     fixed: set[tuple[int, ...]] = set()
     boxes = 0
     for read in reads:
+        if read.fallback:
+            continue
         if all(read.offsets[c].constant is not None for c in tiled):
             fixed.add(tuple(read.low[c] for c in tiled))
         else:
@@ -123,15 +139,32 @@ def _points(reads: list[NeighbourRead], tiled: tuple[str, ...]) -> int:
     return len(fixed) + boxes
 
 
+def _stride(kernel: PointKernel, index: Poly, coordinate: str) -> Poly:
+    """How far `index` moves per +1 of `coordinate`, or of the one clamp of it the index uses."""
+    stride = coefficient_of(index, coordinate)
+    if stride.terms:
+        return stride
+    clamps = [a for a in index.atoms() if a in kernel.clamps and kernel.clamps[a].coordinate == coordinate]
+    return coefficient_of(index, clamps[0]) if len(clamps) == 1 else stride
+
+
 def _split(kernel: PointKernel, access: Access, strides: dict[str, Poly],
-           tiled: tuple[str, ...]) -> tuple[Poly, NeighbourRead] | None:
+           tiled: tuple[str, ...]) -> tuple[Poly, list[NeighbourRead]] | None:
+    """The read's base and its neighbour reads (itself, and for a clamped read the positions it
+    takes at the bound), or None when it does not split along the layout."""
     index = access.index
     rest = index
+    clamps: dict[str, Clamp] = {}
     for c in tiled:
-        if coefficient_of(index, c) != strides[c]:
+        if coefficient_of(index, c) == strides[c]:
+            rest = rest - strides[c] * Poly.atom(c)  # type: ignore[operator]
+            continue
+        atoms = [a for a in index.atoms() if a in kernel.clamps and kernel.clamps[a].coordinate == c]
+        if coefficient_of(index, c).terms or len(atoms) != 1 or coefficient_of(index, atoms[0]) != strides[c]:
             return None
-        rest = rest - strides[c] * Poly.atom(c)  # type: ignore[operator]
-    if any(c in rest.atoms() for c in (k.name for k in kernel.coordinates)):
+        clamps[c] = kernel.clamps[atoms[0]]
+        rest = rest - strides[c] * Poly.atom(atoms[0]) + strides[c] * Poly.const(clamps[c].shift)  # type: ignore[operator]
+    if any(c in rest.atoms() for c in (k.name for k in kernel.coordinates)) or rest.atoms() & set(kernel.clamps):
         return None  # a coordinate in a non-linear term
     # Each remaining term that is a stride times loop variables or a constant is an offset of
     # that coordinate (largest stride first); the rest is the base, which must hold scalars only.
@@ -161,7 +194,94 @@ def _split(kernel: PointKernel, access: Access, strides: dict[str, Poly],
     limits = _limits(kernel, access, shifts, low, high)
     if limits is None:
         return None
-    return Poly.of(base), NeighbourRead(access, shifts, low, high, limits)
+    if not clamps:
+        return Poly.of(base), [NeighbourRead(access, shifts, low, high, limits)]
+    clamped = _clamp_sides(kernel, clamps)
+    if clamped is None or any(shift.constant is None for shift in shifts.values()):
+        return None
+    main = NeighbourRead(access, shifts, low, high, limits + tuple(_at_bound(c, side, text, main=True)[0]
+                                                                   for c, side, text in clamped), clamped)
+    reads = [main]
+    # the positions at the bound: offsets strictly between the shift and 0, where g == bound
+    for choice in product((False, True), repeat=len(clamped)):
+        if not any(choice):
+            continue
+        f_low, f_high, extra = dict(low), dict(high), []
+        for (c, side, text), at_bound in zip(clamped, choice, strict=True):
+            if at_bound:
+                d = low[c]
+                f_low[c], f_high[c] = (d + 1, 0) if side == "lower" else (0, d - 1)
+                extra.extend(_at_bound(c, side, text, main=False))
+            else:
+                extra.extend(_at_bound(c, side, text, main=True))
+        f_limits = _limits(kernel, access, shifts, f_low, f_high)
+        if f_limits is None:
+            return None
+        reads.append(NeighbourRead(access, shifts, f_low, f_high, f_limits + tuple(extra), clamped, True))
+    return Poly.of(base), reads
+
+
+def _clamp_sides(kernel: PointKernel, clamps: dict[str, Clamp]) -> tuple[tuple[str, str, str], ...] | None:
+    """Per clamped coordinate, the side that can bind ("lower" for `max(x - 1, 0)`) and its
+    bound, when the guard keeps the point itself inside the range (so the clamped position is
+    the bound at an offset between the shift and 0); None otherwise. A side that cannot bind
+    (`max(x + 1, 0)` with x >= 0) is dropped: the read is plain there."""
+    sides = []
+    for c, clamp in clamps.items():
+        bound = kernel.bounds[c]
+        lower, upper = expression_poly(bound.lower), expression_poly(bound.upper)
+        if lower is None or upper is None:
+            return None
+        if clamp.lower is not None:
+            low_end = expression_poly(clamp.lower)
+            margin = (lower - low_end).constant if low_end is not None else None
+            if margin is None or margin < 0:
+                return None  # the point itself may lie below the clamp's range
+            if clamp.shift < 0:
+                sides.append((c, "lower", clamp.lower))
+        if clamp.upper is not None:
+            high_end = expression_poly(clamp.upper)
+            margin = (high_end + Poly.const(1) - upper).constant if high_end is not None else None
+            if margin is None or margin < 0:
+                return None
+            if clamp.shift > 0:
+                sides.append((c, "upper", clamp.upper))
+    return tuple(sides) if len({c for c, _, _ in sides}) == len(sides) else None
+
+
+def _at_bound(c: str, side: str, text: str, *, main: bool) -> list[tuple[str, str, str]]:
+    """The limits of a clamped read's position: inside the range (`main`), or on its bound."""
+    bound = f"(long long)({text})"
+    if main:
+        return [(c, ">=" if side == "lower" else "<=", bound)]
+    return [(c, ">=", bound), (c, "<=", bound)]
+
+
+def clamped_read(read: NeighbourRead, element: Callable[[dict[str, int]], str],
+                 position: Callable[[str, int], str]) -> str:
+    """The value `read` takes, over elements at constant offsets (`element(offsets)`): along a
+    clamped coordinate, the element at the read's shift d where the position (`position(c, j)`,
+    the point's coordinate plus j) is inside the range, else at the first offset between d and
+    0 where it is (the bound)."""
+    sides = {c: (side, text) for c, side, text in read.clamped}
+    base = {c: shift.constant for c, shift in read.offsets.items()}
+
+    def choose(coordinates: list[str], chosen: dict[str, int]) -> str:
+        if not coordinates:
+            return element(chosen)
+        c, rest = coordinates[0], coordinates[1:]
+        side, text = sides[c]
+        d = base[c]
+        assert d is not None
+        steps = list(range(d, 1)) if side == "lower" else list(range(d, -1, -1))
+        op = ">=" if side == "lower" else "<="
+        out = choose(rest, {**chosen, c: 0})
+        for j in reversed(steps[:-1]):
+            out = f"({position(c, j)} {op} (long long)({text}) ? {choose(rest, {**chosen, c: j})} : {out})"
+        return out
+
+    fixed = {c: d for c, d in base.items() if c not in sides and d is not None}
+    return choose(list(sides), fixed)
 
 
 def _range(kernel: PointKernel, shift: Poly) -> tuple[int, int] | None:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from regrapht.idioms.spelling import plain_spelling
-from regrapht.search.appliers import ApplierInput
+from regrapht.search.appliers import ApplierInput, rewrites_of
+from regrapht.spec.launch import LaunchConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "search"))
 from test_redteam_recognition import BY_NAME, case_input  # noqa: E402
@@ -157,3 +158,81 @@ __global__ void k(float *y, float scale) { int i = GID; y[i] = scale * N + TWICE
     # macro defined after the kernel is not in effect in it
     assert "int i = (blockIdx.x * blockDim.x + threadIdx.x);" in plain
     assert "y[i] = scale * N + (2 * (gridDim.x * blockDim.x));" in plain
+
+
+def test_local_pointers_into_parameters_are_subscripts_of_the_parameter() -> None:
+    source = """__global__ void k(const float *in, const float *w, float *out, int C, int n) {
+    int c = blockIdx.x;
+    const float *plane = in + (size_t)c * n;
+    const float *taps = &w[c * 9];
+    out[c] = plane[1] * taps[0] + plane[n - 1] * taps[8];
+}"""
+    plain = _body(plain_spelling(source, "k"))
+    assert "out[c] = in[(long long)((size_t)c * n) + (1)] * w[(long long)(c * 9) + (0)] + " \
+           "in[(long long)((size_t)c * n) + (n - 1)] * w[(long long)(c * 9) + (8)];" in plain
+    assert "*plane" not in plain and "*taps" not in plain
+    not_the_same = [
+        "const float *plane = in + (size_t)c * n; plane += n;",  # re-pointed
+        "const float *plane = in + (size_t)c * n; c = c + 1;",  # the offset changes after
+        "const float *plane = in + (size_t)c * n; float first = *plane;",  # used other than by subscript
+        "const float *plane = in + (size_t)c * n; { const float *plane = in; }",  # shadowed
+    ]
+    for declaration in not_the_same:
+        changed = source.replace("const float *plane = in + (size_t)c * n;", declaration)
+        assert "const float *plane = in + (size_t)c * n;" in _body(plain_spelling(changed, "k")), declaration
+
+
+def test_a_local_pointer_into_the_output_is_read_as_the_output() -> None:
+    # the field is read through a pointer into what the kernel writes: no stencil
+    source = """__global__ void smear(const float *in, float *out, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < 1 || y < 2 || x >= W - 1 || y >= H - 1) return;
+    const float *above = out + W;
+    out[y * W + x] = above[(y - 2) * W + x] + above[(y - 3) * W + x] + in[y * W + x - 1] + in[y * W + x + 1]
+                   + in[y * W + x];
+}"""
+    given = ApplierInput(source, "smear", LaunchConfig(("(W + 31) / 32", "(H + 7) / 8"), ("32", "8")))
+    assert "out[(long long)(W) + ((y - 2) * W + x)]" in plain_spelling(source, "smear")
+    for name in ("RegisterColumnStencil", "HaloTiledStencil"):
+        assert rewrites_of(BY_NAME[name], given) == []
+
+
+def test_an_accessor_is_inlined_with_its_return_conversion_and_misread_comparisons_repaired() -> None:
+    source = """__device__ float at(const float *g, int x, int y, int nx, int ny)
+{
+    return (x < 0 || y < 0 || x >= nx || y >= ny) ? 0.0f : g[y * nx + x];
+}
+__global__ void k(const float *g, float *out, int nx, int ny) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y;
+    long wide = x;
+    out[y * nx + x] = at(g, x - 1, y, nx, ny) + at(g, wide, y, nx, ny);
+    out[x] = (x < 0 || y < 0 || x >= nx || y >= ny) ? 0.0f : g[x];
+}"""
+    plain = _body(plain_spelling(source, "k"))
+    # the grammar reads `y < 0 || x >= nx` as `y<...>`: the variable is parenthesised instead
+    assert "out[x] = ((x) < 0 || (y) < 0 || x >= nx || y >= ny) ? 0.0f : g[x];" in plain
+    # the accessor's float result stays float; `wide` (a long for an int) is not inlined
+    assert "((float)((((x - 1)) < 0 || ((y)) < 0 || (x - 1) >= (nx) || (y) >= (ny)) ? 0.0f : g[(y) * (nx) + (x - 1)]))" \
+        in plain
+    assert "at(g, wide, y, nx, ny)" in plain
+
+
+def test_an_accessor_into_the_output_is_no_stencil() -> None:
+    source = """__device__ float at(const float *g, int x, int y, int nx)
+{
+    return g[y * nx + x];
+}
+__global__ void k(const float *in, float *out, int nx, int ny) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < 1 || y < 1 || x >= nx - 1 || y >= ny - 1) return;
+    out[y * nx + x] = at(in, x - 1, y, nx) + at(in, x + 1, y, nx) + at(in, x, y, nx) + at(out, x, y - 1, nx);
+}"""
+    given = ApplierInput(source, "k", LaunchConfig(("(nx + 31) / 32", "(ny + 7) / 8"), ("32", "8")))
+    assert "out[(y - 1) * (nx) + (x)]" in plain_spelling(source, "k")
+    for name in ("RegisterColumnStencil", "HaloTiledStencil"):
+        assert rewrites_of(BY_NAME[name], given) == []
+    reads_in_only = ApplierInput(source.replace("at(out, x, y - 1, nx)", "at(in, x, y - 1, nx)"), "k", given.launch)
+    assert all(rewrites_of(BY_NAME[name], reads_in_only) for name in ("RegisterColumnStencil", "HaloTiledStencil"))

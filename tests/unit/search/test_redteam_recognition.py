@@ -38,19 +38,7 @@ MISSES: dict[str, str] = {
     "batched_gemm/bmm_float_data_double_products": "factors cast to double (`(double)A[..] * (double)B[..]`): the "
                                                    "rewrite forms each product in the element type; keeping the cast "
                                                    "is not implemented (dropping it would change the rounding)",
-    "conv/dw_flat_spatial_channel_y": "spatial index p = H*W flattened along x with the channel on blockIdx.y: "
-                                      "`y = p / W, x = p % W` are not decomposed (linearised only for one coordinate)",
-    "conv/dw_flat_divmod_pad": "1-D grid over N*C*H*W: (n, c) are two slice coordinates; both appliers take at most one",
-    "conv/dw_gridstride_flat": "grid-stride loop over the flattened output instead of a guard (not a point kernel)",
-    "conv/dw_macro_nchw": "batch loop `for (n = 0; n < N; n++)` around the taps in the thread: reads under a loop with a non-constant range do not split (as heat3d_z_loop); the channel bound and the macro are fine now",
-    "conv/dw_plane_pointer": "local plane/filter pointers `const float *p = in + (size_t)c * H * W` (a local pointer could alias a parameter: not a point kernel)",
-    "conv/dw_template_double": "template parameter `K` in the guard's bound (`ox >= W - K + 1` via locals OW/OH)",
-    "conv/dw_unrolled_nine": "local filter pointer `const float *kk = k + ch * 9` (a local pointer could alias a parameter); the unbounded channel is fine now",
-    "stencil/heat3d_clamped_insulated": "neighbour coordinates clamped with min/max (`xm = max(x - 1, 0)`): reads do not split",
-    "stencil/heat3d_z_loop": "2-D launch, each thread loops z over [1, nz - 1) (non-constant loop range in the work)",
-    "stencil/jacobi_device_helper": "reads through a user __device__ accessor `at(g, x - 1, y, nx, ny)` (not a pure call)",
-    "stencil/jacobi_flat_unsigned_clamp": "neighbour coordinates clamped by ternaries (`xl = x > 0 ? x - 1 : 0`): reads do not split",
-    "stencil/jacobi_grid_stride_2d": "grid-stride loops over y and x instead of a guard (not a point kernel)",
+    "conv/dw_macro_nchw": "batch loop `for (n = 0; n < N; n++)` around the taps: a march, but every launch axis is taken (the channel is blockIdx.z, the only other axis a march could use)",
     # breadth families (owner: corpus)
     "reduction/sum_single_thread_do_while": "`do { --i; total += a[i]; } while (i > 0);` from `i = len` (decrement first, "
                                             "`>` test) is not read as a loop over [0, len)",

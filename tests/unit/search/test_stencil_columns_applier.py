@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from cpu_emulation import assert_rewrites_match, needs_gxx
 from nvcc_check import compile_ok, needs_nvcc
 
-from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits
+from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits, rewrites_of
 from regrapht.search.appliers.stencil_columns import RegisterColumnStencil
 from regrapht.spec.launch import LaunchConfig
 
@@ -176,6 +177,28 @@ __global__ void dw(const float *in, const float *w, float *out, unsigned C, unsi
     out[(c * H + row) * W + col] = acc;
 }
 """, LaunchConfig(("(W + 15) / 16", "(H + 15) / 16", "C"), ("16", "16")), (18, 30, 12)),
+    "march_z_from_a_2d_launch": ("""
+__global__ void heat_march(const float *in, float *out, int nx, int ny, int nz, float c0, float c1) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < 1 || y < 1 || x > nx - 2 || y > ny - 2) return;
+    int plane = nx * ny;
+    for (int z = 1; z < nz - 1; z++) {
+        int p = z * plane + y * nx + x;
+        out[p] = c0 * in[p] + c1 * (in[p - 1] + in[p + 1] + in[p - nx] + in[p + nx] + in[p - plane] + in[p + plane]);
+    }
+}
+""", LaunchConfig(("(nx + 31) / 32", "(ny + 7) / 8"), ("32", "8")), (22, 42, 82)),
+    "grid_stride_2d_interior": ("""
+__global__ void jacobi_gs(const float *u, float *un, int nx, int ny) {
+    const int stride_y = blockDim.y * gridDim.y;
+    for (int y = blockIdx.y * blockDim.y + threadIdx.y + 1; y < ny - 1; y += stride_y) {
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x + 1; x < nx - 1; x += gridDim.x * blockDim.x) {
+            un[y * nx + x] = 0.25f * (u[y * nx + (x - 1)] + u[y * nx + (x + 1)] + u[(y - 1) * nx + x] + u[(y + 1) * nx + x]);
+        }
+    }
+}
+""", LaunchConfig(("3", "2"), ("16", "4")), (14, 26, 8)),
 }
 
 NEAR_MISSES = {
@@ -214,6 +237,131 @@ __global__ void blur1d(const float *in, float *out, int n) {
     if (i > 0 && i < n - 1) out[i] = (in[i - 1] + in[i] + in[i + 1]) / 3.0f;
 }
 """, LaunchConfig(("(n + 255) / 256",), ("256",))),
+    # a march whose iterations see each other: a value carried from one plane to the next
+    "march_carries_a_value": ("""
+__global__ void carry(const float *in, float *out, int nx, int ny, int nz) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < 1 || y < 1 || x > nx - 2 || y > ny - 2) return;
+    float below = 0.0f;
+    for (int z = 1; z < nz - 1; z++) {
+        int p = (z * ny + y) * nx + x;
+        out[p] = below + in[p - 1] + in[p + 1] + in[p - nx] + in[p + nx];
+        below = in[p];
+    }
+}
+""", LaunchConfig(("(nx + 15) / 16", "(ny + 15) / 16"), ("16", "16"))),
+    # ... a range read from memory
+    "march_data_dependent_range": ("""
+__global__ void columns(const float *in, const int *depth, float *out, int nx, int ny) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < 1 || y < 1 || x > nx - 2 || y > ny - 2) return;
+    for (int z = 1; z < depth[y * nx + x]; z++) {
+        int p = (z * ny + y) * nx + x;
+        out[p] = in[p - 1] + in[p + 1] + in[p - nx] + in[p + nx] + in[p - nx * ny];
+    }
+}
+""", LaunchConfig(("(nx + 15) / 16", "(ny + 15) / 16"), ("16", "16"))),
+    # ... every plane written to one output plane (the last one wins in the original)
+    "march_overwrites_one_plane": ("""
+__global__ void last_plane(const float *in, float *out, int nx, int ny, int nz) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < 1 || y < 1 || x > nx - 2 || y > ny - 2) return;
+    for (int z = 1; z < nz - 1; z++) {
+        int p = (z * ny + y) * nx + x;
+        out[y * nx + x] = in[p - 1] + in[p + 1] + in[p - nx] + in[p + nx] + in[p + nx * ny];
+    }
+}
+""", LaunchConfig(("(nx + 15) / 16", "(ny + 15) / 16"), ("16", "16"))),
+    # ... a range that starts at the thread's own coordinate
+    "march_from_the_thread": ("""
+__global__ void tri(const float *in, float *out, int nx, int ny, int nz) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < 1 || y < 1 || x > nx - 2 || y > ny - 2) return;
+    for (int z = x; z < nz - 1; z++) {
+        int p = (z * ny + y) * nx + x;
+        out[p] = in[p - 1] + in[p + 1] + in[p - nx] + in[p + nx] + in[p - nx * ny];
+    }
+}
+""", LaunchConfig(("(nx + 15) / 16", "(ny + 15) / 16"), ("16", "16"))),
+    # a stride that is the block, not the grid: every block visits every row
+    "grid_stride_by_the_block": ("""
+__global__ void blockwise(const float *u, float *un, int nx, int ny) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x < 1 || x >= nx - 1) return;
+    for (int y = blockIdx.y * blockDim.y + threadIdx.y + 1; y < ny - 1; y += blockDim.y)
+        un[y * nx + x] = 0.25f * (u[y * nx + x - 1] + u[y * nx + x + 1] + u[(y - 1) * nx + x] + u[(y + 1) * nx + x]);
+}
+""", LaunchConfig(("(nx + 31) / 32", "4"), ("32", "8"))),
+    # grid-stride rows that write one row of a narrower output (rows overlap: `y * 8 + x` with x < nx)
+    "grid_stride_overlapping_rows": ("""
+__global__ void overlap(const float *u, float *un, int nx, int ny) {
+    for (int y = blockIdx.y * blockDim.y + threadIdx.y + 1; y < ny - 1; y += blockDim.y * gridDim.y)
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x + 1; x < nx - 1; x += blockDim.x * gridDim.x)
+            un[y * 8 + x] = u[y * nx + x - 1] + u[y * nx + x + 1] + u[(y - 1) * nx + x] + u[(y + 1) * nx + x];
+}
+""", LaunchConfig(("4", "4"), ("32", "8"))),
+    # guard bounds through a local that depends on the thread (a triangle, not a box)
+    "guard_bound_from_the_thread": ("""
+__global__ void tri(const float *in, float *out, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int lim = x + 2;
+    if (x < 1 || y < 1 || x >= W - 1 || y >= lim) return;
+    out[y * W + x] = in[(y - 1) * W + x] + in[(y + 1) * W + x] + in[y * W + x - 1] + in[y * W + x + 1];
+}
+""", GRID_2D),
+    # ... on a sum of two coordinates (`x + 1 >= W` is a moved coordinate, `x + y >= W` is not)
+    "guard_on_a_sum_of_coordinates": ("""
+__global__ void diag(const float *in, float *out, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < 1 || y < 1 || x + y >= W - 1 || y + 1 >= H) return;
+    out[y * W + x] = in[(y - 1) * W + x] + in[(y + 1) * W + x] + in[y * W + x - 1] + in[y * W + x + 1];
+}
+""", GRID_2D),
+    # ... an equality that is not the lower end (`x == 1` leaves x == 0 in the domain)
+    "guard_equality_off_the_edge": ("""
+__global__ void edge(const float *in, float *out, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x == 1 || y == 0 || x >= W - 1 || y >= H - 1) return;
+    out[y * W + x] = in[(y - 1) * W + x] + in[(y + 1) * W + x] + in[y * W + x - 1] + in[y * W + x + 1];
+}
+""", GRID_2D),
+    # neighbours clamped to a range the point itself can leave (`max(x - 1, 1)` with x >= 0)
+    "clamp_inside_the_domain": ("""
+__global__ void inner_clamp(const float *in, float *out, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= W || y >= H) return;
+    int xm = max(x - 1, 1), xp = min(x + 1, W - 2), ym = max(y - 1, 1), yp = min(y + 1, H - 2);
+    out[y * W + x] = in[y * W + xm] + in[y * W + xp] + in[ym * W + x] + in[yp * W + x] - 4.0f * in[y * W + x];
+}
+""", GRID_2D),
+    # ... `max` on unsigned coordinates wraps at 0 (x - 1 is huge): no clamp
+    "clamp_unsigned_max": ("""
+__global__ void wraps(const float *in, float *out, unsigned W, unsigned H) {
+    unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= W || y >= H) return;
+    unsigned xm = max(x - 1, 0u), xp = min(x + 1, W - 1), ym = max(y - 1, 0u), yp = min(y + 1, H - 1);
+    out[y * W + x] = in[y * W + xm] + in[y * W + xp] + in[ym * W + x] + in[yp * W + x] - 4.0f * in[y * W + x];
+}
+""", GRID_2D),
+    # ... a bound read from memory
+    "clamp_to_a_loaded_bound": ("""
+__global__ void loaded(const float *in, const int *edge, float *out, int W, int H) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= W || y >= H) return;
+    int xm = max(x - 1, edge[0]), xp = min(x + 1, W - 1), ym = max(y - 1, edge[1]), yp = min(y + 1, H - 1);
+    out[y * W + x] = in[y * W + xm] + in[ym * W + x] - 2.0f * in[y * W + x];
+}
+""", GRID_2D),
     "output_aliases_a_read": ("""
 __global__ void shift_up(float *grid, int W, int H) {
     int x = blockIdx.x * blockDim.x + threadIdx.x;
@@ -332,6 +480,9 @@ CPU_SIZES: dict[str, tuple[dict[str, float | int], dict[str, int]]] = {
     "boundary_copy_else": ({"W": 67, "H": 45}, {"a": 67 * 45, "b": 67 * 45}),
     "depthwise_channel_from_the_grid": ({"C": 5, "H": 37, "W": 41}, {"in": 5 * 37 * 41, "w": 45, "out": 5 * 37 * 41}),
     "boundary_copy_then_return": ({"NX": 37, "NY": 19, "NZ": 23, "r": 0.1}, {"u": 37 * 19 * 23, "v": 37 * 19 * 23}),
+    "march_z_from_a_2d_launch": ({"nx": 37, "ny": 19, "nz": 23, "c0": 0.4, "c1": 0.1},
+                                 {"in": 37 * 19 * 23, "out": 37 * 19 * 23}),
+    "grid_stride_2d_interior": ({"nx": 67, "ny": 45}, {"u": 67 * 45, "un": 67 * 45}),
 }
 
 
@@ -355,3 +506,35 @@ def test_longer_columns_are_not_offered_when_they_would_leave_sms_idle() -> None
     assert offered(4096, 4096) == ["4", "8", "2"]  # 32 x 512, 32 x 256 and 64 x 512 blocks
     assert offered(1024, 256) == ["4"]  # the first always; 8 x 16 and 16 x 32 blocks would not fill it
     assert offered(4096, 4096) == [r.note.split(" ", 1)[0] for r in _rewrites("jacobi9_double")]
+
+
+# Red-team kernels recognised through their plain form (`rewrites_of`: an accessor inlined, local
+# plane pointers as offsets, misread comparisons repaired) or through a march over channels:
+# (scalars, element count per pointer) for the CPU emulation.
+RED_TEAM_CPU_SIZES: dict[str, tuple[dict[str, float | int], dict[str, int]]] = {
+    "stencil/jacobi_device_helper": ({"nx": 37, "ny": 19}, {"g": 37 * 19, "out": 37 * 19}),
+    "conv/dw_unrolled_nine": ({"H": 13, "W": 11}, {"x": 64 * 13 * 11, "k": 64 * 9, "y": 64 * 11 * 9}),
+    "conv/dw_plane_pointer": ({"C": 3, "H": 13, "W": 11}, {"in": 3 * 13 * 11, "filters": 27, "out": 3 * 13 * 11}),
+    "conv/dw_march_channels_double": ({"C": 3, "H": 13, "W": 17}, {"src": 3 * 13 * 17, "wt": 27, "dst": 3 * 11 * 15}),
+    "stencil/heat3d_7pt_unsigned_cube": ({"n": 13, "k": 0.1}, {"T": 13 ** 3, "Tn": 13 ** 3}),
+    "stencil/heat3d_size_t_strides": ({"nx": 13, "ny": 11, "nz": 9, "dt": 0.1}, {"src": 13 * 11 * 9, "dst": 13 * 11 * 9}),
+    "conv/dw_gridstride_flat": ({"N": 2, "C": 3, "H": 9, "W": 11}, {"in": 2 * 3 * 9 * 11, "w": 27, "out": 2 * 3 * 7 * 9}),
+    "conv/dw_flat_divmod_pad": ({"N": 2, "C": 3, "H": 9, "W": 11}, {"in": 2 * 3 * 9 * 11, "w": 27, "out": 2 * 3 * 9 * 11}),
+    "conv/dw_flat_spatial_channel_y": ({"C": 3, "H": 9, "W": 11}, {"in": 3 * 9 * 11, "k": 27, "out": 3 * 9 * 11}),
+    "conv/dw_zgrid_valid": ({"C": 3, "H": 9, "W": 11}, {"input": 24 * 9 * 11, "filt": 27, "output": 24 * 7 * 9}),
+    "stencil/heat3d_clamped_insulated": ({"nx": 13, "ny": 11, "nz": 9, "alpha": 0.1},
+                                         {"t": 13 * 11 * 9, "tn": 13 * 11 * 9}),
+    "stencil/jacobi_flat_unsigned_clamp": ({"width": 37, "height": 19}, {"src": 37 * 19, "dst": 37 * 19}),
+}
+
+
+@needs_gxx
+@pytest.mark.parametrize("case", sorted(RED_TEAM_CPU_SIZES))
+def test_red_team_rewrites_give_the_same_bits_on_the_cpu(case: str, tmp_path: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_redteam_recognition import case_input
+
+    _, given = case_input(case)
+    scalars, counts = RED_TEAM_CPU_SIZES[case]
+    rewrites = rewrites_of(RegisterColumnStencil(), given)
+    assert_rewrites_match(given.source, given.kernel, given.launch, rewrites, scalars, counts, tmp_path)

@@ -5,25 +5,33 @@ re-binding the coordinates in a rewrite."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TypeVar
 
 from regrapht.cuda.parse import parse_source
 from regrapht.idioms.grid_stride import grid_stride_as_guard
+from regrapht.idioms.loop_points import distinct_writes, loops_as_points
 from regrapht.idioms.pointwise import AXES, PointKernel, expression_poly, launch_block, point_kernel
+from regrapht.idioms.syntax import kernel_syntax
 from regrapht.search.appliers.common import ApplierInput, ceil_parts, int_literal, norm
 from regrapht.search.source import KernelText, find_kernel
 
 T = TypeVar("T")
 
 
-def point_view(given: ApplierInput, *, atomics: bool = False) -> tuple[KernelText, PointKernel] | None:
-    """The kernel and its point-kernel view when its launch covers the guarded domain. A final
+def point_view(given: ApplierInput, *, atomics: bool = False, pinned: bool = False
+               ) -> tuple[KernelText, PointKernel] | None:
+    """The kernel and its point-kernel view when its launch covers the guarded domain. `pinned`:
+    read the integer template arguments of the instantiation asked for (`dwconv<double, 3>`) as
+    constants; a rewrite of such a view holds for them only (`template_pins` says so in code). A final
     grid-stride loop nest is read as its guard (`idioms/grid_stride.py`): the same program
     exactly when the launch covers the range, which `covers_domain` checks."""
     kernel = find_kernel(given.source, given.kernel)
     if kernel is None:
         return None
     constants = dict(parse_source(given.source).constants)
+    if pinned:
+        constants.update(template_values(given))
     view = point_kernel(kernel.text(given.source), launch_block(given.launch.block), constants, atomics=atomics,
                         grid=tuple(given.launch.grid))
     if view is None:
@@ -37,14 +45,91 @@ def point_view(given: ApplierInput, *, atomics: bool = False) -> tuple[KernelTex
     return kernel, view
 
 
-def recognised(given: ApplierInput, recognise: Callable[[PointKernel], T | None]) -> tuple[KernelText, T] | None:
+def template_values(given: ApplierInput) -> dict[str, int]:
+    """The integer template arguments of the instantiation named (`K` -> 3 for `dwconv<double, 3>`)."""
+    syntax = kernel_syntax(given.source, given.kernel)
+    if syntax is None or "<" not in given.kernel or not given.kernel.rstrip().endswith(">"):
+        return {}
+    inside = given.kernel[given.kernel.index("<") + 1 : given.kernel.rstrip().rindex(">")]
+    arguments: list[str] = []
+    depth, current = 0, ""
+    for char in inside:
+        depth += {"<": 1, "(": 1, ">": -1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            arguments.append(current.strip())
+            current = ""
+        else:
+            current += char
+    arguments.append(current.strip())
+    if len(arguments) != len(syntax.template_parameters):
+        return {}
+    return {name: value for name, argument in zip(syntax.template_parameters, arguments, strict=True)
+            if (value := int_literal(argument)) is not None}
+
+
+def template_pins(given: ApplierInput) -> str:
+    """`static_assert`s that keep a rewrite made for one instantiation (`template_values`) from
+    compiling for another, or "" when the kernel has no integer template arguments."""
+    return "".join(f"\n    static_assert({name} == {value}, \"rewritten for {name} = {value}\");"
+                   for name, value in sorted(template_values(given).items()))
+
+
+def recognised(given: ApplierInput, recognise: Callable[[PointKernel], T | None], *, pinned: bool = False
+               ) -> tuple[KernelText, T] | None:
     """The kernel and what `recognise` finds in its point-kernel view (with its launch covering
     the domain), or None."""
-    found = point_view(given)
+    found = point_view(given, pinned=pinned)
     if found is None:
         return None
     shape = recognise(found[1])
     return (found[0], shape) if shape is not None else None
+
+
+def recognised_with_loops(given: ApplierInput, recognise: Callable[[PointKernel], T | None]
+                          ) -> tuple[ApplierInput, KernelText, T] | None:
+    """`recognised` (template arguments pinned: the caller puts `template_pins` in its rewrite),
+    also for a kernel whose points are visited by grid-stride loops or a march
+    (`idioms/loop_points.py`): then of the kernel with those loops written as coordinates, and
+    the launch that gives each point its own thread (the input the rewrite is made from)."""
+    found = recognised(given, recognise, pinned=True)
+    if found is not None:
+        return (given, *found)
+    as_points = loops_read_as_points(given)
+    if as_points is None:
+        return None
+    found = recognised(as_points, recognise, pinned=True)
+    return (as_points, *found) if found is not None else None
+
+
+def loops_read_as_points(given: ApplierInput) -> ApplierInput | None:
+    """`given` with its point-visiting loops written as coordinates and a launch with a thread
+    per point; None when it has none, or its iterations may not run in parallel."""
+    block = launch_block(given.launch.block)
+    converted = loops_as_points(given.source, given.kernel, block, tuple(given.launch.grid))
+    if converted is None or block is None:
+        return None
+    kernel = find_kernel(converted.source, given.kernel)
+    if kernel is None:
+        return None
+    constants = dict(parse_source(converted.source).constants)
+    view = point_kernel(kernel.text(converted.source), block, constants, grid=tuple(given.launch.grid))
+    axes = dict(converted.axes)
+    if view is not None and view.linear is not None and view.linear.name in axes:
+        # a grid-stride loop over a flat index the kernel decodes: its parts are the coordinates
+        del axes[view.linear.name]
+        axes.update({c.name: c.axis for c in view.coordinates if c.axis == "x"})
+    if view is None or not distinct_writes(view, axes):
+        return None
+    grid = list(given.launch.grid) + ["1"] * (3 - len(given.launch.grid))
+    for variable, axis in converted.axes.items():
+        index = AXES.index(axis)
+        upper = view.linear.total if view.linear is not None and view.linear.name == variable \
+            else view.bounds[variable].upper
+        grid[index] = ceil_div(upper, block[index])
+    while len(grid) > len(given.launch.grid) and grid[-1] == "1":
+        grid.pop()
+    launch = replace(given.launch, grid=tuple(grid))
+    return replace(given, source=converted.source, launch=launch)
 
 
 def covers_domain(given: ApplierInput, view: PointKernel) -> bool:
@@ -54,11 +139,14 @@ def covers_domain(given: ApplierInput, view: PointKernel) -> bool:
     if block is None:
         return False
     grid = list(given.launch.grid) + ["1"] * (3 - len(given.launch.grid))
-    if view.linear is not None:
-        if block[1:] != (1, 1) or any(int_literal(g) != 1 for g in grid[1:]):
-            return False
-        return _covers(grid[0], block[0], view.linear.total)
     used = {c.axis for c in view.coordinates}
+    if view.linear is not None:  # the x axis covers the 1-D index the x coordinates decode
+        if block[0] < 1 or not _covers(grid[0], block[0], view.linear.total):
+            return False
+        others = [c for c in view.coordinates if c.axis != "x"]
+        return all(axis in used or (block[i] == 1 and int_literal(grid[i]) == 1) for i, axis in enumerate(AXES)
+                   if axis != "x") and all(_covers(grid[AXES.index(c.axis)], block[AXES.index(c.axis)],
+                                                   view.bounds[c.name].upper) for c in others)
     for axis_index, axis in enumerate(AXES):
         if axis not in used and (block[axis_index] != 1 or int_literal(grid[axis_index]) != 1):
             return False  # extra threads along an unused axis would repeat the work

@@ -18,10 +18,13 @@ does not cover (weights, clamped or wrapped indices) stay as they are.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from regrapht.cuda.affine import Poly
 from regrapht.idioms.pointwise import AXES, PointKernel, fresh
-from regrapht.idioms.stencil import NeighbourRead, Stencil, stencil
+from regrapht.idioms.stencil import NeighbourRead, Stencil, clamped_read, stencil
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
-from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
+from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised_with_loops, template_pins
 from regrapht.spec.launch import LaunchConfig
 
 # Per number of tiled coordinates, the tilings offered (measured on the GPU, best first): one
@@ -41,12 +44,12 @@ class HaloTiledStencil:
     also: tuple[str, ...] = ()
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = recognised(given, stencil)
+        found = recognised_with_loops(given, stencil)
         if found is None:
             return []
-        kernel, shape = found
+        given, kernel, shape = found
         view = shape.kernel
-        if len(shape.tiled) + len(shape.slices) > 3 or len(shape.tiled) not in TILES:
+        if len(shape.tiled) not in TILES or (len(shape.tiled) == 3 and shape.slices):
             return []
         element = view.pointers[shape.field]
         halos = [shape.halo(c) for c in shape.tiled]
@@ -64,7 +67,7 @@ class HaloTiledStencil:
             block = (str(threads[0]), str(threads[1])) if threads[1] > 1 else (str(threads[0]),)
             tile_text = "x".join(str(t) for t in extents)
             note = f"{tile_text} tile of {shape.field} with a halo of {halos} in shared memory"
-            rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig(grid, block, given.launch.shared_bytes),
+            rewrites.append(Rewrite(with_body(given, kernel, template_pins(given) + body), LaunchConfig(grid, block, given.launch.shared_bytes),
                                     note))
         return rewrites
 
@@ -98,15 +101,16 @@ def _tiled_body(view: PointKernel, shape: Stencil, element: str, extents: tuple[
         lines.append(f"    const int {origin[c]} = blockIdx.{axes[c]} * {extents[tiled.index(c)]};")
     indent = "    "
     closers: list[str] = []
-    for c, axis in zip(shape.slices, slice_axes, strict=False):
-        upper = view.bounds[c].upper
-        coordinate = view.coordinate(c)
-        assert coordinate is not None
-        lines.append(f"{indent}for ({coordinate.type.replace('const ', '')} {c} = blockIdx.{axis}; {c} < {upper}; "
-                     f"{c} += gridDim.{axis}) {{")
+    # one launch axis per slice; slices beyond the last axis share it (`slice_loop`)
+    groups: list[tuple[str, ...]] = [(c,) for c in shape.slices[: len(slice_axes) - 1]]
+    if shape.slices[len(slice_axes) - 1:]:
+        groups.append(tuple(shape.slices[len(slice_axes) - 1:]))
+    for group, axis in zip(groups, slice_axes, strict=False):
+        opening, extent = slice_loop(view, group, axis, indent)
+        lines.extend(opening)
         closers.append(f"{indent}}}")
         indent += "    "
-        grid.append(f"min({upper}, {MAX_GRID})")
+        grid.append(f"min({extent}, {MAX_GRID})")
     # -- load the tile and its halo
     step = {c: _thread_step(i, threads) for i, c in enumerate(tiled)}
     load_open, load_close, load_indent = _nest(tiled, step, sizes, local, indent)
@@ -125,7 +129,8 @@ def _tiled_body(view: PointKernel, shape: Stencil, element: str, extents: tuple[
     lines.extend(work_open)
     values = {c: f"{origin[c]} + {local[c]}" for c in tiled}
     lines.append(f"{work_indent}{bind(view, values)} {prelude(view)}".rstrip())
-    replacements = {(r.access.start, r.access.end): _tile_read(tile, tiled, local, halos, r) for r in shape.reads}
+    replacements = {(r.access.start, r.access.end): _tile_read(tile, tiled, local, halos, r, origin)
+                    for r in shape.reads if not r.fallback}
     lines.append(f"{work_indent}if ({view.guard}) {{")
     lines.append(reindent(view.work_with(replacements), work_indent + "    "))
     lines.append(f"{work_indent}}}")
@@ -134,6 +139,33 @@ def _tiled_body(view: PointKernel, shape: Stencil, element: str, extents: tuple[
         lines.append(f"{indent}__syncthreads();  // the tile is reused for the next slice")
     lines.extend(reversed(closers))
     return "\n" + "\n".join(lines) + "\n", tuple(grid)
+
+
+def slice_loop(view: PointKernel, slices: tuple[str, ...], axis: str, indent: str) -> tuple[list[str], str]:
+    """The opening of the loop that gives a block, along grid axis `axis`, each value of the
+    slice coordinates in turn (strided by the grid), and the number of values (the grid
+    extent it wants). Several slices (a batch and a channel) run as one index decomposed in
+    mixed radix, the first slice fastest: each combination once."""
+    uppers = [view.bounds[c].upper for c in slices]
+    types = []
+    for c in slices:
+        coordinate = view.coordinate(c)
+        assert coordinate is not None
+        types.append(coordinate.type.replace("const ", ""))
+    if len(slices) == 1:
+        c, upper = slices[0], uppers[0]
+        return [f"{indent}for ({types[0]} {c} = blockIdx.{axis}; {c} < {upper}; {c} += gridDim.{axis}) {{"], upper
+    index = fresh(view, "slice")
+    extent = " * ".join(f"({u})" for u in uppers)
+    lines = [f"{indent}for (long long {index} = blockIdx.{axis}; {index} < {extent}; {index} += gridDim.{axis}) {{"]
+    below = ""
+    for position, (c, kind, upper) in enumerate(zip(slices, types, uppers, strict=True)):
+        value = f"{index} / ({below})" if below else index
+        if position < len(slices) - 1:
+            value = f"({value}) % ({upper})"
+        lines.append(f"{indent}    const {kind} {c} = ({kind})({value});")
+        below = f"{below} * ({upper})" if below else f"({upper})"
+    return lines, extent
 
 
 def _thread_step(i: int, threads: tuple[int, int]) -> tuple[str, int]:
@@ -180,7 +212,13 @@ def read_somewhere(shape: Stencil, where: dict[str, str]) -> str:
 
 
 def _tile_read(tile: str, tiled: tuple[str, ...], local: dict[str, str], halos: list[tuple[int, int]],
-               read: NeighbourRead) -> str:
+               read: NeighbourRead, origin: dict[str, str]) -> str:
+    if read.clamped:
+        def element(offsets: dict[str, int]) -> str:
+            return _tile_read(tile, tiled, local, halos, replace(read, offsets={c: Poly.const(d) for c, d in
+                                                                                offsets.items()}, clamped=()), origin)
+
+        return clamped_read(read, element, lambda c, j: f"({origin[c]} + {local[c]} + {j})")
     subscripts = []
     for i, c in reversed(list(enumerate(tiled))):
         shift = read.offsets[c]

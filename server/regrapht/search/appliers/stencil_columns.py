@@ -25,17 +25,17 @@ output is the same operations on the same values in the same order as before.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.pointwise import PointKernel, expression_poly, fresh
-from regrapht.idioms.stencil import NeighbourRead, Stencil, stencil
+from regrapht.idioms.stencil import NeighbourRead, Stencil, clamped_read, stencil
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import value_of
-from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
+from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised_with_loops, template_pins
 from regrapht.search.appliers.qualifiers import with_restricted_pointers
-from regrapht.search.appliers.stencil import field_address, reindent
+from regrapht.search.appliers.stencil import field_address, reindent, slice_loop
 from regrapht.spec.launch import LaunchConfig
 
 # Points per thread offered, per number of tiled coordinates (the search times them all):
@@ -74,13 +74,13 @@ class RegisterColumnStencil:
     also: tuple[str, ...] = ("shared_memory_tiling", "register_promotion")
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
-        found = recognised(given, stencil)
+        found = recognised_with_loops(given, stencil)
         if found is None:
             return []
-        kernel, shape = found
+        given, kernel, shape = found
         view = shape.kernel
         n = len(shape.tiled)
-        if n not in WIDE or (n == 3 and shape.slices) or len(shape.slices) > 1:
+        if n not in WIDE or (n == 3 and shape.slices):
             return []  # 1-D: the marched coordinate would be the contiguous one (uncoalesced)
         element = view.pointers[shape.field].replace("const", "").strip()
         rewrites: list[Rewrite] = []
@@ -95,7 +95,7 @@ class RegisterColumnStencil:
             launch = LaunchConfig(grid, tuple(str(t) for t in threads), given.launch.shared_bytes)
             if rewrites and not fills_device(given, launch):
                 continue  # longer columns would leave SMs idle
-            rewrites.append(Rewrite(with_restricted_pointers(with_body(given, kernel, body), given.kernel, launch), launch, note))
+            rewrites.append(Rewrite(with_restricted_pointers(with_body(given, kernel, template_pins(given) + body), given.kernel, launch), launch, note))
         return rewrites
 
 
@@ -150,14 +150,11 @@ def _body(view: PointKernel, shape: Stencil, element: str, window: _Window,
         lines.append(f"    for (int {block_row} = blockIdx.y; {block_row} < {rows_total}; {block_row} += gridDim.y) {{")
         lines.append(f"        const int {start} = ({block_row} * {threads[1]} + threadIdx.y) * {points};")
         grid.append(f"min({rows_total}, {MAX_GRID_YZ})")
-        for c in shape.slices:
-            coordinate = view.coordinate(c)
-            assert coordinate is not None
-            upper = bounds[c].upper
-            lines.append(f"    for ({coordinate.type.replace('const ', '')} {c} = blockIdx.z; {c} < {upper}; "
-                         f"{c} += gridDim.z) {{")
+        if shape.slices:
+            opening, extent = slice_loop(view, shape.slices, "z", "    ")
+            lines.extend(opening)
             closers.append("    }")
-            grid.append(f"min({upper}, {MAX_GRID_YZ})")
+            grid.append(f"min({extent}, {MAX_GRID_YZ})")
     closers.append("    }")
     indent = "    " * (1 + len(closers))
     sizes = [points + window.high[march] - window.low[march]] + [window.high[c] - window.low[c] + 1
@@ -181,8 +178,8 @@ def _body(view: PointKernel, shape: Stencil, element: str, window: _Window,
         values = {march: f"{start} + {k}" if k else start, **{c: at[c] for c in across}}
         lines.append(f"{indent}{{  // point {k}")
         lines.append(f"{indent}    {bind(view, values)} {prelude(view)}".rstrip())
-        replacements = {(r.access.start, r.access.end): _window_read(win, window, march, across, k, r)
-                        for r in shape.reads}
+        replacements = {(r.access.start, r.access.end): _window_read(win, window, march, across, k, r, values)
+                        for r in shape.reads if not r.fallback}
         lines.append(f"{indent}    if ({view.guard}) {{")
         lines.append(reindent(view.work_with(replacements), indent + "        "))
         lines.append(f"{indent}    }}")
@@ -196,8 +193,16 @@ def _slot(window: _Window, march: str, across: tuple[str, ...], row: int, offset
     return [row - window.low[march]] + [d - window.low[c] for c, d in reversed(list(zip(across, offsets, strict=True)))]
 
 
-def _window_read(win: str, window: _Window, march: str, across: tuple[str, ...], k: int, read: NeighbourRead) -> str:
-    """The window element that `read` takes at point k (its offsets may be loop variables)."""
+def _window_read(win: str, window: _Window, march: str, across: tuple[str, ...], k: int, read: NeighbourRead,
+                 point: dict[str, str]) -> str:
+    """The window element that `read` takes at point k (its offsets may be loop variables; a
+    clamped read chooses among constant elements, so the window stays in registers)."""
+    if read.clamped:
+        def element(offsets: dict[str, int]) -> str:
+            constant = replace(read, offsets={c: Poly.const(d) for c, d in offsets.items()}, clamped=())
+            return _window_read(win, window, march, across, k, constant, point)
+
+        return clamped_read(read, element, lambda c, j: f"({point[c]} + {j})")
     subscripts = []
     for c in (march, *reversed(across)):
         base = (k if c == march else 0) - window.low[c]
