@@ -111,17 +111,14 @@ def loops_as_points(source: str, kernel: str, block: tuple[int, int, int] | None
     leaving = [f"{loop.variable} < {loop.first}" for loop in loops if loop.first] + \
         [f"{loop.variable} {'>' if _inclusive(loop) else '>='} {loop.last}" for loop in loops]
     edits: list[tuple[int, int, str]] = []
-    if guard is not None:
-        condition = guard.child_by_field_name("condition")
+    # the loops' ranges join the guard: an early return leaves outside them, a guard block
+    # runs inside them; without a guard they become one
+    joined = (guard, " || ", leaving) if guard is not None else (container, " && ", entering)
+    if joined[0] is not None:
+        condition = joined[0].child_by_field_name("condition")
         assert condition is not None
-        edits.append((condition.start_byte, condition.end_byte, f"({text(unparen_condition(condition))} || "
-                      f"{' || '.join(leaving)})"))
-        edits.append((outer.start_byte, outer.end_byte, body_text))
-    elif container is not None:
-        condition = container.child_by_field_name("condition")
-        assert condition is not None
-        edits.append((condition.start_byte, condition.end_byte, f"(({text(unparen_condition(condition))}) && "
-                      f"{' && '.join(entering)})"))
+        edits.append((condition.start_byte, condition.end_byte,
+                      f"(({text(unparen_condition(condition))}){joined[1]}{joined[1].join(joined[2])})"))
         edits.append((outer.start_byte, outer.end_byte, body_text))
     else:
         edits.append((outer.start_byte, outer.end_byte, f"if ({' && '.join(entering)}) {body_text}"))
