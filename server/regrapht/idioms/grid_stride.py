@@ -26,7 +26,16 @@ from tree_sitter import Node
 from regrapht.cuda.affine import Poly
 from regrapht.cuda.parse import make_parser
 from regrapht.idioms.access import is_pure
-from regrapht.idioms.syntax import KernelSyntax, Symbols, kernel_syntax, named_statements, text, unparen, walk
+from regrapht.idioms.syntax import (
+    KernelSyntax,
+    Symbols,
+    kernel_syntax,
+    loop_counter,
+    named_statements,
+    text,
+    unparen,
+    walk,
+)
 
 AXES = ("x", "y", "z")
 
@@ -149,18 +158,12 @@ def _nest(loop: Node, symbols: Symbols, syntax: KernelSyntax) -> tuple[list[str]
 def _grid_stride(loop: Node, symbols: Symbols) -> tuple[tuple[str, str, str], str] | None:
     """((`T i = E;`, i, `i < N`), axis) of `for (T i = E; i < N; i += S)` with E the global index
     along the axis and S its thread count; N must not depend on i or on memory."""
-    init = loop.child_by_field_name("initializer")
     condition = unparen(loop.child_by_field_name("condition"))
     update = unparen(loop.child_by_field_name("update"))
-    if init is None or init.type != "declaration" or condition is None or update is None:
+    declared = loop_counter(loop)
+    if declared is None or condition is None or update is None:
         return None
-    declarators = init.children_by_field_name("declarator")
-    if len(declarators) != 1 or declarators[0].type != "init_declarator":
-        return None
-    target, start = declarators[0].child_by_field_name("declarator"), declarators[0].child_by_field_name("value")
-    if target is None or target.type != "identifier" or start is None:
-        return None
-    counter = text(target)
+    counter, start, init = declared
     if condition.type != "binary_expression" or text(condition.child_by_field_name("operator")) != "<" or \
             text(unparen(condition.child_by_field_name("left"))) != counter:
         return None

@@ -28,7 +28,16 @@ from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.pointwise import AXES, Bound, PointKernel, coefficient_of, expression_poly
-from regrapht.idioms.syntax import BUILTINS, Symbols, kernel_syntax, named_statements, text, unparen, walk
+from regrapht.idioms.syntax import (
+    BUILTINS,
+    Symbols,
+    kernel_syntax,
+    loop_counter,
+    named_statements,
+    text,
+    unparen,
+    walk,
+)
 
 LOOPS = ("for_statement", "while_statement", "do_statement")
 
@@ -168,19 +177,12 @@ def _returns(statement: Node) -> bool:
 def _loop(node: Node, symbols: Symbols, scalars: set[str], visible: set[str], constants: Mapping[str, int],
           used_axes: set[str],
           block: tuple[int, int, int], grid: tuple[str, ...], outer: list[_Loop]) -> _Loop | None:
-    init = node.child_by_field_name("initializer")
     condition = unparen(node.child_by_field_name("condition"))
     update = unparen(node.child_by_field_name("update"))
-    if init is None or init.type != "declaration" or condition is None or update is None or \
-            condition.type != "binary_expression":
+    declared = loop_counter(node)
+    if declared is None or condition is None or update is None or condition.type != "binary_expression":
         return None
-    declarators = init.children_by_field_name("declarator")
-    if len(declarators) != 1 or declarators[0].type != "init_declarator":
-        return None
-    target, value = declarators[0].child_by_field_name("declarator"), declarators[0].child_by_field_name("value")
-    if target is None or target.type != "identifier" or value is None:
-        return None
-    variable = text(target)
+    variable, value, init = declared
     type_text = " ".join(w for w in text(init.child_by_field_name("type")).split())
     if any(w in type_text for w in ("float", "double", "auto")) or \
             any(t.type == "type_qualifier" for t in init.children):

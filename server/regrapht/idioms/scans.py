@@ -39,6 +39,7 @@ from regrapht.idioms.syntax import (
     call_args,
     call_name,
     condition_of,
+    loop_counter,
     named_statements,
     subscript_parts,
     text,
@@ -204,16 +205,10 @@ def _loop_parts(loop: Node, symbols: Symbols) -> tuple[str, str, Node, Node, lis
     """(var, type, start, exclusive bound, body) of `for (T i = S; i < U; ++i) BODY`."""
     if loop.type != "for_statement":
         return None
-    init = loop.child_by_field_name("initializer")
-    if init is None or init.type != "declaration":
+    declared = loop_counter(loop)
+    if declared is None:
         return None
-    declarators = init.children_by_field_name("declarator")
-    if len(declarators) != 1 or declarators[0].type != "init_declarator":
-        return None
-    target, start = declarators[0].child_by_field_name("declarator"), declarators[0].child_by_field_name("value")
-    if target is None or target.type != "identifier" or start is None:
-        return None
-    var = text(target)
+    var, start, init = declared
     condition = unparen(loop.child_by_field_name("condition"))
     if condition is None or condition.type != "binary_expression" or \
             text(unparen(condition.child_by_field_name("left"))) != var:

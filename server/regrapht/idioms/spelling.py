@@ -59,6 +59,7 @@ from regrapht.idioms.syntax import (
     condition_of,
     identifiers_in,
     kernel_syntax,
+    loop_counter,
     named_statements,
     text,
     unparen,
@@ -610,19 +611,14 @@ def _count_up(syntax: KernelSyntax) -> Edits:
     for node in walk(syntax.body):
         if node.type != "for_statement":
             continue
-        init = node.child_by_field_name("initializer")
         condition = unparen(node.child_by_field_name("condition"))
         update = unparen(node.child_by_field_name("update"))
         body = node.child_by_field_name("body")
-        declarators = init.children_by_field_name("declarator") if init is not None and init.type == "declaration" \
-            else []
-        if len(declarators) != 1 or declarators[0].type != "init_declarator" or condition is None or \
-                update is None or body is None or body.type != "compound_statement":
+        declared = loop_counter(node)
+        if declared is None or condition is None or update is None or body is None or \
+                body.type != "compound_statement":
             continue
-        var_node, start = declarators[0].child_by_field_name("declarator"), declarators[0].child_by_field_name("value")
-        if var_node is None or var_node.type != "identifier" or start is None:
-            continue
-        var = text(var_node)
+        var, start, init = declared
         operator = text(condition.child_by_field_name("operator")) if condition.type == "binary_expression" else ""
         if operator not in (">", ">=") or text(unparen(condition.child_by_field_name("left"))) != var:
             continue

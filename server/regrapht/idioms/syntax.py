@@ -95,6 +95,22 @@ def unparen(node: Node | None) -> Node | None:
     return node
 
 
+def loop_counter(loop: Node) -> tuple[str, Node, Node] | None:
+    """(name, start, declaration) of the one counter a for loop declares: `for (T i = start; ...)`;
+    None for any other initialiser (none, an expression, several declarators, no value, a pointer
+    or array)."""
+    init = loop.child_by_field_name("initializer")
+    if init is None or init.type != "declaration":
+        return None
+    declarators = init.children_by_field_name("declarator")
+    if len(declarators) != 1 or declarators[0].type != "init_declarator":
+        return None
+    target, start = declarators[0].child_by_field_name("declarator"), declarators[0].child_by_field_name("value")
+    if target is None or target.type != "identifier" or start is None:
+        return None
+    return text(target), start, init
+
+
 def condition_of(statement: Node) -> Node | None:
     """The condition expression of an `if`/`while` (inside its condition_clause)."""
     condition = statement.child_by_field_name("condition")
