@@ -77,6 +77,18 @@ def test_every_spec_lists_the_kernels_parameters_in_order() -> None:
         assert params == [a.name for a in kernel.args], case
 
 
+def test_every_template_kernel_is_instantiated_in_its_file() -> None:
+    """A template the file never instantiates compiles to no kernel at all (the GPU check then
+    finds no entry to run); the red team's files have no host code, so they instantiate it."""
+    for case in CASES:
+        source = (DATA / f"{case}.cu").read_text()
+        [kernel] = load_spec(DATA / f"{case}.regrapht.toml").kernels
+        if "<" in kernel.name:
+            name, arguments = kernel.name.split("<", 1)
+            instantiation = rf"template\s+__global__\s+void\s+{name}\s*<\s*{re.escape(arguments[:-1].strip())}\s*>\s*\("
+            assert re.search(instantiation, source), f"{case}: no `template __global__ void {kernel.name}(...);`"
+
+
 def _marked(case: str) -> object:
     if case in MISSES:
         return pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=MISSES[case]))

@@ -15,3 +15,6 @@ __global__ void argmin_rows(const T *a, T *minval, long long *minidx, int n, int
         minidx[i] = at;
     }
 }
+
+// instantiated here: host code would do it with its launch
+template __global__ void argmin_rows<double>(const double *, double *, long long *, int, int);

@@ -9,3 +9,6 @@ __global__ void sigmoid(const T *x, T *y, int n)
         y[i] = T(1) / (T(1) + exp(-v));
     }
 }
+
+// instantiated here: host code would do it with its launch
+template __global__ void sigmoid<float>(const float *, float *, int);

@@ -11,3 +11,6 @@ __global__ void gemv_t(const T *A, const T *x, T *y, unsigned rows, unsigned col
         acc += x[i] * A[i * cols + j];
     y[j] = alpha * acc;
 }
+
+// instantiated here: host code would do it with its launch
+template __global__ void gemv_t<double>(const double *, const double *, double *, unsigned, unsigned, double);

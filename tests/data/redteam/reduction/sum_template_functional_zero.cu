@@ -8,3 +8,6 @@ __global__ void reduce_sum(const T *src, T *dst, int n)
         s += src[i];
     atomicAdd(dst, s);
 }
+
+// instantiated here: host code would do it with its launch
+template __global__ void reduce_sum<float>(const float *, float *, int);

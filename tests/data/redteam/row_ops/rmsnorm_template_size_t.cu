@@ -14,3 +14,6 @@ __global__ void rms_norm(const T *x, const T *w, T *y, size_t n_rows, size_t dim
     for (size_t i = 0; i < dim; ++i)
         y[r * dim + i] = x[r * dim + i] * scale * w[i];
 }
+
+// instantiated here: host code would do it with its launch
+template __global__ void rms_norm<float>(const float *, const float *, float *, size_t, size_t, float);
