@@ -25,3 +25,8 @@ class InputError(Exception):
         if self.key:
             where += f" [{self.key}]" if where else f"[{self.key}]"
         return f"{where}: {self.message}" if where else self.message
+
+
+class ModelLoadError(InputError):
+    """The model file cannot be loaded (llama.cpp refused or aborted on it): a setting the user
+    must fix, reported as such, never one failed model call that a search shrugs off."""

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from regrapht.children import WORKER_MEMORY_BYTES, ChannelFault, Child, FrameChannel, python_module_env
-from regrapht.errors import InputError
+from regrapht.errors import InputError, ModelLoadError
 from regrapht.model.backend import ChatMessage, Completion, PromptSize
 from regrapht.model.gguf import GgufInfo
 from regrapht.model.llama_backend import ModelSettings, Usage
@@ -199,7 +199,7 @@ class ProcessModelBackend:
             raise self._failure("could not be loaded", reply)
         if reply.get("status") != "ok":
             self._end()
-            raise InputError(f"the model file {self.path} could not be loaded: {reply.get('message')}")
+            raise ModelLoadError(f"the model file {self.path} could not be loaded: {reply.get('message')}")
         self.device = str(reply.get("device", self.device))
         logger.info("model worker %d loaded %s (%s) on %s in %.2f s", child.pid, info.name, self.path.name,
                     self.device, time.monotonic() - started)
@@ -243,9 +243,9 @@ class ProcessModelBackend:
         last = _last_words(self._stderr_tail)
         if last:
             detail += f": {last}"
-        subject = f"the model file {self.path} {what}" if what == "could not be loaded" else \
-            f"the model {self.path} {what}"
-        return InputError(f"{subject}: {detail}")
+        if what == "could not be loaded":
+            return ModelLoadError(f"the model file {self.path} {what}: {detail}")
+        return InputError(f"the model {self.path} {what}: {detail}")
 
     def _end(self) -> None:
         child, self._child, self._channel = self._child, None, None

@@ -23,7 +23,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from regrapht.errors import InputError
+from regrapht.errors import InputError, ModelLoadError
 from regrapht.graph import ReasoningGraph
 from regrapht.model.backend import ChatMessage, Completion, MeasuresPrompts, ModelBackend
 from regrapht.search.answer import choose_answer
@@ -586,7 +586,9 @@ class SearchRun:
                     completion = self.model.complete(messages, max_tokens=max_tokens, temperature=temperature,
                                                      seed=seed, should_stop=self.cancel, prefill=prefill,
                                                      grammar=grammar)
-        except InputError as error:  # the backends' one failure type: the worker crashed, hung or refused
+        except ModelLoadError:
+            raise  # the model file itself is unusable: the user's setting to fix, not one failed call
+        except InputError as error:  # a failed call: the worker crashed, hung or refused the prompt
             failure = str(error)
         elapsed = time.perf_counter() - started
         if completion is None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from regrapht.errors import InputError
+from regrapht.errors import InputError, ModelLoadError
 from regrapht.graph import START, ReasoningGraph
 from regrapht.graph.types import Example
 from regrapht.model.backend import ChatMessage, Completion, PromptSize
@@ -86,6 +86,20 @@ def test_a_failing_model_call_keeps_the_verified_best(strategy: str, failure: Ca
     warnings = [r for r in caplog.records if "could not be made" in r.getMessage()]
     assert len(warnings) == len([use for use in uses.values() if use.failed])
     assert len({r.getMessage() for r in warnings}) == len(warnings)
+
+
+@pytest.mark.parametrize("strategy", ["mcgs", "cot"])
+def test_a_model_file_that_cannot_be_loaded_is_the_users_error_not_a_failed_call(strategy: str) -> None:
+    """An unusable model file is a setting to fix: it reaches the user (CLI exit 2, a message in
+    the editor) instead of being shrugged off as one failed call while the search goes on."""
+    def unloadable() -> Exception:
+        return ModelLoadError("the model file /tmp/dup.gguf could not be loaded: the model worker exited "
+                              "(killed by SIGABRT): GGML_ASSERT(id_to_token.size() == token_to_id.size()) failed")
+
+    model = CountingModel([], fail=unloadable)
+    with pytest.raises(ModelLoadError, match="could not be loaded"):
+        optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), model, model_only_graph(), strategy, 24, 0,
+                 options=NO_LIMITS)
 
 
 def test_a_prompt_over_the_context_is_never_sent() -> None:
