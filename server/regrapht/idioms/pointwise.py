@@ -191,6 +191,22 @@ def fresh(kernel: PointKernel, base: str) -> str:
     return name
 
 
+class FreshNames:
+    """Fresh names for one rewrite: each free in the kernel and distinct from every name given
+    before. Bases built from the kernel's own names (`f"{coordinate}0"`) can meet fixed ones
+    (`l0`, a tile counter, for a coordinate `l`); `fresh` alone would give both the same name."""
+
+    def __init__(self, kernel: PointKernel) -> None:
+        self._taken = set(kernel.identifiers)
+
+    def __call__(self, base: str) -> str:
+        name = f"{base}_rg"
+        while name in self._taken:
+            name += "_"
+        self._taken.add(name)
+        return name
+
+
 # ---------------------------------------------------------------------------------------------
 
 

@@ -1,16 +1,20 @@
 """HaloTiledStencil: 1-D/2-D/3-D stencils, 3x3 and depthwise convolutions and a cellular
 automaton written differently are tiled with halos; near-misses (in-place updates, clamped or
 data-dependent reads only, extra side effects, early returns in the work, launches that cover a
-part) are left alone; every rewrite compiles with nvcc."""
+part) are left alone; every rewrite compiles with nvcc; on the CPU (`cuda_on_cpu.h`, threads that
+wait at `__syncthreads`) the 3-D red-team stencils' rewrites compute what the originals do."""
 
 from __future__ import annotations
 
+import re
+import sys
 from pathlib import Path
 
 import pytest
+from cpu_cuda import needs_gxx, same_outputs
 from nvcc_check import compile_ok, needs_nvcc
 
-from regrapht.search.appliers import ApplierInput
+from regrapht.search.appliers import ApplierInput, rewrites_of
 from regrapht.search.appliers.stencil import HaloTiledStencil
 from regrapht.spec.launch import LaunchConfig
 
@@ -290,3 +294,53 @@ __global__ void d2(const float *f, float *g, unsigned int n) {
     assert rewrites and "halo of [(2, 2)]" in rewrites[0].note
     # `i + R < n` read as `i < n - 2`, moved by each read's offset: f[i + 2] loads below n, f[i - 1] below n - 3
     assert "(n) + (0)" in rewrites[0].source and "(n) + (-3)" in rewrites[0].source
+
+
+# 3-D red-team stencils at small odd sizes (scalar overrides of their specs). The third
+# coordinate is `l` in two of them: its tile origin and the tile's first counter were both
+# named `l0_rg`, the counter shadowed the origin, and every plane was read from the wrong place.
+RED_TEAM_3D = {
+    "stencil/heat3d_3d_launch": {"nx": 13, "ny": 11, "nz": 9},
+    "stencil/heat3d_7pt_unsigned_cube": {"n": 13},
+    "stencil/heat3d_clamped_insulated": {"nx": 13, "ny": 11, "nz": 9},
+    "stencil/heat3d_flat_divmod": {"NX": 13, "NY": 11, "NZ": 9},
+    "stencil/heat3d_i_plus_nx_order": {"nx": 13, "ny": 11, "nz": 9},
+    "stencil/heat3d_macro_index": {"nx": 13, "ny": 11, "nz": 9},
+    "stencil/heat3d_size_t_strides": {"nx": 13, "ny": 11, "nz": 9},
+    "stencil/heat3d_z_loop": {"nx": 13, "ny": 11, "nz": 9},
+}
+
+
+@needs_gxx
+@pytest.mark.parametrize("case", sorted(RED_TEAM_3D))
+def test_red_team_3d_rewrites_compute_the_originals_values_on_the_cpu(case: str, tmp_path: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_redteam_recognition import DATA, case_input
+
+    _, given = case_input(case)
+    spec = (DATA / f"{case}.regrapht.toml").read_text()
+    rewrites = rewrites_of(HaloTiledStencil(), given)
+    assert [r.note.split(" ", 1)[0] for r in rewrites] == ["32x8x2", "32x8x8"]
+    for index, rewrite in enumerate(rewrites):
+        where = tmp_path / f"v{index}"
+        where.mkdir()
+        assert same_outputs(given.source, spec, rewrite.source, rewrite.launch, RED_TEAM_3D[case], where) == 0.0, \
+            rewrite.note
+
+
+def test_generated_names_stay_distinct_when_a_coordinate_is_named_like_a_counter() -> None:
+    source = """
+__global__ void h(const float *a, float *b, int nx, int ny, int nz) {
+    int g = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y;
+    int l = blockIdx.z * blockDim.z + threadIdx.z;
+    if (g < 1 || j < 1 || l < 1 || g >= nx - 1 || j >= ny - 1 || l >= nz - 1) return;
+    b[(l * ny + j) * nx + g] = a[(l * ny + j) * nx + g - 1] + a[(l * ny + j) * nx + g + 1]
+        + a[(l * ny + j - 1) * nx + g] + a[(l * ny + j + 1) * nx + g] + a[((l - 1) * ny + j) * nx + g]
+        + a[((l + 1) * ny + j) * nx + g];
+}
+"""
+    launch = LaunchConfig(("(nx + 31) / 32", "(ny + 3) / 4", "(nz + 3) / 4"), ("32", "4", "4"))
+    [one, _] = HaloTiledStencil().apply(ApplierInput(source, "h", launch))
+    declared = re.findall(r"(?:const int|for \(int) (\w+) =", one.source)
+    assert len(set(declared)) == 9, declared  # 3 origins, 3 counters, 3 positions: none shared

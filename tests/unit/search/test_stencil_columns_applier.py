@@ -23,6 +23,7 @@ from regrapht.search.appliers.stencil_columns import RegisterColumnStencil
 from regrapht.spec.launch import LaunchConfig
 
 GRID_2D = LaunchConfig(("(W + 15) / 16", "(H + 15) / 16"), ("16", "16"))
+GRID_2D_NAMED = LaunchConfig(("(n + 15) / 16", "(steps + 15) / 16"), ("16", "16"))
 
 # case -> (source, launch, window loads per variant)
 MATCHES = {
@@ -199,6 +200,16 @@ __global__ void jacobi_gs(const float *u, float *un, int nx, int ny) {
     }
 }
 """, LaunchConfig(("3", "2"), ("16", "4")), (14, 26, 8)),
+    # the marched coordinate named `t`: its column start `t0` must not take the name of the
+    # first coordinate's position (`t0` too); it did, and the window read the wrong rows
+    "march_coordinate_named_t": ("""
+__global__ void diffuse(const float *u, float *v, int n, int steps) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int t = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < 1 || t < 1 || x >= n - 1 || t >= steps - 1) return;
+    v[t * n + x] = 0.5f * u[t * n + x] + 0.125f * (u[t * n + x - 1] + u[t * n + x + 1] + u[(t - 1) * n + x] + u[(t + 1) * n + x]);
+}
+""", GRID_2D_NAMED, (14, 26, 8)),
 }
 
 NEAR_MISSES = {
@@ -483,6 +494,7 @@ CPU_SIZES: dict[str, tuple[dict[str, float | int], dict[str, int]]] = {
     "march_z_from_a_2d_launch": ({"nx": 37, "ny": 19, "nz": 23, "c0": 0.4, "c1": 0.1},
                                  {"in": 37 * 19 * 23, "out": 37 * 19 * 23}),
     "grid_stride_2d_interior": ({"nx": 67, "ny": 45}, {"u": 67 * 45, "un": 67 * 45}),
+    "march_coordinate_named_t": ({"n": 37, "steps": 45}, {"u": 37 * 45, "v": 37 * 45}),
 }
 
 

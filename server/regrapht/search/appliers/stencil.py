@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from regrapht.cuda.affine import Poly
-from regrapht.idioms.pointwise import AXES, PointKernel, fresh
+from regrapht.idioms.pointwise import AXES, FreshNames, PointKernel, fresh
 from regrapht.idioms.stencil import NeighbourRead, Stencil, clamped_read, stencil
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised_with_loops, template_pins
@@ -87,10 +87,11 @@ def _tiled_body(view: PointKernel, shape: Stencil, element: str, extents: tuple[
                 halos: list[tuple[int, int]], sizes: list[int]) -> tuple[str, tuple[str, ...]]:
     tiled = shape.tiled
     n = len(tiled)
-    tile = fresh(view, "tile")
-    origin = {c: fresh(view, f"{c}0") for c in tiled}
-    local = {c: fresh(view, f"l{i}") for i, c in enumerate(tiled)}
-    where = {c: fresh(view, f"g{i}") for i, c in enumerate(tiled)}
+    name = FreshNames(view)  # a coordinate `l` or `g` must not share its origin's name with a counter
+    tile = name("tile")
+    origin = {c: name(f"{c}0") for c in tiled}
+    local = {c: name(f"l{i}") for i, c in enumerate(tiled)}
+    where = {c: name(f"g{i}") for i, c in enumerate(tiled)}
     axes = dict(zip(tiled, AXES, strict=False))
     slice_axes = AXES[n:]
     grid = [ceil_div(view.bounds[c].upper, extents[i]) for i, c in enumerate(tiled)]

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from regrapht.cuda.affine import Poly
-from regrapht.idioms.pointwise import PointKernel, expression_poly, fresh
+from regrapht.idioms.pointwise import FreshNames, PointKernel, expression_poly
 from regrapht.idioms.stencil import NeighbourRead, Stencil, clamped_read, stencil
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import value_of
@@ -126,10 +126,11 @@ def _body(view: PointKernel, shape: Stencil, element: str, window: _Window,
     tiled = shape.tiled
     march, across = tiled[-1], tiled[:-1]
     points = window.points
-    win = fresh(view, "win")
-    start = fresh(view, f"{march}0")
-    block_row = fresh(view, "brow")
-    at = {c: fresh(view, f"t{i}") for i, c in enumerate(across)}
+    name = FreshNames(view)  # a marched coordinate `t` must not share its start's name with `t0`
+    win = name("win")
+    start = name(f"{march}0")
+    block_row = name("brow")
+    at = {c: name(f"t{i}") for i, c in enumerate(across)}
     bounds = view.bounds
     # Launch: x along the contiguous coordinate; y along the next one (3-D and HWC) or the
     # marched rows (2-D); the marched coordinate of a 3-D field on z; a slice on z.
