@@ -87,6 +87,7 @@ SIZES: dict[str, tuple[dict[str, str], dict[str, tuple[str, str]]]] = {
     "march_z_from_a_2d_launch": ({"nx": "131", "ny": "67", "nz": "45", "c0": "0.4", "c1": "0.1"},
                                  {"in": ("nx * ny * nz", FLOAT), "out": ("nx * ny * nz", "zeros")}),
     "grid_stride_2d_interior": ({"nx": "1031", "ny": "777"}, {"u": ("nx * ny", FLOAT), "un": ("nx * ny", "zeros")}),
+    "march_coordinate_named_t": ({"n": "2049", "steps": "1031"}, {"u": ("n * steps", FLOAT), "v": ("n * steps", "zeros")}),
     # outputs jammed along a channel (counts not multiples of 4 or 8: the clamped copies)
     "conv3x3_mc_guarded": ({"nin": "13", "nout": "27", "H": "129", "W": "257"},
                            {"x": ("nin * H * W", FLOAT), "wt": ("nout * nin * 9", FLOAT), "b": ("nout", FLOAT),

@@ -118,6 +118,12 @@ def _normal_targs(text: str | None) -> str | None:
     return re.sub(r"(?<=\d)[uUlL]+", "", uncast)
 
 
+def _abi(param: CType, ignore_const: bool) -> tuple[str, bool, bool]:
+    """What the compiled kernel's signature knows of a parameter type: its Itanium code, so
+    aliases are the same type (`size_t` is printed back as `unsigned long`, `int64_t` as `long`)."""
+    return param.info.code, param.pointer, param.const and not ignore_const
+
+
 def find_entry(
     entries: Sequence[str],
     name: str,
@@ -138,7 +144,7 @@ def find_entry(
             return mangled
     if demangle is None:
         return None
-    wanted = tuple(params)
+    wanted = tuple(_abi(p, ignore_const) for p in params)
     names = demangle([e for e in entries if e.startswith("_Z")])
     matches = []
     for entry, text in names.items():
@@ -150,11 +156,6 @@ def find_entry(
             continue
         if not ignore_template_args and _normal_targs(got_targs) != targs:
             continue
-        if ignore_const:
-            same = len(got_params) == len(wanted) and all(
-                a.base == b.base and a.pointer == b.pointer for a, b in zip(got_params, wanted, strict=True))
-        else:
-            same = got_params == wanted
-        if same:
+        if tuple(_abi(p, ignore_const) for p in got_params) == wanted:
             matches.append(entry)
     return matches[0] if len(matches) == 1 else None

@@ -68,6 +68,15 @@ def test_lookup_by_demangled_signature_for_templates() -> None:
                       lambda names: cuda_names) == "_Z2mxIdLj8EEvPT_S0_j"
     assert find_entry(list(cuda_names), "swish<double>", types("const float*", "float*", "int"),
                       lambda names: cuda_names) is None
+    # a spec's `size_t` is what the demangler prints as `unsigned long` (the same type on the GPU's
+    # LP64 ABI); once failed on the H200 for a template kernel with size_t parameters
+    sized = {"_Z8rms_normIfEvPKT_S2_PS0_mmS0_":
+             "void rms_norm<float>(const T1 *, const T1 *, T1 *, unsigned long, unsigned long, T1)"}
+    assert find_entry(list(sized), "rms_norm<float>", types("const float*", "const float*", "float*", "size_t",
+                                                            "size_t", "float"),
+                      lambda names: sized) == "_Z8rms_normIfEvPKT_S2_PS0_mmS0_"
+    assert find_entry(list(sized), "rms_norm<float>", types("const float*", "const float*", "float*", "long",
+                                                            "size_t", "float"), lambda names: sized) is None
     assert normalise_signature("matmul(float const*, float const*, float*, int)") == (
         "matmul", None, tuple(types("const float*", "const float*", "float*", "int")))
 
