@@ -34,6 +34,7 @@ from regrapht.idioms.syntax import (
     named_statements,
     text,
     unparen,
+    updated_target,
     walk,
 )
 
@@ -146,7 +147,7 @@ def _nest(loop: Node, symbols: Symbols, syntax: KernelSyntax) -> tuple[list[str]
         if node.type in ("break_statement", "continue_statement", "goto_statement"):
             return None
         if node.type in ("assignment_expression", "update_expression"):
-            target = unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))
+            target = updated_target(node)
             if target is not None and text(target) in counters:
                 return None
         if node.type == "declaration" and any(text(d.child_by_field_name("declarator") or d) in counters

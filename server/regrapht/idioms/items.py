@@ -44,6 +44,7 @@ from regrapht.idioms.syntax import (
     subscript_parts,
     text,
     unparen,
+    updated_target,
     walk,
 )
 from regrapht.idioms.threads import ItemIndex, ThreadMapping, thread_mapping
@@ -425,7 +426,7 @@ class _Builder:
             if node.type == "call_expression" and call_name(node).split("<")[0] not in PURE_CALLS:
                 raise _Refused
             if node.type in ("assignment_expression", "update_expression"):
-                target = unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))
+                target = updated_target(node)
                 if target is None:
                     raise _Refused
                 if target.type == "identifier":
@@ -500,7 +501,7 @@ class _Builder:
         for statement in body[:-1]:
             for node in walk(statement):
                 if node.type in ("assignment_expression", "update_expression") and \
-                        text(unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))) == var:
+                        text(updated_target(node)) == var:
                     raise _Refused
         upper, inclusive = self._loop_bound(condition, var)
         return self._loop_parts(loop, var, self.scalars[var], self.symbols.definitions[var], upper, body[:-1],

@@ -36,6 +36,7 @@ from regrapht.idioms.syntax import (
     named_statements,
     text,
     unparen,
+    updated_target,
     walk,
 )
 
@@ -279,7 +280,7 @@ def _independent(loops: list[_Loop], body: Node, function: Node) -> bool:
         if node.type == "continue_statement" and not _continues_inner_loop(node, body):
             return False
         if node.type in ("assignment_expression", "update_expression"):
-            target = unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))
+            target = updated_target(node)
             if target is None:
                 return False
             if target.type == "identifier":

@@ -26,7 +26,15 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from regrapht.idioms.access import identifiers
-from regrapht.idioms.syntax import KernelSyntax, kernel_syntax, named_statements, text, unparen, walk
+from regrapht.idioms.syntax import (
+    KernelSyntax,
+    kernel_syntax,
+    named_statements,
+    text,
+    unparen,
+    updated_target,
+    walk,
+)
 
 
 @dataclass(frozen=True)
@@ -147,7 +155,7 @@ def _walks_of(loop: Node, syntax: KernelSyntax) -> list[_Walk]:
             return []
         for node in walk(loop):
             if node.type in ("assignment_expression", "update_expression") and not _inside(node, bump):
-                target = unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))
+                target = updated_target(node)
                 if target is not None and text(target) == pointer:
                     return []
             if node.type == "pointer_expression" and text(node.child_by_field_name("operator")) == "&" and \
@@ -255,7 +263,7 @@ def _counter(loop: Node, syntax: KernelSyntax) -> tuple[str, str] | None:
         return None
     for node in walk(syntax.body):
         if node.type in ("assignment_expression", "update_expression") and not _inside(node, statements[-1]):
-            target = unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))
+            target = updated_target(node)
             if target is not None and text(target) == name:
                 return None
     return name, text(declaration)

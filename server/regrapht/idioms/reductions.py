@@ -43,6 +43,7 @@ from regrapht.idioms.syntax import (
     subscript_parts,
     text,
     unparen,
+    updated_target,
     walk,
 )
 from regrapht.idioms.threads import thread_mapping
@@ -91,7 +92,7 @@ def _only_one_atomic(kernel: KernelSyntax) -> bool:
         if node.type == "declaration" and any(text(c) in ("__shared__", "static") for c in node.children):
             return False
         if node.type in ("assignment_expression", "update_expression"):
-            target = unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))
+            target = updated_target(node)
             if target is None or target.type != "identifier":
                 return False  # a store through memory besides the atomic
     return atomics == 1

@@ -44,6 +44,7 @@ from regrapht.idioms.syntax import (
     subscript_parts,
     text,
     unparen,
+    updated_target,
     walk,
 )
 
@@ -226,7 +227,7 @@ def _loop_parts(loop: Node, symbols: Symbols) -> tuple[str, str, Node, Node, lis
     for statement in body:
         for node in walk(statement):
             if node.type in ("assignment_expression", "update_expression") and \
-                    text(unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))) == var:
+                    text(updated_target(node)) == var:
                 return None
     return var, " ".join(text(init.child_by_field_name("type")).split()), start, bound, body
 

@@ -63,6 +63,7 @@ from regrapht.idioms.syntax import (
     named_statements,
     text,
     unparen,
+    updated_target,
     walk,
 )
 
@@ -388,7 +389,7 @@ def _pointer_offsets(syntax: KernelSyntax) -> Edits:
     declared: dict[str, int] = {}
     for node in walk(syntax.function):
         if node.type in ("assignment_expression", "update_expression"):
-            target = unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))
+            target = updated_target(node)
             if target is not None and target.type == "identifier":
                 assigned.add(text(target))
         elif node.type == "identifier" and _declares(node):

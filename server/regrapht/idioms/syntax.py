@@ -95,6 +95,11 @@ def unparen(node: Node | None) -> Node | None:
     return node
 
 
+def updated_target(node: Node) -> Node | None:
+    """What an assignment (`x = ...`, `x += ...`) or update (`x++`, `--x`) writes, unparenthesised."""
+    return unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))
+
+
 def loop_counter(loop: Node) -> tuple[str, Node, Node] | None:
     """(name, start, declaration) of the one counter a for loop declares: `for (T i = start; ...)`;
     None for any other initialiser (none, an expression, several declarators, no value, a pointer

@@ -30,6 +30,7 @@ from regrapht.idioms.syntax import (
     subscript_parts,
     text,
     unparen,
+    updated_target,
     walk,
 )
 from regrapht.idioms.threads import ItemIndex, ThreadMapping, thread_mapping
@@ -194,7 +195,7 @@ def _row_loop(loop: Node) -> tuple[str, str, str, str, list[Node]] | None:
     for statement in body:
         for node in walk(statement):
             if node.type in ("assignment_expression", "update_expression") and \
-                    text(unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))) == var:
+                    text(updated_target(node)) == var:
                 return None
             if node.type in ("return_statement", "break_statement", "goto_statement"):
                 return None
@@ -221,7 +222,7 @@ def _stores_lists(loop: Node, values: str, ids: str, k: int, symbols: Symbols) -
                 if name in (values, ids) and (len(indices) != 1 or text(unparen(indices[0])) != var):
                     return False
             if node.type in ("assignment_expression", "update_expression"):
-                target = unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))
+                target = updated_target(node)
                 if target is None or target.type != "subscript_expression" or \
                         text(unparen(subscript_parts(target)[0])) in (values, ids):
                     return False

@@ -29,6 +29,7 @@ from regrapht.idioms.syntax import (
     subscript_parts,
     text,
     unparen,
+    updated_target,
     walk,
 )
 
@@ -139,7 +140,7 @@ def _pointer_starts(kernel: KernelSyntax, loop: Node) -> dict[str, tuple[str, st
                 elif name is not None:
                     starts.pop(text(name), None)
         if node.start_byte < loop.start_byte and node.type in ("assignment_expression", "update_expression"):
-            target = unparen(node.child_by_field_name("left") or node.child_by_field_name("argument"))
+            target = updated_target(node)
             if target is not None and target.type == "identifier":
                 starts.pop(text(target), None)  # moved before the loop: its start is not known
     return starts
