@@ -8,7 +8,14 @@ found), computed per seed on the tasks every configuration and seed finished (so
 the same kernels), then the mean over seeds with min and max; also the geomean speedup, how many
 searches hit their time limit, and what the model's answers became. The header states the
 method (shared measurements, bench/ablation.py) and how many verdicts and answers were reused. A line per budget says
-whether mcgs is at or above every baseline there.
+whether mcgs is at or above every baseline there, and whether it is *ahead* (above the best baseline by more
+than `TIE_MARGIN`), *tied* or *behind*: configurations that offer the same rewrites differ by a few 0.01%,
+which is not an improvement a user would see.
+
+Two more sections say why configurations tie or differ: how much of its budget each configuration
+used (a search that stops early has run out of rewrites to judge: the move set is smaller than the
+budget), and every kernel where mcgs and a baseline of the same budget offer results that differ
+by more than `KERNEL_MARGIN` (mean of seeds), with the technique paths each offered.
 """
 
 from __future__ import annotations
@@ -20,6 +27,9 @@ import sys
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+TIE_MARGIN = 0.005  # relative: geomeans closer than 0.5% are reported as tied
+KERNEL_MARGIN = 0.002  # relative: per-kernel differences below 0.2% are not listed
 
 
 def geomean(values: Sequence[float]) -> float | None:
@@ -131,6 +141,7 @@ def table(rows: list[dict[str, object]], caches: list[dict[str, object]] | None 
                      f"| {correct} / {faster} / {asked} |")
     lines.append("")
     verdicts: dict[str, object] = {}
+    standing = standings(per_budget)
     for budget, means in sorted(per_budget.items()):
         mcgs = means.get(f"mcgs-b{budget}")
         others = {c: m for c, m in means.items() if not c.startswith("mcgs")}
@@ -138,10 +149,95 @@ def table(rows: list[dict[str, object]], caches: list[dict[str, object]] | None 
             continue
         ahead = all(mcgs >= m for m in others.values())
         verdicts[str(budget)] = ahead
-        lines.append(f"budget {budget}: mcgs {mcgs:.3f} {'>=' if ahead else '<'} every baseline "
-                     f"({', '.join(f'{c} {m:.3f}' for c, m in sorted(others.items()))})")
+        verdict = standing[str(budget)]
+        lines.append(f"budget {budget}: mcgs {mcgs:.4f} {'>=' if ahead else '<'} every baseline "
+                     f"({', '.join(f'{c} {m:.4f}' for c, m in sorted(others.items()))}): **{verdict['verdict']}**, "
+                     f"{100 * float(verdict['margin']):+.2f}% over {verdict['best_baseline']} "  # type: ignore[arg-type]
+                     f"(ties within {100 * TIE_MARGIN:.1f}%)")
     results["mcgs_ahead"] = verdicts
+    results["verdicts"] = standing
+    lines += ["", *budget_lines(by_config, order, meta, seeds)]
+    differences = kernel_differences(by_config, meta, seeds, common)
+    results["differences"] = differences
+    lines += ["", f"Kernels where mcgs and a baseline of the same budget differ by more than {100 * KERNEL_MARGIN:.1f}% "
+              "(roofline fraction, mean of seeds; the technique path offered on seed "
+              f"{seeds[0] if seeds else 0}):", ""]
+    if differences:
+        lines += ["| budget | baseline | kernel | mcgs | baseline | mcgs offered | baseline offered |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += [f"| {d['budget']} | {d['baseline']} | {d['kernel']} | {d['mcgs']:.4f} | {d['other']:.4f} "
+                  f"| {d['mcgs_path'] or '(original)'} | {d['other_path'] or '(original)'} |" for d in differences]
+    else:
+        lines.append("none: every configuration offered the same results on every kernel")
     return "\n".join(lines) + "\n", results
+
+
+def standings(per_budget: Mapping[int, Mapping[str, float]]) -> dict[str, dict[str, object]]:
+    """Per budget: mcgs's relative margin over the best baseline (mcgs without the model is not a
+    baseline) and the verdict it supports: ahead, tied (within TIE_MARGIN) or behind."""
+    found: dict[str, dict[str, object]] = {}
+    for budget, means in sorted(per_budget.items()):
+        mcgs = means.get(f"mcgs-b{budget}")
+        others = {c: m for c, m in means.items() if not c.startswith("mcgs")}
+        if mcgs is None or not others:
+            continue
+        best_config, best = max(others.items(), key=lambda item: item[1])
+        margin = mcgs / best - 1.0 if best > 0 else 0.0
+        verdict = "ahead" if margin > TIE_MARGIN else "behind" if margin < -TIE_MARGIN else "tied"
+        found[str(budget)] = {"verdict": verdict, "margin": margin, "best_baseline": best_config}
+    return found
+
+
+def technique_path(row: Mapping[str, object]) -> str:
+    best = row.get("best")
+    techniques = best.get("techniques") if isinstance(best, Mapping) else None
+    return "+".join(str(t) for t in techniques) if isinstance(techniques, list) else ""
+
+
+def budget_lines(by_config: Mapping[str, Mapping[int, Mapping[str, Mapping[str, object]]]], order: Sequence[str],
+                 meta: Mapping[str, tuple[str, int, bool]], seeds: Sequence[int]) -> list[str]:
+    """How much of its budget each configuration judged: a search that stops before its budget has
+    no rewrite left that its strategy would judge."""
+    lines = ["Budget used (candidates judged per search; a search stops early when its strategy has nothing left to judge):",
+             "", "| configuration | mean | max | searches that stopped before their budget |", "|---|---|---|---|"]
+    for config in order:
+        budget = meta[config][1]
+        used = []
+        for seed in seeds:
+            for row in by_config[config][seed].values():
+                counts = row.get("candidates")
+                if isinstance(counts, Mapping) and isinstance(counts.get("generated"), int):
+                    used.append(int(counts["generated"]))
+        if not used:
+            continue
+        early = sum(1 for n in used if n < budget)
+        lines.append(f"| {config} | {sum(used) / len(used):.1f} | {max(used)} | {early} of {len(used)} |")
+    return lines
+
+
+def kernel_differences(by_config: Mapping[str, Mapping[int, Mapping[str, Mapping[str, object]]]],
+                       meta: Mapping[str, tuple[str, int, bool]], seeds: Sequence[int],
+                       common: Sequence[str]) -> list[dict[str, object]]:
+    """Every (budget, baseline, kernel) where mcgs's mean-of-seeds fraction differs from the
+    baseline's by more than KERNEL_MARGIN, largest difference first within a budget."""
+    def mean_fraction(config: str, unit: str) -> float:
+        values = [fraction_of(by_config[config][s][unit]) or 0.0 for s in seeds]
+        return sum(values) / len(values)
+    found: list[dict[str, object]] = []
+    for config, (strategy, budget, _) in sorted(meta.items(), key=lambda item: (item[1][1], item[0])):
+        mcgs_config = f"mcgs-b{budget}"
+        if strategy == "mcgs" or mcgs_config not in by_config:
+            continue
+        rows: list[dict[str, object]] = []
+        for unit in common:
+            mine, theirs = mean_fraction(mcgs_config, unit), mean_fraction(config, unit)
+            if theirs > 0 and abs(mine / theirs - 1.0) > KERNEL_MARGIN:
+                first = seeds[0] if seeds else 0
+                rows.append({"budget": budget, "baseline": config, "kernel": unit, "mcgs": mine, "other": theirs,
+                             "mcgs_path": technique_path(by_config[mcgs_config][first][unit]),
+                             "other_path": technique_path(by_config[config][first][unit])})
+        found += sorted(rows, key=lambda d: -abs(float(d["mcgs"]) / float(d["other"]) - 1.0))  # type: ignore[arg-type]
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -74,3 +74,40 @@ def test_first_answer_summary_counts_misses_as_slowest(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(ROOT / "bench/first_answer.py"), "summary", str(path)],
                           capture_output=True, text=True, check=True)
     assert "p95 none (a kernel cut at the limit falls there)" in done.stdout
+
+
+def test_verdicts_budget_used_and_kernel_differences(tmp_path: Path) -> None:
+    """A lead of 0.01% is a tie, not "ahead"; searches that stop before their budget are counted;
+    every kernel where mcgs and a baseline differ is listed with the paths each offered."""
+    rows = []
+    for seed in (0, 1):
+        used = {"generated": 12, "compiled": 12, "correct": 12, "faster": 3}
+        rows += [row("mcgs-b12", "mcgs", 12, seed, "t1", 0.50, 4.0, candidates=used,
+                     best={"speedup": 4.0, "techniques": ["launch_configuration", "block_per_row"]}),
+                 row("mcgs-b12", "mcgs", 12, seed, "t2", 0.80, 2.0, candidates=used),
+                 row("rules-b12", "rules", 12, seed, "t1", 0.49, 3.9, candidates={**used, "generated": 5},
+                     best={"speedup": 3.9, "techniques": ["block_per_row"]}),
+                 row("rules-b12", "rules", 12, seed, "t2", 0.8001, 2.0, candidates={**used, "generated": 6}),
+                 row("mcgs-b6", "mcgs", 6, seed, "t1", 0.50, 4.0), row("mcgs-b6", "mcgs", 6, seed, "t2", 0.80, 2.0),
+                 row("rules-b6", "rules", 6, seed, "t1", 0.40, 3.0), row("rules-b6", "rules", 6, seed, "t2", 0.80, 2.0)]
+    for i, r in enumerate(rows):
+        (tmp_path / f"{i}.json").write_text(json.dumps(r))
+    done = subprocess.run([sys.executable, str(ROOT / "bench/merge_ablation.py"), str(tmp_path), "--json",
+                           str(tmp_path / "out.json")], capture_output=True, text=True, check=True)
+    out = json.loads((tmp_path / "out.json").read_text())
+    # b12: sqrt(.5*.8) vs sqrt(.49*.8001): +1.0% -> ahead; b6: sqrt(.5*.8) vs sqrt(.4*.8): +11.8% -> ahead
+    assert out["verdicts"]["12"]["verdict"] == "ahead" and out["verdicts"]["6"]["verdict"] == "ahead"
+    assert out["verdicts"]["12"]["best_baseline"] == "rules-b12"
+    assert "| rules-b12 | 5.5 | 6 | 4 of 4 |" in done.stdout and "| mcgs-b12 | 12.0 | 12 | 0 of 4 |" in done.stdout
+    assert [(d["budget"], d["baseline"], d["kernel"]) for d in out["differences"]] == [
+        (6, "rules-b6", "t1/k"), (12, "rules-b12", "t1/k")]  # t2 differs by 0.01%: not listed
+    assert "| 12 | rules-b12 | t1/k | 0.5000 | 0.4900 | launch_configuration+block_per_row | block_per_row |" in done.stdout
+    for r in rows:
+        if r["config"] == "rules-b12" and r["task"] == "t1":
+            r["roofline"] = {"fraction": 0.4999}
+    for i, r in enumerate(rows):
+        (tmp_path / f"{i}.json").write_text(json.dumps(r))
+    subprocess.run([sys.executable, str(ROOT / "bench/merge_ablation.py"), str(tmp_path), "--json",
+                    str(tmp_path / "out.json")], capture_output=True, text=True, check=True)
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["verdicts"]["12"]["verdict"] == "tied" and out["mcgs_ahead"]["12"] is True
