@@ -17,6 +17,15 @@
 - functional casts to a template parameter (`T(0)`) written as `static_cast<T>(0)`;
 - `do { BODY } while (i < n);` written `while (i < n) { BODY }`: the same for every range that
   is not empty (an empty one runs the original's body once, out of its bounds);
+- `int i = n; do { --i; BODY } while (i > 0);` (a signed counter stepped down first, unused
+  after the loop) written `for (int i = (n) - 1; i >= 0; --i) { BODY }`: the same for every
+  start of 1 or more (any other runs the original's body once, below the range);
+- one counter reused by several loops of a block (`int j = 1; while (j < d) { ..; ++j; } j = 0;
+  while (j < d) { ..; ++j; } for (j = 0; j < d; ++j) ..`) given one counter per loop: when every
+  use of it lies in those loops, each starting it afresh (`j = e;` just before a while, or the
+  for's `j = e`), nothing reads the value a loop leaves and nothing takes its address, each loop
+  declares its own (`for (int j = e; ...)`, a while stepped last becoming a for) and the
+  block's declaration goes;
 - a counted `int k = 0; ... while (k < K) { BODY; k++; }` written `for (int k = 0; k < K; k++)
   { BODY }` when that is the same loop: the counter is declared in the same block, changed only
   by the body's last statement and not used after the loop, nothing between the declaration and
@@ -73,7 +82,8 @@ UP = "walk_up"  # the counting-up counter (renamed when the kernel uses the name
 def plain_spelling(source: str, kernel: str) -> str:
     syntax = None  # parsed again only after a step changed the text (a parse is the costly part)
     for step in (_comparisons, _expand_object_macros, _expand_macros, _variable_parentheses, _inline_helpers,
-                 _inline_bodies, _functional_casts, _do_while, _counted_while, _count_up, _plain_loads,
+                 _inline_bodies, _functional_casts, _do_while, _do_count_down, _reused_counters, _counted_while,
+                 _count_up, _plain_loads,
                  _deref_subscripts, _pointer_offsets):
         if syntax is None:
             syntax = kernel_syntax(source, kernel)
@@ -535,6 +545,206 @@ def _changes(node: Node, names: set[str]) -> bool:
 def _reads_memory(node: Node) -> bool:
     return any(n.type in ("subscript_expression", "pointer_expression", "field_expression", "call_expression")
                for n in walk(node)) or not is_pure(node)
+
+
+_SIGNED_WORDS = frozenset({"int", "signed", "long", "short"})
+
+
+def _step_down(statement: Node, counter: str) -> bool:
+    """Whether `statement` is `--i;`, `i--;`, `i -= 1;` or `i = i - 1;` for the counter `i`."""
+    if statement.type != "expression_statement" or len(statement.named_children) != 1:
+        return False
+    step = unparen(statement.named_children[0])
+    if step is None:
+        return False
+    if step.type == "update_expression":
+        return text(step.child_by_field_name("operator")) == "--" and \
+            text(unparen(step.child_by_field_name("argument"))) == counter
+    if step.type != "assignment_expression" or text(unparen(step.child_by_field_name("left"))) != counter:
+        return False
+    operator, right = text(step.child_by_field_name("operator")), unparen(step.child_by_field_name("right"))
+    if operator == "-=":
+        return text(right) == "1"
+    return operator == "=" and right is not None and right.type == "binary_expression" and \
+        text(right.child_by_field_name("operator")) == "-" and \
+        text(unparen(right.child_by_field_name("left"))) == counter and text(unparen(right.child_by_field_name("right"))) == "1"
+
+
+def _do_count_down(syntax: KernelSyntax) -> Edits:
+    """`T i = S; ... do { --i; BODY } while (i > 0);` -> `for (T i = (S) - 1; i >= 0; --i) { BODY }`."""
+    edits: Edits = []
+    for block in walk(syntax.body):
+        if block.type != "compound_statement":
+            continue
+        statements = named_statements(block)
+        for position, loop in enumerate(statements):
+            if loop.type != "do_statement":
+                continue
+            condition = unparen(condition_of(loop) or loop.child_by_field_name("condition"))
+            body = loop.child_by_field_name("body")
+            if condition is None or body is None or body.type != "compound_statement" or \
+                    condition.type != "binary_expression" or text(condition.child_by_field_name("operator")) != ">" or \
+                    text(unparen(condition.child_by_field_name("right"))) != "0":
+                continue
+            counter_node = unparen(condition.child_by_field_name("left"))
+            inner = named_statements(body)
+            if counter_node is None or counter_node.type != "identifier" or not inner:
+                continue
+            counter = text(counter_node)
+            # stepped down first and nowhere else; no `continue`/`break` (kept simple: both
+            # would leave the counter at another value); unused after the loop
+            if not _step_down(inner[0], counter) or any(_changes(s, {counter}) for s in inner[1:]) or \
+                    any(n.type in ("continue_statement", "break_statement") for n in walk(body)) or \
+                    any(counter in identifiers_in(s) for s in statements[position + 1 :]):
+                continue
+            found = _counter_declaration(statements[:position], counter)
+            if found is None:
+                continue
+            declaration, type_text, start = found
+            if not set(type_text.split()) <= _SIGNED_WORDS:
+                continue  # an unsigned counter is never below zero: `i >= 0` would not end the loop
+            between = statements[statements.index(declaration) + 1 : position]
+            if _reads_memory(start) or any(_changes(s, identifiers_in(start) | {counter}) or
+                                           counter in identifiers_in(s) or not is_pure_statement(s)
+                                           for s in between):
+                continue
+            kept = "".join(text(s) + "\n" for s in inner[1:])
+            edits.append((declaration.start_byte, declaration.end_byte, ""))
+            edits.append((loop.start_byte, loop.end_byte,
+                          f"for ({type_text} {counter} = ({text(start)}) - 1; {counter} >= 0; --{counter}) {{\n{kept}}}"))
+    return _outermost(edits)
+
+
+def _reused_counters(syntax: KernelSyntax) -> Edits:
+    """One declared counter per loop for a counter the loops of one block share (see the module
+    docstring); every edit is a small range of its own, so the edits of two counters never nest."""
+    function = syntax.function
+    if any(n.type in ("goto_statement", "labeled_statement", "reference_declarator", "lambda_expression")
+           for n in walk(function)):
+        return []
+    declared: dict[str, int] = {}
+    for node in walk(function):
+        if node.type == "identifier" and _declares(node):
+            declared[text(node)] = declared.get(text(node), 0) + 1
+    edits: Edits = []
+    for block in walk(syntax.body):
+        if block.type != "compound_statement":
+            continue
+        statements = named_statements(block)
+        for position, declaration in enumerate(statements):
+            found = _plain_counter(declaration)
+            if found is None or declared.get(found[0]) != 1:
+                continue
+            counter, type_text, start = found
+            later = statements[position + 1 :]
+            uses = [n for n in walk(function) if n.type == "identifier" and text(n) == counter and not _declares(n)]
+            if not later or any(not later[0].start_byte <= n.start_byte < later[-1].end_byte for n in uses) or \
+                    any(_address_taken(n) for n in uses):
+                continue
+            own = _own_counters(later, counter, type_text, start)
+            if own is None or any(s < e2 and s2 < e for s, e, _ in own for s2, e2, _ in edits):
+                continue
+            edits.extend(own)
+            edits.append((declaration.start_byte, declaration.end_byte, ""))
+    return edits
+
+
+def _plain_counter(statement: Node) -> tuple[str, str, Node | None] | None:
+    """(name, integer type, start or None) of `T i;` / `T i = start;` (one declarator, no qualifier
+    or storage class)."""
+    if statement.type != "declaration" or \
+            any(c.type in ("type_qualifier", "storage_class_specifier", "attribute_specifier") for c in statement.children):
+        return None
+    declarators = statement.children_by_field_name("declarator")
+    type_text = " ".join(text(statement.child_by_field_name("type")).split())
+    if len(declarators) != 1 or not set(type_text.split()) <= _INTEGER_WORDS - {"const"}:
+        return None
+    declarator = declarators[0]
+    if declarator.type == "identifier":
+        return text(declarator), type_text, None
+    target = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" else None
+    if target is None or target.type != "identifier":
+        return None
+    return text(target), type_text, declarator.child_by_field_name("value")
+
+
+def _address_taken(use: Node) -> bool:
+    parent = use.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    return parent is not None and parent.type == "pointer_expression" and \
+        text(parent.child_by_field_name("operator")) == "&"
+
+
+def _own_counters(later: list[Node], counter: str, type_text: str, start: Node | None) -> Edits | None:
+    """The edits giving each loop among `later` (the statements after the counter's declaration)
+    its own counter, or None unless every statement that mentions the counter is such a loop or
+    the `counter = e;` that starts the while loop after it."""
+    edits: Edits = []
+    # the counter's value where it is known and unread: (its expression, the statement setting it)
+    pending: tuple[Node, Node | None] | None = (start, None) if start is not None and not _reads_memory(start) \
+        else None
+    if start is not None and not is_pure(start):
+        return None  # dropping the declaration would drop its effect
+    loops = 0
+    for statement in later:
+        if counter not in identifiers_in(statement):
+            if pending is not None and (not is_pure_statement(statement) or
+                                        _changes(statement, identifiers_in(pending[0])) or
+                                        _local_names([statement]) & identifiers_in(pending[0])):
+                pending = None  # the start would not read the same values after this statement
+            continue
+        if pending is not None and pending[1] is not None and statement.type != "while_statement":
+            return None  # an assigned start no while loop takes (its statement would be left)
+        assigned = _assigned_start(statement, counter)
+        if assigned is not None:
+            if _reads_memory(assigned):
+                return None
+            pending = (assigned, statement)
+            continue
+        if statement.type == "for_statement":
+            init = unparen(statement.child_by_field_name("initializer"))
+            value = init.child_by_field_name("right") if init is not None and \
+                init.type == "assignment_expression" and text(init.child_by_field_name("operator")) == "=" and \
+                text(unparen(init.child_by_field_name("left"))) == counter else None
+            if init is None or value is None or counter in identifiers_in(value):
+                return None  # the loop reads the value left before it
+            edits.append((init.start_byte, init.end_byte, f"{type_text} {counter} = {text(value)}"))
+            pending = None
+            loops += 1
+            continue
+        if statement.type != "while_statement" or pending is None:
+            return None
+        condition, body = condition_of(statement), statement.child_by_field_name("body")
+        inner = named_statements(body) if body is not None and body.type == "compound_statement" else []
+        if condition is None or body is None or not inner or not _counter_step(inner[-1], counter) or \
+                not is_pure(condition) or any(n.type == "continue_statement" for n in walk(body)):
+            return None
+        value, setter = pending
+        if setter is not None:
+            edits.append((setter.start_byte, setter.end_byte, ""))
+        edits.append((statement.start_byte, body.start_byte,
+                      f"for ({type_text} {counter} = {text(value)}; {text(condition)}; "
+                      f"{text(inner[-1].named_children[0])}) "))
+        edits.append((inner[-1].start_byte, inner[-1].end_byte, ""))
+        pending = None
+        loops += 1
+    if pending is not None and pending[1] is not None:
+        return None  # a start assigned and never looped over
+    return edits if loops else None
+
+
+def _assigned_start(statement: Node, counter: str) -> Node | None:
+    """e of the statement `counter = e;` where e does not read the counter."""
+    if statement.type != "expression_statement" or len(statement.named_children) != 1:
+        return None
+    assignment = unparen(statement.named_children[0])
+    if assignment is None or assignment.type != "assignment_expression" or \
+            text(assignment.child_by_field_name("operator")) != "=" or \
+            text(unparen(assignment.child_by_field_name("left"))) != counter:
+        return None
+    value = assignment.child_by_field_name("right")
+    return value if value is not None and counter not in identifiers_in(value) and is_pure(value) else None
 
 
 def _counted_while(syntax: KernelSyntax) -> Edits:

@@ -103,6 +103,80 @@ def test_a_counted_while_becomes_a_for_only_when_it_is_the_same_loop() -> None:
     assert _body(plain_spelling(moved, "k")) == _body(moved)
 
 
+
+def test_a_do_while_counting_down_from_its_start_becomes_a_for() -> None:
+    template = """__global__ void k(const double *a, double *s, const int *len, int n) {{
+    double t = 0.0;
+    {type} i = {start};
+    double w = 1.0;
+    do {{
+        {step};
+        t += a[i] * w;{extra}
+    }} while ({condition});
+    s[0] = t;{after}
+}}"""
+    plain = {"type": "int", "start": "n", "step": "--i", "extra": "", "condition": "i > 0", "after": ""}
+    converted = _body(plain_spelling(template.format(**plain), "k"))
+    # then counted up by `_count_up`: the same values, n - 1 down to 0
+    assert "double w = 1.0; for (int walk_up = 0; walk_up < ((n) - 1) - (0) + 1; ++walk_up) { " \
+           "const int i = ((n) - 1) - walk_up; t += a[i] * w; }" in converted
+    for step in ("i--", "i -= 1", "i = i - 1"):
+        assert "const int i = ((n) - 1) - walk_up;" in _body(plain_spelling(template.format(**{**plain, "step": step}),
+                                                                            "k"))
+    not_the_same = [
+        {"type": "unsigned"},  # never below zero
+        {"type": "size_t"},
+        {"start": "len[0]"},  # the start reads memory
+        {"step": "i -= 2"},  # not a unit step
+        {"step": "++i"},
+        {"condition": "i > 1"},
+        {"condition": "i >= 0"},
+        {"extra": "\n        i -= 1;"},  # stepped twice
+        {"extra": "\n        if (t > 4) break;"},
+        {"extra": "\n        if (t > 4) continue;"},
+        {"after": "\n    s[1] = i;"},  # used after the loop
+    ]
+    for change in not_the_same:
+        source = template.format(**{**plain, **change})
+        assert "walk_up" not in _body(plain_spelling(source, "k")), change
+        assert "do {" in _body(plain_spelling(source, "k")), change
+
+
+def test_a_counter_reused_by_loops_gets_one_per_loop_only_when_no_value_flows_between_them() -> None:
+    template = """__global__ void k(const float *x, float *y, int d) {{
+    float m = x[0];
+    int j = 1;
+    while (j < d) {{ m = fmaxf(m, x[j]); ++j; }}
+    float t = 0.0f;{between}
+    j = 0;
+    while (j < d) {{ t += x[j] - m; {step}; }}
+    for (j = 0; j < d; ++j) y[j] = x[j] / t;{after}
+}}"""
+    plain = {"between": "", "step": "++j", "after": ""}
+    converted = _body(plain_spelling(template.format(**plain), "k"))
+    assert "int j" not in converted.split("for")[0]  # the block's declaration went
+    assert "for (int j = 1; j < d; ++j) { m = fmaxf(m, x[j]); }" in converted
+    assert "float t = 0.0f; for (int j = 0; j < d; ++j) { t += x[j] - m; }" in converted
+    assert "for (int j = 0; j < d; ++j) y[j] = x[j] / t;" in converted
+    not_the_same = [
+        {"between": "\n    t = (float)j;"},  # reads what the first loop left
+        {"between": "\n    j = j - d;"},  # restarts from it
+        {"between": "\n    int *p = &j;"},  # its address escapes
+        {"after": "\n    y[0] = j;"},  # read after the last loop
+        {"step": "if (t > 1) continue; ++j"},  # continue would skip the step
+        {"step": "j += 0"},  # not a step the for form takes
+    ]
+    for change in not_the_same:
+        source = template.format(**{**plain, **change})
+        assert "for (int j" not in _body(plain_spelling(source, "k")), change
+    # a while loop that is not started afresh reads the value the one before left (it runs no time)
+    unstarted = template.format(**plain).replace("    j = 0;\n", "")
+    assert "for (int j" not in _body(plain_spelling(unstarted, "k"))
+    # a for loop that keeps the value (`for (; j < d; ++j)`)
+    kept = template.format(**plain).replace("for (j = 0;", "for (;")
+    assert "for (int j" not in _body(plain_spelling(kept, "k"))
+
+
 NEAR_MISSES = [
     # the macro reads one ahead of the position
     ("scan/macro_index", "#define AT(p, i) ((p)[(i)])", "#define AT(p, i) ((p)[(i) + 1])"),

@@ -40,10 +40,6 @@ MISSES: dict[str, str] = {
                                                    "is not implemented (dropping it would change the rounding)",
     "conv/dw_macro_nchw": "batch loop `for (n = 0; n < N; n++)` around the taps: a march, but every launch axis is taken (the channel is blockIdx.z, the only other axis a march could use)",
     # breadth families (owner: corpus)
-    "reduction/sum_single_thread_do_while": "`do { --i; total += a[i]; } while (i > 0);` from `i = len` (decrement first, "
-                                            "`>` test) is not read as a loop over [0, len)",
-    "row_ops/softmax_online_while": "one counter `j` reused by three loops (`j = 1; while (j < d)`, then `j = 0; while`): "
-                                    "a while loop's counter must be declared for it and unused after",
     "histogram/hist_image_2d_uchar": "2-D launch over the image (x, y): the histogram view takes points along one "
                                       "coordinate only",
     "elementwise/block_pointer_offsets": "block-local pointers `xb = x + blockIdx.x * blockDim.x` indexed by threadIdx.x "
@@ -216,6 +212,16 @@ NEAR_MISSES: list[tuple[str, str, str]] = [
     # ... whose sum is not associative as written (rescaled by each element)
     ("row_ops/softmax_device_helpers", "for (int j = 0; j < n; ++j) s += expf(r[j] - m);",
      "for (int j = 0; j < n; ++j) s = s * 0.5f + expf(r[j] - m);"),
+    # a count-down do/while that stops before the first element (its range is [1, len))
+    ("reduction/sum_single_thread_do_while", "} while (i > 0);", "} while (i > 1);"),
+    # ... that steps down after the read (its range is [0, len], one past the end)
+    ("reduction/sum_single_thread_do_while", "--i;\n        total += a[i];", "total += a[i];\n        --i;"),
+    # ... whose counter is read after the loop
+    ("reduction/sum_single_thread_do_while", "*s = total;", "*s = total + i;"),
+    # a reused while counter not started afresh: the second loop starts where the first ended
+    ("row_ops/softmax_online_while", "j = 0;\n        while", "while"),
+    # ... whose value after a loop is read
+    ("row_ops/softmax_online_while", "float inv = 1.0f / total;", "float inv = 1.0f / (total + j);"),
     # a grid-stride histogram whose counter is redeclared in the body (the guard would read the outer)
     ("histogram/hist_bytes_gridstride", "atomicAdd(&bins[buf[i]], 1u);", "{ size_t i = 0; atomicAdd(&bins[buf[i]], 1u); }"),
 ]
