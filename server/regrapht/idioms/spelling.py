@@ -46,7 +46,16 @@
 - a read-only-cache load `__ldg(&X)` written `X` (the same value: `__ldg` is only defined for
   memory the kernel does not write);
 - a dereference of a pointer plus an offset `*(p + e)` written `p[e]` (the same by definition),
-  for a pointer named by an identifier (what `pointer_walks` leaves behind).
+  for a pointer named by an identifier (what `pointer_walks` leaves behind);
+- a global thread index the kernel never names (`int t = threadIdx.x; if (blockIdx.x *
+  blockDim.x + t < n) y[(long long)(blockIdx.x * blockDim.x) + (t)] = ..`, as block-local
+  pointers `yb = y + blockIdx.x * blockDim.x` indexed by `t` are written above) named once,
+  `const unsigned int global_x = blockIdx.x * blockDim.x + threadIdx.x;`, and used for each
+  expression of that value: when nothing else reads the axis's block or thread index (or the
+  local), and each such expression is a whole subscript (any integer type holds the same
+  index; one at least) or a guard's `E < bound` with E of the coordinate's own type
+  (`blockIdx.x * blockDim.x + t`, t `int` or `unsigned`: unsigned arithmetic, as the
+  coordinate's).
 
 Unchanged when none applies; each step only rewrites what it fully understands.
 """
@@ -58,11 +67,13 @@ from collections.abc import Callable, Mapping
 
 from tree_sitter import Node
 
+from regrapht.cuda.affine import Poly
 from regrapht.cuda.extract import ambiguous_cast, declarator_name
 from regrapht.cuda.parse import make_parser
 from regrapht.idioms.access import is_pure
 from regrapht.idioms.syntax import (
     KernelSyntax,
+    Symbols,
     call_args,
     call_name,
     condition_of,
@@ -84,7 +95,7 @@ def plain_spelling(source: str, kernel: str) -> str:
     for step in (_comparisons, _expand_object_macros, _expand_macros, _variable_parentheses, _inline_helpers,
                  _inline_bodies, _functional_casts, _do_while, _do_count_down, _reused_counters, _counted_while,
                  _count_up, _plain_loads,
-                 _deref_subscripts, _pointer_offsets):
+                 _deref_subscripts, _pointer_offsets, _named_global_index):
         if syntax is None:
             syntax = kernel_syntax(source, kernel)
             if syntax is None:
@@ -1030,3 +1041,120 @@ def _plain_loads(syntax: KernelSyntax) -> Edits:
         if target is not None and target.type == "subscript_expression":
             edits.append((node.start_byte, node.end_byte, f"({text(target)})"))
     return _outermost(edits)
+
+
+_THREAD_LOCAL_TYPES = frozenset({"int", "unsigned", "unsigned int"})  # int + unsigned int is unsigned int
+
+
+def _named_global_index(syntax: KernelSyntax) -> Edits:
+    names = identifiers_in(syntax.function)
+    symbols = Symbols(syntax.constants)
+    for node in walk(syntax.body):
+        value = node.child_by_field_name("value") if node.type == "init_declarator" else \
+            node.child_by_field_name("right") if node.type == "assignment_expression" else None
+        if value is not None and any(symbols.poly(value) == _global_index(axis) for axis in "xyz"):
+            return []  # the kernel names it already (a coordinate, a grid-stride loop's start)
+    declared_once: dict[str, int] = {}
+    for node in walk(syntax.function):
+        if node.type == "identifier" and _declares(node):
+            declared_once[text(node)] = declared_once.get(text(node), 0) + 1
+    inserted: list[str] = []
+    edits: Edits = []
+    for axis in "xyz":
+        found = _global_index_edits(syntax, axis, declared_once)
+        if found is None:
+            continue
+        name = f"global_{axis}"
+        while name in names:
+            name += "_"
+        uses, dropped = found
+        edits.extend((start, end, name) for start, end in uses)
+        edits.extend((d.start_byte, d.end_byte, "") for d in dropped)
+        inserted.append(f"const unsigned int {name} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis};")
+    if not inserted:
+        return []
+    opening = syntax.body.children[0]
+    edits.append((opening.end_byte, opening.end_byte, "\n    " + "\n    ".join(inserted)))
+    return edits
+
+
+def _global_index(axis: str) -> Poly:
+    return Poly.of({(f"blockDim.{axis}", f"blockIdx.{axis}"): 1, (f"threadIdx.{axis}",): 1})
+
+
+def _global_index_edits(syntax: KernelSyntax, axis: str,
+                        declared: dict[str, int]) -> tuple[list[tuple[int, int]], list[Node]] | None:
+    """(the ranges of the expressions equal to the global index along `axis`, the declarations of
+    the thread-index locals they used), or None unless that is every use of the axis's block and
+    thread index."""
+    thread = f"threadIdx.{axis}"
+    symbols = Symbols(syntax.constants)
+    locals_: dict[str, Node] = {}  # `int t = threadIdx.x;` at the top, never changed
+    for statement in syntax.statements():
+        found = _plain_counter(statement)
+        if found is not None and found[2] is not None and symbols.poly(found[2]) == Poly.atom(thread) and \
+                found[1] in _THREAD_LOCAL_TYPES and declared.get(found[0]) == 1 and \
+                not _changes(syntax.body, {found[0]}):
+            locals_[found[0]] = statement
+            symbols.env[found[0]] = Poly.atom(thread)
+    target = _global_index(axis)
+    uses: list[tuple[int, int]] = []
+    indices = 0
+    for node in walk(syntax.body):
+        if node.type not in ("binary_expression", "cast_expression") or \
+                any(start <= node.start_byte < end for start, end in uses) or symbols.poly(node) != target:
+            continue
+        if not is_pure(node) or not (_whole_index(node) or _unsigned_global(node, axis, set(locals_)) and
+                                     _bounded(node)):
+            return None
+        uses.append((node.start_byte, node.end_byte))
+        indices += _whole_index(node)
+    if not indices:
+        return None  # no point's element is indexed by it
+    for node in walk(syntax.body):
+        inside = any(start <= node.start_byte < end for start, end in uses) or \
+            any(d.start_byte <= node.start_byte < d.end_byte for d in locals_.values())
+        if inside:
+            continue
+        if node.type == "identifier" and text(node) in locals_:
+            return None
+        if node.type == "field_expression" and text(node.child_by_field_name("field")) == axis and \
+                text(node.child_by_field_name("argument")) in ("threadIdx", "blockIdx"):
+            return None
+    return uses, list(locals_.values())
+
+
+def _whole_index(node: Node) -> bool:
+    """Whether `node` (parentheses aside) is the one index of a subscript."""
+    child, parent = node, node.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        child, parent = parent, parent.parent
+    if parent is not None and parent.type == "subscript_argument_list":
+        return len([c for c in parent.named_children if c.type != "comment"]) == 1
+    return parent is not None and parent.type == "subscript_expression" and \
+        parent.child_by_field_name("argument") != child
+
+
+def _bounded(node: Node) -> bool:
+    """Whether `node` (parentheses aside) is the left side of a `<` (a guard's bound test)."""
+    child, parent = node, node.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        child, parent = parent, parent.parent
+    return parent is not None and parent.type == "binary_expression" and \
+        text(parent.child_by_field_name("operator")) == "<" and parent.child_by_field_name("left") == child
+
+
+def _unsigned_global(node: Node, axis: str, locals_: set[str]) -> bool:
+    """`blockIdx.x * blockDim.x + t` (either order, no cast), t `threadIdx.x` or an `int` or
+    `unsigned` local of it: an `unsigned int`, as the coordinate."""
+    node_ = unparen(node)
+    if node_ is None or node_.type != "binary_expression" or text(node_.child_by_field_name("operator")) != "+":
+        return False
+    operands = [unparen(node_.child_by_field_name("left")), unparen(node_.child_by_field_name("right"))]
+    thread = [o for o in operands if o is not None and (text(o) == f"threadIdx.{axis}" or
+                                                         (o.type == "identifier" and text(o) in locals_))]
+    block = [o for o in operands if o is not None and o.type == "binary_expression" and
+             text(o.child_by_field_name("operator")) == "*" and
+             sorted(text(unparen(o.child_by_field_name(f))) for f in ("left", "right")) ==
+             [f"blockDim.{axis}", f"blockIdx.{axis}"]]
+    return len(thread) == 1 and len(block) == 1

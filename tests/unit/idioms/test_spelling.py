@@ -177,6 +177,42 @@ def test_a_counter_reused_by_loops_gets_one_per_loop_only_when_no_value_flows_be
     assert "for (int j" not in _body(plain_spelling(kept, "k"))
 
 
+
+def test_a_global_index_spelled_through_block_local_pointers_is_named_once() -> None:
+    template = """__global__ void k(const float *x, float *y, int n) {{
+    const float *xb = x + blockIdx.x * blockDim.x;
+    float *yb = y + blockIdx.x * blockDim.x;
+    {type} t = threadIdx.x;{extra}
+    if ({guard} < n)
+        yb[t] = xb[{index}] * 2.0f;
+}}"""
+    plain = {"type": "int", "extra": "", "guard": "blockIdx.x * blockDim.x + t", "index": "t"}
+    converted = _body(plain_spelling(template.format(**plain), "k"))
+    assert converted.startswith("__global__ void k(const float *x, float *y, int n) { "
+                                "const unsigned int global_x = blockIdx.x * blockDim.x + threadIdx.x; ")
+    assert "if (global_x < n) y[global_x] = x[global_x] * 2.0f;" in converted
+    assert "threadIdx.x" not in converted.split("+ threadIdx.x;", 1)[1] and "int t" not in converted
+    for same in ({"type": "unsigned"}, {"guard": "t + blockDim.x * blockIdx.x"}):
+        assert "if (global_x < n)" in _body(plain_spelling(template.format(**{**plain, **same}), "k")), same
+    not_the_same = [
+        {"type": "long long"},  # a signed 64-bit comparison with n, not the unsigned one of the coordinate
+        {"guard": "t"},  # the guard bounds the thread of the block, not the point
+        {"guard": "(int)(blockIdx.x * blockDim.x + t)"},
+        {"extra": "\n    t = t % 32;"},  # the thread index changes
+        {"extra": "\n    int *p = &t;"},
+        {"index": "t + 1"},  # another point's element: the block index stays in use
+        {"extra": "\n    yb += 1;"},  # re-pointed: not a fixed offset of y
+    ]
+    for change in not_the_same:
+        source = template.format(**{**plain, **change})
+        assert "global_x" not in _body(plain_spelling(source, "k")), change
+    # a kernel that names the index (a coordinate, a loop's start) or only tests it is left to its readers
+    for named in ("int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = x[i];",
+                  "if (blockIdx.x * blockDim.x + threadIdx.x == 0) y[0] = x[0];"):
+        source = f"__global__ void k(const float *x, float *y, int n) {{ {named} }}"
+        assert "global_x" not in plain_spelling(source, "k"), named
+
+
 NEAR_MISSES = [
     # the macro reads one ahead of the position
     ("scan/macro_index", "#define AT(p, i) ((p)[(i)])", "#define AT(p, i) ((p)[(i) + 1])"),
