@@ -130,3 +130,53 @@ def test_leaves_near_misses_alone(case: str) -> None:
 def test_rewrites_compile(case: str, tmp_path: Path) -> None:
     for index, rewrite in enumerate(_rewrites(case)):
         compile_ok(rewrite.source, tmp_path, f"v{index}")
+
+
+IMAGE = """
+__global__ void hist_image(const float *img, unsigned int *bins, int w, int h) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (col < w && row < h) {
+        int b = min(max((int)(img[row * w + col] * 64.0f), 0), 63);
+        atomicAdd(&bins[b], 1u);
+    }
+}
+"""
+IMAGE_LAUNCH = LaunchConfig(("(w + 15) / 16", "(h + 15) / 16"), ("16", "16"))
+
+
+def test_an_image_histogram_over_x_and_y_is_visited_by_one_flat_index() -> None:
+    rewrites = PrivatisedHistogram().apply(ApplierInput(IMAGE, "hist_image", IMAGE_LAUNCH, {"bins": 64}, DEVICE))
+    assert rewrites
+    grid_stride = [r for r in rewrites if len(r.launch.grid) == 1]
+    # x (the column) fastest whatever the order of the declarations; the box is w * h points
+    assert grid_stride and all("int col = (int)(t_rg % (long long)(w)); int row = (int)(t_rg / (long long)(w));"
+                               in r.source or "int col = (int)(p_rg % (long long)(w)); int row = (int)(p_rg / (long long)(w));"
+                               in r.source for r in grid_stride)
+    assert all("(long long)(w) * (long long)(h)" in r.launch.grid[0] for r in grid_stride)
+    # the one rewrite on the original launch binds each coordinate from its own axis
+    [kept] = [r for r in rewrites if r.launch == IMAGE_LAUNCH]
+    assert "int col = blockIdx.x * blockDim.x + threadIdx.x; int row = blockIdx.y * blockDim.y + threadIdx.y;" \
+        in kept.source
+
+
+@pytest.mark.parametrize("source,launch", [
+    # the rows are not bounded: the launch's rows are the domain, not a box the guard gives
+    (IMAGE.replace("col < w && row < h", "col < w"), IMAGE_LAUNCH),
+    # the launch does not cover the image's rows (only the first 16 are counted)
+    (IMAGE, LaunchConfig(("(w + 15) / 16", "1"), ("16", "16"))),
+    # a third coordinate (a volume): not taken
+    (IMAGE.replace("int col =", "int z = blockIdx.z * blockDim.z + threadIdx.z;\n    int col =")
+     .replace("col < w && row < h", "col < w && row < h && z < 4"),
+     LaunchConfig(("(w + 15) / 16", "(h + 15) / 16", "4"), ("16", "16", "1"))),
+])
+def test_leaves_image_histograms_it_cannot_visit_alone(source: str, launch: LaunchConfig) -> None:
+    assert PrivatisedHistogram().apply(ApplierInput(source, "hist_image", launch, {"bins": 64}, DEVICE)) == []
+
+
+@pytest.mark.nvcc
+@needs_nvcc
+def test_image_histogram_rewrites_compile(tmp_path: Path) -> None:
+    rewrites = PrivatisedHistogram().apply(ApplierInput(IMAGE, "hist_image", IMAGE_LAUNCH, {"bins": 64}, DEVICE))
+    for index, rewrite in enumerate(rewrites):
+        compile_ok(rewrite.source, tmp_path, f"v{index}")
