@@ -352,6 +352,7 @@ class _Builder:
         self.checked_range = False  # the caller has checked what the loops' ranges cover
         # every access to a written array: (array, canonical index, level)
         self.touches: list[tuple[str, Poly | None, str]] = []
+        self.loaded: set[str] = set()  # arrays read (or updated in place) anywhere
 
     # -------------------------------------------------------------------------------- driver
     def build(self, work: tuple[Node, ...], mapping: ThreadMapping | None, kept: tuple[Node, ...]) -> ItemProgram:
@@ -375,11 +376,29 @@ class _Builder:
         written = {name for s in steps for name in s.writes}
         for name in written:
             seen = {(index, level) for array, index, level in self.touches if array == name}
-            if len(seen) != 1 or next(iter(seen))[0] is None:
+            if (len(seen) != 1 or next(iter(seen))[0] is None) and not self._disjoint_item_stores(name, seen):
                 raise _Refused
         for name, param in self.kernel.pointers.items():
             if name in written and param.is_const:
                 raise _Refused
+
+    def _disjoint_item_stores(self, name: str, seen: set[tuple[Poly | None, str]]) -> bool:
+        """Whether an array stored at several indices is only stored (never read), at item
+        level, at `s * item + o + d` for one constant stride s and constant offsets d spanning
+        less than |s|: no two items store the same element (`C[row * 8 + 0]` .. `C[row * 8 + 7]`
+        of a jammed SpMM row), so any grouping of the items' work stores the same."""
+        indices = [index for index, level in seen if level == "item" and index is not None]
+        if self.item is None or name in self.loaded or len(indices) != len(seen):
+            return False
+        first = indices[0]
+        stride = first.coefficient(self.item.name)
+        offsets = [(index - first).constant for index in indices]
+        if stride.value is None or stride.kind not in ("unit", "constant") or \
+                any(offset is None for offset in offsets) or \
+                depends_on(first.without(self.item.name), self.item.name):
+            return False
+        known = [offset for offset in offsets if offset is not None]
+        return max(known) - min(known) < abs(stride.value)
 
     # -------------------------------------------------------------------------------- item level
     def _statement(self, statement: Node) -> ItemStatement:
@@ -457,6 +476,8 @@ class _Builder:
             if index is not None and level == "item" and self.item is not None and \
                     access.kind != "read" and not depends_on(index, self.item.name):
                 raise _Refused  # every item would write the same element: a race in the original
+            if access.kind != "write":
+                self.loaded.add(access.array)
             self.touches.append((access.array, index, level))
         return writes
 
@@ -473,6 +494,7 @@ class _Builder:
         for access in accesses(node, self.symbols):
             if access.kind != "read" or not access.array:
                 raise _Refused
+            self.loaded.add(access.array)
             self.touches.append((access.array, access.index, level))
 
     # -------------------------------------------------------------------------------- loops
@@ -568,6 +590,8 @@ class _Builder:
                 if access.index is None or not depends_on(access.index, ELEMENT) and access.array in writes:
                     raise _Refused
                 self.touches.append((access.array, access.index, "element"))
+                if access.kind != "write":
+                    self.loaded.add(access.array)
                 if access.kind == "read":
                     reads.append(access)
         unit = frozenset(a.array for a in accesses(loop, self.symbols)

@@ -9,7 +9,11 @@ sums kept in memory as running sums in registers.
    `T y_acc = y[j]; for (...) y_acc += e; y[j] = y_acc;`. This is the same program when the
    element's index does not change in the loop (no loop variable, nothing the loop assigns), the
    loop touches that array nowhere else, and the array is a pointer parameter (a distinct buffer,
-   which the spec's separate allocations guarantee, so the loop's loads cannot see the element).
+   which the spec's separate allocations guarantee, so the loop's loads cannot see the element);
+3. `jam.jammed_constant_loops`: a loop of constant bounds around one inner loop (the dense
+   columns of a CSR SpMM around its row loop) jammed into the inner loop, each iteration's
+   locals renamed apart (`for (c..8) { s = 0; for (e..) s += ..c..; C[..c] = s; }` -> one `e`
+   loop updating `s_jam0` .. `s_jam7`, then the eight stores).
 
 Each step leaves anything it does not recognise as written.
 """
@@ -19,6 +23,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from regrapht.idioms.access import identifiers
+from regrapht.idioms.jam import jammed_constant_loops
 from regrapht.idioms.pointer_walks import indexed_pointer_walks
 from regrapht.idioms.syntax import (
     KernelSyntax,
@@ -32,7 +37,7 @@ from regrapht.idioms.syntax import (
 
 
 def normal_form(source: str, kernel: str) -> str:
-    return scalarised_accumulations(indexed_pointer_walks(source, kernel), kernel)
+    return jammed_constant_loops(scalarised_accumulations(indexed_pointer_walks(source, kernel), kernel), kernel)
 
 
 def scalarised_accumulations(source: str, kernel: str) -> str:

@@ -154,3 +154,23 @@ def test_near_misses_are_refused(near_miss: str) -> None:
     kernel = kernel_syntax(near_miss, "k")
     assert kernel is not None
     assert item_program(kernel) is None and single_program(kernel) is None
+
+
+def test_an_item_may_store_at_several_indices_only_when_no_two_items_share_one() -> None:
+    template = """__global__ void k(const float *x, float *y, int n, int d) {{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < n) {{
+        float a = 0.0f; float b = 0.0f;
+        for (int j = 0; j < d; ++j) {{ a += x[r * d + j]; b = fmaxf(b, x[r * d + j]); }}
+        y[{first}] = a;
+        y[{second}] = b{extra};
+    }}
+}}"""
+    plain = {"first": "r * 2", "second": "r * 2 + 1", "extra": ""}
+    assert program(template.format(**plain)) is not None
+    assert program(template.format(**{**plain, "first": "2 * r + 1", "second": "2 * r"})) is not None
+    for change in ({"second": "r * 2 + 2"},  # item r's second store is item r + 1's first
+                   {"second": "r + 1"},  # strides differ
+                   {"first": "r * d", "second": "r * d + 1"},  # a stride known only at run time
+                   {"extra": " + y[r * 2]"}):  # the stored array is also read
+        assert program(template.format(**{**plain, **change})) is None, change
