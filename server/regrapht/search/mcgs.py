@@ -14,7 +14,9 @@ changes docs/search.md explains and measures.
   a technique (another block shape, tile size, unroll factor) is judged when selection passes
   through that step again and the step proved itself (verified faster than the code it
   rewrote), one variant per iteration; an unproven technique's variants come last, once every
-  technique offered there has been tried.
+  technique offered there has been tried. A structural technique's variants end with its
+  rewrites under the launch applier's other block shapes (`variant_rewrites`): a rewrite that
+  keeps the launch's block is tuned by it, in an order no fixed sweep takes.
 - Rollout picks the next technique by argmax_a [Q(s,a) - lambda N(s,a)] with probability
   1 - epsilon, uniformly at random otherwise, up to a step cap, stopping at the first failed step.
 - The iteration's reward is the maximum step reward along the whole path, back-propagated to
@@ -30,6 +32,7 @@ import math
 from dataclasses import dataclass, field
 
 from regrapht.graph import START, ReasoningGraph
+from regrapht.search.appliers import Rewrite
 from regrapht.search.options import MCGS_STALE_ROUNDS, round_cap
 from regrapht.search.run import FAILED, SearchRun, StepRecord, StepResult
 from regrapht.spec.launch import LaunchConfig
@@ -39,6 +42,7 @@ from regrapht.validate.types import Candidate
 # factors, where a qualifier or intrinsic goes) refine a kernel whose algorithm is settled. Every
 # other technique with an applier is structural (tiling, warp reductions, privatization, ...):
 # a new applier is structural unless it is listed here.
+BLOCK_SHAPES = "launch_configuration"
 REFINEMENTS = frozenset({
     "launch_configuration", "loop_unrolling", "restrict_const", "fast_math", "bank_conflict_padding",
     "grid_stride_loop",
@@ -350,7 +354,7 @@ class MCGS(GraphWalker):
         if not proven and not self.all_tried(path, parent):
             return None
         judged_so_far = self.variants_judged.get(key, 1)
-        rewrites = self.session.applier_rewrites(parent, path[-1])
+        rewrites = self.variant_rewrites(parent, path[-1])
         # every variant, as the `rules` sweep judges them all (the best GEMM tile shape or block
         # shape is not always among the first `max_variants`)
         if judged_so_far >= len(rewrites):
@@ -363,6 +367,27 @@ class MCGS(GraphWalker):
         if judged.reward > result.reward:
             self.paths[key] = StepResult(path[-1], judged.candidate, judged.reward, judged.evaluation, judged.note)
         return judged.reward
+
+    def variant_rewrites(self, parent: Candidate, technique: str) -> list[Rewrite]:
+        """The variants of `technique` on `parent`: its applier's rewrites, then, for a structural
+        technique, its rewrites of `parent` under each other block shape the launch applier
+        offers, where they differ (a rewrite that keeps the launch's block, such as a vectorized
+        map or a privatised histogram, is tuned by it). The `rules` sweep never reaches these: it
+        tunes the launch after the structural rewrite, where the launch applier no longer matches;
+        and a block shape judged alone is often slower, so no path through it is searched."""
+        rewrites = self.session.applier_rewrites(parent, technique)
+        if not is_structural(technique):
+            return rewrites
+        seen = {(r.source, r.launch) for r in rewrites}
+        for shape in self.session.applier_rewrites(parent, BLOCK_SHAPES):
+            if shape.source != parent.source:
+                continue  # not a block shape only
+            shaped = Candidate(shape.source, shape.launch, parent.techniques)
+            for rewrite in self.session.applier_rewrites(shaped, technique):
+                if (rewrite.source, rewrite.launch) not in seen:
+                    seen.add((rewrite.source, rewrite.launch))
+                    rewrites.append(Rewrite(rewrite.source, rewrite.launch, f"{rewrite.note}, {shape.note}"))
+        return rewrites
 
     def all_tried(self, path: list[str], parent: Candidate) -> bool:
         """Whether every technique the last step's parent offers has been tried from it: then the
