@@ -605,6 +605,7 @@ def _do_count_down(syntax: KernelSyntax) -> Edits:
             # stepped down first and nowhere else; no `continue`/`break` (kept simple: both
             # would leave the counter at another value); unused after the loop
             if not _step_down(inner[0], counter) or any(_changes(s, {counter}) for s in inner[1:]) or \
+                    counter in _local_names(inner) or \
                     any(n.type in ("continue_statement", "break_statement") for n in walk(body)) or \
                     any(counter in identifiers_in(s) for s in statements[position + 1 :]):
                 continue
