@@ -18,7 +18,11 @@ reads all of them the same way, on the tree-sitter tree and the affine algebra:
 - the work is a zeroed float/double accumulator, one `k` loop from 0 to a scalar bound adding
   `X[..] * Y[..]` (`+=`, `acc = acc + ..`, `fmaf`/`fma`), and one store `C[..] = expr(acc)`
   (`+=` too) whose expression reads nothing but scalars and C at the element it writes;
-- local pointers into the operands (`const float *a = A + mat * D * D;`) are followed.
+- local pointers into the operands (`const float *a = A + mat * D * D;`) are followed;
+- a factor may be widened before the product (`(double)A[..] * (double)B[..]` on float data, a
+  `double a = A[..];` load local): the product is then formed in that type (`product_type`), and
+  the rewrite forms it there too, so every rounding stays the original's. A narrowing conversion,
+  or one inside `fmaf` (which converts back), is a near-miss.
 
 Near-misses return None: data-dependent bounds or indices, a store into an operand, non-affine
 indices, a leaf no operand uses, launch axes no source owns, statements beyond the above.
@@ -33,8 +37,8 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly, exact_quotient
+from regrapht.cuda.extract import ambiguous_cast
 from regrapht.errors import InputError
-from regrapht.idioms.gemm import _product_update
 from regrapht.idioms.pointwise import PURE_CALLS, coefficient_of, expression_poly, is_pragma
 from regrapht.idioms.syntax import (
     GLOBAL_X,
@@ -58,6 +62,7 @@ GLOBAL_Z = Poly.of({("blockDim.z", "blockIdx.z"): 1, ("threadIdx.z",): 1})
 _GLOBALS = {"x": GLOBAL_X, "y": GLOBAL_Y, "z": GLOBAL_Z}
 ELEMENT_TYPES = ("float", "double", "int")
 FLOAT_TYPES = ("float", "double")
+_FLOAT_RANK = {"float": 0, "double": 1}  # a conversion to a higher rank is exact
 ROLES = ("batch", "row", "col")
 _INTEGER_TYPE_WORDS = frozenset({"int", "unsigned", "signed", "long", "short", "size_t", "int64_t", "uint64_t",
                                  "ptrdiff_t", "int32_t", "uint32_t"})
@@ -86,6 +91,10 @@ class BatchedProduct:
     acc_type: str  # the accumulator's type (after template substitution)
     element_text: str  # the operands' element type as written (`T` in a template)
     acc_text: str  # the accumulator's type as written
+    # The type each product `a * b` is formed in (after template substitution; the element type
+    # unless a factor is widened, `(double)A[..]` on float data) and that type as written.
+    product_type: str
+    product_text: str
     batch: Poly  # extents over scalar parameters, template parameters and literals
     m: Poly
     n: Poly
@@ -176,6 +185,15 @@ def batched_product(source: str, kernel_name: str, grid: tuple[str, ...], block:
         return None
 
 
+@dataclass(frozen=True)
+class _Factor:
+    """One factor of the k loop's product: a load and the types (as written) it is converted to
+    before the product, innermost first (a load local's declared type, then casts)."""
+
+    load: Node
+    conversions: tuple[str, ...]
+
+
 @dataclass
 class _Work:
     acc: str
@@ -184,6 +202,8 @@ class _Work:
     k_bound: Poly
     first: tuple[str, Poly]  # (array, index) of the two factors
     second: tuple[str, Poly]
+    conversions: tuple[tuple[str, ...], tuple[str, ...]]  # of the first and second factor
+    fused: str  # the call that forms the update (`fmaf`, `fma`), "" for `acc += a * b`
     output: tuple[str, Poly]
     value: Node
     compound: bool  # `C[..] += expr`
@@ -585,11 +605,11 @@ class _Reader:
             raise _NotBatched
         self.symbols.env[k] = Poly.atom(k)
         loads = self._loads(statements[:-1])
-        operands = _product_update(statements[-1].named_children[0], acc) if not loads else \
-            _loaded_product(statements[-1].named_children[0], acc, loads)
-        if operands is None:
+        read = _product_factors(statements[-1].named_children[0], acc, loads, set(self.types))
+        if read is None:
             raise _NotBatched
-        first, second = (self._subscript(node) for node in operands)
+        (first_factor, second_factor), fused = read
+        first, second = (self._subscript(factor.load) for factor in (first_factor, second_factor))
         assignment = store.named_children[0] if store.named_children else None
         if assignment is None or assignment.type != "assignment_expression" or \
                 text(assignment.child_by_field_name("operator")) not in ("=", "+="):
@@ -601,13 +621,15 @@ class _Reader:
         output = self._subscript(target)
         if output[0] in (first[0], second[0]):
             raise _NotBatched  # the output aliases an operand
-        return _Work(acc, acc_type, k, k_bound, first, second, output, value,
+        return _Work(acc, acc_type, k, k_bound, first, second,
+                     (first_factor.conversions, second_factor.conversions), fused, output, value,
                      text(assignment.child_by_field_name("operator")) == "+=")
 
-    def _loads(self, statements: list[Node]) -> dict[str, Node]:
-        """`float a = A[..];` statements before the update in the k loop: local -> its subscript.
-        Each must be a plain load of the element type (no conversion), not static."""
-        loads: dict[str, Node] = {}
+    def _loads(self, statements: list[Node]) -> dict[str, _Factor]:
+        """`float a = A[..];` statements before the update in the k loop: local -> its load
+        and the conversions on the way (a cast of the load, then the local's type). Not static;
+        the conversions are checked with the product's (`_product_type`: widening only)."""
+        loads: dict[str, _Factor] = {}
         for statement in statements:
             declarators = statement.children_by_field_name("declarator") if statement.type == "declaration" else []
             if len(declarators) != 1 or declarators[0].type != "init_declarator" or \
@@ -615,14 +637,39 @@ class _Reader:
                 raise _NotBatched
             target, value = declarators[0].child_by_field_name("declarator"), \
                 unparen(declarators[0].child_by_field_name("value"))
-            if target is None or target.type != "identifier" or value is None or value.type != "subscript_expression":
+            converted = _converted(value, set(self.types)) if value is not None else None
+            if target is None or target.type != "identifier" or converted is None or \
+                    converted.load.type != "subscript_expression" or text(target) in loads:
                 raise _NotBatched
-            array, _ = self._subscript(value)
-            type_text = text(statement.child_by_field_name("type"))
-            if self.types.get(type_text, type_text) != self.pointers[array] or text(target) in loads:
-                raise _NotBatched
-            loads[text(target)] = value
+            self._subscript(converted.load)
+            loads[text(target)] = _Factor(converted.load,
+                                          (*converted.conversions, text(statement.child_by_field_name("type"))))
         return loads
+
+    def _product_type(self, work: _Work, element: str, acc_type: str) -> tuple[str, str] | None:
+        """(type, as written) each product is formed in: the element type, or the wider float
+        type a factor is converted to (the other factor follows it, by C++'s usual conversions);
+        None when a conversion narrows (`float a = A[..]` on double data rounds every element),
+        leaves the float types, or feeds a fused call that would not form the product there."""
+        product, written = element, ""
+        for chain in work.conversions:
+            current, current_text = element, ""
+            for type_text in chain:
+                resolved = self.types.get(type_text, type_text)
+                if resolved == current:
+                    current_text = current_text or type_text
+                    continue
+                if current not in _FLOAT_RANK or resolved not in _FLOAT_RANK or \
+                        _FLOAT_RANK[resolved] < _FLOAT_RANK[current]:
+                    return None
+                current, current_text = resolved, type_text
+            if current != product and _FLOAT_RANK.get(current, -1) > _FLOAT_RANK.get(product, -1):
+                product, written = current, current_text
+        if work.fused in ("fmaf", "__fmaf_rn") and not (element == acc_type == product == "float"):
+            return None  # fmaf rounds a double accumulator (or factor) to float at every step
+        if work.fused == "fma" and acc_type != product:
+            return None  # `fma` on mixed types: another overload, or none
+        return product, written
 
     def _subscript(self, node: Node) -> tuple[str, Poly]:
         array, indices = subscript_parts(node)
@@ -645,6 +692,9 @@ class _Reader:
             return None
         if (acc_type in FLOAT_TYPES) != (next(iter(element)) in FLOAT_TYPES):
             return None  # an int sum of float products (or the reverse) converts at every step
+        product_type = self._product_type(work, next(iter(element)), acc_type)
+        if product_type is None:
+            return None
         leaves, rewrite = self._leaves()
         indices = {}
         for key, (_, index) in (("first", work.first), ("second", work.second), ("output", work.output)):
@@ -700,7 +750,9 @@ class _Reader:
             return None
         return BatchedProduct(
             element=next(iter(element)), acc_type=acc_type,
-            element_text=self.written_types[work.output[0]], acc_text=work.acc_type, batch=extent["batch"],
+            element_text=self.written_types[work.output[0]], acc_text=work.acc_type,
+            product_type=product_type[0], product_text=product_type[1] or self.written_types[work.output[0]],
+            batch=extent["batch"],
             m=extent["row"],
             n=extent["col"], k=work.k_bound, a=a, b=b, output=work.output[0], c_base=c[0], c_row=c[1], c_col=c[2],
             epilogue=epilogue, template_values=dict(self.template_values), batch_axis=batch_axis,
@@ -990,20 +1042,24 @@ def _output(index: Poly, scalars: set[str]) -> tuple[Poly, Poly, Poly] | None:
     return base, row, col
 
 
-def _loaded_product(node: Node, acc: str, loads: Mapping[str, Node]) -> tuple[Node, Node] | None:
-    """The two loads of `acc += a * b` (or `acc = acc + a * b`, `acc = a * b + acc`,
-    `acc = fmaf(a, b, acc)`) where `a` and `b` are the k loop's load locals, each used once."""
+def _product_factors(node: Node, acc: str, loads: Mapping[str, _Factor],
+                     type_parameters: set[str]) -> tuple[tuple[_Factor, _Factor], str] | None:
+    """The two factors of `acc += a * b` (or `acc = acc + a * b`, `acc = a * b + acc`,
+    `acc = fmaf(a, b, acc)`, `fma`) and the fused call's name ("" for none). A factor is a load
+    `A[..]` or one of the k loop's load locals (each used once, as one factor), either possibly
+    converted: `(double)x`, `static_cast<double>(x)`, `double(x)`, `T(x)` for a template type."""
     if node.type != "assignment_expression" or text(node.child_by_field_name("left")) != acc:
         return None
     op, right = text(node.child_by_field_name("operator")), unparen(node.child_by_field_name("right"))
     factors: list[Node | None] = []
+    fused = ""
     if right is None:
         return None
     if op == "=" and right.type == "call_expression" and call_name(right) in ("fmaf", "fma", "__fmaf_rn"):
         args = call_args(right)
         if len(args) != 3 or text(unparen(args[2])) != acc:
             return None
-        factors = [args[0], args[1]]
+        factors, fused = [args[0], args[1]], call_name(right)
     else:
         product: Node | None = right if op == "+=" else None
         if op == "=" and right.type == "binary_expression" and text(right.child_by_field_name("operator")) == "+":
@@ -1013,13 +1069,58 @@ def _loaded_product(node: Node, acc: str, loads: Mapping[str, Node]) -> tuple[No
         if product is None or product.type != "binary_expression" or text(product.child_by_field_name("operator")) != "*":
             return None
         factors = [product.child_by_field_name("left"), product.child_by_field_name("right")]
-    names = [text(unparen(f)) for f in factors]
-    if any(names.count(name) != 1 for name in loads):
-        return None  # every load is one factor, once
-    resolved = []
-    for factor, name in zip(factors, names, strict=True):
-        node_ = loads.get(name) or unparen(factor)
-        if node_ is None or node_.type != "subscript_expression":
+    resolved: list[_Factor] = []
+    used: list[str] = []
+    for factor in factors:
+        converted = _converted(factor, type_parameters)
+        if converted is None:
             return None
-        resolved.append(node_)
-    return resolved[0], resolved[1]
+        inner = converted.load
+        if inner.type == "identifier" and text(inner) in loads:
+            used.append(text(inner))
+            local = loads[text(inner)]
+            resolved.append(_Factor(local.load, (*local.conversions, *converted.conversions)))
+        elif inner.type == "subscript_expression":
+            resolved.append(converted)
+        else:
+            return None
+    if sorted(used) != sorted(loads):
+        return None  # every load local is one factor, once
+    return (resolved[0], resolved[1]), fused
+
+
+def _converted(node: Node | None, type_parameters: set[str]) -> _Factor | None:
+    """`node` without the conversions around it (`(double)(float)x` -> x, ("float", "double"))."""
+    casts: list[str] = []
+    inner = unparen(node)
+    while inner is not None:
+        conversion = _conversion(inner, type_parameters)
+        if conversion is None:
+            break
+        casts.append(conversion[0])
+        inner = unparen(conversion[1])
+    return _Factor(inner, tuple(reversed(casts))) if inner is not None else None
+
+
+def _conversion(node: Node, type_parameters: set[str]) -> tuple[str, Node] | None:
+    """(type as written, converted value) of `(T)x`, `static_cast<T>(x)`, `T(x)` (a builtin
+    type or a template type parameter), else None."""
+    if node.type == "cast_expression":
+        type_node, value = node.child_by_field_name("type"), node.child_by_field_name("value")
+        if type_node is None or value is None or ambiguous_cast(node):
+            return None
+        return text(type_node), value
+    if node.type != "call_expression" or len(call_args(node)) != 1:
+        return None
+    function = node.child_by_field_name("function")
+    if function is None:
+        return None
+    if function.type == "primitive_type" or (function.type in ("identifier", "type_identifier") and
+                                             text(function) in type_parameters):
+        return text(function), call_args(node)[0]
+    if function.type == "template_function" and text(function.child_by_field_name("name")) == "static_cast":
+        arguments = function.child_by_field_name("arguments")
+        kinds = [a for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
+        if len(kinds) == 1 and kinds[0].type == "type_descriptor":
+            return text(kinds[0]), call_args(node)[0]
+    return None

@@ -145,9 +145,75 @@ __global__ void bmm_raw(const float *A, const float *B, float *C, int M, int N, 
 }
 """, "bmm_raw", LaunchConfig(("1", "1", "batch"), ("N", "M")),
         {"M": 16, "N": 16, "K": 16}),
+    # float data, each product formed in the accumulator's type (a template's), rounded once
+    "widened_products_template_acc": ("""
+template <typename T, typename Acc>
+__global__ void bmm_widen(const T *A, const T *B, T *C, int batch, int M, int N, int K) {
+    int b = blockIdx.x, i = threadIdx.y, j = threadIdx.x;
+    if (b >= batch) return;
+    Acc s = 0;
+    for (int k = 0; k < K; ++k)
+        s += static_cast<Acc>(A[(b * M + i) * K + k]) * static_cast<Acc>(B[(b * K + k) * N + j]);
+    C[(b * M + i) * N + j] = (T)s;
+}
+template __global__ void bmm_widen<float, double>(const float *, const float *, float *, int, int, int, int);
+""", "bmm_widen<float, double>", LaunchConfig(("batch",), ("N", "M")), {"batch": 1024, "M": 16, "N": 16, "K": 16}),
+    # ... widened by double load locals, summed in float (each step rounds the double sum to float)
+    "widened_load_locals_float_sum": ("""
+__global__ void bmm_widen_locals(const float *A, const float *B, float *C, int batch, int M, int N, int K) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int b = t / (M * N), i = t / N % M, j = t % N;
+    if (b >= batch) return;
+    float acc = 0.0f;
+    for (int k = 0; k < K; ++k) {
+        double a = A[(b * M + i) * K + k];
+        double w = double(B[(b * K + k) * N + j]);
+        acc += a * w;
+    }
+    C[(b * M + i) * N + j] = acc;
+}
+""", "bmm_widen_locals", LaunchConfig(("(batch * M * N + 255) / 256",), ("256",)),
+        {"batch": 1024, "M": 16, "N": 16, "K": 16}),
 }
 
 NEAR_MISSES: dict[str, tuple[str, LaunchConfig, dict[str, int]]] = {
+    # conversions that change the arithmetic: a rewrite forming the products otherwise rounds otherwise
+    "narrowing_casts_of_double_data": ("""
+__global__ void bmm_narrow(const double *A, const double *B, double *C, int batch, int M, int N, int K) {
+    int b = blockIdx.x, i = threadIdx.y, j = threadIdx.x;
+    if (b >= batch) return;
+    double s = 0.0;
+    for (int k = 0; k < K; ++k) s += (float)A[(b * M + i) * K + k] * (float)B[(b * K + k) * N + j];
+    C[(b * M + i) * N + j] = s;
+}
+""", LaunchConfig(("batch",), ("N", "M")), {"batch": 1024, "M": 16, "N": 16, "K": 16}),
+    "fmaf_rounds_a_double_accumulator": ("""
+__global__ void bmm_fmaf_double(const float *A, const float *B, float *C, int batch, int M, int N, int K) {
+    int b = blockIdx.x, i = threadIdx.y, j = threadIdx.x;
+    if (b >= batch) return;
+    double s = 0.0;
+    for (int k = 0; k < K; ++k) s = fmaf(A[(b * M + i) * K + k], B[(b * K + k) * N + j], s);
+    C[(b * M + i) * N + j] = (float)s;
+}
+""", LaunchConfig(("batch",), ("N", "M")), {"batch": 1024, "M": 16, "N": 16, "K": 16}),
+    "fmaf_of_widened_factors": ("""
+__global__ void bmm_fmaf_widened(const float *A, const float *B, float *C, int batch, int M, int N, int K) {
+    int b = blockIdx.x, i = threadIdx.y, j = threadIdx.x;
+    if (b >= batch) return;
+    float s = 0.0f;
+    for (int k = 0; k < K; ++k) s = fmaf((double)A[(b * M + i) * K + k], (double)B[(b * K + k) * N + j], s);
+    C[(b * M + i) * N + j] = s;
+}
+""", LaunchConfig(("batch",), ("N", "M")), {"batch": 1024, "M": 16, "N": 16, "K": 16}),
+    "factor_truncated_to_int": ("""
+__global__ void bmm_trunc_factor(const float *A, const float *B, float *C, int batch, int M, int N, int K) {
+    int b = blockIdx.x, i = threadIdx.y, j = threadIdx.x;
+    if (b >= batch) return;
+    float s = 0.0f;
+    for (int k = 0; k < K; ++k) s += (int)A[(b * M + i) * K + k] * B[(b * K + k) * N + j];
+    C[(b * M + i) * N + j] = s;
+}
+""", LaunchConfig(("batch",), ("N", "M")), {"batch": 1024, "M": 16, "N": 16, "K": 16}),
     "data_dependent_k": ("""
 __global__ void bmm_ragged(const float *A, const float *B, const int *len, float *C, int nmat) {
     int mat = blockIdx.x, row = threadIdx.y, col = threadIdx.x;
@@ -481,6 +547,14 @@ ON_CPU: dict[str, tuple[str, dict[str, int]]] = {
         ("nb", "int", "100", ""), ("M", "int", "8", ""), ("N", "int", "8", ""), ("K", "int", "8", "")]),
         {"nb": 77, "M": 5, "N": 9, "K": 3}),
 }
+ON_CPU["widened_products_template_acc"] = (spec_text("bmm_widen<float, double>", ["batch"], ["N", "M"], [
+    ("A", F, "batch * M * K", ""), ("B", F, "batch * K * N", ""), ("C", "float*", "batch * M * N", "out"),
+    ("batch", "int", "40", ""), ("M", "int", "12", ""), ("N", "int", "8", ""), ("K", "int", "20", "")]),
+    {"batch": 13, "M": 5, "N": 7, "K": 19})
+ON_CPU["widened_load_locals_float_sum"] = (spec_text("bmm_widen_locals", ["(batch * M * N + 255) / 256"], ["256"], [
+    ("A", F, "batch * M * K", ""), ("B", F, "batch * K * N", ""), ("C", "float*", "batch * M * N", "out"),
+    ("batch", "int", "40", ""), ("M", "int", "12", ""), ("N", "int", "8", ""), ("K", "int", "20", "")]),
+    {"batch": 13, "M": 5, "N": 7, "K": 19})
 TINY_GPU = DeviceLimits(sms=2, max_threads_per_sm=2048, max_threads_per_block=1024, shared_bytes_per_block=48 * 1024)
 
 
@@ -516,6 +590,7 @@ REDTEAM_SIZES: dict[str, dict[str, int]] = {
     "bmm_flat_batch_gridy": {"M": 5, "N": 7, "K": 3, "batch": 9},
     "bmm_flat_decode_mnk": {"batch": 9, "M": 5, "N": 7, "K": 3},
     "bmm_flat_divmod": {"batch": 9, "n": 5},
+    "bmm_float_data_double_products": {"batch": 9, "M": 5, "N": 7, "K": 19},
     "bmm_index_macros_3d": {"M": 5, "N": 7, "K": 3, "batch": 9},
     "bmm_int_thread_per_output": {"batch": 9, "M": 5, "N": 7, "K": 3},
     "bmm_local_ptrs_size_t": {"batch": 9, "M": 5, "N": 7, "K": 3},
@@ -597,3 +672,48 @@ def test_launch_and_tiling_across_small_shapes_follow_the_device(device: DeviceL
                         assert work >= threads or group == limit // per, (m, n, k, rows, cols, group)
                         waves = device.resident_blocks(threads) * 8
                         assert int(rewrite.launch.grid[0]) == min(-(-batch // group), waves), (m, n, k, batch)
+
+
+def test_widened_products_are_formed_where_the_original_forms_them() -> None:
+    """`(double)A[..] * (double)B[..]` on float data: the product type is read from the casts
+    (a template's `Acc`, a load local's type), and the rewrite forms every product there."""
+    source, name, launch, constants = MATCHES["widened_products_template_acc"]
+    product = batched_product(source, name, launch.grid, launch.block, constants)
+    assert product is not None and (product.element, product.acc_type, product.product_type) == ("float", "double", "double")
+    assert product.product_text == "Acc"  # as written: the template stays generic
+    for rewrite in _rewrites("widened_products_template_acc"):
+        assert "Acc av_bg[rows_bg], bv_bg[cols_bg];" in rewrite.source
+        assert "sum_bg += (Acc)A[" in rewrite.source and "* (Acc)B[" in rewrite.source
+    source, name, launch, constants = MATCHES["widened_load_locals_float_sum"]
+    product = batched_product(source, name, launch.grid, launch.block, constants)
+    assert product is not None and (product.acc_type, product.product_type) == ("float", "double")
+    source, name, launch, constants = MATCHES["template_block_per_matrix"]
+    product = batched_product(source, name, launch.grid, launch.block, constants)
+    assert product is not None and product.product_type == "float"
+    assert "float av_bg[rows_bg]" in _rewrites("template_block_per_matrix")[0].source
+
+
+@needs_gxx
+def test_double_products_of_float_data_stay_bit_identical(tmp_path: Path) -> None:
+    """The red team's mixed-precision kernel: every rewrite gives exactly the original's floats
+    on the CPU (products exact in double, summed in the same order); the same rewrite with the
+    products formed in float instead does not, so the comparison can tell the two apart."""
+    from regrapht.app.optimize import kernel_target
+    from regrapht.spec.model import load_spec
+
+    case = "bmm_float_data_double_products"
+    source = (REDTEAM / f"{case}.cu").read_text()
+    spec = (REDTEAM / f"{case}.regrapht.toml").read_text()
+    [kernel] = load_spec(REDTEAM / f"{case}.regrapht.toml").kernels
+    target = kernel_target(kernel)
+    sizes = {"batch": 9, "M": 5, "N": 7, "K": 19}
+    rewrites = BatchedSmallMatmul().apply(ApplierInput(source, kernel.name, target.launch, target.constants, TINY_GPU))
+    assert len(rewrites) == 3
+    for index, rewrite in enumerate(rewrites):
+        where = tmp_path / str(index)
+        where.mkdir()
+        assert same_outputs(source, spec, rewrite.source, rewrite.launch, sizes, where) == 0.0, rewrite.note
+    dropped = rewrites[-1].source.replace("double av_bg[", "float av_bg[")
+    assert dropped != rewrites[-1].source
+    (tmp_path / "dropped").mkdir()
+    assert same_outputs(source, spec, dropped, rewrites[-1].launch, sizes, tmp_path / "dropped") > 0.0

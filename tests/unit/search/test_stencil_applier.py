@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cpu_cuda import needs_gxx, same_outputs
+from cpu_cuda import needs_gxx, same_outputs, spec_text
 from nvcc_check import compile_ok, needs_nvcc
 
 from regrapht.search.appliers import ApplierInput, rewrites_of
@@ -344,3 +344,113 @@ __global__ void h(const float *a, float *b, int nx, int ny, int nz) {
     [one, _] = HaloTiledStencil().apply(ApplierInput(source, "h", launch))
     declared = re.findall(r"(?:const int|for \(int) (\w+) =", one.source)
     assert len(set(declared)) == 9, declared  # 3 origins, 3 counters, 3 positions: none shared
+
+
+# A batch loop around the whole work with every launch axis taken (the channel on blockIdx.z):
+# no march can take it, so it is kept as a loop around each rewritten iteration
+# (`idioms/kept_loops.py`), by both stencil appliers.
+BATCHED_JACOBI = """
+__global__ void jacobi_batched(const double *u, double *v, int nb, int C, int H, int W) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    int c = blockIdx.z;
+    if (x < 1 || y < 1 || x >= W - 1 || y >= H - 1) return;
+    for (int b = 0; b < nb; ++b) {
+        const int at = ((b * C + c) * H + y) * W + x;
+        v[at] = 0.25 * (u[at - W] + u[at + W] + u[at - 1] + u[at + 1]);
+    }
+}
+"""
+BATCHED_JACOBI_LAUNCH = LaunchConfig(("(W + 15) / 16", "(H + 15) / 16", "C"), ("16", "16"))
+
+
+def _kept_loop_inputs() -> list[tuple[str, ApplierInput, str, dict[str, int]]]:
+    """(the loop's header, the input, its spec, small odd sizes for the CPU emulation)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_redteam_recognition import DATA, case_input
+
+    _, red_team = case_input("conv/dw_macro_nchw")
+    jacobi = spec_text("jacobi_batched", list(BATCHED_JACOBI_LAUNCH.grid), list(BATCHED_JACOBI_LAUNCH.block), [
+        ("u", "const double*", "nb * C * H * W", ""), ("v", "double*", "nb * C * H * W", "out"),
+        ("nb", "int", "4", ""), ("C", "int", "8", ""), ("H", "int", "64", ""), ("W", "int", "64", "")])
+    return [
+        ("for (int n = 0; n < N; n++)", red_team, (DATA / "conv/dw_macro_nchw.regrapht.toml").read_text(),
+         {"N": 3, "C": 3, "H": 9, "W": 11}),
+        ("for (int b = 0; b < nb; ++b)", ApplierInput(BATCHED_JACOBI, "jacobi_batched", BATCHED_JACOBI_LAUNCH), jacobi,
+         {"nb": 3, "C": 2, "H": 13, "W": 37}),
+    ]
+
+
+def _stencil_appliers() -> list:
+    from regrapht.search.appliers.stencil_columns import RegisterColumnStencil
+
+    return [HaloTiledStencil(), RegisterColumnStencil()]
+
+
+def test_a_batch_loop_no_launch_axis_can_take_is_kept_around_each_iteration() -> None:
+    for header, given, _, _ in _kept_loop_inputs():
+        signature = re.search(r"__global__ void \w+\([^)]*\)", given.source)
+        assert signature is not None
+        for applier in _stencil_appliers():
+            rewrites = rewrites_of(applier, given)
+            assert rewrites, (given.kernel, applier)
+            for rewrite in rewrites:
+                assert signature.group(0).replace("const", "") in rewrite.source.replace("__restrict__ ", "") \
+                    .replace("const", ""), rewrite.source  # the original parameters, no counter added
+                assert rewrite.source.count(header) == 1 and "no launch axis is free" in rewrite.note
+                # a tile is refilled by the next iteration: a barrier first; registers need none
+                refill = "__syncthreads();  // the next iteration refills the shared memory"
+                assert (refill in rewrite.source) == ("__shared__" in rewrite.source)
+
+
+@needs_gxx
+def test_a_kept_batch_loop_gives_the_originals_bits_on_the_cpu(tmp_path: Path) -> None:
+    for number, (_, given, spec, sizes) in enumerate(_kept_loop_inputs()):
+        for applier in _stencil_appliers():
+            for index, rewrite in enumerate(rewrites_of(applier, given)):
+                where = tmp_path / f"{number}_{applier.__class__.__name__}_{index}"
+                where.mkdir()
+                assert same_outputs(given.source, spec, rewrite.source, rewrite.launch, sizes, where) == 0.0, rewrite.note
+
+
+@pytest.mark.nvcc
+@needs_nvcc
+def test_kept_batch_loop_rewrites_compile(tmp_path: Path) -> None:
+    given = ApplierInput(BATCHED_JACOBI, "jacobi_batched", BATCHED_JACOBI_LAUNCH)
+    for applier in _stencil_appliers():
+        for index, rewrite in enumerate(rewrites_of(applier, given)):
+            compile_ok(rewrite.source, tmp_path, f"{applier.__class__.__name__}{index}")
+
+
+# One change to the batched kernel above that makes keeping the loop wrong (or not provably right):
+# neither applier rewrites it.
+KEPT_LOOP_NEAR_MISSES = [
+    # the trip count read from memory, per channel (threads of a block would disagree: barriers)
+    ("for (int b = 0; b < nb; ++b)", "for (int b = 0; b < (int)u[c]; ++b)"),
+    # ... starting where the thread is
+    ("for (int b = 0; b < nb; ++b)", "for (int b = threadIdx.x & 1; b < nb; ++b)"),
+    # a value carried from one image to the next (the rewrite would reset it every iteration)
+    ("for (int b = 0; b < nb; ++b) {\n        const int at = ((b * C + c) * H + y) * W + x;\n        v[at] =",
+     "double carry = 0.0;\n    for (int b = 0; b < nb; ++b) {\n        const int at = ((b * C + c) * H + y) * W + x;\n"
+     "        carry += u[at];\n        v[at] = carry +"),
+    # the counter also moved by the data
+    ("const int at = ((b * C + c) * H + y) * W + x;",
+     "const int at = ((b * C + c) * H + y) * W + x;\n        b += u[at] > 0.9;"),
+    # a data-dependent exit from the batch loop
+    ("const int at = ((b * C + c) * H + y) * W + x;",
+     "const int at = ((b * C + c) * H + y) * W + x;\n        if (u[at] > 0.9) break;"),
+    # a side effect before the loop (once per thread; the rewrite would repeat it per image)
+    ("    for (int b = 0; b < nb; ++b) {", "    if (x == 1 && y == 1) v[c] = 0.0;\n    for (int b = 0; b < nb; ++b) {"),
+    # every image writes the same element (kept only when one point's iterations write distinct elements)
+    ("v[at] =", "v[(c * H + y) * W + x] ="),
+    # the counter is also a parameter's name (the derived kernel could not take it as one)
+    ("int nb, int C, int H, int W)", "int nb, int C, int H, int W, int b)"),
+]
+
+
+@pytest.mark.parametrize("old,new", KEPT_LOOP_NEAR_MISSES)
+def test_kept_loop_near_misses_are_left_alone(old: str, new: str) -> None:
+    assert old in BATCHED_JACOBI, old
+    given = ApplierInput(BATCHED_JACOBI.replace(old, new), "jacobi_batched", BATCHED_JACOBI_LAUNCH)
+    for applier in _stencil_appliers():
+        assert rewrites_of(applier, given) == [], (new, applier)

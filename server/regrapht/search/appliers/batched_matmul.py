@@ -3,7 +3,10 @@
 Recognised on the source model (`idioms/batched_gemm.py`): any thread mapping that computes each
 `C[b](i, j) = f(sum_k A[b](i, k) * B[b](k, j))` once (one block per matrix with threadIdx as
 (row, col), a flat id divided by M*N, a batch loop, blockIdx.z), fixed (template, `#define`) or
-runtime sizes, float or double, either operand transposed, alpha/beta epilogues.
+runtime sizes, float or double, either operand transposed, alpha/beta epilogues. Products are
+formed in the type the original forms them in (`(double)A[..] * (double)B[..]` on float data:
+double, from the source model's `product_type`) and summed in its accumulator's type, so each
+rounding is the original's.
 
 The replacement is a 1-D grid-stride loop over *groups* of matrices. A block loads a group's
 A and B with coalesced loads along whichever direction each operand is contiguous into padded
@@ -244,6 +247,10 @@ def _body(product: BatchedProduct, rows: int, cols: int, threads: int, capacity:
 
 def _body_1d(product: BatchedProduct, rows: int, cols: int, threads: int, capacity: int, one: bool) -> str:
     t, acc_t = product.element_text, product.acc_text  # as written: a template stays generic
+    # the products are formed where the original forms them (`(double)a * (double)b` on float
+    # data: in double), so each rounds as it did there
+    p_t = product.product_text
+    widen = "" if product.product_type == product.element else f"({p_t})"
     fixed = (product.m.atoms() | product.n.atoms() | product.k.atoms()) <= product.compile_time
     const = "constexpr int" if fixed else "const int"
     a, b = product.a, product.b
@@ -286,7 +293,7 @@ def _body_1d(product: BatchedProduct, rows: int, cols: int, threads: int, capaci
             const int {i_} = (int)(o_bg / n_bg % m_bg), {j_} = (int)(o_bg % n_bg);
             {acc_t} sum_bg = 0;
             for (int kk_bg = 0; kk_bg < k_bg; kk_bg++)
-                sum_bg += {a.array}[{_index(a, i_, "kk_bg")}] * {b.array}[{_index(b, j_, "kk_bg")}];
+                sum_bg += {widen}{a.array}[{_index(a, i_, "kk_bg")}] * {widen}{b.array}[{_index(b, j_, "kk_bg")}];
             {product.output}[{c_index}] = {direct_store};
         }}
         return;
@@ -318,7 +325,7 @@ def _body_1d(product: BatchedProduct, rows: int, cols: int, threads: int, capaci
             }}
 #pragma unroll 4
             for (int kk_bg = 0; kk_bg < k_bg; kk_bg++) {{
-                {t} av_bg[rows_bg], bv_bg[cols_bg];
+                {p_t} av_bg[rows_bg], bv_bg[cols_bg];
 #pragma unroll
                 for (int q_bg = 0; q_bg < rows_bg; q_bg++)
                     av_bg[q_bg] = arow_bg[at_bg[q_bg] + kk_bg];

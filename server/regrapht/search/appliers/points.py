@@ -10,11 +10,13 @@ from typing import TypeVar
 
 from regrapht.cuda.parse import parse_source
 from regrapht.idioms.grid_stride import grid_stride_as_guard
+from regrapht.idioms.kept_loops import loop_around, loop_as_scalar
 from regrapht.idioms.loop_points import distinct_writes, loops_as_points
-from regrapht.idioms.pointwise import AXES, PointKernel, expression_poly, launch_block, point_kernel
+from regrapht.idioms.pointwise import AXES, Bound, PointKernel, expression_poly, launch_block, point_kernel
 from regrapht.idioms.syntax import kernel_syntax
-from regrapht.search.appliers.common import ApplierInput, ceil_parts, int_literal, norm
+from regrapht.search.appliers.common import ApplierInput, Rewrite, ceil_parts, int_literal, norm
 from regrapht.search.source import KernelText, find_kernel
+from regrapht.spec.expr import names_in
 
 T = TypeVar("T")
 
@@ -130,6 +132,33 @@ def loops_read_as_points(given: ApplierInput) -> ApplierInput | None:
         grid.pop()
     launch = replace(given.launch, grid=tuple(grid))
     return replace(given, source=converted.source, launch=launch)
+
+
+def kept_loop_rewrites(given: ApplierInput, apply: Callable[[ApplierInput], list[Rewrite]]) -> list[Rewrite]:
+    """`apply`'s rewrites of one iteration of a loop around the kernel's whole work that no
+    launch axis can take (`idioms/kept_loops.py`), each with the loop put back around it."""
+    kept = loop_as_scalar(given.source, given.kernel)
+    if kept is None:
+        return []
+    derived = replace(given, source=kept.source)
+    found = recognised_with_loops(derived, lambda view: view)
+    if found is None:
+        return []
+    # the counter as a coordinate of its range (no longer a scalar) for `distinct_writes`
+    view = found[2]
+    counted = replace(view, params={name: kind for name, kind in view.params.items() if name != kept.variable},
+                      bounds={**view.bounds, kept.variable: Bound(kept.lower, kept.upper)})
+    if not distinct_writes(counted, {kept.variable: ""}):
+        return []
+    rewrites = []
+    for rewrite in apply(derived):
+        if any(kept.variable in names_in(e) for e in (*rewrite.launch.grid, *rewrite.launch.block)):
+            continue  # the launch would depend on the iteration
+        source = loop_around(rewrite.source, given.kernel, kept)
+        if source is not None:
+            rewrites.append(replace(rewrite, source=source, note=f"{rewrite.note}, in each iteration of the loop over "
+                                                                 f"{kept.variable} (no launch axis is free for it)"))
+    return rewrites
 
 
 def covers_domain(given: ApplierInput, view: PointKernel) -> bool:

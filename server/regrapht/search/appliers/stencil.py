@@ -13,7 +13,9 @@ read's offset range, and the bounds each read runs under), so no load leaves the
 kernel itself reads. Coordinates the array does not vary along (a depthwise convolution's
 channel) are looped over by the remaining grid dimensions. The kernel's own statements then run
 at each point of the tile with the stencil reads redirected to shared memory; reads the idiom
-does not cover (weights, clamped or wrapped indices) stay as they are.
+does not cover (weights, clamped or wrapped indices) stay as they are. A batch loop around the
+whole work that no launch axis is free to take stays a loop around the tiled body
+(`idioms/kept_loops.py`, `points.kept_loop_rewrites`), as in `RegisterColumnStencil`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,14 @@ from regrapht.cuda.affine import Poly
 from regrapht.idioms.pointwise import AXES, FreshNames, PointKernel, fresh
 from regrapht.idioms.stencil import NeighbourRead, Stencil, clamped_read, stencil
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
-from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised_with_loops, template_pins
+from regrapht.search.appliers.points import (
+    bind,
+    ceil_div,
+    kept_loop_rewrites,
+    prelude,
+    recognised_with_loops,
+    template_pins,
+)
 from regrapht.spec.launch import LaunchConfig
 
 # Per number of tiled coordinates, the tilings offered (measured on the GPU, best first): one
@@ -46,7 +55,7 @@ class HaloTiledStencil:
     def apply(self, given: ApplierInput) -> list[Rewrite]:
         found = recognised_with_loops(given, stencil)
         if found is None:
-            return []
+            return kept_loop_rewrites(given, self.apply)
         given, kernel, shape = found
         view = shape.kernel
         if len(shape.tiled) not in TILES or (len(shape.tiled) == 3 and shape.slices):

@@ -20,7 +20,9 @@ only a neighbourhood's height of rows live. Each element is loaded only where so
 the kernel would touch it (the guard shifted by each read's offsets, and the bounds each read
 runs under), so no load leaves the memory the kernel itself reads. The kernel's own statements
 then run at each point, in their order, with the stencil reads redirected to the window: every
-output is the same operations on the same values in the same order as before.
+output is the same operations on the same values in the same order as before. A batch loop
+around the whole work that no launch axis is free to take stays a loop around the coarsened
+body (`idioms/kept_loops.py`, `points.kept_loop_rewrites`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,14 @@ from regrapht.idioms.pointwise import FreshNames, PointKernel, expression_poly
 from regrapht.idioms.stencil import NeighbourRead, Stencil, clamped_read, stencil
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import value_of
-from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised_with_loops, template_pins
+from regrapht.search.appliers.points import (
+    bind,
+    ceil_div,
+    kept_loop_rewrites,
+    prelude,
+    recognised_with_loops,
+    template_pins,
+)
 from regrapht.search.appliers.qualifiers import with_restricted_pointers
 from regrapht.search.appliers.stencil import field_address, reindent, slice_loop
 from regrapht.spec.launch import LaunchConfig
@@ -76,7 +85,7 @@ class RegisterColumnStencil:
     def apply(self, given: ApplierInput) -> list[Rewrite]:
         found = recognised_with_loops(given, stencil)
         if found is None:
-            return []
+            return kept_loop_rewrites(given, self.apply)
         given, kernel, shape = found
         view = shape.kernel
         n = len(shape.tiled)
