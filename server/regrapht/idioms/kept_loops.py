@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly
-from regrapht.idioms.loop_points import _independent, _Loop
+from regrapht.idioms.loop_points import independent_iterations
 from regrapht.idioms.pointwise import PURE_CALLS
 from regrapht.idioms.syntax import (
     BUILTINS,
@@ -104,7 +104,7 @@ def loop_as_scalar(source: str, kernel: str) -> KeptLoop | None:
     if not _scalar(lower, scalars) or not _scalar(bound, scalars):
         return None
     upper = bound + Poly.const(1) if operator == "<=" else bound
-    if not _independent([_Loop(loop, variable, type_text, "", "", "", False)], body, syntax.function):
+    if not independent_iterations({variable}, loop, body, syntax.function):
         return None
     data = syntax.source
     body_text = text(body) if body.type == "compound_statement" else "{ " + text(body) + " }"

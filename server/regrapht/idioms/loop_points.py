@@ -8,6 +8,10 @@ Two common ways of writing a point kernel hide its points in a loop:
 - a *march*: each thread of a 2-D launch loops over the third coordinate,
   `for (int z = A; z < L; z++)` with `A`, `L` scalars (the "2.5-D" naive stencil).
 
+Both are read by `grid_stride.counted_loop` (the one reading of a loop's header: counter,
+start, step, bound; a grid-stride loop when the step is the launch's thread count along an axis)
+and walked by `grid_stride.loop_nest`; what this conversion requires of them is decided here.
+
 `loops_as_points` writes such loops (the whole remaining work of the kernel, nested loops
 visiting one coordinate each) as coordinates of a launch: `int y = blockIdx.y * blockDim.y +
 threadIdx.y;` with `F <= y && y < L` joined to the kernel's guard, a march on a launch axis the
@@ -27,12 +31,12 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly
+from regrapht.idioms.grid_stride import counted_loop, loop_nest
 from regrapht.idioms.pointwise import AXES, Bound, PointKernel, coefficient_of, expression_poly
 from regrapht.idioms.syntax import (
     BUILTINS,
     Symbols,
     kernel_syntax,
-    loop_counter,
     named_statements,
     text,
     unparen,
@@ -58,6 +62,7 @@ class _Loop:
     axis: str
     first: str  # `F` of `F <= v`, "" when it is 0 (the thread id's own lower end)
     last: str  # `v < L` or `v <= L` as written (scalars only)
+    inclusive: bool  # `v <= L`
     march: bool
 
 
@@ -100,26 +105,20 @@ def loops_as_points(source: str, kernel: str, block: tuple[int, int, int] | None
         outer = inner[-1]
     used_axes = {text(n.child_by_field_name("field"))[-1:] for n in walk(syntax.function)
                  if n.type == "field_expression" and text(n.child_by_field_name("argument")) in BUILTINS}
-    loops: list[_Loop] = []
-    current: Node | None = outer
-    while current is not None and current.type == "for_statement":
-        loop = _loop(current, symbols, scalars, visible, syntax.constants, used_axes, block, grid, loops)
-        if loop is None:
-            break
-        loops.append(loop)
-        body = named_statements(current.child_by_field_name("body"))
-        current = body[0] if len(body) == 1 and body[0].type == "for_statement" else None
+    loops = loop_nest(outer, lambda node, around: _loop(node, symbols, scalars, visible, syntax.constants, used_axes,
+                                                        block, grid, around))
     if not loops:
         return None
     body_node = loops[-1].node.child_by_field_name("body")
-    if body_node is None or not _independent(loops, body_node, syntax.function):
+    if body_node is None or \
+            not independent_iterations({loop.variable for loop in loops}, loops[0].node, body_node, syntax.function):
         return None
     data = syntax.source
     body_text = text(body_node) if body_node.type == "compound_statement" else "{ " + text(body_node) + " }"
     entering = [f"{loop.variable} >= {loop.first}" for loop in loops if loop.first] + \
-        [f"{loop.variable} {'<=' if _inclusive(loop) else '<'} {loop.last}" for loop in loops]
+        [f"{loop.variable} {'<=' if loop.inclusive else '<'} {loop.last}" for loop in loops]
     leaving = [f"{loop.variable} < {loop.first}" for loop in loops if loop.first] + \
-        [f"{loop.variable} {'>' if _inclusive(loop) else '>='} {loop.last}" for loop in loops]
+        [f"{loop.variable} {'>' if loop.inclusive else '>='} {loop.last}" for loop in loops]
     edits: list[tuple[int, int, str]] = []
     # the loops' ranges join the guard: an early return leaves outside them, a guard block
     # runs inside them; without a guard they become one
@@ -155,11 +154,6 @@ def unparen_condition(condition: Node) -> Node:
     return stripped if stripped is not None else condition
 
 
-def _inclusive(loop: _Loop) -> bool:
-    condition = unparen(loop.node.child_by_field_name("condition"))
-    return condition is not None and text(condition.child_by_field_name("operator")) == "<="
-
-
 def _define(symbols: Symbols, declaration: Node) -> None:
     for declarator in declaration.children_by_field_name("declarator"):
         if declarator.type == "init_declarator":
@@ -178,53 +172,33 @@ def _returns(statement: Node) -> bool:
 def _loop(node: Node, symbols: Symbols, scalars: set[str], visible: set[str], constants: Mapping[str, int],
           used_axes: set[str],
           block: tuple[int, int, int], grid: tuple[str, ...], outer: list[_Loop]) -> _Loop | None:
-    condition = unparen(node.child_by_field_name("condition"))
-    update = unparen(node.child_by_field_name("update"))
-    declared = loop_counter(node)
-    if declared is None or condition is None or update is None or condition.type != "binary_expression":
+    read = counted_loop(node, symbols)
+    if read is None:
         return None
-    variable, value, init = declared
-    type_text = " ".join(w for w in text(init.child_by_field_name("type")).split())
-    if any(w in type_text for w in ("float", "double", "auto")) or \
-            any(t.type == "type_qualifier" for t in init.children):
+    if any(w in read.type for w in ("float", "double", "auto")) or \
+            any(t.type == "type_qualifier" for t in read.declaration.children):
         return None
-    left, right = unparen(condition.child_by_field_name("left")), condition.child_by_field_name("right")
-    if left is None or text(left) != variable or right is None or \
-            text(condition.child_by_field_name("operator")) not in ("<", "<="):
-        return None
-    last = _scalar_text(right, symbols, scalars, visible | set(constants))
+    last = _scalar_text(read.bound, symbols, scalars, visible | set(constants))
     if last is None:
         return None
-    start = symbols.poly(value)
-    step = _step(update, variable, symbols)
-    taken = {loop.axis for loop in outer}
-    for axis in AXES:
-        thread_id = Poly.of({tuple(sorted((f"blockIdx.{axis}", f"blockDim.{axis}"))): 1, (f"threadIdx.{axis}",): 1})
-        stride = Poly.of({tuple(sorted((f"blockDim.{axis}", f"gridDim.{axis}"))): 1})
-        offset = start - thread_id
-        if step == stride and axis not in taken and _scalar(offset, scalars):
-            first = "" if offset.constant == 0 else _poly_text(offset)
-            return _Loop(node, variable, type_text, axis, first, last, False)
-    if step != Poly.const(1) or not _scalar(start, scalars) or any(loop.march for loop in outer):
+    inclusive = read.comparison == "<="
+    if read.axis is not None:
+        # a grid-stride loop: from the thread id (plus scalars) on, along an axis not yet converted
+        if read.axis in {loop.axis for loop in outer} or not _scalar(read.offset, scalars):
+            return None
+        first = "" if read.offset.constant == 0 else _poly_text(read.offset)
+        return _Loop(node, read.counter, read.type, read.axis, first, last, inclusive, False)
+    if read.step != Poly.const(1) or not _scalar(read.first, scalars) or any(loop.march for loop in outer):
         return None
     # A march: on the last launch axis the kernel does not use, one thread deep, one block long.
+    taken = {loop.axis for loop in outer}
     for axis in reversed(AXES):
         index = AXES.index(axis)
         if axis in used_axes or axis in taken or block[index] != 1 or \
                 (index < len(grid) and grid[index].strip() != "1"):
             continue
-        first = "" if start.constant == 0 else _poly_text(start)
-        return _Loop(node, variable, type_text, axis, first, last, True)
-    return None
-
-
-def _step(update: Node, variable: str, symbols: Symbols) -> Poly | None:
-    if update.type == "update_expression" and text(update.child_by_field_name("operator")) == "++" and \
-            text(unparen(update.child_by_field_name("argument"))) == variable:
-        return Poly.const(1)
-    if update.type == "assignment_expression" and text(update.child_by_field_name("operator")) == "+=" and \
-            text(unparen(update.child_by_field_name("left"))) == variable:
-        return symbols.poly(update.child_by_field_name("right"))
+        first = "" if read.first.constant == 0 else _poly_text(read.first)
+        return _Loop(node, read.counter, read.type, axis, first, last, inclusive, True)
     return None
 
 
@@ -259,9 +233,9 @@ def _scalar_locals(symbols: Symbols, declaration: Node, scalars: set[str]) -> se
     return found
 
 
-def _independent(loops: list[_Loop], body: Node, function: Node) -> bool:
-    """Whether the iterations of the loops cannot see each other (see the module docstring)."""
-    variables = {loop.variable for loop in loops}
+def independent_iterations(variables: set[str], outer_loop: Node, body: Node, function: Node) -> bool:
+    """Whether the iterations of the loop nest `outer_loop` (counters `variables`, innermost body
+    `body`) cannot see each other (see the module docstring)."""
     declared_inside = set()
     for node in walk(body):
         if node.type == "init_declarator" or node.type == "declaration":
@@ -270,7 +244,6 @@ def _independent(loops: list[_Loop], body: Node, function: Node) -> bool:
                     else declarator
                 if target is not None and target.type == "identifier":
                     declared_inside.add(text(target))
-    outer_loop = loops[0].node
     declared_outside = {text(n) for n in walk(function) if n.type == "identifier" and
                         not (outer_loop.start_byte <= n.start_byte < outer_loop.end_byte)}
     written: set[str] = set()

@@ -1,9 +1,53 @@
-"""idioms.grid_stride: a final grid-stride loop nest written as its guard (what it is when the
-launch covers the range; `point_view` checks that), and what is left as written."""
+"""idioms.grid_stride: the one reading of a loop header (`counted_loop`, `loop_nest`), and a
+final grid-stride loop nest written as its guard (what it is when the launch covers the range;
+`point_view` checks that), and what is left as written."""
 
 from __future__ import annotations
 
-from regrapht.idioms.grid_stride import grid_stride_as_guard
+from regrapht.cuda.affine import Poly
+from regrapht.idioms.grid_stride import CountedLoop, counted_loop, grid_stride_as_guard, loop_nest
+from regrapht.idioms.syntax import Symbols, kernel_syntax, named_statements, text
+
+
+def _nest(source: str) -> list[CountedLoop]:
+    """The loops read from the kernel's last statement inward (locals before it resolved)."""
+    syntax = kernel_syntax(source, "k")
+    assert syntax is not None
+    statements = named_statements(syntax.body)
+    symbols = Symbols(syntax.constants)
+    for statement in statements[:-1]:
+        for declarator in statement.children_by_field_name("declarator"):
+            symbols.define(text(declarator.child_by_field_name("declarator")), declarator.child_by_field_name("value"))
+    return loop_nest(statements[-1], lambda node, _: counted_loop(node, symbols))
+
+
+def test_a_loop_header_is_read_as_counter_start_step_bound_and_axis() -> None:
+    [loop] = _nest("""__global__ void k(float *y, int n) {
+    const int stride = gridDim.y * blockDim.y;
+    for (long long i = threadIdx.y + blockIdx.y * blockDim.y + 2; i <= n - 1; i += stride) y[i] = 0;
+}""")
+    assert (loop.counter, loop.type, text(loop.start), loop.comparison, text(loop.bound)) == \
+        ("i", "long long", "threadIdx.y + blockIdx.y * blockDim.y + 2", "<=", "n - 1")
+    assert loop.axis == "y" and loop.offset == Poly.const(2) and text(loop.body) == "y[i] = 0;"
+
+
+def test_a_nest_is_read_to_its_first_loop_of_another_form() -> None:
+    loops = _nest("""__global__ void k(float *y, int n, int m) {
+    for (int z = 1; z < n; ++z) {
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < m; x += blockDim.x * gridDim.x)
+            for (int j = m; j > 0; j--) y[z * m + x] += j;
+    }
+}""")
+    # the march has no grid-stride axis; its step and first point are read all the same
+    assert [(loop.counter, loop.axis, loop.step, loop.offset) for loop in loops] == [
+        ("z", None, Poly.const(1), Poly.const(1)), ("x", "x", loops[1].step, Poly.const(0))]
+
+
+def test_headers_of_other_forms_are_not_read() -> None:
+    for header in ("int i = 0; i > n; i++", "int i = 0; n > i; i++", "int i = 0; i < n; i -= 1",
+                   "int i = 0; i < n; i = i + 1", "i = 0; i < n; i++", "int i = 0, j = 0; i < n; i++",
+                   "int i = 0; i < n; j++"):
+        assert _nest(f"__global__ void k(float *y, int n) {{ int j = 0;\n for ({header}) y[i] = 0; }}") == [], header
 
 
 def _body(source: str) -> str:
