@@ -1,7 +1,7 @@
 """Histograms: every point adds to one bin, `atomicAdd(&bins[f(x)], v)`, chosen by its data.
 
-A histogram is a point kernel (`pointwise.py`, with atomics allowed) over one coordinate (or
-two, on x and y, each from 0: an image, visited by one flat index over their box) whose only effect on memory is one `atomicAdd` into an array that nothing else in the kernel reads or
+A histogram is a point kernel (`pointwise.py`, with atomics allowed) over one coordinate whose
+only effect on memory is one `atomicAdd` into an array that nothing else in the kernel reads or
 writes (`&bins[b]` or `bins + b`); the bin may be computed in any pure way (a shift, a clamped
 scale of a float). The atomics commute, so the points may be visited in any order and counted
 in any grouping: that is what privatisation needs. The byte histogram (the bin is `data[i]` of
@@ -28,8 +28,7 @@ class Histogram:
 
 
 def histogram(kernel: PointKernel) -> Histogram | None:
-    if len(kernel.atomics) != 1 or kernel.written or kernel.linear is not None or \
-            sorted(c.axis for c in kernel.coordinates) not in (["x"], ["x", "y"]):
+    if len(kernel.atomics) != 1 or kernel.written or len(kernel.coordinates) != 1 or kernel.linear is not None:
         return None
     update = kernel.atomics[0]
     if update.index.atoms() <= set(kernel.params):
@@ -43,7 +42,7 @@ def histogram(kernel: PointKernel) -> Histogram | None:
     byte_data = None
     loads = [a for a in kernel.accesses if f"{a.array}[{' '.join(a.index_text.split())}]" ==
              " ".join(update.index_text.split())]
-    if len(loads) == 1 and len(kernel.coordinates) == 1 and kernel.pointers[loads[0].array] == "unsigned char" and \
+    if len(loads) == 1 and kernel.pointers[loads[0].array] == "unsigned char" and \
             loads[0].index == Poly.atom(coordinate) and update.value_text.strip() in ("1", "1u", "1U") and \
             not update.conditional and len(kernel.work) == 1 and element in ("unsigned int", "int", "unsigned"):
         byte_data = loads[0].array

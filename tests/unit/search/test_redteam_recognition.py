@@ -35,6 +35,10 @@ H200_LIKE = DeviceLimits(132, 2048, 1024, 48 * 1024)
 # family/kernel -> the construct that keeps its applier from recognising it (owners: scan ->
 # appliers-a, batched_gemm -> hostile-spec, stencil and conv -> appliers-b, the breadth families -> corpus)
 MISSES: dict[str, str] = {
+    # breadth families (owner: corpus)
+    "histogram/hist_image_2d_uchar": "2-D launch over the image (x, y): the rewrite of the 2-D privatised "
+                                      "histogram failed the H200 differential check (2026-11-30, after 74ff04d); "
+                                      "reverted until the cause is found",
 }
 
 CASES = sorted(f"{p.parent.name}/{p.name.removesuffix('.regrapht.toml')}" for p in DATA.glob("*/*.regrapht.toml"))
@@ -217,11 +221,6 @@ NEAR_MISSES: list[tuple[str, str, str]] = [
     ("elementwise/block_pointer_offsets", "int t = threadIdx.x;", "int t = threadIdx.x;\n    yb += gridDim.x;"),
     # ... with the thread index changed after it is read
     ("elementwise/block_pointer_offsets", "int t = threadIdx.x;", "int t = threadIdx.x;\n    t = t % 32;"),
-    # a 2-D image histogram whose rows are not bounded by the guard (the launch's rows are counted)
-    ("histogram/hist_image_2d_uchar", "x < width && y < height", "x < width"),
-    # ... whose row coordinate takes the thread's x index (rows and columns from one axis)
-    ("histogram/hist_image_2d_uchar", "int y = blockIdx.y * blockDim.y + threadIdx.y;",
-     "int y = blockIdx.y * blockDim.y + threadIdx.x;"),
     # a CSR SpMM whose stored output is also read (a later column would see an earlier store)
     ("spmv/spmm_row_per_thread", "C[row * NCOLS + c] = sum;", "C[row * NCOLS + c] = sum + C[row * NCOLS];"),
     # ... with one column too many (a row's last store is the next row's first element)

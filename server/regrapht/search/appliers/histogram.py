@@ -1,10 +1,8 @@
 """Histograms (few and many bins) -> counts privatised per block (or per warp) in shared memory.
 
-Recognised on the source model (`idioms/histogram.py`): a point kernel over one coordinate, or
-two (x, y: an image), whose only effect is one `atomicAdd` into a counts array nothing else
-touches, with the bin computed in any pure way. The grid-stride rewrites visit the points by one
-flat index over the bounds' box (`x = p % W`, `y = p / W`, the guard checked at each point as
-before): every point of the guarded domain once. The number of bins is the counts array's element count from the spec (only when it
+Recognised on the source model (`idioms/histogram.py`): a one-coordinate point kernel whose only
+effect is one `atomicAdd` into a counts array nothing else touches, with the bin computed in any
+pure way. The number of bins is the counts array's element count from the spec (only when it
 does not depend on the problem size, so the odd-size check cannot change it).
 
 Rewrites, most promising first:
@@ -58,7 +56,7 @@ class PrivatisedHistogram:
         size = 8 if shape.element == "unsigned long long" else 4
         if count * size > budget:
             return []
-        upper = _points(view)
+        upper = view.bounds[view.coordinates[0].name].upper
         rewrites: list[Rewrite] = []
         if shape.byte_data is not None and count == 256:
             for threads in BYTE_THREADS:
@@ -94,26 +92,6 @@ class PrivatisedHistogram:
         return rewrites
 
 
-def _points(view: PointKernel) -> str:
-    """The number of points of the bounds' box, as code: the coordinate's bound, or the product
-    of the bounds (x fastest) in 64 bits."""
-    bounds = [view.bounds[c.name].upper for c in sorted(view.coordinates, key=lambda c: c.axis)]
-    return bounds[0] if len(bounds) == 1 else " * ".join(f"(long long)({b})" for b in bounds)
-
-
-def _bind_flat(view: PointKernel, flat: str) -> str:
-    """Declarations of the coordinates of the point with the flat index `flat` (a `long long`
-    below `_points`): itself for one coordinate, else `x = flat % W` and `y = flat / W`."""
-    first, *rest = sorted(view.coordinates, key=lambda c: c.axis)
-    if not rest:
-        return f"{first.type.replace('const ', '')} {first.name} = ({first.type.replace('const ', '')}){flat};"
-    assert len(view.coordinates) == 2  # (`idioms/histogram.py` takes x or x and y)
-    second = rest[0]
-    width = f"(long long)({view.bounds[first.name].upper})"
-    return (f"{first.type.replace('const ', '')} {first.name} = ({first.type.replace('const ', '')})({flat} % {width}); "
-            f"{second.type.replace('const ', '')} {second.name} = ({second.type.replace('const ', '')})({flat} / {width});")
-
-
 def _grid(device: DeviceLimits | None, upper: str, threads: int, per_thread: int) -> str:
     """Enough blocks to fill the device once (or, without one, one per POINTS_PER_THREAD blocks'
     worth of points), never more than the points need."""
@@ -126,16 +104,19 @@ def _grid(device: DeviceLimits | None, upper: str, threads: int, per_thread: int
 
 def _privatised_body(view: PointKernel, shape: Histogram, count: int, warps: int, *, grid_stride: bool) -> str:
     mine, t = fresh(view, "mine"), fresh(view, "t")
+    coordinate = view.coordinates[0]
     work = view.work_with({(shape.update.array_start, shape.update.array_end): mine})
     if grid_stride:
-        visit = (f"    for (long long {t} = (long long)blockIdx.x * blockDim.x + threadIdx.x; {t} < (long long)({_points(view)});"
+        upper = view.bounds[coordinate.name].upper
+        ctype = coordinate.type.replace("const ", "")
+        visit = (f"    for (long long {t} = (long long)blockIdx.x * blockDim.x + threadIdx.x; {t} < (long long)({upper});"
                  f" {t} += (long long)blockDim.x * gridDim.x) {{\n"
-                 f"        {_bind_flat(view, t)} {prelude(view)}\n"
+                 f"        {ctype} {coordinate.name} = ({ctype}){t}; {prelude(view)}\n"
                  f"        if ({view.guard}) {{\n            {work}\n        }}\n    }}")
     else:
-        own = " ".join(f"{c.type} {c.name} = blockIdx.{c.axis} * blockDim.{c.axis} + threadIdx.{c.axis};"
-                       for c in sorted(view.coordinates, key=lambda c: c.axis))
-        visit = f"    {own} {prelude(view)}\n    if ({view.guard}) {{\n        {work}\n    }}"
+        axis = coordinate.axis
+        visit = (f"    {coordinate.type} {coordinate.name} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
+                 f"{prelude(view)}\n    if ({view.guard}) {{\n        {work}\n    }}")
     return _with_private_copies(view, shape, count, warps, mine, visit,
                                 "Count into a private copy in shared memory (cheap shared atomics), then add the non-zero\n"
                                 "    // counts to the global ones once per block.")
@@ -157,6 +138,8 @@ def _batched_body(view: PointKernel, shape: Histogram, count: int, warps: int) -
     keys = [fresh(view, f"key{k}") for k in range(BATCH)]
     amounts = [fresh(view, f"amount{k}") for k in range(BATCH)]
     has = [fresh(view, f"has{k}") for k in range(BATCH)]
+    coordinate = view.coordinates[0]
+    ctype = coordinate.type.replace("const ", "")
     element = shape.element
     update = shape.update
     points = []
@@ -166,13 +149,13 @@ def _batched_body(view: PointKernel, shape: Histogram, count: int, warps: int) -
         work = view.work_with({(update.call_start, update.call_end): record})
         points.append(
             f"        {{\n            const long long {p} = {t} + {k}LL * {stride};\n"
-            f"            if ({p} < {upper}) {{\n                {_bind_flat(view, p)} {prelude(view)}\n"
+            f"            if ({p} < {upper}) {{\n                {ctype} {coordinate.name} = ({ctype}){p}; {prelude(view)}\n"
             f"                if ({view.guard}) {{\n                    {work}\n                }}\n            }}\n        }}")
     declare = "\n".join(f"        bool {has[k]} = false; long long {keys[k]} = 0; {element} {amounts[k]} = 0;"
                          for k in range(BATCH))
     flush = "\n".join(f"        if ({has[k]}) atomicAdd(&{mine}[{keys[k]}], {amounts[k]});" for k in range(BATCH))
     points_text = "\n".join(points)
-    visit = f"""    const long long {upper} = (long long)({_points(view)});
+    visit = f"""    const long long {upper} = (long long)({view.bounds[coordinate.name].upper});
     const long long {stride} = (long long)blockDim.x * gridDim.x;
     for (long long {t} = (long long)blockIdx.x * blockDim.x + threadIdx.x; {t} < {upper}; {t} += {BATCH}LL * {stride}) {{
 {declare}
