@@ -518,25 +518,29 @@ def _do_while(syntax: KernelSyntax) -> Edits:
 _INTEGER_WORDS = frozenset({"int", "unsigned", "signed", "long", "short", "size_t", "const"})
 
 
-def _counter_step(statement: Node, counter: str) -> bool:
-    """Whether `statement` is `k++;`, `++k;`, `k += 1;` or `k = k + 1;` for the counter `k`."""
+def _unit_step(statement: Node, counter: str, sign: str) -> bool:
+    """Whether `statement` steps the counter `k` by one in the direction `sign` ("+" or "-"):
+    `k++;`/`++k;`, `k += 1;` or `k = k + 1;` (either order), and for "-" `k--;`/`--k;`,
+    `k -= 1;` or `k = k - 1;`."""
     if statement.type != "expression_statement" or len(statement.named_children) != 1:
         return False
     step = unparen(statement.named_children[0])
     if step is None:
         return False
     if step.type == "update_expression":
-        return text(step.child_by_field_name("operator")) == "++" and \
+        return text(step.child_by_field_name("operator")) == sign * 2 and \
             text(unparen(step.child_by_field_name("argument"))) == counter
     if step.type != "assignment_expression" or text(unparen(step.child_by_field_name("left"))) != counter:
         return False
     operator, right = text(step.child_by_field_name("operator")), unparen(step.child_by_field_name("right"))
-    if operator == "+=":
+    if operator == sign + "=":
         return text(right) == "1"
-    return operator == "=" and right is not None and right.type == "binary_expression" and \
-        text(right.child_by_field_name("operator")) == "+" and \
-        {text(unparen(right.child_by_field_name("left"))), text(unparen(right.child_by_field_name("right")))} == \
-        {counter, "1"}
+    if operator != "=" or right is None or right.type != "binary_expression" or \
+            text(right.child_by_field_name("operator")) != sign:
+        return False
+    operands = text(unparen(right.child_by_field_name("left"))), text(unparen(right.child_by_field_name("right")))
+    # `1 + k` is a step up; `1 - k` is not a step down
+    return set(operands) == {counter, "1"} if sign == "+" else operands == (counter, "1")
 
 
 def _changes(node: Node, names: set[str]) -> bool:
@@ -559,26 +563,6 @@ def _reads_memory(node: Node) -> bool:
 
 
 _SIGNED_WORDS = frozenset({"int", "signed", "long", "short"})
-
-
-def _step_down(statement: Node, counter: str) -> bool:
-    """Whether `statement` is `--i;`, `i--;`, `i -= 1;` or `i = i - 1;` for the counter `i`."""
-    if statement.type != "expression_statement" or len(statement.named_children) != 1:
-        return False
-    step = unparen(statement.named_children[0])
-    if step is None:
-        return False
-    if step.type == "update_expression":
-        return text(step.child_by_field_name("operator")) == "--" and \
-            text(unparen(step.child_by_field_name("argument"))) == counter
-    if step.type != "assignment_expression" or text(unparen(step.child_by_field_name("left"))) != counter:
-        return False
-    operator, right = text(step.child_by_field_name("operator")), unparen(step.child_by_field_name("right"))
-    if operator == "-=":
-        return text(right) == "1"
-    return operator == "=" and right is not None and right.type == "binary_expression" and \
-        text(right.child_by_field_name("operator")) == "-" and \
-        text(unparen(right.child_by_field_name("left"))) == counter and text(unparen(right.child_by_field_name("right"))) == "1"
 
 
 def _do_count_down(syntax: KernelSyntax) -> Edits:
@@ -604,7 +588,7 @@ def _do_count_down(syntax: KernelSyntax) -> Edits:
             counter = text(counter_node)
             # stepped down first and nowhere else; no `continue`/`break` (kept simple: both
             # would leave the counter at another value); unused after the loop
-            if not _step_down(inner[0], counter) or any(_changes(s, {counter}) for s in inner[1:]) or \
+            if not _unit_step(inner[0], counter, "-") or any(_changes(s, {counter}) for s in inner[1:]) or \
                     counter in _local_names(inner) or \
                     any(n.type in ("continue_statement", "break_statement") for n in walk(body)) or \
                     any(counter in identifiers_in(s) for s in statements[position + 1 :]):
@@ -729,7 +713,7 @@ def _own_counters(later: list[Node], counter: str, type_text: str, start: Node |
             return None
         condition, body = condition_of(statement), statement.child_by_field_name("body")
         inner = named_statements(body) if body is not None and body.type == "compound_statement" else []
-        if condition is None or body is None or not inner or not _counter_step(inner[-1], counter) or \
+        if condition is None or body is None or not inner or not _unit_step(inner[-1], counter, "+") or \
                 not is_pure(condition) or any(n.type == "continue_statement" for n in walk(body)):
             return None
         value, setter = pending
@@ -779,7 +763,7 @@ def _counted_while(syntax: KernelSyntax) -> Edits:
                 continue
             counter = text(counter_node)
             inner = named_statements(body)
-            if not inner or not _counter_step(inner[-1], counter) or _reads_memory(bound) or \
+            if not inner or not _unit_step(inner[-1], counter, "+") or _reads_memory(bound) or \
                     counter in identifiers_in(bound) or any(_changes(s, {counter}) for s in inner[:-1]) or \
                     any(n.type == "continue_statement" for n in walk(body)):
                 continue
