@@ -26,6 +26,7 @@ import math
 import sys
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 TIE_MARGIN = 0.005  # relative: geomeans closer than 0.5% are reported as tied
@@ -140,22 +141,14 @@ def table(rows: list[dict[str, object]], caches: list[dict[str, object]] | None 
                      f"| {cell(sum(speedups) / len(speedups) if speedups else None)} | {limited} of {len(all_rows)} "
                      f"| {correct} / {faster} / {asked} |")
     lines.append("")
-    verdicts: dict[str, object] = {}
     standing = standings(per_budget)
-    for budget, means in sorted(per_budget.items()):
-        mcgs = means.get(f"mcgs-b{budget}")
-        others = {c: m for c, m in means.items() if not c.startswith("mcgs")}
-        if mcgs is None or not others:
-            continue
-        ahead = all(mcgs >= m for m in others.values())
-        verdicts[str(budget)] = ahead
-        verdict = standing[str(budget)]
-        lines.append(f"budget {budget}: mcgs {mcgs:.4f} {'>=' if ahead else '<'} every baseline "
-                     f"({', '.join(f'{c} {m:.4f}' for c, m in sorted(others.items()))}): **{verdict['verdict']}**, "
-                     f"{100 * float(verdict['margin']):+.2f}% over {verdict['best_baseline']} "  # type: ignore[arg-type]
-                     f"(ties within {100 * TIE_MARGIN:.1f}%)")
-    results["mcgs_ahead"] = verdicts
-    results["verdicts"] = standing
+    for key, it in standing.items():
+        lines.append(f"budget {key}: mcgs {it.mcgs:.4f} {'>=' if it.at_or_above else '<'} every baseline "
+                     f"({', '.join(f'{c} {m:.4f}' for c, m in sorted(it.others.items()))}): **{it.verdict}**, "
+                     f"{100 * it.margin:+.2f}% over {it.best_baseline} (ties within {100 * TIE_MARGIN:.1f}%)")
+    results["mcgs_ahead"] = {budget: it.at_or_above for budget, it in standing.items()}
+    results["verdicts"] = {budget: {"verdict": it.verdict, "margin": it.margin, "best_baseline": it.best_baseline}
+                           for budget, it in standing.items()}
     lines += ["", *budget_lines(by_config, order, meta, seeds)]
     differences = kernel_differences(by_config, meta, seeds, common)
     results["differences"] = differences
@@ -172,10 +165,21 @@ def table(rows: list[dict[str, object]], caches: list[dict[str, object]] | None 
     return "\n".join(lines) + "\n", results
 
 
-def standings(per_budget: Mapping[int, Mapping[str, float]]) -> dict[str, dict[str, object]]:
-    """Per budget: mcgs's relative margin over the best baseline (mcgs without the model is not a
-    baseline) and the verdict it supports: ahead, tied (within TIE_MARGIN) or behind."""
-    found: dict[str, dict[str, object]] = {}
+@dataclass(frozen=True)
+class Standing:
+    """mcgs against the baselines of one budget (mcgs without the model is not a baseline)."""
+
+    mcgs: float
+    others: dict[str, float]
+    at_or_above: bool  # mcgs >= every baseline's geomean
+    verdict: str  # ahead, tied (within TIE_MARGIN of the best baseline) or behind
+    margin: float  # relative, over the best baseline
+    best_baseline: str
+
+
+def standings(per_budget: Mapping[int, Mapping[str, float]]) -> dict[str, Standing]:
+    """Per budget with mcgs and a baseline: how mcgs stands against them."""
+    found: dict[str, Standing] = {}
     for budget, means in sorted(per_budget.items()):
         mcgs = means.get(f"mcgs-b{budget}")
         others = {c: m for c, m in means.items() if not c.startswith("mcgs")}
@@ -184,7 +188,8 @@ def standings(per_budget: Mapping[int, Mapping[str, float]]) -> dict[str, dict[s
         best_config, best = max(others.items(), key=lambda item: item[1])
         margin = mcgs / best - 1.0 if best > 0 else 0.0
         verdict = "ahead" if margin > TIE_MARGIN else "behind" if margin < -TIE_MARGIN else "tied"
-        found[str(budget)] = {"verdict": verdict, "margin": margin, "best_baseline": best_config}
+        found[str(budget)] = Standing(mcgs, others, all(mcgs >= m for m in others.values()), verdict, margin,
+                                      best_config)
     return found
 
 
