@@ -66,6 +66,10 @@ class Rewrite:
     source: str
     launch: LaunchConfig
     note: str  # one line: what changed, shown in the technique path
+    # Where the rewrite sits in its applier's parameter grid, e.g. (("threads_per_row", 128),
+    # ("items", 4)): MCGS judges a proven technique's variants nearest the best one first
+    # (`search/variants.py`). Categorical choices are small integer codes; () when not a grid point.
+    params: tuple[tuple[str, int], ...] = ()
 
 
 class Applier(Protocol):
