@@ -13,7 +13,9 @@ changes docs/search.md explains and measures.
 - Variants are refinements: a step judges an applier's first variant only; the next variant of
   a technique (another block shape, tile size, unroll factor) is judged when selection passes
   through that step again and the step proved itself (verified faster than the code it
-  rewrote), one variant per iteration; an unproven technique's variants come last, once every
+  rewrote), one variant per iteration, the untried one nearest the best judged variant in its
+  applier's parameter grid (`search/variants.py`); once the best's neighbours are judged, the
+  farther ones wait until nothing else is left (`far_variants`); an unproven technique's variants come last, once every
   technique offered there has been tried. A structural technique's variants end with its
   rewrites under the launch applier's other block shapes (`variant_rewrites`): a rewrite that
   keeps the launch's block is tuned by it, in an order no fixed sweep takes.
@@ -29,12 +31,14 @@ a technique path produced is cached per path, so re-selecting a path costs no bu
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from regrapht.graph import START, ReasoningGraph
 from regrapht.search.appliers import Rewrite
+from regrapht.search.appliers.common import block_dims
 from regrapht.search.options import MCGS_STALE_ROUNDS, round_cap
-from regrapht.search.run import FAILED, SearchRun, StepRecord, StepResult
+from regrapht.search.run import FAILED, SearchRun, StepRecord, StepResult, reward_of
+from regrapht.search.variants import converged, next_variant
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate
 
@@ -68,8 +72,9 @@ class GraphWalker:
     paths: dict[tuple[str, ...], StepResult] = field(default_factory=dict)
     # the code state each cached path step was applied to (a refined parent makes it stale)
     parents: dict[tuple[str, ...], tuple[str, LaunchConfig]] = field(default_factory=dict)
-    # applier variants judged for each path step (MCGS: one per step, more when refined)
-    variants_judged: dict[tuple[str, ...], int] = field(default_factory=dict)
+    # the reward of each applier variant judged for each path step, by its index among the
+    # applier's rewrites (MCGS: one per step, more when refined, nearest the best first)
+    variants_judged: dict[tuple[str, ...], dict[int, float]] = field(default_factory=dict)
     # the path step that first produced each code state (two technique names of one applier, or
     # two orders of one pair of rewrites, give the same code: it is searched below one of them)
     reached: dict[tuple[str, LaunchConfig], tuple[str, ...]] = field(default_factory=dict)
@@ -186,10 +191,17 @@ class GraphWalker:
         if result.evaluation is not None or result.state is None:
             self.paths[key] = result
             self.parents[key] = state_key(state)
-            self.variants_judged[key] = variants
+            self.variants_judged[key] = {i: self.variant_reward(state, technique, rewrite)
+                                         for i, rewrite in enumerate(self.session.applier_rewrites(state, technique)[:variants])}
         if result.state is not None:
             self.reached.setdefault(state_key(result.state), key)
         return result
+
+    def variant_reward(self, parent: Candidate, technique: str, rewrite: Rewrite) -> float:
+        """The reward the variant `rewrite` of `technique` on `parent` was judged at (FAILED if not
+        judged: then it was past the budget, or its candidate was rejected before compiling)."""
+        evaluation = self.session.evaluation_of(Candidate(rewrite.source, rewrite.launch, (*parent.techniques, technique)))
+        return reward_of(evaluation) if evaluation is not None else FAILED
 
     def elsewhere(self, key: tuple[str, ...], result: StepResult) -> bool:
         """Whether the step `key` produced code that another path produced first."""
@@ -233,6 +245,9 @@ class MCGS(GraphWalker):
     selected_value: dict[tuple[str, str], float] = field(default_factory=dict)
     # technique paths whose iterations judged nothing new: selection no longer enters them
     closed: set[tuple[str, ...]] = field(default_factory=set)
+    # proven steps whose variants converged (every grid neighbour of the best judged), with the
+    # code state they rewrote: their farther variants are judged once nothing else is left (`run`)
+    tuned: dict[tuple[str, ...], Candidate] = field(default_factory=dict)
     iterations: int = 0
     last_path: list[str] = field(default_factory=list)
 
@@ -255,9 +270,10 @@ class MCGS(GraphWalker):
                     self.closed.add(tuple(self.last_path[1:]))
             else:
                 stale = 0
-        # Budget left and nothing left to search: polish the fastest version (the steps the search
-        # does not repeat on one path, unrolling an unrolled loop, are tried there) rather than
-        # leave the budget unspent.
+        # Budget left and nothing left to search: the farther variants of the tuned techniques,
+        # then polish the fastest version (the steps the search does not repeat on one path,
+        # unrolling an unrolled loop, are tried there) rather than leave the budget unspent.
+        self.far_variants()
         best = self.session.best
         if not self.session.exhausted() and best is not None:
             rules_sweep(self.session, best.candidate, best.evaluation.speedup or 1.0)
@@ -353,20 +369,45 @@ class MCGS(GraphWalker):
         proven = result.evaluation.outcome == "faster" and speedup is not None and speedup > self.session.speedup_of(parent)
         if not proven and not self.all_tried(path, parent):
             return None
-        judged_so_far = self.variants_judged.get(key, 1)
-        rewrites = self.variant_rewrites(parent, path[-1])
         # every variant, as the `rules` sweep judges them all (the best GEMM tile shape or block
-        # shape is not always among the first `max_variants`)
-        if judged_so_far >= len(rewrites):
+        # shape is not always among the first `max_variants`), nearest the best judged one first;
+        # a proven step's farther variants once its neighbourhood is judged and nothing else is left
+        return self.judge_next_variant(key, parent, path[-2], anywhere=not proven)
+
+    def judge_next_variant(self, key: tuple[str, ...], parent: Candidate, previous: str, *, anywhere: bool) -> float | None:
+        """Judge the next variant (`search/variants.py`) of the step `key` on `parent`; its reward,
+        or None if none is left (or, unless `anywhere`, none near the best). A better variant
+        replaces the step's code."""
+        technique = key[-1]
+        rewrites = self.variant_rewrites(parent, technique)
+        rewards = self.variants_judged.setdefault(key, {})
+        index = next_variant(rewrites, rewards, anywhere=anywhere)
+        if index is None:
+            if converged(rewrites, rewards):
+                self.tuned[key] = parent
             return None
-        self.variants_judged[key] = judged_so_far + 1
-        judged = self.session.judge_variant(parent, path[-2], path[-1], rewrites[judged_so_far])
+        judged = self.session.judge_variant(parent, previous, technique, rewrites[index])
         if judged is None:
             return None
-        self.record_edge(path[-2], path[-1], judged.reward)
+        rewards[index] = judged.reward
+        self.record_edge(previous, technique, judged.reward)
+        result = self.paths[key]
         if judged.reward > result.reward:
-            self.paths[key] = StepResult(path[-1], judged.candidate, judged.reward, judged.evaluation, judged.note)
+            self.paths[key] = StepResult(technique, judged.candidate, judged.reward, judged.evaluation, judged.note)
         return judged.reward
+
+    def far_variants(self) -> None:
+        """With the search otherwise done and budget left: the variants of the tuned steps that
+        are not neighbours of their best, the fastest step's first, nearest its best first."""
+        while not self.session.exhausted():
+            open_steps = [key for key, parent in self.tuned.items()
+                          if self.parents.get(key) == state_key(parent) and key in self.paths]
+            if not open_steps:
+                return
+            key = max(open_steps, key=lambda k: self.paths[k].reward)
+            previous = key[-2] if len(key) > 1 else START
+            if self.judge_next_variant(key, self.tuned[key], previous, anywhere=True) is None:
+                del self.tuned[key]
 
     def variant_rewrites(self, parent: Candidate, technique: str) -> list[Rewrite]:
         """The variants of `technique` on `parent`: its applier's rewrites, then, for a structural
@@ -375,7 +416,7 @@ class MCGS(GraphWalker):
         map or a privatised histogram, is tuned by it). The `rules` sweep never reaches these: it
         tunes the launch after the structural rewrite, where the launch applier no longer matches;
         and a block shape judged alone is often slower, so no path through it is searched."""
-        rewrites = self.session.applier_rewrites(parent, technique)
+        rewrites = [with_block(r) for r in self.session.applier_rewrites(parent, technique)]
         if not is_structural(technique):
             return rewrites
         seen = {(r.source, r.launch) for r in rewrites}
@@ -386,7 +427,8 @@ class MCGS(GraphWalker):
             for rewrite in self.session.applier_rewrites(shaped, technique):
                 if (rewrite.source, rewrite.launch) not in seen:
                     seen.add((rewrite.source, rewrite.launch))
-                    rewrites.append(Rewrite(rewrite.source, rewrite.launch, f"{rewrite.note}, {shape.note}"))
+                    rewrites.append(with_block(Rewrite(rewrite.source, rewrite.launch, f"{rewrite.note}, {shape.note}",
+                                                       rewrite.params)))
         return rewrites
 
     def all_tried(self, path: list[str], parent: Candidate) -> bool:
@@ -465,6 +507,15 @@ class MCGS(GraphWalker):
             self.selected_visits[edge] = n
             q = self.selected_value.get(edge, 0.0)
             self.selected_value[edge] = q + (reward - q) / n
+
+
+def with_block(rewrite: Rewrite) -> Rewrite:
+    """`rewrite` with its launch's block among its grid coordinates (`block_x`, `block_y`), where
+    the block is literal: block shapes are an axis of every variant grid (`search/variants.py`)."""
+    dims = block_dims(rewrite.launch)
+    if dims is None:
+        return rewrite
+    return replace(rewrite, params=(*rewrite.params, ("block_x", dims[0]), ("block_y", dims[1])))
 
 
 def rules_sweep(session: SearchRun, start: Candidate, start_speedup: float) -> None:

@@ -1,0 +1,94 @@
+"""The order in which MCGS judges the variants of a proven technique: nearest the best first.
+
+An applier's rewrites of one code state may be points of a parameter grid (`Rewrite.params`:
+threads per row, points per thread, tile shape, block shape, ...). A fixed sweep judges them in
+the applier's order; MCGS judges next the untried variant nearest the best one judged so far
+(pattern search: a step along one axis at a time, continuing from wherever the best moved). Once
+every neighbour of the best is judged and none beat it, the technique is tuned (`converged`):
+the farther variants wait until nothing else is left to judge.
+
+Distance is counted in grid steps: on each axis, the difference of the two values' positions
+among the values that axis takes in the grid; an axis only one of the two has counts one step.
+Variants without parameters are one step from each other, so they are judged in the applier's
+order, as before grids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from regrapht.search.appliers import Rewrite
+
+# Grid steps within which an untried variant is a neighbour of the best one.
+NEIGHBOUR_STEPS = 1
+
+Axes = dict[str, list[int]]
+
+
+def grid_axes(rewrites: Sequence[Rewrite]) -> Axes:
+    """Each parameter's values over `rewrites`, sorted: a value's position is its grid coordinate.
+    A parameter that only restates an earlier one (held by the same variants, its values one to
+    one with the earlier one's: a block-per-row rewrite's threads per row and its launch's block)
+    is left out, so one move along the grid is one step."""
+    values: dict[str, set[int]] = {}
+    for rewrite in rewrites:
+        for name, value in rewrite.params:
+            values.setdefault(name, set()).add(value)
+    names = list(values)
+    kept = [name for i, name in enumerate(names) if not any(_restates(rewrites, name, earlier) for earlier in names[:i])]
+    return {name: sorted(values[name]) for name in kept}
+
+
+def _restates(rewrites: Sequence[Rewrite], name: str, earlier: str) -> bool:
+    forward: dict[int, int] = {}
+    backward: dict[int, int] = {}
+    for rewrite in rewrites:
+        params = dict(rewrite.params)
+        if (name in params) != (earlier in params):
+            return False
+        if name in params and (forward.setdefault(params[earlier], params[name]) != params[name]
+                               or backward.setdefault(params[name], params[earlier]) != params[earlier]):
+            return False
+    return True
+
+
+def grid_distance(a: Rewrite, b: Rewrite, axes: Axes) -> int:
+    """Grid steps between two variants over `axes` (1 between two distinct variants that no axis
+    tells apart: no parameters, or only restated ones)."""
+    first = {name: value for name, value in a.params if name in axes}
+    second = {name: value for name, value in b.params if name in axes}
+    if first == second:
+        return 0 if (a.source, a.launch) == (b.source, b.launch) else 1
+    steps = 0
+    for name in first.keys() | second.keys():
+        if name in first and name in second:
+            positions = axes.get(name, [])
+            if first[name] in positions and second[name] in positions:
+                steps += abs(positions.index(first[name]) - positions.index(second[name]))
+            else:
+                steps += int(first[name] != second[name])
+        else:
+            steps += 1
+    return steps
+
+
+def next_variant(rewrites: Sequence[Rewrite], rewards: Mapping[int, float], *, anywhere: bool) -> int | None:
+    """The index of the variant to judge next: the untried one nearest the best judged variant
+    (`rewards`: reward by index), ties in the applier's order; None when every variant is judged,
+    or when every neighbour of the best is judged (`converged`) and not `anywhere`."""
+    untried = [i for i in range(len(rewrites)) if i not in rewards]
+    if not untried:
+        return None
+    if not rewards:
+        return untried[0]
+    axes = grid_axes(rewrites)
+    best = max(rewards, key=lambda i: (rewards[i], -i))
+    nearest = min(untried, key=lambda i: (grid_distance(rewrites[i], rewrites[best], axes), i))
+    if not anywhere and grid_distance(rewrites[nearest], rewrites[best], axes) > NEIGHBOUR_STEPS:
+        return None
+    return nearest
+
+
+def converged(rewrites: Sequence[Rewrite], rewards: Mapping[int, float]) -> bool:
+    """Whether untried variants are left but none is a neighbour of the best judged one."""
+    return len(rewards) < len(rewrites) and next_variant(rewrites, rewards, anywhere=False) is None
