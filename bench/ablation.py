@@ -145,9 +145,14 @@ class SharedMeasurements:
                 "reused": bool(evaluation.details.get("measurement_reused"))}
 
 
+def summary_name(task: str, part: str) -> str:
+    """The measurement summary's file name: one per task, or per share of its configurations."""
+    return f"cache-{task}-{part}.json" if part else f"cache-{task}.json"
+
+
 def run_task(task: Task, configs: list[tuple[str, int, bool]], seeds: list[int], out: Path, *,
              shared: SharedMeasurements, models: ModelCache, model: ModelConfig, time_limit_s: float,
-             model_time_budget_s: float, data_root: Path) -> bool:
+             model_time_budget_s: float, data_root: Path, part: str = "") -> bool:
     """Every (kernel, configuration, seed) of `task`; rows into `out`. False if one failed."""
     failed = False
     read_source(task.source_path)  # a bad source is one clear error before any search
@@ -191,7 +196,7 @@ def run_task(task: Task, configs: list[tuple[str, int, bool]], seeds: list[int],
                       f"measurements {row['measurements']})", file=sys.stderr, flush=True)
     cache = {"task": task.name, "method": METHOD, "search": shared.measurements.stats().to_json(),
              "recheck": shared.recheck_measurements.stats().to_json()}
-    (out / f"cache-{task.name}.json").write_text(json.dumps(cache, indent=1) + "\n", encoding="utf-8")
+    (out / summary_name(task.name, part)).write_text(json.dumps(cache, indent=1) + "\n", encoding="utf-8")
     return not failed
 
 
@@ -206,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="s of model calls per search (checked before each call)")
     parser.add_argument("--model")
     parser.add_argument("--model-threads", type=int, default=4)
+    parser.add_argument("--part", default="",
+                        help="name of this share of the task's configurations (run_ablation.sh TASK_PARTS): "
+                             "the measurement summary is then cache-<task>-<part>.json")
     args = parser.parse_args(argv)
     # one line per candidate and per model call in the job's log (where a task's time went)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
@@ -232,11 +240,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             ok = run_task(task, configs, args.seeds, args.out, shared=SharedMeasurements(resources, recheck_resources),
                           models=models, model=model, time_limit_s=args.time_limit,
-                          model_time_budget_s=args.model_time_budget, data_root=data_root)
+                          model_time_budget_s=args.model_time_budget, data_root=data_root, part=args.part)
         except InputError as error:
             print(f"ablation: error: {error}", file=sys.stderr)
             return 2
-    summary = args.out / f"cache-{task.name}.json"
+    summary = args.out / summary_name(task.name, args.part)
     cache = json.loads(summary.read_text(encoding="utf-8"))
     cache["model_answers"] = {"generated": sum(a.misses for a in answers), "reused": sum(a.hits for a in answers)}
     summary.write_text(json.dumps(cache, indent=1) + "\n", encoding="utf-8")

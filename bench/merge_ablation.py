@@ -68,7 +68,8 @@ def cache_lines(caches: list[dict[str, object]]) -> tuple[list[str], dict[str, o
     """What the shared measurements saved, and the method, for the table's header."""
     def total(part: str, key: str) -> int:
         return sum(int(c[part].get(key, 0)) for c in caches if isinstance(c.get(part), Mapping))  # type: ignore[union-attr]
-    summary = {"tasks": len(caches), "judged": total("search", "misses"), "reused": total("search", "hits"),
+    tasks = {str(c.get("task")) for c in caches}  # a task split into parts has one summary per part
+    summary = {"tasks": len(tasks), "judged": total("search", "misses"), "reused": total("search", "hits"),
                "recheck_judged": total("recheck", "misses"), "recheck_reused": total("recheck", "hits"),
                "model_generated": total("model_answers", "generated"), "model_reused": total("model_answers", "reused")}
     if not caches:
@@ -77,7 +78,7 @@ def cache_lines(caches: list[dict[str, object]]) -> tuple[list[str], dict[str, o
     lines = [f"Method: {method}.",
              f"Candidates judged (compiled, checked, timed) {summary['judged']}, verdicts reused {summary['reused']}; "
              f"re-checks judged {summary['recheck_judged']}, reused {summary['recheck_reused']}; model answers "
-             f"generated {summary['model_generated']}, reused {summary['model_reused']} ({len(caches)} tasks).", ""]
+             f"generated {summary['model_generated']}, reused {summary['model_reused']} ({len(tasks)} tasks).", ""]
     return lines, summary
 
 

@@ -39,6 +39,10 @@
 # Dry run without a GPU (this script on a machine without a CUDA device, e.g. a developer's):
 #   OUT=/tmp/ablation-dry TASKS="bench/corpus/train/axpby_int bench/corpus/train/transpose_i32" \
 #     SEEDS="0 1" NO_MODEL=1 bash bench/gpu/run_ablation.sh
+# TASK_PARTS ("heat3d:2 jacobi2d:2"): run those tasks as that many jobs, the configurations dealt
+# round-robin (each job its own evaluator and measurement cache, so a candidate two parts share is
+# judged twice; the model failure memory is shared through the GPU's cache dir as before): for a
+# task longer than the deadline in one job.
 # compiles every candidate and reports them "unverified" (no fractions in the table); the table's
 # header says how many candidates were judged and how many reused. NO_MODEL=1 drops the configurations that need
 # the model (a dry run with the model works too, it is only slower on a small machine).
@@ -82,24 +86,35 @@ for gpu in $(seq 0 $(( GPUS - 1 ))); do rm -rf "/tmp/ablation-cache-gpu$gpu/regr
 for task in ${TASKS:-bench/corpus/test/*/}; do
     task=${task%/}
     seconds=$(awk -v name="$(basename "$task")" '$1 == name { print $2 }' "$ESTIMATES" 2>/dev/null)
-    echo "${seconds:-999999} $task" >> "$RUN/jobs.plain"
+    parts=1
+    for split in ${TASK_PARTS:-}; do [ "${split%%:*}" = "$(basename "$task")" ] && parts=${split##*:}; done
+    for part in $(seq 0 $(( parts - 1 ))); do
+        echo "$(( ${seconds:-999999} / parts )) $task $part/$parts" >> "$RUN/jobs.plain"
+    done
 done
-sort -k1,1nr -k2,2 "$RUN/jobs.plain" | awk -v gpus="$GPUS" '{ print (NR - 1) % gpus, $2 }' > "$RUN/jobs.txt"
+sort -k1,1nr -k2,2 "$RUN/jobs.plain" | awk -v gpus="$GPUS" '{ print (NR - 1) % gpus, $2, $3 }' > "$RUN/jobs.txt"
 echo "$(wc -l < "$RUN/jobs.txt") tasks x configurations [$CONFIGS] x seeds [$SEEDS], $JOBS jobs at once on $GPUS GPU(s)" \
     | tee "$RUN/status.txt"
 
-run_job() {  # gpu taskdir
-    local gpu=$1 task=$2 name left
+run_job() {  # gpu taskdir part/parts
+    local gpu=$1 task=$2 share=$3 name left configs part parts
+    part=${share%/*} parts=${share#*/}
     name=$(basename "$task")
+    configs=$CONFIGS
+    if [ "$parts" -gt 1 ]; then
+        # this part's share of the configurations, dealt round-robin
+        configs=$(echo $CONFIGS | tr ' ' '\n' | awk -v p="$part" -v n="$parts" '(NR - 1) % n == p' | tr '\n' ' ')
+        name="$name-part$part"
+    fi
     # every job ends by the suite's deadline: none is left running when the table is merged
     left=$(( DEADLINE - $(date +%s) ))
     if [ "$left" -lt 20 ]; then echo "$name not started (suite deadline)" >> "$RUN/status.txt"; return; fi
     [ "$left" -lt "$JOB_TIMEOUT" ] || left=$JOB_TIMEOUT
     export CUDA_VISIBLE_DEVICES=$gpu XDG_CACHE_HOME=/tmp/ablation-cache-gpu$gpu ABLATION_DATA="$RUN/data"
     # shellcheck disable=SC2086
-    timeout "$left" python3 bench/ablation.py "$task" --out "$RUN/rows" --configs $CONFIGS \
+    timeout "$left" python3 bench/ablation.py "$task" --out "$RUN/rows" --configs $configs \
         --seeds $SEEDS --time-limit "$TIME_LIMIT" --model-time-budget "$MODEL_TIME_BUDGET" \
-        --model-threads "$MODEL_THREADS" > "$RUN/logs/$name.log" 2>&1
+        --model-threads "$MODEL_THREADS" $([ "$parts" -gt 1 ] && echo --part "part$part") > "$RUN/logs/$name.log" 2>&1
     echo "$name exit=$? $(date +%s)" >> "$RUN/status.txt"
 }
 export -f run_job
