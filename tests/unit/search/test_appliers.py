@@ -88,7 +88,7 @@ def test_matmul_tiling_matches_the_naive_kernel_only() -> None:
     rewrites = MatmulTiling().apply(given)
     assert [r.launch.grid for r in rewrites][0] == ("(N + 127) / 128", "(M + 127) / 128")
     assert "__shared__ __align__(16) float As" in rewrites[0].source
-    assert len(rewrites) == 5 and "float4" in rewrites[0].source
+    assert len(rewrites) == 21 and "float4" in rewrites[0].source  # 5 hand-picked tilings, then the grid
     assert MatmulTiling().apply(SAXPY_IN) == []
 
 

@@ -1,17 +1,20 @@
 """MatmulTiling on the dense-product idiom: GEMMs written differently (alpha/beta, fmaf,
 transposed operands, early-return guards, batched) get register-blocked shared tiles;
 near-misses (accumulating into C, loaded indices, data-dependent K, side effects, a non-zero
-start) do not; every rewrite compiles with nvcc."""
+start) do not; the tilings are a parameter grid (hand-picked ones first, unchanged), within the
+device's shared memory; every rewrite compiles with nvcc and computes what the original does on
+the CPU emulation at sizes that are not multiples of any tile."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 from cpu_cuda import needs_gxx, same_outputs, spec_text
-from nvcc_check import compile_ok, needs_nvcc
+from nvcc_check import needs_nvcc
 
-from regrapht.search.appliers import ApplierInput
+from regrapht.search.appliers import ApplierInput, DeviceLimits
 from regrapht.search.appliers.matmul import MatmulTiling
 from regrapht.spec.launch import LaunchConfig
 
@@ -154,15 +157,17 @@ def _name(source: str) -> str:
     return source.split("void ", 1)[1].split("(", 1)[0].strip()
 
 
-def _rewrites(case: str) -> list:
+def _rewrites(case: str, constants: dict[str, int] | None = None, device: DeviceLimits | None = None) -> list:
     source, launch, _ = MATCHES[case]
-    return MatmulTiling().apply(ApplierInput(source, _name(source), launch))
+    return MatmulTiling().apply(ApplierInput(source, _name(source), launch, constants or {}, device))
 
 
 @pytest.mark.parametrize("case", sorted(MATCHES))
 def test_tiles_products_written_differently(case: str) -> None:
     rewrites = _rewrites(case)
-    assert len(rewrites) == (3 if case == "batched_small" else 5)
+    # large products: 4 shapes x 3 K slabs x single/double, less the three double-buffered
+    # 32-deep slabs of 128-wide tiles (over 48 KB); batched ones: 2 of those less
+    assert len(rewrites) == (22 if case == "batched_small" else 21)
     assert all("__shared__ __align__(16) float As_rg" in r.source for r in rewrites)
     assert "double-buffered" in rewrites[0].note and "__syncthreads();\n        buf_rg ^= 1;" in rewrites[0].source
 
@@ -183,12 +188,61 @@ def test_transposed_operands_load_along_their_contiguous_direction() -> None:
 
 
 def test_tilings_offered_best_first() -> None:
-    notes = [r.note for r in _rewrites("alpha_beta_fmaf_early_return")]
+    notes = [r.note for r in _rewrites("alpha_beta_fmaf_early_return")][:5]
     assert notes == ["128x128 shared tiles, 8x8 outputs per thread, double-buffered",
                      "64x64 shared tiles, 4x4 outputs per thread, double-buffered",
                      "128x128 shared tiles, 8x8 outputs per thread",
                      "128x64 shared tiles, 8x8 outputs per thread, double-buffered",
                      "64x64 shared tiles, 4x4 outputs per thread"]
+
+
+COORDINATES = ("tile_m", "tile_n", "tile_k", "thread_m", "thread_n", "double_buffer")
+
+
+def _point(rewrite) -> tuple[int, ...]:  # type: ignore[no-untyped-def]
+    assert tuple(name for name, _ in rewrite.params) == COORDINATES
+    return tuple(value for _, value in rewrite.params)
+
+
+@pytest.mark.parametrize(("case", "constants"), [("alpha_beta_fmaf_early_return", {}), ("batched_small", {}),
+                                                 ("batched_small", {"M": 64, "N": 48}),
+                                                 ("alpha_beta_fmaf_early_return", {"M": 32, "N": 20})])
+def test_the_grid_follows_the_hand_picked_tilings_in_lexicographic_order(case: str, constants: dict[str, int]) -> None:
+    source, launch, _ = MATCHES[case]
+    before = {"alpha_beta_fmaf_early_return": 5, "batched_small": 3}[case] if not constants else 2
+    rewrites = _rewrites(case, constants)
+    points = [_point(r) for r in rewrites]
+    assert len(set(points)) == len(points) and len({(r.source, r.launch) for r in rewrites}) == len(rewrites)
+    assert points[before:] == sorted(points[before:]) and 12 <= len(points) <= 32
+    for (bm, bn, bk, tm, tn, double), rewrite in zip(points, rewrites, strict=True):
+        assert rewrite.launch.block == (str(bn // tn), str(bm // tm))
+        assert 64 <= (bm // tm) * (bn // tn) <= 256
+        assert (2 if double else 1) * bk * (bm + bn + 8) * 4 <= 48 * 1024
+        assert f"float As_rg[{2 if double else 1}][{bk}][{bm} + 4]" in rewrite.source
+        assert rewrite.note.startswith(f"{bm}x{bn} shared tiles, {tm}x{tn} outputs per thread")
+    # the hand-picked tilings keep their notes; the others name their K slab
+    assert all("K slabs" not in r.note for r in rewrites[:before])
+    assert all(f"K slabs of {p[2]}" in r.note for p, r in zip(points[before:], rewrites[before:], strict=True))
+
+
+def test_small_matrices_get_two_by_two_blocking_in_a_32x32_tile() -> None:
+    rewrites = _rewrites("alpha_beta_fmaf_early_return", {"M": 32, "N": 32})
+    [two] = [r for r in rewrites if _point(r) == (32, 32, 16, 2, 2, 1)]
+    assert two.launch.block == ("16", "16")
+    assert "*reinterpret_cast<float2 *>(&a_frag_rg[0]) = *reinterpret_cast<const float2 *>" \
+           "(&As_rg[buf_rg][kk_rg][threadIdx.y * 2 + 0]);" in two.source
+    assert "r = tile_row_rg + threadIdx.y * 2 + (i_rg & 1) + (i_rg >> 1) * 32;" in two.source
+
+
+def test_the_grid_stays_within_the_devices_shared_memory_and_threads() -> None:
+    small = DeviceLimits(132, 2048, 1024, 16 * 1024)
+    points = [_point(r) for r in _rewrites("alpha_beta_fmaf_early_return", device=small)]
+    assert (128, 128, 8, 8, 8, 1) in points  # the hand-picked tilings stay first (16896 bytes)
+    assert all((2 if d else 1) * bk * (bm + bn + 8) * 4 <= 16 * 1024 for bm, bn, bk, _, _, d in points[5:])
+    assert len(points) < 21
+    few_threads = DeviceLimits(132, 2048, 128, 48 * 1024)
+    points = [_point(r) for r in _rewrites("alpha_beta_fmaf_early_return", device=few_threads)]
+    assert all((bm // tm) * (bn // tn) <= 128 for bm, bn, _, tm, tn, _ in points[5:])
 
 
 def test_batched_product_takes_a_matrix_per_grid_z() -> None:
@@ -209,8 +263,14 @@ def test_leaves_near_misses_alone(case: str) -> None:
 @needs_nvcc
 @pytest.mark.parametrize("case", sorted(MATCHES))
 def test_rewrites_compile(case: str, tmp_path: Path) -> None:
-    for index, rewrite in enumerate(_rewrites(case)):
-        compile_ok(rewrite.source, tmp_path, f"v{index}")
+    """Every grid point (one translation unit, a namespace each: one nvcc run), without spills."""
+    rewrites = _rewrites(case) + (_rewrites(case, {"M": 32, "N": 32}) if case == "transposed_a" else [])
+    parts = [f"namespace v{index} {{\n{r.source}\n}}" for index, r in enumerate(rewrites)]
+    path = tmp_path / "grid.cu"
+    path.write_text("\n".join(parts))
+    done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-Xptxas", "--warn-on-spills,--warning-as-error",
+                           "-o", str(tmp_path / "grid.cubin"), str(path)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
 
 
 F = "const float*"
@@ -228,13 +288,24 @@ ON_CPU = {
 }
 
 
+# A sample of the grid beside the hand-picked tilings (all of which run): every K slab, shape and
+# blocking, single and double-buffered (the whole grid of both cases passed, 4 s a point).
+SAMPLE = {(128, 128, 32, 8, 8, 0), (128, 64, 16, 8, 8, 0), (64, 128, 32, 8, 8, 0), (64, 64, 8, 4, 4, 1),
+          (32, 32, 32, 2, 2, 1), (32, 32, 8, 4, 2, 0), (32, 32, 16, 2, 4, 1), (64, 32, 32, 4, 4, 0)}
+
+
 @needs_gxx
 @pytest.mark.parametrize("case", sorted(ON_CPU))
 def test_rewrites_compute_what_the_original_does_on_the_cpu(case: str, tmp_path: Path) -> None:
-    """Every tiling, double-buffered or not, run on the CPU emulation (threads, barriers, shared
-    tiles) at sizes that are not multiples of the tiles gives the original's outputs."""
+    """Tilings, double-buffered or not, run on the CPU emulation (threads, barriers, shared
+    tiles) at sizes that are not multiples of the tiles give the original's outputs: the
+    hand-picked ones and a sample of the grid, the small-matrix grid's too (any size is sound)."""
     spec, sizes = ON_CPU[case]
-    for index, rewrite in enumerate(_rewrites(case)):
+    large = _rewrites(case)
+    small = _rewrites(case, {"M": 32, "N": 32} if case.startswith("alpha") else {"M": 64, "N": 64})
+    chosen = large[:5] + [r for r in large[5:] + small if _point(r) in SAMPLE]
+    assert len(chosen) >= 9
+    for index, rewrite in enumerate(chosen):
         where = tmp_path / str(index)
         where.mkdir()
         source = MATCHES[case][0]

@@ -15,6 +15,11 @@ same result up to float reassociation. The kernel's own store statement runs per
 the coordinates re-bound and the accumulator replaced by the thread's register. A batch
 coordinate is strided over grid z (one tile of one matrix per block: for small matrices, one
 block per matrix).
+
+The tilings form a parameter grid (`Rewrite.params`: tile_m, tile_n, tile_k, thread_m, thread_n,
+double_buffer): the hand-picked ones for the product's size first, then the rest of the grid for
+that size class in lexicographic order, each within the device's shared memory per block and at
+most 256 threads (any register count up to 255 can then launch).
 """
 
 from __future__ import annotations
@@ -40,6 +45,20 @@ MEDIUM_DB: Tiling = (64, 64, 16, 4, 4, True)
 MEDIUM: Tiling = (64, 64, 16, 4, 4, False)
 SMALL: Tiling = (32, 32, 16, 4, 4, False)
 MAX_GRID_Z = 65535
+SHARED_DEFAULT = 48 * 1024  # static shared memory a block may have without opting in
+MAX_THREADS = 256  # 255 registers per thread still launch; the 8x8 blocking needs ~130
+MIN_THREADS = 64  # two warps: fewer leave the SM's schedulers idle
+# The searched grid per size class: block tile and outputs per thread (bm, bn, tm, tn), times
+# K slabs and double buffering. Large products: the register-blocked shapes at two block sizes
+# (wide and tall for M or N that 128 tiles leave ragged); batched ones of unknown size also the
+# 32x32 tile a small matrix fills; matrices of at most 64 or 32 the tiles that do not idle most
+# threads (2x2 and 4x2 per thread give a 32x32 tile 256 or 128 threads).
+Shape = tuple[int, int, int, int]
+LARGE_SHAPES: tuple[Shape, ...] = ((128, 128, 8, 8), (128, 64, 8, 8), (64, 128, 8, 8), (64, 64, 4, 4))
+BATCHED_SHAPES: tuple[Shape, ...] = ((128, 128, 8, 8), (128, 64, 8, 8), (64, 64, 4, 4), (32, 32, 4, 4))
+UP_TO_64_SHAPES: tuple[Shape, ...] = ((64, 64, 4, 4), (64, 32, 4, 4), (32, 64, 4, 4), (32, 32, 4, 4), (32, 32, 2, 2))
+UP_TO_32_SHAPES: tuple[Shape, ...] = ((32, 32, 4, 4), (32, 32, 4, 2), (32, 32, 2, 4), (32, 32, 2, 2))
+K_SLABS = (8, 16, 32)
 
 
 class MatmulTiling:
@@ -52,12 +71,17 @@ class MatmulTiling:
             return []
         kernel, product = found
         rewrites = []
-        for tiling in _tilings(given, product):
+        first = _tilings(given, product)
+        for tiling in first + [t for t in _grid(given, product) if t not in first]:
             body, grid, block = _tiled_body(product, tiling)
-            bm, bn, _, tm, tn, double = tiling
+            bm, bn, bk, tm, tn, double = tiling
+            # the hand-picked tilings keep their notes; the grid's other points name their K slab
+            note = (f"{bm}x{bn} shared tiles, {tm}x{tn} outputs per thread" + ("" if tiling in first else
+                    f", K slabs of {bk}") + (", double-buffered" if double else ""))
+            params = (("tile_m", bm), ("tile_n", bn), ("tile_k", bk), ("thread_m", tm), ("thread_n", tn),
+                      ("double_buffer", int(double)))
             rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig(grid, block, given.launch.shared_bytes),
-                                    f"{bm}x{bn} shared tiles, {tm}x{tn} outputs per thread"
-                                    + (", double-buffered" if double else "")))
+                                    note, params))
         return rewrites
 
 
@@ -74,6 +98,37 @@ def _tilings(given: ApplierInput, product: DenseProduct) -> list[Tiling]:
     if product.batch is not None:
         return [MEDIUM_DB, LARGE_DB, SMALL]
     return [LARGE_DB, MEDIUM_DB, LARGE, TALL_DB, MEDIUM]
+
+
+def _grid(given: ApplierInput, product: DenseProduct) -> list[Tiling]:
+    """The size class's grid in lexicographic order of the coordinates, less the points whose
+    tiles do not fit the device's shared memory per block or whose thread count is out of range."""
+    view = product.kernel
+    m = given.constants.get(view.bounds[product.row].upper)
+    n = given.constants.get(view.bounds[product.col].upper)
+    if m is not None and n is not None and max(m, n) <= 32:
+        shapes = UP_TO_32_SHAPES
+    elif m is not None and n is not None and max(m, n) <= 64:
+        shapes = UP_TO_64_SHAPES
+    elif product.batch is not None:
+        shapes = BATCHED_SHAPES
+    else:
+        shapes = LARGE_SHAPES
+    shared = given.device.shared_bytes_per_block if given.device else SHARED_DEFAULT
+    threads = min(MAX_THREADS, given.device.max_threads_per_block if given.device else MAX_THREADS)
+    points = [(bm, bn, bk, tm, tn, double) for bm, bn, tm, tn in shapes for bk in K_SLABS for double in (False, True)]
+    return sorted(t for t in points if _shared_bytes(t) <= shared and MIN_THREADS <= _threads(t) <= threads)
+
+
+def _threads(tiling: Tiling) -> int:
+    bm, bn, _, tm, tn, _ = tiling
+    return (bm // tm) * (bn // tn)
+
+
+def _shared_bytes(tiling: Tiling) -> int:
+    """The A and B slabs (padded by 4 floats a row), once or twice."""
+    bm, bn, bk, _, _, double = tiling
+    return (2 if double else 1) * bk * (bm + 4 + bn + 4) * 4
 
 
 def _address(operand: Operand, outer: str, inner: str) -> str:
@@ -175,14 +230,17 @@ def _tiled_body(product: DenseProduct, tiling: Tiling) -> tuple[str, tuple[str, 
 
     a_fetch, a_put, a_count = halves(a, n["As"], bm, not a.k_contiguous, n["a_vec"], n["a_pre"])
     b_fetch, b_put, b_count = halves(b, n["Bs"], bn, not b.k_contiguous, n["b_vec"], n["b_pre"])
+    # A thread's outputs are groups of `vm` (`vn`) consecutive rows (columns) a block's rows of
+    # threads apart: one float4 (float2 for 2 per thread) shared read per group, conflict-free.
+    vm, vn = (4 if tm % 4 == 0 else 2), (4 if tn % 4 == 0 else 2)
     a_groups = "\n".join(
-        f"            *reinterpret_cast<float4 *>(&{n['a_frag']}[{4 * g}]) = "
-        f"*reinterpret_cast<const float4 *>(&{n['As']}[{n['buf']}][{n['kk']}][threadIdx.y * 4 + {4 * g * ty_count}]);"
-        for g in range(tm // 4))
+        f"            *reinterpret_cast<float{vm} *>(&{n['a_frag']}[{vm * g}]) = *reinterpret_cast<const float{vm} *>"
+        f"(&{n['As']}[{n['buf']}][{n['kk']}][threadIdx.y * {vm} + {vm * g * ty_count}]);"
+        for g in range(tm // vm))
     b_groups = "\n".join(
-        f"            *reinterpret_cast<float4 *>(&{n['b_frag']}[{4 * g}]) = "
-        f"*reinterpret_cast<const float4 *>(&{n['Bs']}[{n['buf']}][{n['kk']}][threadIdx.x * 4 + {4 * g * tx_count}]);"
-        for g in range(tn // 4))
+        f"            *reinterpret_cast<float{vn} *>(&{n['b_frag']}[{vn * g}]) = *reinterpret_cast<const float{vn} *>"
+        f"(&{n['Bs']}[{n['buf']}][{n['kk']}][threadIdx.x * {vn} + {vn * g * tx_count}]);"
+        for g in range(tn // vn))
     store = _store_with(product, f"{n['acc']}[{n['i']}][{n['j']}]")
 
     def step(fetch: str, put: str, k_next: str, buf_next: str) -> str:
@@ -246,8 +304,8 @@ def _tiled_body(product: DenseProduct, tiling: Tiling) -> tuple[str, tuple[str, 
     for (int {n['i']} = 0; {n['i']} < {tm}; {n['i']}++) {{
 #pragma unroll
         for (int {n['j']} = 0; {n['j']} < {tn}; {n['j']}++) {{
-            {bind(view, {product.row: f"{n['tile_row']} + threadIdx.y * 4 + ({n['i']} & 3) + ({n['i']} >> 2) * {4 * ty_count}",
-                         product.col: f"{n['tile_col']} + threadIdx.x * 4 + ({n['j']} & 3) + ({n['j']} >> 2) * {4 * tx_count}"})} {prelude(view)}
+            {bind(view, {product.row: _output(n['tile_row'], "y", n['i'], vm, ty_count),
+                         product.col: _output(n['tile_col'], "x", n['j'], vn, tx_count)})} {prelude(view)}
             if ({product.row} < {m_dim} && {product.col} < {n_dim}) {{
                 {store}
             }}
@@ -256,6 +314,13 @@ def _tiled_body(product: DenseProduct, tiling: Tiling) -> tuple[str, tuple[str, 
 {batch_close}"""
     grid = (ceil_div(n_dim, bn), ceil_div(m_dim, bm), *grid_z)
     return body, grid, (str(tx_count), str(ty_count))
+
+
+def _output(origin: str, axis: str, index: str, width: int, threads: int) -> str:
+    """The row (column) of a thread's `index`-th output: groups of `width` consecutive ones,
+    `threads` (the block's threads along the axis) groups apart."""
+    shift = width.bit_length() - 1
+    return f"{origin} + threadIdx.{axis} * {width} + ({index} & {width - 1}) + ({index} >> {shift}) * {width * threads}"
 
 
 def _store_with(product: DenseProduct, register: str) -> str:
