@@ -17,3 +17,16 @@ def compile_ok(source: str, where: Path, name: str = "k") -> None:
     done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-Xptxas", "--warn-on-spills,--warning-as-error",
                            "-o", str(where / f"{name}.cubin"), str(path)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, f"{source}\n{done.stderr}"
+
+
+def compile_together(sources: list[str], where: Path, name: str = "all") -> None:
+    """Compile several rewritten sources as one translation unit (each in a namespace of its
+    own, the `#include`s hoisted): one nvcc run for a whole parameter grid."""
+    includes: set[str] = set()
+    parts = []
+    for number, source in enumerate(sources):
+        lines = source.splitlines()
+        includes |= {line for line in lines if line.lstrip().startswith("#include")}
+        body = "\n".join(line for line in lines if not line.lstrip().startswith("#include"))
+        parts.append(f"namespace variant{number} {{\n{body}\n}}")
+    compile_ok("\n".join([*sorted(includes), *parts]), where, name)

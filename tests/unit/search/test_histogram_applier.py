@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from nvcc_check import compile_ok, needs_nvcc
+from nvcc_check import compile_together, needs_nvcc
 
 from regrapht.search.appliers import ApplierInput, DeviceLimits
 from regrapht.search.appliers.histogram import PrivatisedHistogram
@@ -128,5 +128,4 @@ def test_leaves_near_misses_alone(case: str) -> None:
 @needs_nvcc
 @pytest.mark.parametrize("case", sorted(MATCHES))
 def test_rewrites_compile(case: str, tmp_path: Path) -> None:
-    for index, rewrite in enumerate(_rewrites(case)):
-        compile_ok(rewrite.source, tmp_path, f"v{index}")
+    compile_together([r.source for r in _rewrites(case)], tmp_path)

@@ -15,6 +15,9 @@ an accumulator, so the rewrite runs one 1024-thread block with the same CUB comb
 
 Launch: enough blocks to fill the device once or twice (`DeviceLimits`: SMs x blocks per SM); without
 a known device, 16 or 64 elements per thread.
+
+Parameter grid (after the earlier variants, unchanged): block size x loads in flight (float4
+loads, or the scalar loop unrolled 1-8x) x grid fill; the one-thread form, one block of each size.
 """
 
 from __future__ import annotations
@@ -36,12 +39,15 @@ from regrapht.search.appliers.cooperative import (
     value_of,
     with_cub,
 )
+from regrapht.search.appliers.grid import grid_order
 from regrapht.search.source import find_kernel
 from regrapht.spec.expr import names_in
 from regrapht.spec.launch import LaunchConfig
 
 BLOCK = 256
 UNROLL = 4
+GRID_BLOCKS = (128, 256, 512, 1024)
+GRID_UNROLLS = (1, 2, 4, 8)
 SUMMABLE = frozenset({"float", "double", "int", "unsigned int", "unsigned", "unsigned long long", "long long"})
 ORDERED = frozenset({"int", "unsigned int", "unsigned", "unsigned long long", "long long"})
 
@@ -102,21 +108,21 @@ def _element(found: FullReduction, position: str, accumulator: str) -> str:
     return "{\n" + indent_code("\n".join(lines)) + "\n}"
 
 
-def _scalar_loop(found: FullReduction, count: str) -> str:
+def _scalar_loop(found: FullReduction, count: str, unroll: int = UNROLL) -> str:
     stride = f"{PREFIX}stride_"
-    accs = [f"{PREFIX}acc{u}_" for u in range(UNROLL)]
+    accs = [f"{PREFIX}acc{u}_" for u in range(unroll)]
     unrolled = "\n".join(_element(found, f"{PREFIX}e_" + (f" + {u} * {stride}" if u else ""), acc)
                          for u, acc in enumerate(accs))
     combine = accs[0]
     for acc in accs[1:]:
         combine = f"{combine} + {acc}" if found.op == "sum" else f"{found.op}({combine}, {acc})"
     identity = _identity(found)
-    return f"""// Coalesced grid-stride loop, {UNROLL} independent elements (loads in flight) per iteration.
+    return f"""// Coalesced grid-stride loop, {unroll} independent elements (loads in flight) per iteration.
 {found.value_type} {", ".join(f"{a} = {identity}" for a in accs)};
 const long long {stride} = (long long)blockDim.x * gridDim.x;
 const long long {PREFIX}count_ = (long long)({count});
 long long {PREFIX}e_ = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-for (; {PREFIX}e_ + {UNROLL - 1} * {stride} < {PREFIX}count_; {PREFIX}e_ += {UNROLL} * {stride}) {{
+for (; {PREFIX}e_ + {unroll - 1} * {stride} < {PREFIX}count_; {PREFIX}e_ += {unroll} * {stride}) {{
 {indent_code(unrolled)}
 }}
 for (; {PREFIX}e_ < {PREFIX}count_; {PREFIX}e_ += {stride})
@@ -162,6 +168,39 @@ for (long long {p}e_ = {p}vectors_ * 4 + {p}first_; {p}e_ < {p}count_; {p}e_ += 
 {p}acc_ += {p}acc1_;"""
 
 
+def _fills(given: ApplierInput) -> tuple[tuple[str, int], ...]:
+    """How full the grid is: waves of the device's resident blocks (1, 2), or without a device,
+    elements per thread (16, 64)."""
+    if given.device is not None:
+        return (("waves", 1), ("waves", 2))
+    return (("elements_per_thread", 16), ("elements_per_thread", 64))
+
+
+def _variant(given: ApplierInput, found: FullReduction, count: str, array: str | None, vector: int, unroll: int,
+             threads: int, fill: tuple[str, int]) -> Rewrite:
+    """One grid point: `vector` elements per load (4: float4 loads of `array`, two in flight;
+    1: the scalar loop unrolled `unroll` times), `threads` per block, the grid as `fill` says."""
+    located = find_kernel(given.source, given.kernel)
+    assert located is not None
+    if vector == 4 and array is not None:
+        body, how = _body(found, _vector_loop(array, count), threads), "float4 grid-stride loads"
+    else:
+        body, how = _body(found, _scalar_loop(found, count, unroll), threads), f"grid-stride loop unrolled {unroll}x"
+    name, k = fill
+    resident = resident_blocks(given, threads)
+    if name == "waves" and resident is not None:
+        per_block = threads * vector
+        grid = f"min(({count} + {per_block - 1}) / {per_block}, {resident * k})"
+    else:
+        grid = f"({count} + {threads * k - 1}) / {threads * k}"
+    source = with_cub(with_body(given, located, body))
+    note = f"{how} + cub::BlockReduce, one {found.atomic} per block, grid {grid}"
+    if threads != BLOCK:
+        note += f", {threads} threads"
+    return Rewrite(source, LaunchConfig((grid,), (str(threads),), given.launch.shared_bytes), note,
+                   (("vector", vector), ("unroll", unroll), fill))
+
+
 def _finish(found: FullReduction) -> str:
     value_type = found.value_type
     reduce = f"{PREFIX}block_reduce_"
@@ -174,10 +213,10 @@ if (threadIdx.x == 0)
     {found.atomic}({text(found.target)}, {PREFIX}total_);"""
 
 
-def _body(found: FullReduction, loop: str) -> str:
+def _body(found: FullReduction, loop: str, threads: int = BLOCK) -> str:
     value_type = found.value_type
     head = [text(d) for d in found.kept_prelude]
-    head.append(f"typedef cub::BlockReduce<{value_type}, {BLOCK}> {PREFIX}block_reduce_;")
+    head.append(f"typedef cub::BlockReduce<{value_type}, {threads}> {PREFIX}block_reduce_;")
     head.append(f"__shared__ typename {PREFIX}block_reduce_::TempStorage {PREFIX}temp_;")
     if found.op != "sum":
         head.append(f"struct {PREFIX}op_ {{ __device__ __forceinline__ {value_type} operator()(const {value_type} &a, "
@@ -205,25 +244,30 @@ class BlockReduceAtomic:
         count = _count_expr(given, found)
         if count is None:
             return []
-        bodies = []
         array = _plain_float_load(found)
-        if array is not None:
-            bodies.append((_body(found, _vector_loop(array, count)), 4, "float4 grid-stride loads"))
-        bodies.append((_body(found, _scalar_loop(found, count)), 1, f"grid-stride loop unrolled {UNROLL}x"))
-        resident = resident_blocks(given, BLOCK)
+        return grid_order(self._current(given, found, count, array), self._grid(given, found, count, array))
+
+    @staticmethod
+    def _current(given: ApplierInput, found: FullReduction, count: str, array: str | None) -> list[Rewrite]:
+        """The variants offered before the grid, in their order: float4 loads (plain float
+        loads only) at one wave, then the 4x unrolled scalar loop at one wave (and two, alone)."""
+        shapes = ([(4, 2)] if array is not None else []) + [(1, UNROLL)]
         rewrites = []
-        for body, per_load, how in bodies:
-            source = with_cub(with_body(given, located, body))
-            elements_per_block = BLOCK * per_load
-            if resident is not None:
-                grids = [f"min(({count} + {elements_per_block - 1}) / {elements_per_block}, {resident * k})"
-                         for k in (1, 2)]
-            else:
-                grids = [f"({count} + {BLOCK * m - 1}) / {BLOCK * m}" for m in (16, 64)]
-            for grid in grids[: 2 if len(bodies) == 1 else 1]:
-                rewrites.append(Rewrite(source, LaunchConfig((grid,), (str(BLOCK),), given.launch.shared_bytes),
-                                        f"{how} + cub::BlockReduce, one {found.atomic} per block, grid {grid}"))
+        for vector, unroll in shapes:
+            for fill in _fills(given)[: 2 if len(shapes) == 1 else 1]:
+                rewrites.append(_variant(given, found, count, array, vector, unroll, BLOCK, fill))
         return rewrites
+
+    @staticmethod
+    def _grid(given: ApplierInput, found: FullReduction, count: str, array: str | None) -> list[Rewrite]:
+        """Block size x (loads per thread in flight: float4 loads two at a time, or a scalar
+        loop unrolled 1-8x; 1x only without float4 loads) x grid fill (waves of resident
+        blocks, or elements per thread without a device)."""
+        shapes = [(4, 2)] if array is not None else []
+        shapes += [(1, u) for u in GRID_UNROLLS if array is None or u > 1]
+        limit = given.device.max_threads_per_block if given.device is not None else 1024
+        return [_variant(given, found, count, array, vector, unroll, threads, fill)
+                for vector, unroll in shapes for threads in GRID_BLOCKS if threads <= limit for fill in _fills(given)]
 
     @staticmethod
     def _single_thread(given: ApplierInput, kernel: object, located: object) -> list[Rewrite]:
@@ -236,10 +280,16 @@ class BlockReduceAtomic:
             return []
         if not runs_once(given, program.single) or not _one_dimensional(given):
             return []
-        group = Group("block", 1024)
-        body = cooperative_body(program, group)
-        if body is None:
-            return []
-        launch = LaunchConfig(("1",), ("1024",), given.launch.shared_bytes)
-        return [Rewrite(with_cub(with_body(given, located, body)), launch,
-                        "one 1024-thread block instead of one thread, cub::BlockReduce")]
+        # One block whatever its size: 1024 threads first (as before the grid), then smaller
+        # blocks, which finish their combine sooner on short arrays.
+        limit = given.device.max_threads_per_block if given.device is not None else 1024
+        rewrites = []
+        for threads in (1024, *(t for t in GRID_BLOCKS if t < 1024)):
+            body = cooperative_body(program, Group("block", threads)) if threads <= limit else None
+            if body is None:
+                continue
+            launch = LaunchConfig(("1",), (str(threads),), given.launch.shared_bytes)
+            rewrites.append(Rewrite(with_cub(with_body(given, located, body)), launch,
+                                    f"one {threads}-thread block instead of one thread, cub::BlockReduce",
+                                    (("one_block", 1),)))
+        return grid_order(rewrites[:1], rewrites[1:])

@@ -21,6 +21,9 @@ Each block adds its non-zero counts to the global ones once at the end. The grid
 grid-stride variants is the device's resident blocks (SM count x blocks per SM); without a
 device, one block per 16 blocks' worth of points. More bins than fit (a scatter into a large
 array) get no rewrite: privatising them would cost more than the atomics it saves.
+
+Then the parameter grid: (uint4 byte loads) x copies per block or per warp x block size x points
+per thread in flight, in lexicographic order.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ from __future__ import annotations
 from regrapht.idioms.histogram import Histogram, histogram
 from regrapht.idioms.pointwise import PointKernel, fresh
 from regrapht.search.appliers.common import ApplierInput, DeviceLimits, Rewrite, with_body
+from regrapht.search.appliers.grid import grid_order
 from regrapht.search.appliers.points import point_view, prelude
+from regrapht.search.source import KernelText
 from regrapht.spec.launch import LaunchConfig
 
 THREADS = 256
@@ -37,6 +42,8 @@ STATIC_SHARED = 48 * 1024  # static __shared__ arrays are limited to this on eve
 BYTE_THREADS = (256, 512, 1024)
 POINTS_PER_THREAD = 16  # without a device: enough work per thread to amortise the flush
 BATCH = 4  # points whose loads a thread issues before their atomics (memory-level parallelism)
+GRID_THREADS = (128, 256, 512, 1024)
+GRID_BATCHES = (1, 2, 4, 8)
 
 
 class PrivatisedHistogram:
@@ -57,39 +64,61 @@ class PrivatisedHistogram:
         if count * size > budget:
             return []
         upper = view.bounds[view.coordinates[0].name].upper
-        rewrites: list[Rewrite] = []
-        if shape.byte_data is not None and count == 256:
-            for threads in BYTE_THREADS:
-                body = _byte_histogram_body(view, shape.byte_data, shape.bins, shape.element, upper, threads // 32)
-                grid = _grid(given.device, upper, threads, 16)
-                rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(threads),),
-                                        given.launch.shared_bytes),
-                                        f"uint4 loads, per-warp shared histograms, grid {grid} x {threads}"))
-        warps = THREADS // 32
-        grid = _grid(given.device, upper, THREADS, BATCH)
-        if shape.update.statement and count <= FEW_BINS and count * size * warps <= budget:
-            body = _batched_body(view, shape, count, warps)
-            rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(THREADS),),
-                                    given.launch.shared_bytes),
-                                    f"per-warp shared histograms ({count} bins), {BATCH} points per thread in flight"))
+        limit = given.device.max_threads_per_block if given.device is not None else 1024
+        byte = shape.byte_data is not None and count == 256
+
+        def fits(copies: int, threads: int) -> bool:
+            """Per-warp copies (1) only for few bins whose copies fit; one per block (0) always."""
+            return threads <= limit and (copies == 0 or (count <= FEW_BINS and count * size * (threads // 32) <= budget))
+
+        def variant(vector: int, copies: int, threads: int, batch: int) -> Rewrite:
+            return _variant(given, kernel, view, shape, count, upper, vector, copies, threads, batch)
+
+        # As before the grid: uint4 per-warp byte histograms; batched per-warp, per-block; the
+        # grid-stride per-warp, per-block; the original launch with a per-block copy.
+        current = [variant(16, 1, t, 1) for t in BYTE_THREADS if byte and t <= limit]
         if shape.update.statement:
-            body = _batched_body(view, shape, count, 1)
-            rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(THREADS),),
-                                    given.launch.shared_bytes),
-                                    f"shared-memory private histogram ({count} bins), {BATCH} points per thread in flight"))
-        if count <= FEW_BINS and count * size * warps <= budget:
-            body = _privatised_body(view, shape, count, warps, grid_stride=True)
-            grid = _grid(given.device, upper, THREADS, 1)
-            rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(THREADS),),
-                                    given.launch.shared_bytes), f"per-warp shared histograms ({count} bins), grid-stride"))
-        body = _privatised_body(view, shape, count, 1, grid_stride=True)
-        grid = _grid(given.device, upper, THREADS, 1)
-        rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(THREADS),),
-                                given.launch.shared_bytes), f"shared-memory private histogram ({count} bins), grid-stride"))
+            current += [variant(1, c, THREADS, BATCH) for c in (1, 0) if fits(c, THREADS)]
+        current += [variant(1, c, THREADS, 1) for c in (1, 0) if fits(c, THREADS)]
         body = _privatised_body(view, shape, count, 1, grid_stride=False)
-        rewrites.append(Rewrite(with_body(given, kernel, body), given.launch,
-                                f"shared-memory private histogram ({count} bins)"))
-        return rewrites
+        current.append(Rewrite(with_body(given, kernel, body), given.launch,
+                               f"shared-memory private histogram ({count} bins)",
+                               (("vector", 1), ("copies", 0), ("batch", 1), ("grid_stride", 0))))
+        # The grid: (uint4 loads of bytes) x copies per block/warp x block size x points per
+        # thread in flight (batches need the atomic as a statement of its own).
+        batches = (1,) if not shape.update.statement else (1, 4) if byte else GRID_BATCHES
+        grid = [variant(16, c, t, 1) for c in (0, 1) for t in GRID_THREADS if byte and fits(c, t)]
+        grid += [variant(1, c, t, b) for c in (0, 1) for t in GRID_THREADS for b in batches if fits(c, t)]
+        return grid_order(current, grid)
+
+
+def _variant(given: ApplierInput, kernel: KernelText, view: PointKernel, shape: Histogram, count: int, upper: str,
+             vector: int, copies: int, threads: int, batch: int) -> Rewrite:
+    """One grid-stride grid point: `vector` 16 (uint4 loads of byte data) or 1, `copies` 1 per
+    warp or 0 per block, `threads` per block, `batch` points per thread whose loads are in
+    flight before their atomics (1: one at a time)."""
+    warps = threads // 32 if copies else 1
+    params = (("vector", vector), ("copies", copies), ("batch", batch), ("grid_stride", 1))
+    if vector == 16:
+        assert shape.byte_data is not None
+        body = _byte_histogram_body(view, shape.byte_data, shape.bins, shape.element, upper, warps)
+        grid = _grid(given.device, upper, threads, 16)
+        copy = "per-warp shared histograms" if copies else "one shared histogram per block"
+        note = f"uint4 loads, {copy}, grid {grid} x {threads}"
+    elif batch > 1:
+        body = _batched_body(view, shape, count, warps, batch)
+        grid = _grid(given.device, upper, threads, batch)
+        what = "per-warp shared histograms" if copies else "shared-memory private histogram"
+        note = f"{what} ({count} bins), {batch} points per thread in flight"
+    else:
+        body = _privatised_body(view, shape, count, warps, grid_stride=True)
+        grid = _grid(given.device, upper, threads, 1)
+        what = "per-warp shared histograms" if copies else "shared-memory private histogram"
+        note = f"{what} ({count} bins), grid-stride"
+    if threads != THREADS and vector == 1:
+        note += f", {threads} threads"
+    return Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(threads),), given.launch.shared_bytes),
+                   note, params)
 
 
 def _grid(device: DeviceLimits | None, upper: str, threads: int, per_thread: int) -> str:
@@ -130,20 +159,20 @@ def _private_copies(local: str, mine: str, element: str, count: int, warps: int)
     return f"__shared__ {element} {local}[{count}];", f"{element} *{mine} = {local};", local
 
 
-def _batched_body(view: PointKernel, shape: Histogram, count: int, warps: int) -> str:
-    """Grid-stride over the points, BATCH at a time: the bins of all BATCH points are computed
+def _batched_body(view: PointKernel, shape: Histogram, count: int, warps: int, batch: int = BATCH) -> str:
+    """Grid-stride over the points, `batch` at a time: the bins of all `batch` points are computed
     (their loads in flight together) before any of their shared atomics, which the compiler would
     otherwise not move the next point's loads ahead of."""
     mine, t, p, stride, upper = (fresh(view, n) for n in ("mine", "t", "p", "stride", "upper"))
-    keys = [fresh(view, f"key{k}") for k in range(BATCH)]
-    amounts = [fresh(view, f"amount{k}") for k in range(BATCH)]
-    has = [fresh(view, f"has{k}") for k in range(BATCH)]
+    keys = [fresh(view, f"key{k}") for k in range(batch)]
+    amounts = [fresh(view, f"amount{k}") for k in range(batch)]
+    has = [fresh(view, f"has{k}") for k in range(batch)]
     coordinate = view.coordinates[0]
     ctype = coordinate.type.replace("const ", "")
     element = shape.element
     update = shape.update
     points = []
-    for k in range(BATCH):
+    for k in range(batch):
         record = (f"({has[k]} = true, {keys[k]} = (long long)({update.index_text}), "
                   f"{amounts[k]} = ({element})({update.value_text}))")
         work = view.work_with({(update.call_start, update.call_end): record})
@@ -152,18 +181,18 @@ def _batched_body(view: PointKernel, shape: Histogram, count: int, warps: int) -
             f"            if ({p} < {upper}) {{\n                {ctype} {coordinate.name} = ({ctype}){p}; {prelude(view)}\n"
             f"                if ({view.guard}) {{\n                    {work}\n                }}\n            }}\n        }}")
     declare = "\n".join(f"        bool {has[k]} = false; long long {keys[k]} = 0; {element} {amounts[k]} = 0;"
-                         for k in range(BATCH))
-    flush = "\n".join(f"        if ({has[k]}) atomicAdd(&{mine}[{keys[k]}], {amounts[k]});" for k in range(BATCH))
+                         for k in range(batch))
+    flush = "\n".join(f"        if ({has[k]}) atomicAdd(&{mine}[{keys[k]}], {amounts[k]});" for k in range(batch))
     points_text = "\n".join(points)
     visit = f"""    const long long {upper} = (long long)({view.bounds[coordinate.name].upper});
     const long long {stride} = (long long)blockDim.x * gridDim.x;
-    for (long long {t} = (long long)blockIdx.x * blockDim.x + threadIdx.x; {t} < {upper}; {t} += {BATCH}LL * {stride}) {{
+    for (long long {t} = (long long)blockIdx.x * blockDim.x + threadIdx.x; {t} < {upper}; {t} += {batch}LL * {stride}) {{
 {declare}
 {points_text}
 {flush}
     }}"""
     return _with_private_copies(view, shape, count, warps, mine, visit,
-                                f"Count into a private copy in shared memory (cheap shared atomics), {BATCH} points per thread\n"
+                                f"Count into a private copy in shared memory (cheap shared atomics), {batch} points per thread\n"
                                 "    // in flight; then add the non-zero counts to the global ones once per block.")
 
 

@@ -29,6 +29,8 @@ from regrapht.search.appliers.common import DeviceLimits
 from regrapht.search.appliers.cooperative import PREFIX, indent_code
 
 SCAN_BLOCK = 256
+# How cub::BlockScan combines a block's warps, by the code a grid point names it with.
+SCAN_ALGORITHMS = ("cub::BLOCK_SCAN_WARP_SCANS", "cub::BLOCK_SCAN_RAKING", "cub::BLOCK_SCAN_RAKING_MEMOIZE")
 MAX_TILES = 1 << 20  # status words per kernel: 2^32 positions in tiles of 4096
 # Types the scan handles (`value_slot` is 8 bytes) and their sizes.
 SCANNABLE = {"float": 4, "double": 8, "int": 4, "unsigned int": 4, "unsigned": 4, "long long": 8,
@@ -58,12 +60,12 @@ class ScanPlan:
     tail: str  # once, with the accumulator at the total, in the block of the last tile
 
 
-def items_per_thread(value_bytes: int, device: DeviceLimits | None) -> int:
+def items_per_thread(value_bytes: int, device: DeviceLimits | None, block: int = SCAN_BLOCK) -> int:
     """Positions per thread: 16 of 4 bytes or 8 of 8 (64 bytes in flight per thread), fewer
     when the block's exchange buffer would not fit in the device's shared memory per block."""
     items = 64 // value_bytes
     shared = device.shared_bytes_per_block if device is not None else 48 * 1024
-    while items > 1 and SCAN_BLOCK * items * value_bytes + 4096 > shared:
+    while items > 1 and block * items * value_bytes + 4096 > shared:
         items //= 2
     return items
 
@@ -77,18 +79,20 @@ def state_globals(kernel: str) -> str:
             f"__device__ unsigned int {p}ticket, {p}finished, {p}epoch;\n\n")
 
 
-def single_pass_body(plan: ScanPlan, items: int) -> str:
+def single_pass_body(plan: ScanPlan, items: int, block: int = SCAN_BLOCK, algorithm: int = 0) -> str:
+    """`block` threads per block (a multiple of 32), `items` per thread, `algorithm` an index
+    of `SCAN_ALGORITHMS` (how `cub::BlockScan` combines the warps)."""
     p = PREFIX
     g = f"{PREFIX}{plan.kernel}_"
     t, var_type, x = plan.value_type, plan.var_type, plan.accumulator
-    tile = SCAN_BLOCK * items
+    tile = block * items
     warp_span = 32 * items
     code = f"""// Single-pass scan: blocks take tiles of {tile} positions in order (atomic ticket), load them
 // warp-striped, scan them with cub::BlockScan ({items} per thread) and find the tile's prefix by
 // looking back at earlier tiles, 32 at a time.
 {plan.head}
 static_assert(sizeof({t}) <= sizeof(unsigned long long), "look-back slots hold 8 bytes");
-{_cub_tile_types(t, items)}
+{_cub_tile_types(t, items, block, algorithm)}
 __shared__ unsigned int {p}tile_shared_, {p}epoch_shared_;
 __shared__ {t} {p}prefix_shared_;
 const {t} {p}start_ = {x};
@@ -184,20 +188,21 @@ if (threadIdx.x == 0) {{
     return "\n" + indent_code(code) + "\n"
 
 
-def row_tiles_body(plan: ScanPlan, items: int, item: str, item_type: str, bound: str, kept: str) -> str:
-    """A block per item (row) scanning its [lower, end) in tiles of `SCAN_BLOCK * items`
+def row_tiles_body(plan: ScanPlan, items: int, item: str, item_type: str, bound: str, kept: str,
+                   block: int = SCAN_BLOCK, algorithm: int = 0) -> str:
+    """A block per item (row) scanning its [lower, end) in tiles of `block * items`
     positions: warp-striped loads, `cub::BlockExchange` to a blocked arrangement,
     `cub::BlockScan` with `items` per thread, back to warp-striped for the element statements,
     and the tile's total carried to the next tile. Statements after the loop (`plan.tail`) run
     once per item, on thread 0, with the accumulator at the row's total."""
     p = PREFIX
     t, var_type, x = plan.value_type, plan.var_type, plan.accumulator
-    tile = SCAN_BLOCK * items
+    tile = block * items
     warp_span = 32 * items
     code = f"""// One block per row: tiles of {tile} positions loaded warp-striped (coalesced), scanned by
 // cub::BlockScan ({items} per thread) after a cub::BlockExchange, the tile total carried on.
 {kept}
-{_cub_tile_types(t, items)}
+{_cub_tile_types(t, items, block, algorithm)}
 const unsigned int {p}lane_ = threadIdx.x & 31u, {p}warp_ = threadIdx.x >> 5;
 for (long long {p}item_ = blockIdx.x; {p}item_ < (long long)({bound}); {p}item_ += gridDim.x) {{
     const {item_type} {item} = ({item_type}){p}item_;
@@ -259,12 +264,12 @@ def _load_and_scan(plan: ScanPlan, items: int, first: str, indent: int) -> str:
 {i}{p}scan_t_({p}temp_.scan).{scan_call}({p}scanned_, {p}scanned_, {p}tile_total_);"""
 
 
-def _cub_tile_types(t: str, items: int) -> str:
+def _cub_tile_types(t: str, items: int, block: int = SCAN_BLOCK, algorithm: int = 0) -> str:
     """The CUB exchange and block-scan types of a tile and their shared storage (one union: the
     exchange and the scan are never live at the same time)."""
     p = PREFIX
-    return f"""typedef cub::BlockExchange<{t}, {SCAN_BLOCK}, {items}> {p}exchange_t_;
-typedef cub::BlockScan<{t}, {SCAN_BLOCK}, cub::BLOCK_SCAN_WARP_SCANS> {p}scan_t_;
+    return f"""typedef cub::BlockExchange<{t}, {block}, {items}> {p}exchange_t_;
+typedef cub::BlockScan<{t}, {block}, {SCAN_ALGORITHMS[algorithm]}> {p}scan_t_;
 __shared__ union {{
     typename {p}exchange_t_::TempStorage exchange;
     typename {p}scan_t_::TempStorage scan;

@@ -22,6 +22,10 @@ epoch, 2-bit state) and the tile's total and inclusive prefix, each written befo
 ticket and advances the epoch, so no launch has to clear them. Launches of the same kernel must
 not overlap in time (different streams).
 Sums in a different order round differently: float scans compare within the spec's tolerance.
+
+Parameter grids (after the earlier variants, unchanged): the single pass, block size x items per
+thread x `cub::BlockScan` algorithm, tiles never smaller than the first variant's; row scans,
+block tiles of each block size x items per thread, then a block or a warp per row of each size.
 """
 
 from __future__ import annotations
@@ -67,7 +71,9 @@ from regrapht.search.appliers.cooperative import (
     value_of,
     with_cub,
 )
+from regrapht.search.appliers.grid import grid_order
 from regrapht.search.appliers.lookback import (
+    SCAN_ALGORITHMS,
     SCAN_BLOCK,
     SCANNABLE,
     ScanPlan,
@@ -131,22 +137,40 @@ class ParallelScan:
             groups = [Group("block", 1024), Group("block", 512)]
         else:
             groups = [Group("block", 256), Group("block", 1024)]
-        rewrites = self._row_tiles(given, program, located, rows, extent)
+        current = self._row_tiles(given, program, located, rows, extent)
         for group in groups:
-            body = cooperative_body(program, group)
-            if body is None:
-                continue
-            grid = rows if group.kind == "block" else f"({rows} + {group.per_block - 1}) / {group.per_block}"
-            rewrites.append(Rewrite(with_cub(with_body(given, located, body)),
-                                    LaunchConfig((grid,), (str(group.block),), given.launch.shared_bytes),
-                                    group.describe().format(item="row") + ", tiles scanned by CUB with a carry"))
-        return rewrites
+            current += self._group_per_row(given, program, located, rows, group)
+        # The grid: block tiles of every block size and items per thread the row length is worth,
+        # then a warp per row (rows under 4096 long) or a block per row of every size.
+        grid = self._row_tiles(given, program, located, rows, extent, grid=True)
+        limit = given.device.max_threads_per_block if given.device is not None else 1024
+        others = [Group("block", t) for t in GRID_THREADS if t <= limit]
+        if extent is None or extent < 4096:
+            others += [Group("warp", t) for t in GRID_THREADS if t < 1024]
+        for group in others:
+            grid += self._group_per_row(given, program, located, rows, group)
+        return grid_order(current, grid)
+
+    @staticmethod
+    def _group_per_row(given: ApplierInput, program: ItemProgram, located: KernelText, rows: str,
+                       group: Group) -> list[Rewrite]:
+        body = cooperative_body(program, group)
+        if body is None:
+            return []
+        grid = rows if group.kind == "block" else f"({rows} + {group.per_block - 1}) / {group.per_block}"
+        # cub::BlockScan's default algorithm is raking (code 1); a warp scan has none (0)
+        params = (("group", 1 if group.kind == "block" else 2), ("items", 1), ("algorithm", 1 if group.kind == "block" else 0))
+        return [Rewrite(with_cub(with_body(given, located, body)),
+                        LaunchConfig((grid,), (str(group.block),), given.launch.shared_bytes),
+                        group.describe().format(item="row") + ", tiles scanned by CUB with a carry", params)]
 
     def _row_tiles(self, given: ApplierInput, program: ItemProgram, located: KernelText, rows: str,
-                   extent: int | None) -> list[Rewrite]:
+                   extent: int | None, grid: bool = False) -> list[Rewrite]:
         """A block per row scanning tiles of 256 x items (items per thread from the row length
         and the value size) when the row program is declarations, the scan loop, and statements
-        after it that only use the row's total."""
+        after it that only use the row's total. `grid`: instead, the tiles of every block size
+        x items per thread (a quarter, half or all of 64 bytes per thread) that fit in shared
+        memory and are not more than twice the row."""
         loops = program.loops
         item = program.item
         if len(loops) != 1 or loops[0].scan is None or item is None or not _reads_at_position(loops[0]):
@@ -166,13 +190,24 @@ class ParallelScan:
         items = items_per_thread(size, given.device)
         while extent is not None and items > 1 and SCAN_BLOCK * items // 2 >= extent:
             items //= 2  # one tile covers the row: no idle lanes beyond it
+        shapes = [(SCAN_BLOCK, items)]
+        if grid:
+            shared = given.device.shared_bytes_per_block if given.device is not None else 48 * 1024
+            limit = given.device.max_threads_per_block if given.device is not None else 1024
+            shapes = [(block, n) for block in GRID_THREADS for n in (16 // size, 32 // size, 64 // size)
+                      if block <= limit and block * n * size + 4096 <= shared and
+                      (extent is None or block * n // 2 < extent)]
         plan = _loop_plan(loop, before, after, given.kernel.split("<")[0])
         kept = "\n".join(text(d) for d in program.kept_prelude)
-        body = row_tiles_body(plan, items, item.name, plain_type(item.type), " ".join(item.bound.split()), kept)
-        launch = LaunchConfig((rows,), (str(SCAN_BLOCK),), given.launch.shared_bytes)
-        return [Rewrite(with_cub(with_body(given, located, body)), launch,
-                        f"one {SCAN_BLOCK}-thread block per row, tiles of {SCAN_BLOCK}x{items} by cub::BlockScan "
-                        "(warp-striped loads, cub::BlockExchange), carry between tiles")]
+        rewrites = []
+        for block, n in shapes:
+            body = row_tiles_body(plan, n, item.name, plain_type(item.type), " ".join(item.bound.split()), kept, block)
+            launch = LaunchConfig((rows,), (str(block),), given.launch.shared_bytes)
+            rewrites.append(Rewrite(with_cub(with_body(given, located, body)), launch,
+                                    f"one {block}-thread block per row, tiles of {block}x{n} by cub::BlockScan "
+                                    "(warp-striped loads, cub::BlockExchange), carry between tiles",
+                                    (("group", 0), ("items", n), ("algorithm", 0))))
+        return rewrites
 
     # ------------------------------------------------------------------------------ whole array
     def _whole(self, given: ApplierInput, program: ItemProgram, located: KernelText,
@@ -300,12 +335,26 @@ class ParallelScan:
         if size is None:
             return []
         items = items_per_thread(size, given.device)
-        tile = SCAN_BLOCK * items
-        source = with_body(given, located, single_pass_body(plan, items))
-        source = source[: located.start] + state_globals(plan.kernel) + source[located.start:]
-        grid = f"min(({count} + {tile - 1}) / {tile}, {self._grid_cap(given)})"
-        return [Rewrite(with_cub(source), LaunchConfig((grid,), (str(SCAN_BLOCK),), given.launch.shared_bytes),
-                        f"{what}: tiles of {SCAN_BLOCK}x{items} by cub::BlockScan, decoupled look-back")]
+
+        def variant(block: int, n: int, algorithm: int) -> Rewrite:
+            tile = block * n
+            source = with_body(given, located, single_pass_body(plan, n, block, algorithm))
+            source = source[: located.start] + state_globals(plan.kernel) + source[located.start:]
+            grid = f"min(({count} + {tile - 1}) / {tile}, {self._grid_cap(given, block)})"
+            how = "" if algorithm == 0 else f" ({SCAN_ALGORITHMS[algorithm].removeprefix('cub::')})"
+            return Rewrite(with_cub(source), LaunchConfig((grid,), (str(block),), given.launch.shared_bytes),
+                           f"{what}: tiles of {block}x{n} by cub::BlockScan{how}, decoupled look-back",
+                           (("group", 0), ("items", n), ("algorithm", algorithm)))
+
+        # The grid: block size x items per thread (up to 64 bytes) x cub::BlockScan's algorithm,
+        # tiles no smaller than the first variant's (the look-back state has MAX_TILES tiles, so a
+        # smaller tile would cap the array length below what the first variant handles).
+        shared = given.device.shared_bytes_per_block if given.device is not None else 48 * 1024
+        limit = given.device.max_threads_per_block if given.device is not None else 1024
+        grid = [variant(block, n, algorithm) for block in GRID_THREADS for n in (1, 2, 4, 8, 16)
+                if n <= 64 // size and block <= limit and block * n >= SCAN_BLOCK * items and
+                block * n * size + 4096 <= shared for algorithm in range(len(SCAN_ALGORITHMS))]
+        return grid_order([variant(SCAN_BLOCK, items, 0)], grid)
 
     @staticmethod
     def _count(given: ApplierInput, program: ItemProgram, loop: ItemLoop) -> str | None:
@@ -318,10 +367,10 @@ class ParallelScan:
         return str(extent) if extent is not None else None
 
     @staticmethod
-    def _grid_cap(given: ApplierInput) -> int:
+    def _grid_cap(given: ApplierInput, block: int = SCAN_BLOCK) -> int:
         """Blocks that take tiles: the device's resident blocks when known (more would only wait
         for tickets), else a size that fills any current GPU."""
-        resident = resident_blocks(given, SCAN_BLOCK)
+        resident = resident_blocks(given, block)
         return resident if resident is not None else 65535
 
 
@@ -335,6 +384,7 @@ def resolved_type(value_type: str, kernel: KernelSyntax, name: str) -> str:
     return dict(zip(kernel.template_parameters, arguments, strict=False)).get(plain, plain)
 
 
+GRID_THREADS = (128, 256, 512, 1024)
 INDEX_TYPES = frozenset({"int", "unsigned int", "unsigned", "long", "long long", "size_t", "unsigned long long",
                          "int64_t", "uint32_t", "int32_t", "uint64_t", "unsigned long"})
 CHUNK_SAMPLES = (1, 2, 1000, 1025, 65537, 1000003)
