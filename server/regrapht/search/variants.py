@@ -9,6 +9,9 @@ the farther variants wait until nothing else is left to judge.
 
 Distance is counted in grid steps: on each axis, the difference of the two values' positions
 among the values that axis takes in the grid; an axis only one of the two has counts one step.
+An axis the other axes determine is not counted (`grid_axes`). The neighbours of the best are the
+untried variants within one step, or within the distance of its nearest other grid point where
+that is farther (a sparse grid).
 Variants without parameters are one step from each other, so they are judged in the applier's
 order, as before grids.
 """
@@ -27,27 +30,27 @@ Axes = dict[str, list[int]]
 
 def grid_axes(rewrites: Sequence[Rewrite]) -> Axes:
     """Each parameter's values over `rewrites`, sorted: a value's position is its grid coordinate.
-    A parameter that only restates an earlier one (held by the same variants, its values one to
-    one with the earlier one's: a block-per-row rewrite's threads per row and its launch's block)
-    is left out, so one move along the grid is one step."""
+    A parameter the others determine is left out (the launch's block of a block-per-row rewrite,
+    which is its threads per row; a GEMM tiling's block, which its tile and outputs per thread
+    fix), so one move along the grid is one step; the last-named such parameter goes first."""
     values: dict[str, set[int]] = {}
     for rewrite in rewrites:
         for name, value in rewrite.params:
             values.setdefault(name, set()).add(value)
-    names = list(values)
-    kept = [name for i, name in enumerate(names) if not any(_restates(rewrites, name, earlier) for earlier in names[:i])]
+    kept = list(values)
+    for name in reversed(list(values)):
+        if len(kept) > 1 and _determined(rewrites, name, [other for other in kept if other != name]):
+            kept.remove(name)
     return {name: sorted(values[name]) for name in kept}
 
 
-def _restates(rewrites: Sequence[Rewrite], name: str, earlier: str) -> bool:
-    forward: dict[int, int] = {}
-    backward: dict[int, int] = {}
+def _determined(rewrites: Sequence[Rewrite], name: str, others: list[str]) -> bool:
+    """Whether `name`'s value (or its absence) follows from the values of `others` in every variant."""
+    seen: dict[tuple[int | None, ...], int | None] = {}
     for rewrite in rewrites:
         params = dict(rewrite.params)
-        if (name in params) != (earlier in params):
-            return False
-        if name in params and (forward.setdefault(params[earlier], params[name]) != params[name]
-                               or backward.setdefault(params[name], params[earlier]) != params[earlier]):
+        key = tuple(params.get(other) for other in others)
+        if seen.setdefault(key, params.get(name)) != params.get(name):
             return False
     return True
 
@@ -83,8 +86,12 @@ def next_variant(rewrites: Sequence[Rewrite], rewards: Mapping[int, float], *, a
         return untried[0]
     axes = grid_axes(rewrites)
     best = max(rewards, key=lambda i: (rewards[i], -i))
-    nearest = min(untried, key=lambda i: (grid_distance(rewrites[i], rewrites[best], axes), i))
-    if not anywhere and grid_distance(rewrites[nearest], rewrites[best], axes) > NEIGHBOUR_STEPS:
+    steps = {i: grid_distance(rewrites[i], rewrites[best], axes) for i in range(len(rewrites)) if i != best}
+    nearest = min(untried, key=lambda i: (steps[i], i))
+    # on a sparse grid (tile shapes that go with their outputs per thread) the best's nearest
+    # points may be more than one step away: they are its neighbours
+    radius = max(NEIGHBOUR_STEPS, min(steps.values(), default=NEIGHBOUR_STEPS))
+    if not anywhere and steps[nearest] > radius:
         return None
     return nearest
 

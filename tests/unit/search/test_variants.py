@@ -68,6 +68,27 @@ def test_a_parameter_that_restates_another_is_one_axis() -> None:
     axes = grid_axes(rows)
     assert set(axes) == {"threads"}
     assert grid_distance(rows[0], rows[1], axes) == 1
-    # a warp per row in 256-thread blocks: the block no longer follows the threads per row
+    # a warp per row in 256-thread blocks: the block still follows from the threads per row
     rows.append(Rewrite("w", LaunchConfig(("rows",), ("256",)), "", (("threads", 32), ("block_x", 256))))
+    assert set(grid_axes(rows)) == {"threads"}
+    # the same threads per row under two blocks (a launch-shaped variant): the block is an axis
+    rows.append(Rewrite("w2", LaunchConfig(("rows",), ("128",)), "", (("threads", 32), ("block_x", 128))))
     assert set(grid_axes(rows)) == {"threads", "block_x"}
+
+
+def test_a_parameter_the_others_determine_is_not_an_axis() -> None:
+    """A GEMM tiling's block follows from its tile and outputs per thread: a move to the next tile
+    width is one step, not two."""
+    tilings = [Rewrite(f"t{m}x{n}/{tm}", LaunchConfig(("g",), (str(m * n // (tm * tm)),)), "",
+                       (("tile_m", m), ("tile_n", n), ("thread_m", tm), ("block_x", m * n // (tm * tm))))
+               for m, n, tm in ((128, 128, 8), (128, 64, 8), (64, 64, 4), (64, 64, 2), (64, 128, 8))]
+    axes = grid_axes(tilings)
+    assert set(axes) == {"tile_m", "tile_n", "thread_m"}
+    assert grid_distance(tilings[0], tilings[1], axes) == 1
+
+
+def test_on_a_sparse_grid_the_nearest_points_are_neighbours() -> None:
+    sparse = [point(threads=t, items=i) for t, i in ((32, 1), (128, 4), (512, 8), (256, 4))]
+    # from (32, 1) the nearest other point is 3 steps away: not converged before it is judged
+    assert next_variant(sparse, {0: 2.0}, anywhere=False) == 1
+    assert not converged(sparse, {0: 2.0})
