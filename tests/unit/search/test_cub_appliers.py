@@ -101,15 +101,16 @@ def test_launches_follow_the_device() -> None:
     assert single(H200_LIKE)[0] == (("(cols + 7) / 8",), ("1024",))
     # Four columns per thread: 1024 columns make 32 tiles of 32 (or 64 of 16): 256-thread
     # blocks fill 4 SMs, 1024-thread blocks are the most 20 or 132 SMs get.
-    multi = [(r.launch.grid, r.launch.block) for r in _rewrite("column_sum", tiny) if "per thread" in r.note]
+    # (The first two rewrites; the rest of the grid follows the four first choices.)
+    multi = [(r.launch.grid, r.launch.block) for r in _rewrite("column_sum", tiny)[:2]]
     assert multi == [(("(cols + 31) / 32",), ("256",)), (("(cols + 15) / 16",), ("256",))]
-    multi = [(r.launch.grid, r.launch.block) for r in _rewrite("column_sum") if "per thread" in r.note]
+    multi = [(r.launch.grid, r.launch.block) for r in _rewrite("column_sum")[:2]]
     assert multi == [(("(cols + 31) / 32",), ("1024",)), (("(cols + 15) / 16",), ("1024",))]
 
 
 def test_row_rewrites_use_cub_and_keep_the_statements() -> None:
     rewrites = _rewrite("softmax_rows")
-    assert len(rewrites) == 3 and all("cub::" in r.source for r in rewrites)
+    assert len(rewrites) >= 12 and all("cub::" in r.source for r in rewrites)
     first = rewrites[0].source
     assert "cub::WarpReduce<float, 32>" in first  # 1024 columns: a warp per row first
     assert "__expf(in[j] - m) * inv" in first and "fmaxf(a, b)" in first
@@ -175,13 +176,13 @@ def test_short_rows_get_part_of_a_warp() -> None:
 
 def test_csr_widths_follow_the_average_row() -> None:
     notes = [r.note for r in _rewrite("spmv_csr")]
-    # the row count varies: no average known, 8 lanes first
-    assert [n.split(" per")[0] for n in notes] == ["8 lanes", "16 lanes", "one warp", "4 lanes"]
+    # the row count varies: no average known, 8 lanes first (then the rest of the grid)
+    assert [n.split(" per")[0] for n in notes[:4]] == ["8 lanes", "16 lanes", "one warp", "4 lanes"]
     _, given = case_input("spmv_csr")
     fixed = ApplierInput(given.source, given.kernel, given.launch, {"rows": 1000, "vals": 9000, "col_idx": 9000})
     notes = [r.note for r in CsrGroupPerRow().apply(fixed)]
     # 9 nonzeros per row: the closest widths first
-    assert [n.split(" per")[0] for n in notes] == ["8 lanes", "4 lanes", "16 lanes", "one warp"]
+    assert [n.split(" per")[0] for n in notes[:4]] == ["8 lanes", "4 lanes", "16 lanes", "one warp"]
     assert all("__ldg loads of col_idx, vals, x" in n for n in notes)
 
 
@@ -409,7 +410,9 @@ def test_every_applier_has_three_near_misses() -> None:
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 @pytest.mark.parametrize("applier", sorted(IDIOM_APPLIERS))
 def test_every_rewrite_compiles(tmp_path: Path, applier: str) -> None:
-    """All rewrites of one applier in one translation unit (one namespace each): one nvcc run."""
+    """The rewrites of one applier (of a parameter grid: its first four, centre and last corner),
+    with and without a device, in one translation unit (one namespace each): one nvcc run. Whole
+    grids of one kernel per applier compile in test_structural_grids.py and test_row_column_grids.py."""
     parts = ["#include <cub/cub.cuh>"]
     count = 0
     for name in CASES:

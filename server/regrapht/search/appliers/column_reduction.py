@@ -19,6 +19,12 @@ bandwidth-bound column walk with a few thousand columns lacks), each of them sti
 across the W lanes, and the K loads of a row together cover whole 128-byte lines. It needs loop
 bounds that do not depend on the column (the K columns share the row loop); the original's
 statements are repeated per column with their locals renamed. No alignment is assumed.
+
+Those come first; then the rest of a parameter grid (`Rewrite.params`: tile_columns,
+columns_per_thread, threads_per_column) in lexicographic order: W of 8, 16 and 32 lanes, K of 1, 2
+and 4 columns per thread (2 and 4 only where the columns can share the row loop), blocks of 256,
+512 and 1024 threads (and 128 for K = 1), as far as the device, the kernel's `__launch_bounds__`
+and shared memory allow.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from regrapht.idioms.items import ELEMENT, Accumulator, ItemLoop, ItemProgram, I
 from regrapht.idioms.normal_form import normal_form
 from regrapht.idioms.syntax import depends_on, kernel_syntax, text, walk
 from regrapht.idioms.threads import ItemIndex
-from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, largest_block, with_body
 from regrapht.search.appliers.cooperative import (
     PREFIX,
     Group,
@@ -42,12 +48,13 @@ from regrapht.search.appliers.cooperative import (
     resident_warps,
     value_of,
 )
-from regrapht.search.source import find_kernel
+from regrapht.search.source import KernelText, find_kernel
 from regrapht.spec.launch import LaunchConfig
 
 WIDTHS = (32, 16, 8)
 BLOCKS = (256, 512, 1024)
 COLUMNS_PER_THREAD = 4
+GRID_COLUMNS_PER_THREAD = (1, 2, 4)
 
 
 def column_layout(program: ItemProgram) -> bool:
@@ -330,19 +337,39 @@ class ColumnSplitReduction:
         columns = item_count(given, program)
         if columns is None:
             return []
+        largest = largest_block(given, located)
+        ready = multi_column_ready(program)
+        # (lanes across the tile W, columns per thread K, block size): the current choices first
+        first = [(width, COLUMNS_PER_THREAD, block) for width, block in (multi_shapes(given, columns) if ready else [])]
+        first += [(width, 1, block) for width, block in shapes_for(given, columns)]
+        grid = [(width, per_thread, block) for width in sorted(WIDTHS)
+                for per_thread in (GRID_COLUMNS_PER_THREAD if ready else (1,))
+                for block in ((128, *BLOCKS) if per_thread == 1 else BLOCKS) if block <= largest]
+        grid.sort(key=lambda shape: shape_params(*shape))
         rewrites = []
-        for width, block in multi_shapes(given, columns) if multi_column_ready(program) else []:
-            tile = width * COLUMNS_PER_THREAD
-            if not shared_fits(given, program, block * COLUMNS_PER_THREAD):
+        for width, per_thread, block in first + [shape for shape in grid if shape not in first]:
+            if per_thread > 1 and not shared_fits(given, program, block * per_thread):
                 continue
-            body = _MultiColumnEmitter(program, width, block, COLUMNS_PER_THREAD).column_body()
-            launch = LaunchConfig((f"({columns} + {tile - 1}) / {tile}",), (str(block),), given.launch.shared_bytes)
-            rewrites.append(Rewrite(with_body(given, located, body), launch,
-                                    f"column tiles of {tile}, {COLUMNS_PER_THREAD} columns per thread, "
-                                    f"{block // width} threads per column, shared-memory combine"))
-        for width, block in shapes_for(given, columns):
-            body = _ColumnEmitter(program, width, block).column_body()
-            launch = LaunchConfig((f"({columns} + {width - 1}) / {width}",), (str(block),), given.launch.shared_bytes)
-            rewrites.append(Rewrite(with_body(given, located, body), launch,
-                                    f"column tiles of {width}, {block // width} threads per column, shared-memory combine"))
+            rewrites.append(self._rewrite(given, located, program, columns, width, per_thread, block))
         return rewrites
+
+    @staticmethod
+    def _rewrite(given: ApplierInput, located: KernelText, program: ItemProgram, columns: str,
+                 width: int, per_thread: int, block: int) -> Rewrite:
+        tile = width * per_thread
+        launch = LaunchConfig((f"({columns} + {tile - 1}) / {tile}",), (str(block),), given.launch.shared_bytes)
+        params = shape_params(width, per_thread, block)
+        if per_thread == 1:
+            body = _ColumnEmitter(program, width, block).column_body()
+            return Rewrite(with_body(given, located, body), launch,
+                           f"column tiles of {width}, {block // width} threads per column, shared-memory combine", params)
+        body = _MultiColumnEmitter(program, width, block, per_thread).column_body()
+        return Rewrite(with_body(given, located, body), launch,
+                       f"column tiles of {tile}, {per_thread} columns per thread, "
+                       f"{block // width} threads per column, shared-memory combine", params)
+
+
+def shape_params(width: int, per_thread: int, block: int) -> tuple[tuple[str, int], ...]:
+    """A shape's coordinates in the grid (the block is width * threads per column)."""
+    return (("tile_columns", width * per_thread), ("columns_per_thread", per_thread),
+            ("threads_per_column", block // width))

@@ -10,7 +10,10 @@ nonzeros (coalesced) and `cub::WarpReduce` combines their partial sums ("CSR-vec
 
 Rows are short in many matrices, so besides a full warp per row the rewrites try 8 and 16 lanes
 per row (`cub::WarpReduce` with a logical warp of that width). With the average row length
-known from the spec (nonzeros / rows), the closest width comes first.
+known from the spec (nonzeros / rows), the closest width comes first. Then the rest of a parameter
+grid (`Rewrite.params`: threads_per_row, rows_per_block) in lexicographic order: 2-32 lanes per row
+in blocks of 128, 256 and 512 threads (as far as the device and the kernel's `__launch_bounds__`
+allow).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from regrapht.idioms.items import ItemProgram, item_program
 from regrapht.idioms.normal_form import normal_form
 from regrapht.idioms.read_only import read_only_arrays, with_read_only_loads
 from regrapht.idioms.syntax import kernel_syntax
-from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, largest_block, with_body
 from regrapht.search.appliers.cooperative import (
     Group,
     cooperative_body,
@@ -29,10 +32,13 @@ from regrapht.search.appliers.cooperative import (
     value_of,
     with_cub,
 )
+from regrapht.search.appliers.row_ops import group_params
 from regrapht.search.source import find_kernel
 from regrapht.spec.launch import LaunchConfig
 
 BLOCK = 256
+GRID_LANES = (2, 4, 8, 16, 32)
+GRID_BLOCKS = (128, 256, 512)
 
 
 class CsrGroupPerRow:
@@ -66,18 +72,21 @@ class CsrGroupPerRow:
         cached_kernel = kernel_syntax(with_read_only_loads(source, given.kernel, read_only), given.kernel) \
             if read_only else None
         cached = item_program(cached_kernel) if cached_kernel is not None else None
-        shapes = [(lanes, cached) for lanes in widths]
+        first = [Group("warp", BLOCK, lanes) for lanes in widths]
+        largest = largest_block(given, located)
+        grid = sorted((Group("warp", block, lanes) for lanes in GRID_LANES for block in GRID_BLOCKS if block <= largest),
+                      key=group_params)
         rewrites = []
-        for lanes, variant in shapes:
-            group = Group("warp", BLOCK, lanes)
-            body = cooperative_body(variant or program, group, template_instance(given.kernel, program))
+        for group in first + [g for g in grid if g not in first]:
+            body = cooperative_body(cached or program, group, template_instance(given.kernel, program))
             if body is None:
                 continue
-            launch = LaunchConfig((f"({rows} + {group.per_block - 1}) / {group.per_block}",), (str(BLOCK),),
+            launch = LaunchConfig((f"({rows} + {group.per_block - 1}) / {group.per_block}",), (str(group.block),),
                                   given.launch.shared_bytes)
-            loads = ", __ldg loads of " + ", ".join(sorted(read_only)) if variant is not None else ""
+            loads = ", __ldg loads of " + ", ".join(sorted(read_only)) if cached is not None else ""
             rewrites.append(Rewrite(with_cub(with_body(given, located, body)), launch,
-                                    group.describe().format(item="CSR row") + ", cub::WarpReduce" + loads))
+                                    group.describe().format(item="CSR row") + ", cub::WarpReduce" + loads,
+                                    group_params(group)))
         return rewrites
 
     @staticmethod

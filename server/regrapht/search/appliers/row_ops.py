@@ -13,6 +13,11 @@ Launch: a group-stride loop over rows, so any grid is correct. The rewrites diff
 group: 4-16 lanes of a warp for rows of at most 64 elements, a warp per row for rows up to 1024,
 a block per row for longer ones (its size from the row length); with a known device, a warp-per-row launch that could not fill the GPU's resident
 warps comes last.
+
+Then the rest of a parameter grid (`Rewrite.params`: threads_per_row, rows_per_block), in
+lexicographic order: groups of 4-32 lanes in blocks of 128-1024 threads, and a block of 128-1024
+threads per row, as far as the row length makes them worth a try (lanes of a short row, no
+sub-warp groups for rows over 1024) and the device and the kernel's `__launch_bounds__` allow.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from regrapht.cuda.affine import Poly, atom_is_memory
 from regrapht.idioms.items import ELEMENT, ItemProgram, item_program
 from regrapht.idioms.normal_form import normal_form
 from regrapht.idioms.syntax import depends_on, kernel_syntax
-from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, largest_block, with_body
 from regrapht.search.appliers.cooperative import (
     Group,
     cooperative_body,
@@ -66,10 +71,18 @@ def row_layout(program: ItemProgram) -> bool:
     return moves or any(loop.writes for loop in program.loops)
 
 
+GRID_BLOCKS = (128, 256, 512, 1024)  # threads per block of the grid's groups
+
+
+def row_extent(given: ApplierInput, program: ItemProgram) -> int | None:
+    """Elements of the longest element loop of a row, when the spec's constants fix it."""
+    extents = [e for e in (extent_of(given, loop, program) for loop in program.loops) if e is not None]
+    return max(extents) if extents else None
+
+
 def groups_for(given: ApplierInput, program: ItemProgram, rows: str) -> list[Group]:
     """The groups to try, most promising first."""
-    extents = [e for e in (extent_of(given, loop, program) for loop in program.loops) if e is not None]
-    extent = max(extents) if extents else None
+    extent = row_extent(given, program)
     if extent is None:
         order = [Group("block", 256), Group("warp", WARP_BLOCK), Group("block", 512)]
     elif extent <= 16:
@@ -92,6 +105,29 @@ def groups_for(given: ApplierInput, program: ItemProgram, rows: str) -> list[Gro
     return order
 
 
+def grid_groups(given: ApplierInput, program: ItemProgram, largest: int) -> list[Group]:
+    """The parameter grid, in lexicographic order of `group_params`: 4-32 lanes of a warp per
+    row (16 and 32 for rows over 1024 elements; no more lanes than a short row has, rounded up)
+    in blocks of 128-1024 threads, and for rows longer than 64 elements a block per row, each
+    block at most `largest` threads."""
+    extent = row_extent(given, program)
+    if extent is not None and extent <= 64:
+        lanes: tuple[int, ...] = tuple(n for n in (4, 8, 16, 32) if n // 2 < max(extent, 4))
+        per_row: tuple[int, ...] = ()
+    elif extent is not None and extent > 1024:
+        lanes, per_row = (16, 32), GRID_BLOCKS
+    else:
+        lanes, per_row = (8, 16, 32), GRID_BLOCKS
+    groups = [Group("warp", block, n) for n in lanes for block in GRID_BLOCKS if block <= largest]
+    groups += [Group("block", block) for block in per_row if block <= largest]
+    return sorted(groups, key=group_params)
+
+
+def group_params(group: Group) -> tuple[tuple[str, int], ...]:
+    """A group's coordinates in the grid (the block is their product)."""
+    return (("threads_per_row", group.size), ("rows_per_block", group.per_block))
+
+
 class GroupPerRow:
     technique = "block_per_row"
     also: tuple[str, ...] = ("warp_shuffle_reduction", "memory_coalescing")
@@ -111,12 +147,14 @@ class GroupPerRow:
         if rows is None:
             return []
         rewrites = []
-        for group in groups_for(given, program, rows):
+        first = groups_for(given, program, rows)
+        grid = grid_groups(given, program, largest_block(given, located))
+        for group in first + [g for g in grid if g not in first]:
             body = cooperative_body(program, group, template_instance(given.kernel, program))
             if body is None:
                 continue
-            grid = rows if group.kind == "block" else f"({rows} + {group.per_block - 1}) / {group.per_block}"
-            launch = LaunchConfig((grid,), (str(group.block),), given.launch.shared_bytes)
+            blocks = rows if group.kind == "block" else f"({rows} + {group.per_block - 1}) / {group.per_block}"
+            launch = LaunchConfig((blocks,), (str(group.block),), given.launch.shared_bytes)
             rewrites.append(Rewrite(with_cub(with_body(given, located, body)), launch,
-                                    group.describe().format(item="row") + ", CUB reductions"))
+                                    group.describe().format(item="row") + ", CUB reductions", group_params(group)))
         return rewrites
