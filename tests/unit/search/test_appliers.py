@@ -94,7 +94,7 @@ def test_matmul_tiling_matches_the_naive_kernel_only() -> None:
 
 def test_reductions() -> None:
     [(_, full)] = inputs_of(ROOT / "bench/tasks/full_sum/full_sum.regrapht.toml")
-    rewrites = BlockReduceAtomic().apply(full)
+    rewrites = BlockReduceAtomic().apply(full)[:2]  # the first choices (then its grid)
     assert len(rewrites) == 2 and "float4" in rewrites[0].source and "float4" not in rewrites[-1].source
     for rewrite in rewrites:
         assert "cub::BlockReduce" in rewrite.source and rewrite.source.count("atomicAdd(total") == 1
