@@ -1,9 +1,9 @@
 """The parameter grids of the row, CSR-row and column appliers (issue 12).
 
 Each of GroupPerRow, CsrGroupPerRow and ColumnSplitReduction offers its first choices exactly as
-before the grids (tests/data/grids/row_column_first_choices.json holds their notes and launches
-on every train, red-team and applier-test kernel they match, with and without a device, as
-main produced them before the grids), then the rest of its grid in lexicographic order of
+before the grids (tests/data/grids/row_column_first_choices.json holds their notes, launches and
+source hashes on every train, red-team and applier-test kernel they match, with and without a
+device, as main produced them before the grids, at f655156), then the rest of its grid in lexicographic order of
 `Rewrite.params`. Every rewrite carries its coordinates; no two share them or their code. The
 grid points of one kernel per applier compile with nvcc (marker `nvcc`), within the registers a
 block of their size may use.
@@ -11,14 +11,15 @@ block of their size may use.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-import shutil
 import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from nvcc_check import needs_nvcc
 
 from regrapht.app.optimize import kernel_target
 from regrapht.search.appliers import ApplierInput, DeviceLimits, rewrites_of
@@ -49,7 +50,8 @@ def case_input(case: str, device: DeviceLimits | None) -> ApplierInput:
 
 
 def described(rewrite: Rewrite) -> str:
-    return f"{rewrite.note} | {', '.join(rewrite.launch.grid)} | {', '.join(rewrite.launch.block)}"
+    source = hashlib.sha256(rewrite.source.encode()).hexdigest()[:16]
+    return f"{rewrite.note} | {', '.join(rewrite.launch.grid)} | {', '.join(rewrite.launch.block)} | {source}"
 
 
 def block_of(rewrite: Rewrite) -> int:
@@ -159,7 +161,7 @@ NVCC_CASES = ["tests/data/appliers/argmax_rows", "tests/data/appliers/dspmv_csr_
 
 
 @pytest.mark.nvcc
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@needs_nvcc
 @pytest.mark.parametrize("case", NVCC_CASES)
 def test_every_grid_point_compiles_within_the_registers_of_its_block(tmp_path: Path, case: str) -> None:
     rewrites = APPLIERS[FIRST_CHOICES[case]["applier"]].apply(case_input(case, H200_LIKE))

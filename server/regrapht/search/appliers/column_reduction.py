@@ -48,6 +48,7 @@ from regrapht.search.appliers.cooperative import (
     resident_warps,
     value_of,
 )
+from regrapht.search.appliers.grid import grid_order
 from regrapht.search.source import KernelText, find_kernel
 from regrapht.spec.launch import LaunchConfig
 
@@ -342,16 +343,16 @@ class ColumnSplitReduction:
         # (lanes across the tile W, columns per thread K, block size): the current choices first
         first = [(width, COLUMNS_PER_THREAD, block) for width, block in (multi_shapes(given, columns) if ready else [])]
         first += [(width, 1, block) for width, block in shapes_for(given, columns)]
-        grid = [(width, per_thread, block) for width in sorted(WIDTHS)
+        grid = [(width, per_thread, block) for width in WIDTHS
                 for per_thread in (GRID_COLUMNS_PER_THREAD if ready else (1,))
                 for block in ((128, *BLOCKS) if per_thread == 1 else BLOCKS) if block <= largest]
-        grid.sort(key=lambda shape: shape_params(*shape))
-        rewrites = []
-        for width, per_thread, block in first + [shape for shape in grid if shape not in first]:
-            if per_thread > 1 and not shared_fits(given, program, block * per_thread):
-                continue
-            rewrites.append(self._rewrite(given, located, program, columns, width, per_thread, block))
-        return rewrites
+
+        def rewrites(shapes: list[tuple[int, int, int]]) -> list[Rewrite]:
+            return [self._rewrite(given, located, program, columns, width, per_thread, block)
+                    for width, per_thread, block in shapes
+                    if per_thread == 1 or shared_fits(given, program, block * per_thread)]
+
+        return grid_order(rewrites(first), rewrites(grid))
 
     @staticmethod
     def _rewrite(given: ApplierInput, located: KernelText, program: ItemProgram, columns: str,

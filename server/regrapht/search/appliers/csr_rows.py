@@ -32,6 +32,7 @@ from regrapht.search.appliers.cooperative import (
     value_of,
     with_cub,
 )
+from regrapht.search.appliers.grid import grid_order
 from regrapht.search.appliers.row_ops import group_params
 from regrapht.search.source import find_kernel
 from regrapht.spec.launch import LaunchConfig
@@ -72,22 +73,23 @@ class CsrGroupPerRow:
         cached_kernel = kernel_syntax(with_read_only_loads(source, given.kernel, read_only), given.kernel) \
             if read_only else None
         cached = item_program(cached_kernel) if cached_kernel is not None else None
-        first = [Group("warp", BLOCK, lanes) for lanes in widths]
-        largest = largest_block(given, located)
-        grid = sorted((Group("warp", block, lanes) for lanes in GRID_LANES for block in GRID_BLOCKS if block <= largest),
-                      key=group_params)
-        rewrites = []
-        for group in first + [g for g in grid if g not in first]:
-            body = cooperative_body(cached or program, group, template_instance(given.kernel, program))
+        loads = ", __ldg loads of " + ", ".join(sorted(read_only)) if cached is not None else ""
+        instance = template_instance(given.kernel, program)
+
+        def rewrite(group: Group) -> Rewrite | None:
+            body = cooperative_body(cached or program, group, instance)
             if body is None:
-                continue
+                return None
             launch = LaunchConfig((f"({rows} + {group.per_block - 1}) / {group.per_block}",), (str(group.block),),
                                   given.launch.shared_bytes)
-            loads = ", __ldg loads of " + ", ".join(sorted(read_only)) if cached is not None else ""
-            rewrites.append(Rewrite(with_cub(with_body(given, located, body)), launch,
-                                    group.describe().format(item="CSR row") + ", cub::WarpReduce" + loads,
-                                    group_params(group)))
-        return rewrites
+            return Rewrite(with_cub(with_body(given, located, body)), launch,
+                           group.describe().format(item="CSR row") + ", cub::WarpReduce" + loads, group_params(group))
+
+        first = [r for r in (rewrite(Group("warp", BLOCK, lanes)) for lanes in widths) if r is not None]
+        largest = largest_block(given, located)
+        grid = [r for r in (rewrite(Group("warp", block, lanes)) for lanes in GRID_LANES for block in GRID_BLOCKS
+                            if block <= largest) if r is not None]
+        return grid_order(first, grid)
 
     @staticmethod
     def _average_row(given: ApplierInput, program: ItemProgram, rows: str) -> float | None:

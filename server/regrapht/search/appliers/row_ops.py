@@ -38,6 +38,7 @@ from regrapht.search.appliers.cooperative import (
     value_of,
     with_cub,
 )
+from regrapht.search.appliers.grid import grid_order
 from regrapht.search.source import find_kernel
 from regrapht.spec.launch import LaunchConfig
 
@@ -146,15 +147,17 @@ class GroupPerRow:
         rows = item_count(given, program)
         if rows is None:
             return []
-        rewrites = []
-        first = groups_for(given, program, rows)
-        grid = grid_groups(given, program, largest_block(given, located))
-        for group in first + [g for g in grid if g not in first]:
-            body = cooperative_body(program, group, template_instance(given.kernel, program))
+        instance = template_instance(given.kernel, program)
+
+        def rewrite(group: Group) -> Rewrite | None:
+            body = cooperative_body(program, group, instance)
             if body is None:
-                continue
+                return None
             blocks = rows if group.kind == "block" else f"({rows} + {group.per_block - 1}) / {group.per_block}"
             launch = LaunchConfig((blocks,), (str(group.block),), given.launch.shared_bytes)
-            rewrites.append(Rewrite(with_cub(with_body(given, located, body)), launch,
-                                    group.describe().format(item="row") + ", CUB reductions", group_params(group)))
-        return rewrites
+            return Rewrite(with_cub(with_body(given, located, body)), launch,
+                           group.describe().format(item="row") + ", CUB reductions", group_params(group))
+
+        first = [r for r in map(rewrite, groups_for(given, program, rows)) if r is not None]
+        grid = [r for r in map(rewrite, grid_groups(given, program, largest_block(given, located))) if r is not None]
+        return grid_order(first, grid)
