@@ -127,8 +127,9 @@ def _vector_body(view: PointKernel, shape: ElementwiseMap, vectors: list[Stream]
     replaced = view.work_with({(a.start, a.end): f"{registers[s.array]}{element}" for s in vectors for a in s.accesses})
     original = view.work_with({})
     bounds = view.bounds[shape.fast]
+    moved = "one 16-byte vector" if groups == 1 else f"{groups} vectors of {width} elements"
     return f"""
-    // {lanes} consecutive points per thread: one 16-byte vector per streamed array when all
+    // {lanes} consecutive points per thread: {moved} per streamed array when all
     // {lanes} are in range and every address is aligned, else point by point.
 {structs}
     const long long {first} = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * {lanes};
