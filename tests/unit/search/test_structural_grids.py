@@ -18,6 +18,7 @@ from regrapht.app.optimize import kernel_target
 from regrapht.search.appliers import ApplierInput, DeviceLimits, Rewrite, rewrites_of
 from regrapht.search.appliers.common import Applier
 from regrapht.search.appliers.full_reduction import BlockReduceAtomic
+from regrapht.search.appliers.grid import thread_limit
 from regrapht.search.appliers.histogram import PrivatisedHistogram
 from regrapht.search.appliers.scan import ParallelScan
 from regrapht.search.appliers.vectorize import VectorizedMap
@@ -94,3 +95,21 @@ COMPILED = (
 @pytest.mark.parametrize("key", COMPILED)
 def test_whole_grids_compile(key: str, tmp_path: Path) -> None:
     compile_together([r.source for r in _rewrites(key)], tmp_path)
+
+
+def test_grids_keep_within_the_kernels_launch_bounds() -> None:
+    """A body rewrite keeps the kernel's `__launch_bounds__`: no grid point may launch more threads
+    (`grid.thread_limit`; the recognisers of these four appliers do not read such kernels yet)."""
+    from regrapht.spec.launch import LaunchConfig
+
+    source = """
+__global__ void __launch_bounds__(256, 2) sum_all(const float *x, float *total, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(total, x[i]);
+}
+"""
+    launch = LaunchConfig(("(n + 127) / 128",), ("128",))
+    assert thread_limit(ApplierInput(source, "sum_all", launch, {}, H200_LIKE)) == 256
+    assert thread_limit(ApplierInput(source.replace("256, 2", "BOUND"), "sum_all", launch, {}, H200_LIKE)) == 128
+    assert thread_limit(ApplierInput(source.replace("__launch_bounds__(256, 2) ", ""), "sum_all", launch, {},
+                                     DeviceLimits(10, 1024, 512, 48 * 1024))) == 512

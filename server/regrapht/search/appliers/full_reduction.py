@@ -39,7 +39,7 @@ from regrapht.search.appliers.cooperative import (
     value_of,
     with_cub,
 )
-from regrapht.search.appliers.grid import grid_order
+from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.source import find_kernel
 from regrapht.spec.expr import names_in
 from regrapht.spec.launch import LaunchConfig
@@ -265,7 +265,7 @@ class BlockReduceAtomic:
         blocks, or elements per thread without a device)."""
         shapes = [(4, 2)] if array is not None else []
         shapes += [(1, u) for u in GRID_UNROLLS if array is None or u > 1]
-        limit = given.device.max_threads_per_block if given.device is not None else 1024
+        limit = thread_limit(given)  # the device's, and the kernel's __launch_bounds__
         return [_variant(given, found, count, array, vector, unroll, threads, fill)
                 for vector, unroll in shapes for threads in GRID_BLOCKS if threads <= limit for fill in _fills(given)]
 
@@ -282,10 +282,10 @@ class BlockReduceAtomic:
             return []
         # One block whatever its size: 1024 threads first (as before the grid), then smaller
         # blocks, which finish their combine sooner on short arrays.
-        limit = given.device.max_threads_per_block if given.device is not None else 1024
+        limit = thread_limit(given)  # the device's, and the kernel's __launch_bounds__
         rewrites = []
         for threads in (1024, *(t for t in GRID_BLOCKS if t < 1024)):
-            body = cooperative_body(program, Group("block", threads)) if threads <= limit else None
+            body = cooperative_body(program, Group("block", threads)) if threads == 1024 or threads <= limit else None
             if body is None:
                 continue
             launch = LaunchConfig(("1",), (str(threads),), given.launch.shared_bytes)

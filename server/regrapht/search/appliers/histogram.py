@@ -31,7 +31,7 @@ from __future__ import annotations
 from regrapht.idioms.histogram import Histogram, histogram
 from regrapht.idioms.pointwise import PointKernel, fresh
 from regrapht.search.appliers.common import ApplierInput, DeviceLimits, Rewrite, with_body
-from regrapht.search.appliers.grid import grid_order
+from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.appliers.points import point_view, prelude
 from regrapht.search.source import KernelText
 from regrapht.spec.launch import LaunchConfig
@@ -65,6 +65,7 @@ class PrivatisedHistogram:
             return []
         upper = view.bounds[view.coordinates[0].name].upper
         limit = given.device.max_threads_per_block if given.device is not None else 1024
+        grid_limit = thread_limit(given)  # the kernel's __launch_bounds__ too
         byte = shape.byte_data is not None and count == 256
 
         def fits(copies: int, threads: int) -> bool:
@@ -87,8 +88,9 @@ class PrivatisedHistogram:
         # The grid: (uint4 loads of bytes) x copies per block/warp x block size x points per
         # thread in flight (batches need the atomic as a statement of its own).
         batches = (1,) if not shape.update.statement else (1, 4) if byte else GRID_BATCHES
-        grid = [variant(16, c, t, 1) for c in (0, 1) for t in GRID_THREADS if byte and fits(c, t)]
-        grid += [variant(1, c, t, b) for c in (0, 1) for t in GRID_THREADS for b in batches if fits(c, t)]
+        grid = [variant(16, c, t, 1) for c in (0, 1) for t in GRID_THREADS if byte and fits(c, t) and t <= grid_limit]
+        grid += [variant(1, c, t, b) for c in (0, 1) for t in GRID_THREADS for b in batches
+                 if fits(c, t) and t <= grid_limit]
         return grid_order(current, grid)
 
 

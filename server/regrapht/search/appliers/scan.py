@@ -71,7 +71,7 @@ from regrapht.search.appliers.cooperative import (
     value_of,
     with_cub,
 )
-from regrapht.search.appliers.grid import grid_order
+from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.appliers.lookback import (
     SCAN_ALGORITHMS,
     SCAN_BLOCK,
@@ -143,7 +143,7 @@ class ParallelScan:
         # The grid: block tiles of every block size and items per thread the row length is worth,
         # then a warp per row (rows under 4096 long) or a block per row of every size.
         grid = self._row_tiles(given, program, located, rows, extent, grid=True)
-        limit = given.device.max_threads_per_block if given.device is not None else 1024
+        limit = thread_limit(given)  # the device's, and the kernel's __launch_bounds__
         others = [Group("block", t) for t in GRID_THREADS if t <= limit]
         if extent is None or extent < 4096:
             others += [Group("warp", t) for t in GRID_THREADS if t < 1024]
@@ -193,7 +193,7 @@ class ParallelScan:
         shapes = [(SCAN_BLOCK, items)]
         if grid:
             shared = given.device.shared_bytes_per_block if given.device is not None else 48 * 1024
-            limit = given.device.max_threads_per_block if given.device is not None else 1024
+            limit = thread_limit(given)  # the device's, and the kernel's __launch_bounds__
             shapes = [(block, n) for block in GRID_THREADS for n in (16 // size, 32 // size, 64 // size)
                       if block <= limit and block * n * size + 4096 <= shared and
                       (extent is None or block * n // 2 < extent)]
@@ -350,7 +350,7 @@ class ParallelScan:
         # tiles no smaller than the first variant's (the look-back state has MAX_TILES tiles, so a
         # smaller tile would cap the array length below what the first variant handles).
         shared = given.device.shared_bytes_per_block if given.device is not None else 48 * 1024
-        limit = given.device.max_threads_per_block if given.device is not None else 1024
+        limit = thread_limit(given)  # the device's, and the kernel's __launch_bounds__
         grid = [variant(block, n, algorithm) for block in GRID_THREADS for n in (1, 2, 4, 8, 16)
                 if n <= 64 // size and block <= limit and block * n >= SCAN_BLOCK * items and
                 block * n * size + 4096 <= shared for algorithm in range(len(SCAN_ALGORITHMS))]

@@ -23,7 +23,7 @@ from dataclasses import replace
 from regrapht.idioms.elementwise import ElementwiseMap, Stream, elementwise_map
 from regrapht.idioms.pointwise import AXES, PointKernel, fresh
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
-from regrapht.search.appliers.grid import grid_order
+from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
 from regrapht.spec.launch import LaunchConfig
 
@@ -50,7 +50,7 @@ class VectorizedMap:
         vectors = [s for s in shape.streams if s.written or not any(a.conditional or a.conditions for a in s.accesses)]
         if not any(s.written for s in vectors):
             return []
-        limit = given.device.max_threads_per_block if given.device is not None else 1024
+        limit = thread_limit(given)  # the device's, and the kernel's __launch_bounds__
         x = AXES.index(view.coordinate(shape.fast).axis)  # type: ignore[union-attr]
         block = given.launch.block
         bx = int(block[0]) if block else 1
