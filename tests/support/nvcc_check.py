@@ -5,8 +5,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
+
+T = TypeVar("T")
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 
@@ -30,3 +33,13 @@ def compile_together(sources: list[str], where: Path, name: str = "all") -> None
         body = "\n".join(line for line in lines if not line.lstrip().startswith("#include"))
         parts.append(f"namespace variant{number} {{\n{body}\n}}")
     compile_ok("\n".join([*sorted(includes), *parts]), where, name)
+
+
+def grid_sample(rewrites: list[T], first: int = 4) -> list[T]:
+    """The rewrites a compile test over many kernels checks: the applier's first `first` (its
+    hand-picked variants) and its grid's middle and last point. The whole grids are compiled by
+    `tests/unit/search/test_structural_grids.py` and checked on the GPU by the gpu tests; with every
+    point of every red-team kernel, the nvcc tests alone would take most of CI's time."""
+    if len(rewrites) <= first + 2:
+        return rewrites
+    return [*rewrites[:first], rewrites[len(rewrites) // 2], rewrites[-1]]
