@@ -4,7 +4,8 @@ grid-stride batch loop, a 1-D block split by `%`, a thread per matrix or per row
 the rest, pointers advanced to the matrix, `#pragma unroll`), fixed (template, #define) or runtime sizes,
 float and double, transposed operands, alpha/beta, get groups of matrices staged in shared
 memory; near-misses (a data-dependent k bound, an output aliasing an operand, a non-affine
-index, a launch axis no coordinate uses, a guard narrower than the matrix) do not; every
+index, a launch axis no coordinate uses, a guard narrower than the matrix) do not; the variants
+are a parameter grid (outputs per thread x passes) after the hand-picked blockings; every
 rewrite compiles with nvcc without spills."""
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ from pathlib import Path
 
 import pytest
 from cpu_cuda import needs_gxx, same_outputs, spec_text
-from nvcc_check import compile_ok, needs_nvcc
+from nvcc_check import compile_together, needs_nvcc
 
 from regrapht.idioms.batched_gemm import batched_product
 from regrapht.search.appliers import ApplierInput, DeviceLimits, rewrites_of
-from regrapht.search.appliers.batched_matmul import BatchedSmallMatmul
+from regrapht.search.appliers.batched_matmul import BatchedSmallMatmul, _blockings
 from regrapht.spec.launch import LaunchConfig
 
 H200_LIKE = DeviceLimits(sms=132, max_threads_per_sm=2048, max_threads_per_block=1024, shared_bytes_per_block=48 * 1024)
@@ -453,7 +454,9 @@ def test_a_batch_counted_only_by_the_launch_keeps_that_grid_axis() -> None:
     rewrites = BatchedSmallMatmul().apply(ApplierInput(source, name, launch, constants, H200_LIKE))
     assert rewrites and all(r.launch.grid == ("1", "1", "batch") for r in rewrites)
     # 16x16 outputs: 4x1 per thread is 64 threads, 2x1 128, 1x1 256 (whole warps, never more than 256)
-    assert [r.launch.block for r in rewrites] == [("64",), ("128",), ("256",)]
+    assert [r.launch.block for r in rewrites[:3]] == [("64",), ("128",), ("256",)]
+    # then the grid's other blockings, one pass each (a block holds one matrix)
+    assert [p for r in rewrites for name, p in r.params if name == "passes"] == [1] * 11
     assert "const long long batch_bg = gridDim.z;" in rewrites[0].source
     assert "tid_bg = (int)((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x)" in rewrites[0].source
     # two blocks per matrix along x would repeat the work: not this shape
@@ -495,8 +498,60 @@ def test_leaves_near_misses_alone(case: str) -> None:
 @needs_nvcc
 @pytest.mark.parametrize("case", sorted(MATCHES))
 def test_rewrites_compile(case: str, tmp_path: Path) -> None:
-    for index, rewrite in enumerate(_rewrites(case)):
-        compile_ok(rewrite.source, tmp_path, f"v{index}")
+    """The hand-picked variants and the grid's corners, and for three kernels (fixed float sizes,
+    runtime double sizes, a block per matrix) every grid point (one translation unit, a namespace
+    each: one nvcc run), without spills."""
+    rewrites = _rewrites(case)
+    if case not in ("template_block_per_matrix", "flat_id_double_alpha_beta_bt", "raw_threadidx_launch_batch"):
+        rewrites = _sample(rewrites)
+    compile_together([r.source for r in rewrites], tmp_path)
+
+
+def _point(rewrite) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
+    assert tuple(name for name, _ in rewrite.params) == ("thread_m", "thread_n", "passes")
+    rows, cols, passes = (value for _, value in rewrite.params)
+    return rows, cols, passes
+
+
+def _sample(rewrites: list) -> list:
+    """The hand-picked blockings (the first three) and the grid's corners: the fewest outputs per
+    thread in two passes, the most (8x2 or what the matrix allows) in two passes."""
+    grid = rewrites[3:]
+    corners = [min(grid, key=lambda r: (_point(r)[0] * _point(r)[1], -_point(r)[2])),
+               max(grid, key=lambda r: (_point(r)[0] * _point(r)[1], _point(r)[0], _point(r)[2]))]
+    return rewrites[:3] + [r for r in corners if r not in rewrites[:3]]
+
+
+@pytest.mark.parametrize("case", sorted(MATCHES))
+def test_the_grid_follows_the_hand_picked_blockings_in_lexicographic_order(case: str) -> None:
+    rewrites = _rewrites(case)
+    points = [_point(r) for r in rewrites]
+    source, name, launch, constants = MATCHES[case]
+    product = batched_product(source, name, launch.grid, launch.block, constants)
+    assert product is not None
+    first = len(_blockings(product.value(product.m, constants), product.value(product.n, constants)))
+    assert points[:first] == [(rows, cols, 1) for rows, cols in _blockings(product.value(product.m, constants),
+                                                                           product.value(product.n, constants))]
+    assert len(set(points)) == len(points) and len({(r.source, r.launch) for r in rewrites}) == len(rewrites)
+    assert all(p[2] == 1 for p in points[:first]) and points[first:] == sorted(points[first:])
+    assert 11 <= len(points) <= 22
+    for (rows, cols, passes), rewrite in zip(points, rewrites, strict=True):
+        assert rows * cols <= 16 and passes in (1, 2)
+        assert f"rows_bg = {rows}, cols_bg = {cols};" in rewrite.source
+        assert (f"rows_bg * cols_bg * {passes} +" in rewrite.source) == (passes > 1)
+        assert f"{rows}x{cols} outputs per thread" in rewrite.note
+
+
+def test_passes_hold_more_matrices_per_block_until_shared_memory_caps_them() -> None:
+    # 16x16x16 floats: 4x1 per thread is 4 matrices a group, 8 in two passes
+    notes = {_point(r): r.note for r in _rewrites("template_block_per_matrix")}
+    assert notes[(4, 1, 1)].startswith("4 matrices of 16x16") and notes[(4, 1, 2)].startswith("8 matrices of 16x16")
+    assert notes[(4, 1, 2)].endswith(", 2 passes")
+    # 48x48x48 doubles: one matrix (37 KB) fills the budget, so two passes would be the same group
+    source, name, launch, _ = MATCHES["flat_id_double_alpha_beta_bt"]
+    big = BatchedSmallMatmul().apply(ApplierInput(source, name, launch, {"M": 48, "N": 48, "K": 48, "batch": 99},
+                                                  H200_LIKE))
+    assert big and all(_point(r)[2] == 1 for r in big) and all(r.note.startswith("1 matrix") for r in big)
 
 
 def test_the_problem_size_scalar_may_be_unknown() -> None:
@@ -568,7 +623,7 @@ def test_rewrites_compute_what_the_original_does_on_the_cpu(case: str, tmp_path:
     spec, sizes = ON_CPU[case]
     rewrites = BatchedSmallMatmul().apply(ApplierInput(source, name, launch, constants, TINY_GPU))
     assert rewrites
-    for index, rewrite in enumerate(rewrites):
+    for index, rewrite in enumerate(_sample(rewrites)):
         where = tmp_path / str(index)
         where.mkdir()
         assert same_outputs(source, spec, rewrite.source, rewrite.launch, sizes, where) < 1e-4, rewrite.note
@@ -620,7 +675,7 @@ def test_red_team_rewrites_compute_what_the_original_does_on_the_cpu(case: str, 
     given = ApplierInput(source, kernel.name, target.launch, target.constants, TINY_GPU)
     rewrites = rewrites_of(BatchedSmallMatmul(), given)
     assert rewrites
-    for index, rewrite in enumerate(rewrites):
+    for index, rewrite in enumerate(_sample(rewrites)[:4]):  # the hand-picked ones and one corner
         where = tmp_path / str(index)
         where.mkdir()
         assert same_outputs(source, spec, rewrite.source, rewrite.launch, REDTEAM_SIZES[case], where,
@@ -708,12 +763,12 @@ def test_double_products_of_float_data_stay_bit_identical(tmp_path: Path) -> Non
     target = kernel_target(kernel)
     sizes = {"batch": 9, "M": 5, "N": 7, "K": 19}
     rewrites = BatchedSmallMatmul().apply(ApplierInput(source, kernel.name, target.launch, target.constants, TINY_GPU))
-    assert len(rewrites) == 3
-    for index, rewrite in enumerate(rewrites):
+    assert len(rewrites) == 20
+    for index, rewrite in enumerate(_sample(rewrites)):
         where = tmp_path / str(index)
         where.mkdir()
         assert same_outputs(source, spec, rewrite.source, rewrite.launch, sizes, where) == 0.0, rewrite.note
-    dropped = rewrites[-1].source.replace("double av_bg[", "float av_bg[")
-    assert dropped != rewrites[-1].source
+    dropped = rewrites[2].source.replace("double av_bg[", "float av_bg[")
+    assert dropped != rewrites[2].source
     (tmp_path / "dropped").mkdir()
-    assert same_outputs(source, spec, dropped, rewrites[-1].launch, sizes, tmp_path / "dropped") > 0.0
+    assert same_outputs(source, spec, dropped, rewrites[2].launch, sizes, tmp_path / "dropped") > 0.0

@@ -7,12 +7,11 @@ the CPU emulation at sizes that are not multiples of any tile."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 from cpu_cuda import needs_gxx, same_outputs, spec_text
-from nvcc_check import needs_nvcc
+from nvcc_check import compile_together, needs_nvcc
 
 from regrapht.search.appliers import ApplierInput, DeviceLimits
 from regrapht.search.appliers.matmul import MatmulTiling
@@ -265,12 +264,7 @@ def test_leaves_near_misses_alone(case: str) -> None:
 def test_rewrites_compile(case: str, tmp_path: Path) -> None:
     """Every grid point (one translation unit, a namespace each: one nvcc run), without spills."""
     rewrites = _rewrites(case) + (_rewrites(case, {"M": 32, "N": 32}) if case == "transposed_a" else [])
-    parts = [f"namespace v{index} {{\n{r.source}\n}}" for index, r in enumerate(rewrites)]
-    path = tmp_path / "grid.cu"
-    path.write_text("\n".join(parts))
-    done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-Xptxas", "--warn-on-spills,--warning-as-error",
-                           "-o", str(tmp_path / "grid.cubin"), str(path)], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr[-4000:]
+    compile_together([r.source for r in rewrites], tmp_path)
 
 
 F = "const float*"

@@ -12,7 +12,7 @@ import pytest
 from cpu_emulation import assert_rewrites_match, needs_gxx
 from nvcc_check import compile_ok, needs_nvcc
 
-from regrapht.search.appliers import APPLIERS, ApplierInput
+from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits
 from regrapht.search.appliers.output_jam import JammedOutputs
 from regrapht.spec.launch import LaunchConfig
 
@@ -133,8 +133,10 @@ def _rewrites(case: str) -> list:
 def test_jams_outputs_written_differently(case: str) -> None:
     rewrites = _rewrites(case)
     jammed = MATCHES[case][2]
-    assert [r.note.split(" ", 1)[0] for r in rewrites] == ["4", "8"]
-    for rewrite, count in zip(rewrites, (4, 8), strict=True):
+    # the hand-picked 4 and 8 first, then the rest of the grid: 2, 16
+    assert [r.note.split(" ", 1)[0] for r in rewrites] == ["4", "8", "2", "16"]
+    assert [r.params for r in rewrites] == [(("outputs_per_thread", c),) for c in (4, 8, 2, 16)]
+    for rewrite, count in zip(rewrites, (4, 8, 2, 16), strict=True):
         assert f"along {jammed}," in rewrite.note
         assert f"{jammed}_{count - 1}_rg" in rewrite.source and f"{jammed}_{count}_rg" not in rewrite.source
         assert rewrite.launch.block == MATCHES[case][1].block
@@ -158,6 +160,18 @@ def test_locals_not_depending_on_the_output_stay_shared() -> None:
     rewrite = _rewrites("filter_bank_1d")[0]
     assert rewrite.source.count("float t_") == 4 and rewrite.source.count("const int first = i;") == 1
     assert rewrite.launch.grid == ("(n + 127) / 128", "(filters + 3) / 4")
+
+
+def test_more_outputs_per_thread_are_offered_only_while_they_fill_the_device() -> None:
+    source, launch, _ = MATCHES["conv3x3_mc_guarded"]
+    # 32 x 8 blocks on 64 x 64 pixels: 16 blocks per plane; 64 output channels
+    sizes = {"W": 64, "H": 64, "nout": 64}
+    few_sms = DeviceLimits(4, 2048, 1024, 48 * 1024)  # 32 resident blocks: 16 channels a thread still fill it
+    assert [r.params[0][1] for r in JammedOutputs().apply(ApplierInput(source, "conv_mc", launch, sizes, few_sms))] \
+        == [4, 8, 2, 16]
+    many_sms = DeviceLimits(132, 2048, 1024, 48 * 1024)  # 1056: only 4 per thread and 2 are offered
+    assert [r.params[0][1] for r in JammedOutputs().apply(ApplierInput(source, "conv_mc", launch, sizes, many_sms))] \
+        == [4, 2]
 
 
 def test_is_registered() -> None:

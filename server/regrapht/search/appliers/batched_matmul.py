@@ -20,9 +20,16 @@ sizes are read at run time, and a matrix too large for the budget is computed st
 global memory (correct for any size, only slow). The grid is one block per group, at most eight
 waves of the device the worker reports (resident blocks of this size), so a block that started
 late does not leave SMs idle at the end.
+
+The variants form a parameter grid (`Rewrite.params`: thread_m x thread_n outputs per thread,
+passes: how many times over each thread's outputs a group holds, i.e. matrices per block): the
+hand-picked blockings first, then R in {1, 2, 4, 8} x C in {1, 2, 4} (R * C <= 16, R <= M,
+C <= N) x passes {1, 2} in lexicographic order; a block that holds one matrix has passes 1.
 """
 
 from __future__ import annotations
+
+import functools
 
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.batched_gemm import BatchedOperand, BatchedProduct, batched_product, substitute
@@ -30,6 +37,7 @@ from regrapht.idioms.pointer_walks import indexed_pointer_walks
 from regrapht.idioms.pointwise import coefficient_of
 from regrapht.idioms.spelling import plain_spelling
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.grid import grid_order
 from regrapht.search.source import KernelText, find_kernel
 from regrapht.spec.launch import LaunchConfig
 
@@ -40,6 +48,10 @@ SHARED_LIMIT = 48 * 1024  # static shared memory a block may have without opting
 # such blocks (2048 threads of 256) take 64 KB, below every SM's shared memory since sm_70.
 SHARED_FLOOR = 8 * 1024
 WAVES = 8
+# The searched grid: outputs per thread (rows, cols) and passes (matrices per block: each thread
+# computes its R x C outputs in that many matrices of the group)
+GRID_BLOCKINGS = tuple((r, c) for r in (1, 2, 4, 8) for c in (1, 2, 4) if r * c <= 16)
+PASSES = (1, 2)
 
 
 def _blockings(m: int | None, n: int | None) -> list[tuple[int, int]]:
@@ -83,11 +95,16 @@ class BatchedSmallMatmul:
         if product.batch_axis is not None:
             return _block_per_matrix(given, kernel, product, m, n, per, limit, threads)
         rewrites = []
-        for rows, cols in _blockings(m, n):
+        groups = set()
+        points = _points(m, n, (1, 2))
+        for rows, cols, passes in points:
             group = None
             capacity = SHARED_BUDGET // size
             if per is not None and m is not None and n is not None:
-                group = max(1, min(limit // per, -(-threads * rows * cols // (m * n))))
+                group = max(1, min(limit // per, -(-threads * rows * cols * passes // (m * n))))
+                if (rows, cols, group) in groups:
+                    continue  # more passes than shared memory holds matrices for: the same group
+                groups.add((rows, cols, group))
                 # the group at the spec's sizes, with headroom up to SHARED_FLOOR for runtime
                 # sizes (a larger run takes smaller groups); not the whole budget: shared memory
                 # would then hold residency below the thread limit the grid is sized by
@@ -95,12 +112,23 @@ class BatchedSmallMatmul:
             grid = _grid(product, given, group, threads)
             if grid is None:
                 return []
-            body = _body(product, rows, cols, threads, capacity)
+            body = _body(product, rows, cols, threads, capacity, passes=passes)
             shape = f"{m}x{n}" if m is not None and n is not None else "small"
             held = (f"{group} matri{'x' if group == 1 else 'ces'}" if group is not None else "a group of matrices")
             rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(threads),)),
-                                    f"{held} of {shape} per block in shared memory, {rows}x{cols} outputs per thread"))
-        return rewrites
+                                    f"{held} of {shape} per block in shared memory, {rows}x{cols} outputs per thread"
+                                    + (f", {passes} passes" if passes > 1 else ""),
+                                    (("thread_m", rows), ("thread_n", cols), ("passes", passes))))
+        first = len(_blockings(m, n))
+        return grid_order(rewrites[:first], rewrites[first:])
+
+
+def _points(m: int | None, n: int | None, passes: tuple[int, ...]) -> list[tuple[int, int, int]]:
+    """(rows, cols, passes): the hand-picked blockings (one pass) first, then the rest of the grid;
+    no more rows (columns) per thread than a matrix has."""
+    first = [(rows, cols, 1) for rows, cols in _blockings(m, n)]
+    return first + [(rows, cols, p) for rows, cols in GRID_BLOCKINGS for p in passes
+                    if (m is None or rows <= m) and (n is None or cols <= n) and (rows, cols, p) not in first]
 
 
 def _block_per_matrix(given: ApplierInput, kernel: KernelText, product: BatchedProduct, m: int | None,
@@ -116,13 +144,15 @@ def _block_per_matrix(given: ApplierInput, kernel: KernelText, product: BatchedP
     floor = SHARED_FLOOR // (8 if product.element == "double" else 4)
     capacity = max(per, floor) if per is not None else SHARED_BUDGET // (8 if product.element == "double" else 4)
     rewrites = []
-    for rows, cols in _blockings(m, n):
+    for rows, cols, passes in _points(m, n, (1,)):
         body = _body(product, rows, cols, 0, min(capacity, limit), axis=axis)
         size = _block_for(m, n, rows, cols, threads)
         rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig(grid, (str(size),)),
                                 f"a matrix per block (grid {axis}) in shared memory, {size} threads, "
-                                f"{rows}x{cols} outputs per thread"))
-    return rewrites
+                                f"{rows}x{cols} outputs per thread",
+                                (("thread_m", rows), ("thread_n", cols), ("passes", passes))))
+    first = len(_blockings(m, n))
+    return grid_order(rewrites[:first], rewrites[first:])
 
 
 def _block_for(m: int | None, n: int | None, rows: int, cols: int, threads: int) -> int:
@@ -157,6 +187,7 @@ def _grid(product: BatchedProduct, given: ApplierInput, group: int | None, threa
     return f"min({needed}, {resident})"
 
 
+@functools.lru_cache(maxsize=1024)  # pure; each grid point's body names the same few polynomials
 def _text(poly: Poly) -> str:
     named = substitute(poly, {key: Poly.atom(value) for key, value in NAMES.items()})
     assert named is not None
@@ -231,10 +262,12 @@ def _load(product: BatchedProduct, operand: BatchedOperand, tile: str, extent_na
         }}"""
 
 
-def _body(product: BatchedProduct, rows: int, cols: int, threads: int, capacity: int, axis: str | None = None) -> str:
+def _body(product: BatchedProduct, rows: int, cols: int, threads: int, capacity: int, axis: str | None = None,
+          passes: int = 1) -> str:
     """The kernel body; `threads` 0 with `axis`: the original launch is kept (any block shape,
-    the batch is grid `axis`, one matrix per block)."""
-    text = _body_1d(product, rows, cols, threads or 1, capacity, axis is not None)
+    the batch is grid `axis`, one matrix per block). `passes`: a group holds the matrices for
+    that many rounds of every thread's outputs."""
+    text = _body_1d(product, rows, cols, threads or 1, capacity, axis is not None, passes)
     if axis is None:
         return text.replace("THREADS_BG", str(threads))
     flat = "(int)((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x)"
@@ -245,7 +278,8 @@ def _body(product: BatchedProduct, rows: int, cols: int, threads: int, capacity:
                      f"tid_bg = {flat};\n    const long long batch_bg", 1))
 
 
-def _body_1d(product: BatchedProduct, rows: int, cols: int, threads: int, capacity: int, one: bool) -> str:
+def _body_1d(product: BatchedProduct, rows: int, cols: int, threads: int, capacity: int, one: bool,
+             passes: int = 1) -> str:
     t, acc_t = product.element_text, product.acc_text  # as written: a template stays generic
     # the products are formed where the original forms them (`(double)a * (double)b` on float
     # data: in double), so each rounds as it did there
@@ -282,7 +316,7 @@ def _body_1d(product: BatchedProduct, rows: int, cols: int, threads: int, capaci
     {const} mr_bg = (m_bg + rows_bg - 1) / rows_bg, nc_bg = (n_bg + cols_bg - 1) / cols_bg;
     {const} per_bg = m_bg * (k_bg + 1) + k_bg * (n_bg + 1);
     {const} fit_bg = {capacity} / per_bg;
-    {const} want_bg = {"1" if one else f"({threads} * rows_bg * cols_bg + m_bg * n_bg - 1) / (m_bg * n_bg)"};
+    {const} want_bg = {"1" if one else f"({threads} * rows_bg * cols_bg{f' * {passes}' if passes > 1 else ''} + m_bg * n_bg - 1) / (m_bg * n_bg)"};
     {const} group_bg = fit_bg < want_bg ? fit_bg : want_bg;
     const long long batch_bg = {"gridDim.x" if one else _text(product.batch)};
     __shared__ __align__(16) {t} tiles_bg[{"group_bg * per_bg > 0 ? group_bg * per_bg : 1" if fixed else capacity}];

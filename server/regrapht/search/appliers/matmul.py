@@ -29,6 +29,7 @@ from regrapht.cuda.extract import node_text
 from regrapht.idioms.gemm import DenseProduct, Operand, dense_product
 from regrapht.idioms.pointwise import fresh
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.grid import grid_order
 from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
 from regrapht.spec.launch import LaunchConfig
 
@@ -70,9 +71,9 @@ class MatmulTiling:
         if found is None:
             return []
         kernel, product = found
-        rewrites = []
         first = _tilings(given, product)
-        for tiling in first + [t for t in _grid(given, product) if t not in first]:
+
+        def rewrite(tiling: Tiling) -> Rewrite:
             body, grid, block = _tiled_body(product, tiling)
             bm, bn, bk, tm, tn, double = tiling
             # the hand-picked tilings keep their notes; the grid's other points name their K slab
@@ -80,9 +81,10 @@ class MatmulTiling:
                     f", K slabs of {bk}") + (", double-buffered" if double else ""))
             params = (("tile_m", bm), ("tile_n", bn), ("tile_k", bk), ("thread_m", tm), ("thread_n", tn),
                       ("double_buffer", int(double)))
-            rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig(grid, block, given.launch.shared_bytes),
-                                    note, params))
-        return rewrites
+            return Rewrite(with_body(given, kernel, body), LaunchConfig(grid, block, given.launch.shared_bytes),
+                           note, params)
+
+        return grid_order(map(rewrite, first), [rewrite(t) for t in _grid(given, product) if t not in first])
 
 
 def _tilings(given: ApplierInput, product: DenseProduct) -> list[Tiling]:
@@ -101,8 +103,8 @@ def _tilings(given: ApplierInput, product: DenseProduct) -> list[Tiling]:
 
 
 def _grid(given: ApplierInput, product: DenseProduct) -> list[Tiling]:
-    """The size class's grid in lexicographic order of the coordinates, less the points whose
-    tiles do not fit the device's shared memory per block or whose thread count is out of range."""
+    """The size class's grid, less the points whose tiles do not fit the device's shared memory
+    per block or whose thread count is out of range."""
     view = product.kernel
     m = given.constants.get(view.bounds[product.row].upper)
     n = given.constants.get(view.bounds[product.col].upper)
@@ -117,7 +119,7 @@ def _grid(given: ApplierInput, product: DenseProduct) -> list[Tiling]:
     shared = given.device.shared_bytes_per_block if given.device else SHARED_DEFAULT
     threads = min(MAX_THREADS, given.device.max_threads_per_block if given.device else MAX_THREADS)
     points = [(bm, bn, bk, tm, tn, double) for bm, bn, tm, tn in shapes for bk in K_SLABS for double in (False, True)]
-    return sorted(t for t in points if _shared_bytes(t) <= shared and MIN_THREADS <= _threads(t) <= threads)
+    return [t for t in points if _shared_bytes(t) <= shared and MIN_THREADS <= _threads(t) <= threads]
 
 
 def _threads(tiling: Tiling) -> int:

@@ -31,12 +31,17 @@ from tree_sitter import Node
 from regrapht.cuda.parse import encode_source
 from regrapht.idioms.pointwise import AXES, PointKernel, fresh
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.grid import grid_order
 from regrapht.search.appliers.points import bind, ceil_div, point_view
 from regrapht.search.appliers.qualifiers import with_restricted_pointers
 from regrapht.search.appliers.stencil_columns import fills_device
 from regrapht.spec.launch import LaunchConfig
 
-OUTPUTS_PER_THREAD = (4, 8)  # variants the search times
+OUTPUTS_PER_THREAD = (4, 8)  # the hand-picked variants, first
+# The rest of the grid (`Rewrite.params` outputs_per_thread), in order: 2 spreads the outputs over
+# twice the threads (channel counts that leave 4 with too few blocks), 16 shares each load once
+# more (offered only when it still fills the device)
+MORE_OUTPUTS_PER_THREAD = (2, 16)
 CONTROL = frozenset({"continue_statement", "break_statement"})
 SCOPES = frozenset({"for_statement", "while_statement", "do_statement", "if_statement", "compound_statement"})
 
@@ -61,7 +66,7 @@ class JammedOutputs:
         if dependent is None:
             return []
         rewrites: list[Rewrite] = []
-        for count in OUTPUTS_PER_THREAD:
+        for count in OUTPUTS_PER_THREAD + MORE_OUTPUTS_PER_THREAD:
             body = _body(view, data, jammed, dependent, count)
             if body is None:
                 return []
@@ -71,12 +76,14 @@ class JammedOutputs:
             while len(grid) > 1 and grid[-1] == "1":
                 grid.pop()
             launch = LaunchConfig(tuple(grid), given.launch.block, given.launch.shared_bytes)
-            if rewrites and not fills_device(given, launch):
-                break  # more outputs per thread would leave SMs idle
+            if rewrites and count > OUTPUTS_PER_THREAD[0] and not fills_device(given, launch):
+                continue  # more outputs per thread would leave SMs idle
             source = with_restricted_pointers(with_body(given, kernel, body), given.kernel, launch)
             rewrites.append(Rewrite(source, launch, f"{count} outputs per thread along {jammed}, "
-                                                    "sharing the loads that do not depend on it"))
-        return rewrites
+                                                    "sharing the loads that do not depend on it",
+                                    (("outputs_per_thread", count),)))
+        first = sum(1 for r in rewrites if r.params[0][1] in OUTPUTS_PER_THREAD)
+        return grid_order(rewrites[:first], rewrites[first:])
 
 
 def _jammed_coordinate(view: PointKernel, block: list[int]) -> str | None:
