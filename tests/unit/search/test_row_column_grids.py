@@ -24,10 +24,10 @@ from nvcc_check import needs_nvcc
 from regrapht.app.optimize import kernel_target
 from regrapht.search.appliers import ApplierInput, DeviceLimits, rewrites_of
 from regrapht.search.appliers.column_reduction import ColumnSplitReduction
-from regrapht.search.appliers.common import Applier, Rewrite, largest_block
+from regrapht.search.appliers.common import Applier, Rewrite
 from regrapht.search.appliers.csr_rows import CsrGroupPerRow
+from regrapht.search.appliers.grid import thread_limit
 from regrapht.search.appliers.row_ops import GroupPerRow
-from regrapht.search.source import find_kernel
 from regrapht.spec.model import load_spec
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -140,9 +140,7 @@ def test_grid_blocks_stay_within_the_kernels_launch_bounds(case: str) -> None:
         return replace(given, source=given.source[: header.start()] + bounds + " " + given.source[header.start():])
 
     def largest(source: str) -> int:
-        kernel = find_kernel(source, given.kernel)
-        assert kernel is not None
-        return largest_block(replace(given, source=source), kernel)
+        return thread_limit(replace(given, source=source))
 
     assert largest(given.source) == 1024
     assert largest(bounded("__launch_bounds__(256, 2)").source) == 256

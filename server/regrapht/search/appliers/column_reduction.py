@@ -36,7 +36,7 @@ from regrapht.idioms.items import ELEMENT, Accumulator, ItemLoop, ItemProgram, I
 from regrapht.idioms.normal_form import normal_form
 from regrapht.idioms.syntax import depends_on, kernel_syntax, text, walk
 from regrapht.idioms.threads import ItemIndex
-from regrapht.search.appliers.common import ApplierInput, Rewrite, largest_block, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import (
     PREFIX,
     Group,
@@ -48,7 +48,7 @@ from regrapht.search.appliers.cooperative import (
     resident_warps,
     value_of,
 )
-from regrapht.search.appliers.grid import grid_order
+from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.source import KernelText, find_kernel
 from regrapht.spec.launch import LaunchConfig
 
@@ -338,7 +338,7 @@ class ColumnSplitReduction:
         columns = item_count(given, program)
         if columns is None:
             return []
-        largest = largest_block(given, located)
+        largest = thread_limit(given)
         ready = multi_column_ready(program)
         # (lanes across the tile W, columns per thread K, block size): the current choices first
         first = [(width, COLUMNS_PER_THREAD, block) for width, block in (multi_shapes(given, columns) if ready else [])]

@@ -177,20 +177,6 @@ def has_launch_bounds(kernel: KernelText, source: str) -> bool:
     return "__launch_bounds__" in kernel.header(source)
 
 
-def largest_block(given: ApplierInput, kernel: KernelText) -> int:
-    """The most threads per block a rewrite of `kernel` (body replaced, header kept) may launch:
-    the device's limit (1024, every GPU's, without a device) and the kernel's own
-    `__launch_bounds__`; a bound that is not a literal allows only the original's own block."""
-    limit = given.device.max_threads_per_block if given.device is not None else 1024
-    if not has_launch_bounds(kernel, given.source):
-        return limit
-    bound = re.search(r"__launch_bounds__\s*\(\s*(\d+)\s*[,)]", code_mask(kernel.header(given.source)))
-    if bound is not None:
-        return min(limit, int(bound.group(1)))
-    dims = block_dims(given.launch)
-    return dims[0] * dims[1] * dims[2] if dims is not None else 0
-
-
 _TID_FORMS = (
     r"blockIdx\.x \* blockDim\.x \+ threadIdx\.x",
     r"blockDim\.x \* blockIdx\.x \+ threadIdx\.x",

@@ -22,7 +22,7 @@ from regrapht.idioms.items import ItemProgram, item_program
 from regrapht.idioms.normal_form import normal_form
 from regrapht.idioms.read_only import read_only_arrays, with_read_only_loads
 from regrapht.idioms.syntax import kernel_syntax
-from regrapht.search.appliers.common import ApplierInput, Rewrite, largest_block, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import (
     Group,
     cooperative_body,
@@ -32,7 +32,7 @@ from regrapht.search.appliers.cooperative import (
     value_of,
     with_cub,
 )
-from regrapht.search.appliers.grid import grid_order
+from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.appliers.row_ops import group_params
 from regrapht.search.source import find_kernel
 from regrapht.spec.launch import LaunchConfig
@@ -86,7 +86,7 @@ class CsrGroupPerRow:
                            group.describe().format(item="CSR row") + ", cub::WarpReduce" + loads, group_params(group))
 
         first = [r for r in (rewrite(Group("warp", BLOCK, lanes)) for lanes in widths) if r is not None]
-        largest = largest_block(given, located)
+        largest = thread_limit(given)
         grid = [r for r in (rewrite(Group("warp", block, lanes)) for lanes in GRID_LANES for block in GRID_BLOCKS
                             if block <= largest) if r is not None]
         return grid_order(first, grid)

@@ -26,7 +26,7 @@ from regrapht.cuda.affine import Poly, atom_is_memory
 from regrapht.idioms.items import ELEMENT, ItemProgram, item_program
 from regrapht.idioms.normal_form import normal_form
 from regrapht.idioms.syntax import depends_on, kernel_syntax
-from regrapht.search.appliers.common import ApplierInput, Rewrite, largest_block, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import (
     Group,
     cooperative_body,
@@ -38,7 +38,7 @@ from regrapht.search.appliers.cooperative import (
     value_of,
     with_cub,
 )
-from regrapht.search.appliers.grid import grid_order
+from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.source import find_kernel
 from regrapht.spec.launch import LaunchConfig
 
@@ -159,5 +159,5 @@ class GroupPerRow:
                            group.describe().format(item="row") + ", CUB reductions", group_params(group))
 
         first = [r for r in map(rewrite, groups_for(given, program, rows)) if r is not None]
-        grid = [r for r in map(rewrite, grid_groups(given, program, largest_block(given, located))) if r is not None]
+        grid = [r for r in map(rewrite, grid_groups(given, program, thread_limit(given))) if r is not None]
         return grid_order(first, grid)
