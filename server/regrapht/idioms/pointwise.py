@@ -654,7 +654,8 @@ class _Builder:
                     upper[unbounded.name] = extent
         if set(upper) != names:
             raise _NotPointwise  # a coordinate with no upper bound: its extent is the launch's
-        return {name: Bound(lower.get(name, "0"), upper[name]) for name in names}
+        # in the coordinates' order, not the set's: guards built from the bounds read the same every run
+        return {c.name: Bound(lower.get(c.name, "0"), upper[c.name]) for c in self.coordinates}
 
     def _is_zero_test(self, left: Node, right: Node) -> bool:
         """`c == 0` or `0 == c` for a coordinate `c`."""

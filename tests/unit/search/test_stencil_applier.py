@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from cpu_cuda import needs_gxx, same_outputs, spec_text
-from nvcc_check import compile_ok, needs_nvcc
+from nvcc_check import compile_together, needs_nvcc
 
 from regrapht.search.appliers import ApplierInput, rewrites_of
 from regrapht.search.appliers.stencil import HaloTiledStencil
@@ -225,9 +225,14 @@ def _name(source: str) -> str:
     return source.split("void ", 1)[1].split("(", 1)[0].strip()
 
 
-def _rewrites(case: str) -> list:
+def _all_rewrites(case: str) -> list:
     source, launch, _ = MATCHES[case]
     return HaloTiledStencil().apply(ApplierInput(source, _name(source), launch))
+
+
+def _rewrites(case: str) -> list:
+    """The measured tilings, offered first: one point per thread, then a taller tile."""
+    return _all_rewrites(case)[:2]
 
 
 def _rewrite(case: str):
@@ -264,6 +269,30 @@ def test_3d_uses_a_3d_tile() -> None:
     assert one.launch.block == several.launch.block == ("32", "8")
 
 
+@pytest.mark.parametrize("case", sorted(MATCHES))
+def test_offers_a_grid_of_tiles_and_blocks_after_the_measured_tilings(case: str) -> None:
+    rewrites = _all_rewrites(case)
+    assert rewrites[:2] == _rewrites(case)
+    n = len(rewrites[0].launch.grid) if case != "depthwise_conv" else 2
+    tiles = [tuple(v for _, v in r.params) for r in rewrites]
+    assert all([name for name, _ in r.params] == ["tile_x", "tile_y", "tile_z"][:n] for r in rewrites)
+    assert [r.note.split(" ", 1)[0] for r in rewrites] == ["x".join(map(str, t)) for t in tiles]
+    coordinates = [(t, tuple(map(int, r.launch.block))) for t, r in zip(tiles, rewrites, strict=True)]
+    assert len(set(coordinates)) == len(coordinates) and coordinates[2:] == sorted(coordinates[2:])
+    assert len({(r.source, r.launch) for r in rewrites}) == len(rewrites)
+    for tile, block in coordinates:  # no thread idle in the work phase, at most 256 a block
+        assert block[0] <= tile[0] and (n == 1 or block[1] <= tile[1]) and block[0] * (block[1:] or (1,))[0] <= 256
+    assert 12 <= len(rewrites) <= 32
+
+
+def test_the_grid_keeps_the_tile_within_the_shared_budget() -> None:
+    # 3-D doubles: the 64 x 8 x 8 and 32 x 16 x 8 tiles with their halos (52800 and 48960 bytes) are past 40 KiB
+    source = MATCHES["heat_3d_7pt"][0].replace("float", "double")
+    rewrites = HaloTiledStencil().apply(ApplierInput(source, _name(source), MATCHES["heat_3d_7pt"][1]))
+    tiles = {tuple(v for _, v in r.params) for r in rewrites}
+    assert (64, 8, 4) in tiles and (32, 16, 4) in tiles and not {(64, 8, 8), (32, 16, 8)} & tiles
+
+
 @pytest.mark.parametrize("case", sorted(NEAR_MISSES))
 def test_leaves_near_misses_alone(case: str) -> None:
     source, launch = NEAR_MISSES[case]
@@ -274,8 +303,8 @@ def test_leaves_near_misses_alone(case: str) -> None:
 @needs_nvcc
 @pytest.mark.parametrize("case", sorted(MATCHES))
 def test_rewrites_compile(case: str, tmp_path: Path) -> None:
-    for index, rewrite in enumerate(_rewrites(case)):
-        compile_ok(rewrite.source, tmp_path, f"v{index}")
+    # every point of the grid, in one translation unit per kernel
+    compile_together([r.source for r in _all_rewrites(case)], tmp_path, "grid")
 
 
 def test_a_bound_on_the_point_moved_by_a_constant_keeps_every_read() -> None:
@@ -320,11 +349,38 @@ def test_red_team_3d_rewrites_compute_the_originals_values_on_the_cpu(case: str,
     _, given = case_input(case)
     spec = (DATA / f"{case}.regrapht.toml").read_text()
     rewrites = rewrites_of(HaloTiledStencil(), given)
-    assert [r.note.split(" ", 1)[0] for r in rewrites] == ["32x8x2", "32x8x8"]
+    assert [r.note.split(" ", 1)[0] for r in rewrites[:2]] == ["32x8x2", "32x8x8"]
+    # the whole grid of one kernel; the measured tilings and a sample of the grid of the others
+    if case != "stencil/heat3d_3d_launch":
+        rewrites = rewrites[:2] + rewrites[2::7]
     for index, rewrite in enumerate(rewrites):
         where = tmp_path / f"v{index}"
         where.mkdir()
         assert same_outputs(given.source, spec, rewrite.source, rewrite.launch, RED_TEAM_3D[case], where) == 0.0, \
+            rewrite.note
+
+
+# A 1-D and a 2-D red-team stencil: every point of the grid (tile shapes and blocks) on the CPU.
+RED_TEAM_GRID = {
+    "stencil/blur1d_r2_early_return": {"n": 4099},
+    "stencil/box9_2d_loops_double": {"w": 133, "h": 69},
+}
+
+
+@needs_gxx
+@pytest.mark.parametrize("case", sorted(RED_TEAM_GRID))
+def test_red_team_grid_computes_the_originals_values_on_the_cpu(case: str, tmp_path: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_redteam_recognition import DATA, case_input
+
+    _, given = case_input(case)
+    spec = (DATA / f"{case}.regrapht.toml").read_text()
+    rewrites = rewrites_of(HaloTiledStencil(), given)
+    assert len(rewrites) >= 12
+    for index, rewrite in enumerate(rewrites):
+        where = tmp_path / f"v{index}"
+        where.mkdir()
+        assert same_outputs(given.source, spec, rewrite.source, rewrite.launch, RED_TEAM_GRID[case], where) == 0.0, \
             rewrite.note
 
 
@@ -341,7 +397,7 @@ __global__ void h(const float *a, float *b, int nx, int ny, int nz) {
 }
 """
     launch = LaunchConfig(("(nx + 31) / 32", "(ny + 3) / 4", "(nz + 3) / 4"), ("32", "4", "4"))
-    [one, _] = HaloTiledStencil().apply(ApplierInput(source, "h", launch))
+    one = HaloTiledStencil().apply(ApplierInput(source, "h", launch))[0]
     declared = re.findall(r"(?:const int|for \(int) (\w+) =", one.source)
     assert len(set(declared)) == 9, declared  # 3 origins, 3 counters, 3 positions: none shared
 
@@ -407,7 +463,9 @@ def test_a_batch_loop_no_launch_axis_can_take_is_kept_around_each_iteration() ->
 def test_a_kept_batch_loop_gives_the_originals_bits_on_the_cpu(tmp_path: Path) -> None:
     for number, (_, given, spec, sizes) in enumerate(_kept_loop_inputs()):
         for applier in _stencil_appliers():
-            for index, rewrite in enumerate(rewrites_of(applier, given)):
+            rewrites = rewrites_of(applier, given)
+            # the measured variants and a sample of the grid
+            for index, rewrite in enumerate(rewrites[:3] + rewrites[3::9]):
                 where = tmp_path / f"{number}_{applier.__class__.__name__}_{index}"
                 where.mkdir()
                 assert same_outputs(given.source, spec, rewrite.source, rewrite.launch, sizes, where) == 0.0, rewrite.note
@@ -418,8 +476,7 @@ def test_a_kept_batch_loop_gives_the_originals_bits_on_the_cpu(tmp_path: Path) -
 def test_kept_batch_loop_rewrites_compile(tmp_path: Path) -> None:
     given = ApplierInput(BATCHED_JACOBI, "jacobi_batched", BATCHED_JACOBI_LAUNCH)
     for applier in _stencil_appliers():
-        for index, rewrite in enumerate(rewrites_of(applier, given)):
-            compile_ok(rewrite.source, tmp_path, f"{applier.__class__.__name__}{index}")
+        compile_together([r.source for r in rewrites_of(applier, given)], tmp_path, applier.__class__.__name__)
 
 
 # One change to the batched kernel above that makes keeping the loop wrong (or not provably right):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from cpu_emulation import assert_rewrites_match, needs_gxx
-from nvcc_check import compile_ok, needs_nvcc
+from nvcc_check import compile_together, needs_nvcc
 
 from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits, rewrites_of
 from regrapht.search.appliers.stencil_columns import RegisterColumnStencil
@@ -387,9 +387,20 @@ def _name(source: str) -> str:
     return source.split("void ", 1)[1].split("(", 1)[0].strip()
 
 
-def _rewrites(case: str) -> list:
+def _all_rewrites(case: str) -> list:
     source, launch, _ = MATCHES[case]
     return RegisterColumnStencil().apply(ApplierInput(source, _name(source), launch))
+
+
+def _rewrites(case: str) -> list:
+    """The measured variants, offered first (one per entry of the case's window loads)."""
+    return _all_rewrites(case)[: len(MATCHES[case][2])]
+
+
+def _sample(case: str) -> list:
+    """The measured variants and the grid's first, middle and last other points."""
+    measured, rest = _rewrites(case), _all_rewrites(case)[len(MATCHES[case][2]):]
+    return measured + [rest[0], rest[len(rest) // 2], rest[-1]]
 
 
 @pytest.mark.parametrize("case", sorted(MATCHES))
@@ -465,18 +476,48 @@ def test_leaves_near_misses_alone(case: str) -> None:
     assert RegisterColumnStencil().apply(ApplierInput(source, _name(source), launch)) == []
 
 
+@pytest.mark.parametrize("case", sorted(MATCHES))
+def test_offers_a_grid_of_points_and_blocks_after_the_measured_variants(case: str) -> None:
+    rewrites, measured = _all_rewrites(case), _rewrites(case)
+    assert rewrites[: len(measured)] == measured
+    points = [dict(r.params)["points"] for r in rewrites]
+    assert [r.note.split(" ", 1)[0] for r in rewrites] == [str(p) for p in points]
+    # every point of the grid once (windows past the register budget left out), the rest in order
+    coordinates = [(p, tuple(map(int, r.launch.block))) for p, r in zip(points, rewrites, strict=True)]
+    assert len(set(coordinates)) == len(coordinates) and len({(r.source, r.launch) for r in rewrites}) == len(rewrites)
+    assert coordinates[len(measured):] == sorted(coordinates[len(measured):])
+    assert set(points) <= {2, 4, 8, 16} and all(int(r.launch.block[0]) * int(r.launch.block[1]) <= 256 for r in rewrites)
+    assert len(rewrites) >= 12
+
+
+def test_the_grid_keeps_the_window_within_registers() -> None:
+    # 3 x 3 neighbourhood: all 28 points; a 27-point box: 16 points would load 162 elements
+    assert len(_all_rewrites("jacobi9_double")) == 28
+    assert {dict(r.params)["points"] for r in _all_rewrites("box27_3d_loops")} == {2, 4, 8}
+
+
+def test_the_grid_stays_within_the_devices_block_limit() -> None:
+    source, launch, _ = MATCHES["jacobi9_double"]
+    small = DeviceLimits(sms=4, max_threads_per_sm=1024, max_threads_per_block=128, shared_bytes_per_block=49152)
+    rewrites = RegisterColumnStencil().apply(ApplierInput(source, _name(source), launch, {}, small))
+    # the measured variants are kept as they are; the rest of the grid fits the device
+    assert all(int(r.launch.block[0]) * int(r.launch.block[1]) <= 128 for r in rewrites[3:]) and len(rewrites) == 3 + 12
+
+
 @pytest.mark.nvcc
 @needs_nvcc
 @pytest.mark.parametrize("case", sorted(MATCHES))
 def test_rewrites_compile_with_the_window_in_registers(case: str, tmp_path: Path) -> None:
-    for index, rewrite in enumerate(_rewrites(case)):
-        compile_ok(rewrite.source, tmp_path, f"v{index}")
-        path = tmp_path / f"v{index}.cu"
-        done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-Xptxas", "-v", "-o", str(tmp_path / "v.cubin"),
-                               str(path)], capture_output=True, text=True, check=False)
-        assert done.returncode == 0, done.stderr
-        # a window subscript the compiler could not make constant would put it on the stack
-        assert "0 bytes stack frame" in done.stderr, done.stderr
+    # the whole grid of a 2-D and a 3-D stencil; the measured variants and a sample of the others
+    rewrites = _all_rewrites(case) if case in ("jacobi9_double", "heat7_3d_offsets") else _sample(case)
+    compile_together([r.source for r in rewrites], tmp_path, "grid")
+    path = tmp_path / "grid.cu"
+    done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-Xptxas", "-v", "-o", str(tmp_path / "v.cubin"),
+                           str(path)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    # a window subscript the compiler could not make constant would put it on the stack
+    frames = re.findall(r"(\d+) bytes stack frame", done.stderr)
+    assert len(frames) == len(rewrites) and set(frames) == {"0"}, done.stderr
 
 
 # Small odd sizes for the CPU emulation: (scalars, element count per pointer)
@@ -503,7 +544,9 @@ CPU_SIZES: dict[str, tuple[dict[str, float | int], dict[str, int]]] = {
 def test_rewrites_give_the_same_bits_and_load_nothing_new_on_the_cpu(case: str, tmp_path: Path) -> None:
     source, launch, _ = MATCHES[case]
     scalars, counts = CPU_SIZES[case]
-    assert_rewrites_match(source, _name(source), launch, _rewrites(case), scalars, counts, tmp_path)
+    # the whole grid of a 2-D stencil; the measured variants and a sample of the others
+    rewrites = _all_rewrites(case) if case == "jacobi9_double" else _sample(case)
+    assert_rewrites_match(source, _name(source), launch, rewrites, scalars, counts, tmp_path)
 
 
 def test_longer_columns_are_not_offered_when_they_would_leave_sms_idle() -> None:
@@ -515,9 +558,12 @@ def test_longer_columns_are_not_offered_when_they_would_leave_sms_idle() -> None
         return [r.note.split(" ", 1)[0] for r in RegisterColumnStencil().apply(given)]
 
     # 132 SMs x 8 blocks of 256 threads: 1056 blocks fill the device once
-    assert offered(4096, 4096) == ["4", "8", "2"]  # 32 x 512, 32 x 256 and 64 x 512 blocks
+    assert offered(4096, 4096)[:3] == ["4", "8", "2"]  # 32 x 512, 32 x 256 and 64 x 512 blocks
     assert offered(1024, 256) == ["4"]  # the first always; 8 x 16 and 16 x 32 blocks would not fill it
-    assert offered(4096, 4096) == [r.note.split(" ", 1)[0] for r in _rewrites("jacobi9_double")]
+    assert offered(4096, 4096)[:3] == [r.note.split(" ", 1)[0] for r in _rewrites("jacobi9_double")]
+    # the rest of the grid likewise: all of it on 4096 x 4096; on 2048 x 512 only 2 points a thread fill it
+    assert len(offered(4096, 4096)) == 28
+    assert offered(2048, 512) == ["4", "2"] + ["2"] * 6
 
 
 # Red-team kernels recognised through their plain form (`rewrites_of`: an accessor inlined, local
@@ -551,4 +597,5 @@ def test_red_team_rewrites_give_the_same_bits_on_the_cpu(case: str, tmp_path: Pa
     _, given = case_input(case)
     scalars, counts = RED_TEAM_CPU_SIZES[case]
     rewrites = rewrites_of(RegisterColumnStencil(), given)
+    rewrites = rewrites[:3] + rewrites[3::8]  # the measured variants and a sample of the grid
     assert_rewrites_match(given.source, given.kernel, given.launch, rewrites, scalars, counts, tmp_path)

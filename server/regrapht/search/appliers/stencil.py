@@ -5,8 +5,8 @@ its point shifted by constant or loop-bounded offsets (Jacobi/heat stencils, 3x3
 convolutions, cellular-automaton steps on interior points), never writes what it reads, and
 whose reads of that array split into per-coordinate offsets of the array's layout.
 
-The rewrite gives each block a tile of points (1-D: 1024 by 256 threads; 2-D: 32x32 by 32x8
-threads, four points each; 3-D: 32x8x8 by 32x8 threads) and loads the tile plus its halo into
+The rewrite gives each block a tile of points (the measured tilings in `TILES` first, then the
+grid `GRID_TILES` x `GRID_THREADS`, e.g. 2-D: 32x32 by 32x8 threads, four points each) and loads the tile plus its halo into
 shared memory once, each element by one thread, coalesced along the contiguous coordinate. An
 element is loaded only when some read of the kernel would touch it (the guard shifted by each
 read's offset range, and the bounds each read runs under), so no load leaves the memory the
@@ -26,6 +26,7 @@ from regrapht.cuda.affine import Poly
 from regrapht.idioms.pointwise import AXES, FreshNames, PointKernel, fresh
 from regrapht.idioms.stencil import NeighbourRead, Stencil, clamped_read, stencil
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.grid import grid_order
 from regrapht.search.appliers.points import (
     bind,
     ceil_div,
@@ -44,6 +45,18 @@ TILES: dict[int, list[tuple[tuple[int, ...], tuple[int, int]]]] = {
     1: [((256,), (256, 1)), ((1024,), (256, 1))],
     2: [((32, 8), (32, 8)), ((32, 32), (32, 8))],
     3: [((32, 8, 2), (32, 8)), ((32, 8, 8), (32, 8))]}
+# The rest of the grid the search may tune, after the measured tilings above: per number of
+# tiled coordinates, the tile extents and the block (at most 256 threads, none idle in the
+# work phase: a block spans at most the tile along x and y), larger tiles sharing each halo
+# among more points. Tiles whose shared array would not fit SHARED_BUDGET are dropped per kernel.
+GRID_TILES: dict[int, tuple[tuple[int, ...], ...]] = {
+    1: tuple((t,) for t in (256, 512, 1024, 2048, 4096)),
+    2: tuple((x, y) for x in (32, 64, 128) for y in (8, 16, 32)),
+    3: tuple((x, y, z) for x, y in ((32, 4), (32, 8), (32, 16), (64, 4), (64, 8)) for z in (2, 4, 8))}
+GRID_THREADS: dict[int, tuple[tuple[int, int], ...]] = {
+    1: ((64, 1), (128, 1), (256, 1)),
+    2: ((32, 4), (32, 8), (64, 4), (128, 2)),
+    3: ((32, 4), (32, 8), (64, 4))}
 MAX_GRID = 65535  # grid y/z limit: slices beyond it are strided
 SHARED_BUDGET = 40 * 1024  # static shared memory per block, below the 48 KiB static limit
 
@@ -63,9 +76,8 @@ class HaloTiledStencil:
         element = view.pointers[shape.field]
         halos = [shape.halo(c) for c in shape.tiled]
         rewrites = []
-        for extents, threads in TILES[len(shape.tiled)]:
-            if len(shape.tiled) == 3 and threads[1] > extents[1]:
-                continue
+        first: list[Rewrite] = []
+        for extents, threads in tilings(len(shape.tiled)):
             sizes = [t + lo + hi for t, (lo, hi) in zip(extents, halos, strict=True)]
             cells = 1
             for size in sizes:
@@ -77,8 +89,18 @@ class HaloTiledStencil:
             tile_text = "x".join(str(t) for t in extents)
             note = f"{tile_text} tile of {shape.field} with a halo of {halos} in shared memory"
             rewrites.append(Rewrite(with_body(given, kernel, template_pins(given) + body), LaunchConfig(grid, block, given.launch.shared_bytes),
-                                    note))
-        return rewrites
+                                    note, tuple((f"tile_{axis}", t) for axis, t in zip(AXES, extents, strict=False))))
+            if (extents, threads) in TILES[len(shape.tiled)]:
+                first.append(rewrites[-1])
+        return grid_order(first, rewrites[len(first):])
+
+
+def tilings(n: int) -> list[tuple[tuple[int, ...], tuple[int, int]]]:
+    """(tile extents, block) to build for `n` tiled coordinates: the measured ones first, in their
+    order, then the rest of the grid."""
+    rest = [(extents, threads) for extents in GRID_TILES[n] for threads in GRID_THREADS[n]
+            if (extents, threads) not in TILES[n] and threads[0] <= extents[0] and (n == 1 or threads[1] <= extents[1])]
+    return [*TILES[n], *rest]
 
 
 def _bytes(element: str) -> int:

@@ -35,6 +35,7 @@ from regrapht.idioms.pointwise import FreshNames, PointKernel, expression_poly
 from regrapht.idioms.stencil import NeighbourRead, Stencil, clamped_read, stencil
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import value_of
+from regrapht.search.appliers.grid import grid_order
 from regrapht.search.appliers.points import (
     bind,
     ceil_div,
@@ -59,6 +60,12 @@ WIDE: dict[int, tuple[tuple[int, tuple[int, int]], ...]] = {
 NARROW: dict[int, tuple[tuple[int, tuple[int, int]], ...]] = {
     2: ((4, (32, 8)), (8, (32, 8))),
     3: ((16, (32, 8)), (8, (32, 8)), (4, (32, 8)))}
+# The rest of the grid the search may tune, after the measured variants above: points per
+# thread x the block (threads along the contiguous coordinate x threads along the next one).
+# Blocks stay at most 256 threads: the kernel has no __launch_bounds__, so the compiler may give
+# a 16-point window up to 255 registers a thread, which a 512-thread block could not launch with.
+GRID_POINTS = (2, 4, 8, 16)
+GRID_BLOCKS = ((32, 4), (32, 8), (64, 2), (64, 4), (128, 1), (128, 2), (256, 1))
 MAX_GRID_YZ = 65535  # grid y/z limit: block rows beyond it are strided
 MAX_WINDOW = 96  # window elements loaded per thread: beyond this the registers would spill
 # Element types `__ldg` is declared for (the read-only path); others load plainly.
@@ -94,7 +101,9 @@ class RegisterColumnStencil:
         element = view.pointers[shape.field].replace("const", "").strip()
         rewrites: list[Rewrite] = []
         contiguous_halo = shape.halo(shape.tiled[0]) != (0, 0)
-        for points, threads in (WIDE if contiguous_halo else NARROW)[n]:
+        measured = (WIDE if contiguous_halo else NARROW)[n]
+        first: list[Rewrite] = []
+        for points, threads in grid_points(measured, given):
             window = _window(shape, points)
             if window is None:
                 continue
@@ -104,8 +113,21 @@ class RegisterColumnStencil:
             launch = LaunchConfig(grid, tuple(str(t) for t in threads), given.launch.shared_bytes)
             if rewrites and not fills_device(given, launch):
                 continue  # longer columns would leave SMs idle
-            rewrites.append(Rewrite(with_restricted_pointers(with_body(given, kernel, template_pins(given) + body), given.kernel, launch), launch, note))
-        return rewrites
+            rewrites.append(Rewrite(with_restricted_pointers(with_body(given, kernel, template_pins(given) + body), given.kernel, launch), launch, note,
+                                    (("points", points),)))
+            if (points, threads) in measured:
+                first.append(rewrites[-1])
+        return grid_order(first, rewrites[len(first):])
+
+
+def grid_points(measured: tuple[tuple[int, tuple[int, int]], ...],
+                given: ApplierInput) -> list[tuple[int, tuple[int, int]]]:
+    """(points per thread, block) to build: the measured ones first, in their order, then the
+    rest of the grid (blocks within the device's thread limit)."""
+    limit = given.device.max_threads_per_block if given.device is not None else 1024
+    rest = [(points, block) for points in GRID_POINTS for block in GRID_BLOCKS
+            if (points, block) not in measured and block[0] * block[1] <= limit]
+    return [*measured, *rest]
 
 
 def _window(shape: Stencil, points: int) -> _Window | None:
