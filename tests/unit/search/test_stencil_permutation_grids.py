@@ -72,3 +72,4 @@ def test_first_choices_unchanged_then_a_grid_with_distinct_coordinates(group: st
             rest = [(tuple(v for _, v in r.params), tuple(int(b) for b in r.launch.block)) for r in rewrites[len(first):]]
             assert rest == sorted(rest), key
     assert seen
+

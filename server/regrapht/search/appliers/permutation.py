@@ -18,7 +18,7 @@ from __future__ import annotations
 from regrapht.idioms.permutation import PermutationCopy, permutation_copy
 from regrapht.idioms.pointwise import fresh
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
-from regrapht.search.appliers.grid import grid_order
+from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
 from regrapht.search.source import KernelText
 from regrapht.spec.launch import LaunchConfig
@@ -58,7 +58,7 @@ class TiledPermutation:
         rest = [c.name for c in view.coordinates if c.name not in (a, b)]
         element = view.pointers[copy.store.array]
         size = ELEMENT_BYTES.get(" ".join(element.replace("const", "").split()))
-        limit = given.device.max_threads_per_block if given.device is not None else 1024
+        limit = thread_limit(given)
         first, *others = [_tiled(given, kernel, copy, a, b, rest, element, tile, threads)
                           for tile, threads in grid_points(size, limit)]
         return grid_order([first], others)

@@ -26,7 +26,7 @@ from regrapht.cuda.affine import Poly
 from regrapht.idioms.pointwise import AXES, FreshNames, PointKernel, fresh
 from regrapht.idioms.stencil import NeighbourRead, Stencil, clamped_read, stencil
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
-from regrapht.search.appliers.grid import grid_order
+from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.appliers.points import (
     bind,
     ceil_div,
@@ -77,7 +77,10 @@ class HaloTiledStencil:
         halos = [shape.halo(c) for c in shape.tiled]
         rewrites = []
         first: list[Rewrite] = []
+        limit = thread_limit(given)
         for extents, threads in tilings(len(shape.tiled)):
+            if (extents, threads) not in TILES[len(shape.tiled)] and threads[0] * threads[1] > limit:
+                continue  # past the device's or the kernel's `__launch_bounds__` limit
             sizes = [t + lo + hi for t, (lo, hi) in zip(extents, halos, strict=True)]
             cells = 1
             for size in sizes:

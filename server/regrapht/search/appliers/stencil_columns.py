@@ -35,7 +35,7 @@ from regrapht.idioms.pointwise import FreshNames, PointKernel, expression_poly
 from regrapht.idioms.stencil import NeighbourRead, Stencil, clamped_read, stencil
 from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
 from regrapht.search.appliers.cooperative import value_of
-from regrapht.search.appliers.grid import grid_order
+from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.appliers.points import (
     bind,
     ceil_div,
@@ -123,8 +123,8 @@ class RegisterColumnStencil:
 def grid_points(measured: tuple[tuple[int, tuple[int, int]], ...],
                 given: ApplierInput) -> list[tuple[int, tuple[int, int]]]:
     """(points per thread, block) to build: the measured ones first, in their order, then the
-    rest of the grid (blocks within the device's thread limit)."""
-    limit = given.device.max_threads_per_block if given.device is not None else 1024
+    rest of the grid (blocks within the device's and the kernel's `__launch_bounds__` limit)."""
+    limit = thread_limit(given)
     rest = [(points, block) for points in GRID_POINTS for block in GRID_BLOCKS
             if (points, block) not in measured and block[0] * block[1] <= limit]
     return [*measured, *rest]
