@@ -9,9 +9,10 @@ the farther variants wait until nothing else is left to judge.
 
 Distance is counted in grid steps: on each axis, the difference of the two values' positions
 among the values that axis takes in the grid; an axis only one of the two has counts one step.
-An axis the other axes determine is not counted (`grid_axes`). The neighbours of the best are the
-untried variants within one step, or within the distance of its nearest other grid point where
-that is farther (a sparse grid).
+An axis the other axes determine is not counted (`grid_axes`). The neighbours of the best are its
+`2 x axes` nearest grid points (`neighbours`): a step either way along each axis of a dense grid,
+and the nearest points of a sparse one (the H200 ablation of e67da66: on gemv_t the best column
+split was two steps from the first, and the one point one step away was slower).
 Variants without parameters are one step from each other, so they are judged in the applier's
 order, as before grids.
 """
@@ -22,7 +23,7 @@ from collections.abc import Mapping, Sequence
 
 from regrapht.search.appliers import Rewrite
 
-# Grid steps within which an untried variant is a neighbour of the best one.
+# Grid steps within which a variant is always a neighbour of the best one.
 NEIGHBOUR_STEPS = 1
 
 Axes = dict[str, list[int]]
@@ -75,25 +76,38 @@ def grid_distance(a: Rewrite, b: Rewrite, axes: Axes) -> int:
     return steps
 
 
+def neighbours(rewrites: Sequence[Rewrite], best: int) -> list[int]:
+    """The variants nearest `best`: its `2 x axes` nearest grid points (at least 2), and every
+    point as near as the farthest of them (a full step either way along each axis on a dense grid;
+    on a sparse one, such as tile shapes that go with their outputs per thread, its nearest points
+    whatever their distance)."""
+    axes = grid_axes(rewrites)
+    steps = {i: grid_distance(rewrites[i], rewrites[best], axes) for i in range(len(rewrites)) if i != best}
+    if not steps:
+        return []
+    ordered = sorted(steps.values())
+    reach = ordered[min(len(ordered), max(2, 2 * len(axes))) - 1]
+    return sorted((i for i, d in steps.items() if d <= max(reach, NEIGHBOUR_STEPS)), key=lambda i: (steps[i], i))
+
+
 def next_variant(rewrites: Sequence[Rewrite], rewards: Mapping[int, float], *, anywhere: bool) -> int | None:
-    """The index of the variant to judge next: the untried one nearest the best judged variant
-    (`rewards`: reward by index), ties in the applier's order; None when every variant is judged,
-    or when every neighbour of the best is judged (`converged`) and not `anywhere`."""
+    """The index of the variant to judge next: the untried neighbour of the best judged variant
+    (`rewards`: reward by index) nearest it, ties in the applier's order; else, if `anywhere`, the
+    untried variant nearest it; None when every variant is judged, or when every neighbour of the
+    best is judged (`converged`) and not `anywhere`."""
     untried = [i for i in range(len(rewrites)) if i not in rewards]
     if not untried:
         return None
     if not rewards:
         return untried[0]
-    axes = grid_axes(rewrites)
     best = max(rewards, key=lambda i: (rewards[i], -i))
-    steps = {i: grid_distance(rewrites[i], rewrites[best], axes) for i in range(len(rewrites)) if i != best}
-    nearest = min(untried, key=lambda i: (steps[i], i))
-    # on a sparse grid (tile shapes that go with their outputs per thread) the best's nearest
-    # points may be more than one step away: they are its neighbours
-    radius = max(NEIGHBOUR_STEPS, min(steps.values(), default=NEIGHBOUR_STEPS))
-    if not anywhere and steps[nearest] > radius:
+    near = [i for i in neighbours(rewrites, best) if i not in rewards]
+    if near:
+        return near[0]
+    if not anywhere:
         return None
-    return nearest
+    axes = grid_axes(rewrites)
+    return min(untried, key=lambda i: (grid_distance(rewrites[i], rewrites[best], axes), i))
 
 
 def converged(rewrites: Sequence[Rewrite], rewards: Mapping[int, float]) -> bool:
