@@ -49,7 +49,7 @@ from regrapht.validate.types import Candidate
 BLOCK_SHAPES = "launch_configuration"
 # A structural step within this fraction of the code it rewrote (timing noise, or a grid's first
 # point not its best) still has its grid neighbourhood judged (`MCGS.promising`).
-PROMISING_MARGIN = 0.03
+PROMISING_MARGIN = 0.10
 REFINEMENTS = frozenset({
     "launch_configuration", "loop_unrolling", "restrict_const", "fast_math", "bank_conflict_padding",
     "grid_stride_loop",
@@ -307,7 +307,8 @@ class MCGS(GraphWalker):
                  if self.parents.get(key) == state_key(parent) and key not in self.tuned and self.promising(key)]
         for key, parent in sorted(found, key=lambda kp: -self.paths[kp[0]].reward):
             rewards = self.variants_judged.setdefault(key, {})
-            if next_variant(self.variant_rewrites(parent, key[-1]), rewards, anywhere=False) is not None:
+            if next_variant(self.variant_rewrites(parent, key[-1]), rewards, anywhere=False,
+                            first=self.session.options.max_variants) is not None:
                 return key, parent
         return None
 
@@ -427,9 +428,10 @@ class MCGS(GraphWalker):
         technique = key[-1]
         rewrites = self.variant_rewrites(parent, technique)
         rewards = self.variants_judged.setdefault(key, {})
-        index = next_variant(rewrites, rewards, anywhere=anywhere)
+        first = self.session.options.max_variants  # the applier's hand-picked variants first
+        index = next_variant(rewrites, rewards, anywhere=anywhere, first=first)
         if index is None:
-            if converged(rewrites, rewards):
+            if converged(rewrites, rewards, first):
                 self.tuned[key] = parent
             return None
         judged = self.session.judge_variant(parent, previous, technique, rewrites[index])
@@ -443,17 +445,21 @@ class MCGS(GraphWalker):
         return judged.reward
 
     def far_variants(self) -> None:
-        """With the search otherwise done and budget left: the variants of the tuned steps that
-        are not neighbours of their best, the fastest step's first, nearest its best first."""
+        """With the search otherwise done and budget left: the variants not yet judged of every
+        structural step (a tuned one's beyond its best's neighbours, and those of a step whose
+        first variant was clearly slower), the fastest step's first, nearest its best first."""
+        steps = dict(self.step_parents)
+        steps.update(self.tuned)
         while not self.session.exhausted():
-            open_steps = [key for key, parent in self.tuned.items()
-                          if self.parents.get(key) == state_key(parent) and key in self.paths]
+            open_steps = [key for key, parent in steps.items()
+                          if self.parents.get(key) == state_key(parent) and key in self.paths
+                          and self.paths[key].state is not None]
             if not open_steps:
                 return
             key = max(open_steps, key=lambda k: self.paths[k].reward)
             previous = key[-2] if len(key) > 1 else START
-            if self.judge_next_variant(key, self.tuned[key], previous, anywhere=True) is None:
-                del self.tuned[key]
+            if self.judge_next_variant(key, steps[key], previous, anywhere=True) is None:
+                del steps[key]
 
     def variant_rewrites(self, parent: Candidate, technique: str) -> list[Rewrite]:
         """The variants of `technique` on `parent`: its applier's rewrites, then, for a structural

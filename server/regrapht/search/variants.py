@@ -90,15 +90,17 @@ def neighbours(rewrites: Sequence[Rewrite], best: int) -> list[int]:
     return sorted((i for i, d in steps.items() if d <= max(reach, NEIGHBOUR_STEPS)), key=lambda i: (steps[i], i))
 
 
-def next_variant(rewrites: Sequence[Rewrite], rewards: Mapping[int, float], *, anywhere: bool) -> int | None:
-    """The index of the variant to judge next: the untried neighbour of the best judged variant
+def next_variant(rewrites: Sequence[Rewrite], rewards: Mapping[int, float], *, anywhere: bool,
+                 first: int = 0) -> int | None:
+    """The index of the variant to judge next: the applier's `first` variants in its order (its
+    hand-picked, most promising ones), then the untried neighbour of the best judged variant
     (`rewards`: reward by index) nearest it, ties in the applier's order; else, if `anywhere`, the
     untried variant nearest it; None when every variant is judged, or when every neighbour of the
     best is judged (`converged`) and not `anywhere`."""
     untried = [i for i in range(len(rewrites)) if i not in rewards]
     if not untried:
         return None
-    if not rewards:
+    if not rewards or untried[0] < first:
         return untried[0]
     best = max(rewards, key=lambda i: (rewards[i], -i))
     near = [i for i in neighbours(rewrites, best) if i not in rewards]
@@ -110,6 +112,6 @@ def next_variant(rewrites: Sequence[Rewrite], rewards: Mapping[int, float], *, a
     return min(untried, key=lambda i: (grid_distance(rewrites[i], rewrites[best], axes), i))
 
 
-def converged(rewrites: Sequence[Rewrite], rewards: Mapping[int, float]) -> bool:
+def converged(rewrites: Sequence[Rewrite], rewards: Mapping[int, float], first: int = 0) -> bool:
     """Whether untried variants are left but none is a neighbour of the best judged one."""
-    return len(rewards) < len(rewrites) and next_variant(rewrites, rewards, anywhere=False) is None
+    return len(rewards) < len(rewrites) and next_variant(rewrites, rewards, anywhere=False, first=first) is None
