@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
+from regrapht.search.appliers import ApplierInput, Rewrite
 from regrapht.search.run import FAILED, SearchRun, StepResult
 from regrapht.validate.types import Candidate, Evaluation, Timing
 
@@ -56,3 +57,16 @@ class ScriptedSteps(SearchRun):
 
     def applicable(self, state: Candidate) -> list:  # type: ignore[type-arg]
         return [SimpleNamespace(technique=t, also=()) for t in self.matching]
+
+
+@dataclass(frozen=True)
+class Restrict:
+    """A fake `restrict_const` applier: appends " restrict" to any code that lacks it."""
+
+    technique: str = "restrict_const"
+    also: tuple[str, ...] = ()
+
+    def apply(self, given: ApplierInput) -> list[Rewrite]:
+        if "restrict" in given.source:
+            return []
+        return [Rewrite(given.source + " restrict", given.launch, "restrict")]

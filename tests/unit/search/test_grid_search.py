@@ -22,7 +22,7 @@ from regrapht.search.strategies import RUNNERS
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate
 
-from .fakes import FakeEvaluator
+from .fakes import FakeEvaluator, Restrict
 
 NAIVE = "naive"
 THREADS = (32, 64, 128, 256, 512, 1024)
@@ -64,17 +64,6 @@ class WarpRows:
             return []
         return [Rewrite(f"warp i={i}", LaunchConfig(("rows / 8",), ("256",)), f"warp per row, {i} items",
                         (("items", i),)) for i in (1, 2, 4)]
-
-
-@dataclass(frozen=True)
-class Restrict:
-    technique: str = "restrict_const"
-    also: tuple[str, ...] = ()
-
-    def apply(self, given: ApplierInput) -> list[Rewrite]:
-        if "restrict" in given.source:
-            return []
-        return [Rewrite(given.source + " restrict", given.launch, "restrict")]
 
 
 def speed(candidate: Candidate) -> float:

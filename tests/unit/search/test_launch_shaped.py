@@ -20,7 +20,7 @@ from regrapht.search.strategies import RUNNERS
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate
 
-from .fakes import FakeEvaluator
+from .fakes import FakeEvaluator, Restrict
 
 NAIVE = "naive"
 # the vectorized map's speed by the block it keeps; the block shapes alone are slower
@@ -53,17 +53,6 @@ class BlockShapes:
             return []
         return [Rewrite(given.source, LaunchConfig(given.launch.grid, (block,)), f"block {block}")
                 for block in ("128", "512", "64") if (block,) != given.launch.block]
-
-
-@dataclass(frozen=True)
-class Restrict:
-    technique: str = "restrict_const"
-    also: tuple[str, ...] = ()
-
-    def apply(self, given: ApplierInput) -> list[Rewrite]:
-        if "restrict" in given.source:
-            return []
-        return [Rewrite(given.source + " restrict", given.launch, "restrict")]
 
 
 def speed(candidate: Candidate) -> float:
