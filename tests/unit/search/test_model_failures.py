@@ -120,7 +120,9 @@ def test_a_prompt_is_trimmed_of_its_example_before_it_is_given_up() -> None:
     g.add_example(START, "divergence_reduction", Example("k", "because", "", "before", " ".join(["x"] * 1000), 9.0))
     options = SearchOptions(model_give_up=0, model_time_budget_s=None, model_choice=False)
     fits_without_example = CountingModel([WRONG] * 40, context=1200)
-    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), fits_without_example, g, "mcgs", 40, 0,
+    # budget 200: the appliers' parameter grids come first (the model never delays an applier
+    # rewrite), so the model's turn comes late
+    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), fits_without_example, g, "mcgs", 200, 0,
              options=options)
     assert fits_without_example.calls, "the trimmed prompt was sent"
     for sent in fits_without_example.calls:
@@ -128,8 +130,8 @@ def test_a_prompt_is_trimmed_of_its_example_before_it_is_given_up() -> None:
         assert sum(count_tokens(m.content) for m in sent.messages) + sent.max_tokens <= 1200
     # with room for the example it stays in the prompt
     roomy = CountingModel([WRONG] * 40, context=100_000)
-    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), roomy, g, "mcgs", 40, 0, options=options)
-    assert any("x x x x" in m.content for m in roomy.calls[0].messages)
+    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), roomy, g, "mcgs", 200, 0, options=options)
+    assert any("x x x x" in m.content for sent in roomy.calls for m in sent.messages)
 
 
 def test_failed_calls_count_towards_giving_up_the_model() -> None:
