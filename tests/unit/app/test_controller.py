@@ -109,7 +109,7 @@ def controller_for(tmp_path: Path, evaluator: FakeEvaluator, model: object, sett
 
 async def test_a_found_version_is_offered_applied_and_recorded_in_the_card(tmp_path: Path) -> None:
     model = ScriptedModel([f"```cuda\n{NEW_KERNEL}\n```"] * 200)
-    controller, editor, state = controller_for(tmp_path, FakeEvaluator("Fake GPU"), model, Settings(search_budget=6))
+    controller, editor, state = controller_for(tmp_path, FakeEvaluator("Fake GPU"), model, Settings(search_budget=40))
     document = state.open("untitled:saxpy", SOURCE, 1)
     started = await controller.start(document, "saxpy")
     assert started == {"started": True, "token": "token-1"}
@@ -126,7 +126,7 @@ async def test_a_found_version_is_offered_applied_and_recorded_in_the_card(tmp_p
 
 async def test_a_declined_edit_is_kept_as_a_code_action(tmp_path: Path) -> None:
     model = ScriptedModel([f"```cuda\n{NEW_KERNEL}\n```"] * 200)
-    controller, editor, state = controller_for(tmp_path, FakeEvaluator("Fake GPU"), model, Settings(search_budget=6),
+    controller, editor, state = controller_for(tmp_path, FakeEvaluator("Fake GPU"), model, Settings(search_budget=40),
                                                accept=False)
     document = state.open("untitled:saxpy", SOURCE, 1)
     await controller.start(document, "saxpy")

@@ -188,11 +188,13 @@ def test_no_gpu_outcome_and_message(tmp_path):
 
 
 def test_worker_finds_a_faster_version_with_scripted_model(tmp_path):
+    # budget 40: the appliers' parameter grids on saxpy are judged before the model (MCGS never
+    # lets the model delay an applier rewrite; here every applier rewrite is as fast as the original)
     answer = f"```cuda\n{NEW_KERNEL}\n```"
     model = ScriptedModel([answer] * 200)
     evaluator = FakeEvaluator("Fake GPU")
     progress: list[str] = []
-    outcome = jobs.run_search(request_for(Settings(search_budget=6)), NO_RESOURCES, lambda m, p: progress.append(m),
+    outcome = jobs.run_search(request_for(Settings(search_budget=40)), NO_RESOURCES, lambda m, p: progress.append(m),
                               lambda: False, models_of(model), wire=fake_wire(evaluator, tmp_path))
     assert outcome.kind == "found", outcome.message
     assert outcome.result is not None and outcome.result.best is not None
