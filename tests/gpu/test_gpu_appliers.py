@@ -11,11 +11,11 @@ Set REGRAPHT_APPLIER_RESULTS=<file> to get one JSON line per rewrite.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
+from applier_results import report_result
 
 from regrapht.app.optimize import kernel_target
 from regrapht.search.appliers import ApplierInput, DeviceLimits, rewrites_of
@@ -77,8 +77,4 @@ def _report(spec: Path, kernel: str, applier: Applier, note: str, outcome: str, 
             reason: str) -> None:
     line = {"spec": str(spec.relative_to(ROOT)), "kernel": kernel, "applier": type(applier).__name__,
             "note": note, "outcome": outcome, "speedup": speedup, "reason": reason}
-    print(json.dumps(line))
-    path = os.environ.get("REGRAPHT_APPLIER_RESULTS")
-    if path:
-        with open(path, "a", encoding="utf-8") as out:
-            out.write(json.dumps(line) + "\n")
+    report_result(line)

@@ -12,12 +12,12 @@ rewrite.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 
 import pytest
+from applier_results import report_result
 
 from regrapht.app.optimize import kernel_target
 from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits, rewrites_of
@@ -54,9 +54,5 @@ def test_every_redteam_rewrite_matches_the_original(case: str, gpu_worker: GpuWo
             evaluation = evaluator.evaluate(Candidate(rewrite.source, rewrite.launch, (BY_NAME[name].technique,)))
             line = {"case": case, "applier": name, "note": rewrite.note, "outcome": evaluation.outcome,
                     "speedup": evaluation.speedup, "reason": evaluation.reason}
-            print(json.dumps(line))
-            results = os.environ.get("REGRAPHT_APPLIER_RESULTS")
-            if results:
-                with open(results, "a", encoding="utf-8") as out:
-                    out.write(json.dumps(line) + "\n")
+            report_result(line)
             assert evaluation.verified, f"{case}: {rewrite.note}: {evaluation}"

@@ -10,11 +10,11 @@ REGRAPHT_APPLIER_RESULTS=<file> for one JSON line per rewrite (with its grid poi
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
+from applier_results import report_result
 
 from regrapht.app.optimize import kernel_target
 from regrapht.search.appliers import ApplierInput, DeviceLimits, rewrites_of
@@ -65,11 +65,7 @@ def test_every_grid_point_matches_the_original(task: str, gpu_worker: GpuWorker,
             line = {"task": task, "kernel": kernel.name, "applier": type(applier).__name__, "note": rewrite.note,
                     "params": dict(rewrite.params), "block": list(rewrite.launch.block),
                     "outcome": evaluation.outcome, "speedup": evaluation.speedup, "reason": evaluation.reason}
-            print(json.dumps(line))
-            path = os.environ.get("REGRAPHT_APPLIER_RESULTS")
-            if path:
-                with open(path, "a", encoding="utf-8") as out:
-                    out.write(json.dumps(line) + "\n")
+            report_result(line)
             assert evaluation.verified, f"{task}: {kernel.name}: {rewrite.note} {rewrite.params}: {evaluation}"
             checked += 1
     assert checked >= 12, f"{task}: only {checked} grid points"
