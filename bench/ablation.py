@@ -127,6 +127,10 @@ class SharedMeasurements:
             return OptimizeRun(evaluator, graph, overlay_path, kernel_target(spec.kernel(kernel)))
         return wire
 
+    def device(self) -> dict[str, object] | None:
+        """The searches' device map (None before a search or without a device)."""
+        return next((e.device for e in self._evaluators.values() if e.device is not None), None)
+
     def recheck(self, task: Task, kernel: KernelSpec, source: str, result: OptimizeResult,
                 resources: GpuResources) -> dict[str, object]:
         """The answer judged again on the re-check evaluator's fresh inputs (once per identical text)."""
@@ -195,7 +199,11 @@ def run_task(task: Task, configs: list[tuple[str, int, bool]], seeds: list[int],
                       f"({'time-limited' if row.get('time_limited') else 'done'}, {row['job_s']} s, "
                       f"measurements {row['measurements']})", file=sys.stderr, flush=True)
     cache = {"task": task.name, "method": METHOD, "search": shared.measurements.stats().to_json(),
-             "recheck": shared.recheck_measurements.stats().to_json()}
+             "recheck": shared.recheck_measurements.stats().to_json(),
+             # every judged candidate by digest: bench/replay_ablation.py replays searches on these
+             "entries": shared.measurements.entries(),
+             # the device the appliers sized their grids by (the replay needs the same limits)
+             "device": shared.device()}
     (out / summary_name(task.name, part)).write_text(json.dumps(cache, indent=1) + "\n", encoding="utf-8")
     return not failed
 

@@ -36,6 +36,14 @@ def measurement_identity(original_source: str, spec_text: str, arch: str, gpu_na
     return digest.hexdigest()
 
 
+def candidate_digest(source: str, launch: LaunchConfig) -> str:
+    """A candidate's exact source and launch as one hex digest."""
+    digest = hashlib.sha256(source.encode("utf-8"))
+    for part in (*launch.grid, "\0", *launch.block, "\0", str(launch.shared_bytes)):
+        digest.update(b"\0" + str(part).encode("utf-8"))
+    return digest.hexdigest()
+
+
 @dataclass(frozen=True)
 class CacheStats:
     hits: int
@@ -80,6 +88,15 @@ class MeasurementCache:
     def put_baseline(self, identity: str, timing: Timing) -> None:
         with self._lock:
             self._baselines.setdefault(identity, timing)
+
+    def entries(self) -> list[dict[str, object]]:
+        """Every stored verdict as JSON, keyed by `candidate_digest` (what an offline replay of a
+        search looks candidates up by): outcome, speedup, median ms."""
+        with self._lock:
+            stored = list(self._evaluations.items())
+        return [{"digest": candidate_digest(source, launch), "outcome": e.outcome, "speedup": e.speedup,
+                 "median_ms": e.timing.median_ms if e.timing is not None else None}
+                for (_identity, source, launch), e in stored]
 
     def stats(self) -> CacheStats:
         with self._lock:

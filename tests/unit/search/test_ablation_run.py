@@ -35,6 +35,8 @@ def test_every_configuration_and_seed_of_a_task_share_the_measurements(tmp_path:
     assert mcgs[0]["reused"] >= 1 and mcgs[1]["reused"] >= 1
     cache = json.loads((tmp_path / "rows/cache-axpby_int.json").read_text())
     assert cache["search"]["hits"] == sum(m["reused"] for m in mcgs) and "shared measurements" in cache["method"]
+    # every stored verdict, by digest, for bench/replay_ablation.py
+    assert len(cache["entries"]) == cache["search"]["stored"] and all(len(e["digest"]) == 64 for e in cache["entries"])
     table = subprocess.run([sys.executable, "bench/merge_ablation.py", str(tmp_path / "rows")], cwd=ROOT,
                            capture_output=True, text=True, timeout=60, check=False)
     assert table.returncode == 0 and "verdicts reused" in table.stdout, table.stdout + table.stderr
