@@ -41,6 +41,8 @@ from regrapht.graph import open_graph
 from regrapht.inputs import read_source
 from regrapht.model.backend import ChatMessage, Completion
 from regrapht.search import SearchOptions, optimize
+from regrapht.search.appliers import Rewrite
+from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.measurements import candidate_digest
 from regrapht.validate.types import Candidate, Evaluation, Timing
 
@@ -142,6 +144,7 @@ def replay_task(task: Task, verdicts: Mapping[str, Mapping[str, Any]], device: d
     results = []
     for kernel in task.spec.kernels:
         memory = KernelMemory()
+        memo: dict[tuple[str, LaunchConfig], list[list[Rewrite]]] = {}  # applier matching is most of a replay's time
         for strategy, budget, no_model in configs:
             for seed in seeds:
                 clock = SimulatedClock()
@@ -149,7 +152,7 @@ def replay_task(task: Task, verdicts: Mapping[str, Mapping[str, Any]], device: d
                 model = RefusingModel(clock, model_seconds) if strategy in MODEL_STRATEGIES and not no_model else None
                 result = optimize(source, kernel.name, kernel_target(kernel), evaluator, model, open_graph(),
                                   strategy, budget, seed, options=SearchOptions(model_time_budget_s=model_time_budget_s),
-                                  clock=clock, model_memory=memory if model is not None else None)
+                                  clock=clock, model_memory=memory if model is not None else None, rewrite_memo=memo)
                 results.append({"task": task.name, "kernel": kernel.name,
                                 "config": f"{strategy}{'-nomodel' if no_model else ''}-b{budget}", "seed": seed,
                                 "speedup": result.best.speedup if result.best is not None else 1.0,

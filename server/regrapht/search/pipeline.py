@@ -19,6 +19,7 @@ from regrapht.errors import InputError
 from regrapht.graph import ReasoningGraph
 from regrapht.limits import DEFAULT_SEARCH_BUDGET
 from regrapht.model.backend import ModelBackend
+from regrapht.search.appliers import Rewrite
 from regrapht.search.options import STRATEGIES, SearchOptions
 from regrapht.search.run import Counters, ModelMemory, ModelUse, Progress, SearchRun, StepRecord
 from regrapht.search.source import find_kernel
@@ -124,10 +125,12 @@ def optimize(
     on_finish: Callable[[SearchRun], None] | None = None,
     time_limit_s: float | None = None,
     model_memory: ModelMemory | None = None,
+    rewrite_memo: dict[tuple[str, LaunchConfig], list[list[Rewrite]]] | None = None,
 ) -> OptimizeResult:
     """Optimize one kernel (module docstring); `on_finish` sees the finished search's session
     (`regrapht graph distill` reads its verified steps); `model_memory`: what earlier searches
-    of this kernel learnt of the model (it is not asked where it kept failing)."""
+    of this kernel learnt of the model (it is not asked where it kept failing); `rewrite_memo`:
+    the appliers' rewrites by code state, shared with other searches of this kernel, spec and device."""
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {strategy!r} (one of {', '.join(STRATEGIES)})")
     if budget < 1:
@@ -152,7 +155,7 @@ def optimize(
         kernel=kernel, original=Candidate(source, spec.launch, ()), evaluator=evaluator, model=model,
         graph=graph, budget=budget, rng=random.Random(seed), options=options, constants=spec.constants,
         cancel=cancel, progress=progress, gpu_lock=gpu_lock, clock=clock, started=started, seed=seed,
-        model_memory=model_memory,
+        model_memory=model_memory, rewrite_memo={} if rewrite_memo is None else rewrite_memo,
     )
     if strategy == "cot" and model is None:
         reason = "strategy cot needs a model"

@@ -203,7 +203,9 @@ class SearchRun:
     _chosen: str | None = None  # the technique the last "choose" call picked, until it is written
     _failures_logged: set[tuple[str, str]] = field(default_factory=set)  # (kind, reason) already logged
     model_memory: ModelMemory | None = None  # earlier searches' outcomes of the model on this kernel
-    _applier_rewrites: dict[tuple[str, LaunchConfig], list[list[Rewrite]]] = field(default_factory=dict)
+    # every applier's rewrites by code state (`rewrites_by_applier`); searches of one kernel with
+    # the same constants and device may share one (bench/replay_ablation.py does)
+    rewrite_memo: dict[tuple[str, LaunchConfig], list[list[Rewrite]]] = field(default_factory=dict)
 
     # ---- budget, cancellation, progress ----------------------------------------------------
     def cancelled(self) -> bool:
@@ -404,13 +406,13 @@ class SearchRun:
         """Every applier's rewrites of `state`, in APPLIERS order; computed once per state (the
         graph strategies ask which appliers match, then for the chosen technique's rewrites)."""
         key = (state.source, state.launch)
-        found = self._applier_rewrites.get(key)
+        found = self.rewrite_memo.get(key)
         if found is None:
             given = ApplierInput(state.source, self.kernel, state.launch, self.constants,
                                  DeviceLimits.of(getattr(self.evaluator, "device", None)))
             plain = plain_source(given)  # written plainly once for every applier of this state
             found = [rewrites_of(applier, given, plain) for applier in self.appliers]
-            self._applier_rewrites[key] = found
+            self.rewrite_memo[key] = found
         return found
 
     # ---- the model ---------------------------------------------------------------------------
