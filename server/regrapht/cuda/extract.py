@@ -310,7 +310,8 @@ class FunctionExtractor:
             return_type=node_text(node.child_by_field_name("type")),
             template_parameters=template_parameters,
             parameters=parameters,
-            launch_bounds=tuple(node_text(c) for c in launch_bounds.named_children) if launch_bounds else (),
+            launch_bounds=tuple(node_text(c) for c in launch_bounds.named_children if c.type != "comment")
+            if launch_bounds else (),
             extern_c=extern_c,
             uses_double=uses_double,
             loops=tuple(state.loops),

@@ -1,10 +1,13 @@
 """Locating one kernel in a .cu file, splicing a new version of it back, and launch sites.
 
 Search needs only a few structural facts about the file it rewrites: where the kernel's
-definition starts and ends, its parameter list, its body, and where host code launches it. They
-are found here by a small scanner that skips comments and string literals and matches braces, so
-that search works on any text the model returns (which the tree-sitter model may not be able to
-parse cleanly) and never depends on the editor's parse state.
+definition starts and ends, its parameter list, its body, its `__launch_bounds__`, and where host
+code launches it. They are found here by a small scanner that skips comments and string literals
+and matches brackets, so that search works on any text the model returns (which the tree-sitter
+model may not be able to parse cleanly) and never depends on the editor's parse state. It reads a
+declaration the way `cuda/extract.py` does: every specifier before the name (`template <...>`,
+`extern "C"`, `static`, `__launch_bounds__(...)` before or after `__global__`, attributes),
+spelled across lines and with comments in between.
 """
 
 from __future__ import annotations
@@ -12,7 +15,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_GLOBAL = re.compile(r"__global__")
+_GLOBAL = re.compile(r"\b__global__\b")
+# Between `__global__` and the kernel's name: an identifier (a specifier, the return type, an
+# attribute's name), a bracket that opens an attribute's arguments, or the end of a declaration.
+_DECLARATOR_TOKEN = re.compile(r"[A-Za-z_]\w*|[(\[;{}]")
+# Specifiers with an argument list of their own, whose parentheses are not the parameter list.
+_ATTRIBUTES = frozenset({"__launch_bounds__", "__maxnreg__", "__cluster_dims__", "__attribute__", "__declspec",
+                         "alignas", "__align__"})
+_LAUNCH_BOUNDS = re.compile(r"\b__launch_bounds__\s*\(")
 
 
 @dataclass(frozen=True)
@@ -42,6 +52,9 @@ class KernelText:
     body_start: int  # offset just past "{"
     body_end: int  # offset of the closing "}"
     params: tuple[Param, ...]
+    # The arguments of its `__launch_bounds__` as written (comments dropped, spaces normalised),
+    # e.g. ("256", "2"); () without one.
+    launch_bounds: tuple[str, ...] = ()
 
     def text(self, source: str) -> str:
         return source[self.start : self.end]
@@ -137,44 +150,136 @@ def _parse_params(text: str) -> tuple[Param, ...]:
     return tuple(params)
 
 
+@dataclass(frozen=True)
+class KernelDeclaration:
+    """One `__global__` declaration, with a body or without (offsets into the source)."""
+
+    name: str
+    start: int  # the line of its first specifier (a comment-only gap before it is not part of it)
+    paren: int  # offset of the parameter list's "("
+    close: int  # offset of its ")"
+    launch_bounds: tuple[str, ...]  # as in `KernelText`
+    template_parameters: tuple[str, ...]  # as written, e.g. ("typename T", "int B = 256")
+
+
+def _declaration_start(masked: str, at: int) -> int:
+    """Where the declaration holding offset `at` begins: after the end of what precedes it (`;`,
+    `{`, `}`, a preprocessor line), at its first character of code."""
+    begin = max(masked.rfind(c, 0, at) for c in ";{}") + 1
+    offset, continued = begin, False
+    for line in masked[begin:at].split("\n")[:-1]:
+        offset += len(line) + 1
+        if continued or line.lstrip().startswith("#"):
+            begin = offset
+            continued = line.rstrip().endswith("\\")
+    while begin < at and masked[begin].isspace():
+        begin += 1
+    return begin
+
+
+def _arguments(masked: str, paren: int, close: int) -> tuple[str, ...]:
+    return tuple(" ".join(a.split()) for a in split_top_level(masked[paren + 1 : close]) if a.strip())
+
+
+def _template_parameters(masked: str, begin: int, end: int) -> tuple[str, ...]:
+    """The parameters of a `template <...>` that opens the declaration spanning [begin, end)."""
+    opened = re.compile(r"\btemplate\s*<").search(masked, begin, end)
+    if opened is None:
+        return ()
+    depth = 0
+    for i in range(opened.end() - 1, end):
+        depth += {"<": 1, ">": -1}.get(masked[i], 0)
+        if depth == 0:
+            return _arguments(masked, opened.end() - 1, i)
+    return ()
+
+
+def kernel_declarations(source: str) -> list[KernelDeclaration]:
+    """Every `__global__` function declaration in `source`, with a body or without."""
+    return _declarations(code_mask(source))
+
+
+def _declarations(masked: str) -> list[KernelDeclaration]:
+    found: list[KernelDeclaration] = []
+    for qualifier in _GLOBAL.finditer(masked):
+        begin = _declaration_start(masked, qualifier.start())
+        bounds: tuple[str, ...] = ()
+        before = _LAUNCH_BOUNDS.search(masked, begin, qualifier.start())
+        if before is not None and (close := matching(masked, before.end() - 1)) > 0:
+            bounds = _arguments(masked, before.end() - 1, close)
+        pos = qualifier.end()
+        while (token := _DECLARATOR_TOKEN.search(masked, pos)) is not None:
+            word = token.group()
+            if word in ";{}":
+                break
+            if word in "([":
+                # `void (k)(...)` is not a kernel this reads; `[[...]]` is an attribute
+                close = matching(masked, token.start()) if word == "[" else -1
+                if close < 0:
+                    break
+                pos = close + 1
+                continue
+            after = token.end()
+            while after < len(masked) and masked[after].isspace():
+                after += 1
+            if after >= len(masked) or masked[after] != "(":
+                pos = token.end()
+                continue
+            close = matching(masked, after)
+            if close < 0:
+                break
+            if word in _ATTRIBUTES:
+                if word == "__launch_bounds__":
+                    bounds = _arguments(masked, after, close)
+                pos = close + 1
+                continue
+            line_start = masked.rfind("\n", 0, begin) + 1
+            start = line_start if not masked[line_start:begin].strip() else begin
+            found.append(KernelDeclaration(word, start, after, close, bounds,
+                                           _template_parameters(masked, begin, qualifier.start())))
+            break
+    return found
+
+
 def find_kernels(source: str) -> list[KernelText]:
     """Every `__global__` function definition (declarations without a body are skipped)."""
     masked = code_mask(source)
     kernels = []
-    for found in _GLOBAL.finditer(masked):
-        paren = masked.find("(", found.end())
-        if paren < 0:
-            continue
-        name_match = re.search(r"([A-Za-z_]\w*)\s*$", masked[found.end() : paren])
-        if name_match is None:
-            continue
-        close = matching(masked, paren)
-        if close < 0:
-            continue
-        after = masked[close + 1 :]
-        brace_rel = re.match(r"[^;{]*\{", after)
+    for declaration in _declarations(masked):
+        close = declaration.close
+        brace_rel = re.match(r"[^;{]*\{", masked[close + 1 :])
         if brace_rel is None:
             continue
         brace = close + 1 + brace_rel.end() - 1
         end_brace = matching(masked, brace)
         if end_brace < 0:
             continue
-        line_start = masked.rfind("\n", 0, found.start()) + 1
-        start = line_start
-        # A template header on the previous line belongs to the definition.
-        prev_end = line_start - 1
-        if prev_end > 0:
-            prev_start = masked.rfind("\n", 0, prev_end) + 1
-            if masked[prev_start:prev_end].strip().startswith("template"):
-                start = prev_start
         kernels.append(
             KernelText(
-                name=name_match.group(1), start=start, end=end_brace + 1,
-                params_start=paren + 1, params_end=close, body_start=brace + 1,
-                body_end=end_brace, params=_parse_params(source[paren + 1 : close]),
+                name=declaration.name, start=declaration.start, end=end_brace + 1,
+                params_start=declaration.paren + 1, params_end=close, body_start=brace + 1,
+                body_end=end_brace, params=_parse_params(source[declaration.paren + 1 : close]),
+                launch_bounds=declaration.launch_bounds,
             )
         )
     return kernels
+
+
+def kernel_launch_bounds(source: str, name: str) -> tuple[str, ...]:
+    """The `__launch_bounds__` arguments of kernel `name` as any of its declarations (a forward
+    declaration or the definition) writes them; () when none has them."""
+    base = name.split("<")[0].strip()
+    return next((d.launch_bounds for d in _declarations(code_mask(source)) if d.name == base and d.launch_bounds), ())
+
+
+def integer_define(source: str, name: str) -> int | None:
+    """The value of `#define NAME <integer literal>` when the file defines `name` exactly once so
+    (and never `#undef`s it); None otherwise."""
+    masked = code_mask(source)
+    escaped = re.escape(name)
+    values = re.findall(rf"^[ \t]*#[ \t]*define[ \t]+{escaped}[ \t]+\(?[ \t]*(\d+)[uU]?[ \t]*\)?[ \t]*$", masked, re.M)
+    others = re.findall(rf"^[ \t]*#[ \t]*(?:define|undef)[ \t]+{escaped}\b", masked, re.M)
+    return int(values[0]) if len(values) == 1 and len(others) == 1 else None
 
 
 def find_kernel(source: str, name: str) -> KernelText | None:

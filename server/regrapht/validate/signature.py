@@ -1,8 +1,9 @@
 """Finding a kernel's declared parameter list in source text, to refuse contract-breaking candidates.
 
-Owns a light, comment-aware scan for `__global__` function declarations (name, template
-parameter names, parameter types) that works on any candidate text, even one that does not
-compile, so a renamed kernel or a changed parameter list is rejected before compiling.
+Owns the check of a candidate's `__global__` declarations (name, template parameter names,
+parameter types, read by the comment-aware scanner of `search/source.py` that works on any
+candidate text, even one that does not compile), so a renamed kernel or a changed parameter list
+is rejected before compiling.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from regrapht.errors import InputError
+from regrapht.search.source import code_mask, kernel_declarations, split_top_level
 from regrapht.spec.ctypes_ import CType, parse_ctype
 
 
@@ -22,32 +24,16 @@ class KernelDecl:
     line: int  # 1-based
 
 
-def strip_comments(text: str) -> str:
-    """Comments replaced by spaces (newlines kept, so lines still match)."""
-    def blank(match: re.Match[str]) -> str:
-        return re.sub(r"[^\n]", " ", match.group(0))
-    return re.sub(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"", blank, text, flags=re.S)
-
-
-_KERNEL = re.compile(
-    r"(?:template\s*<(?P<tparams>[^{};]*?)>\s*)?"
-    r"(?:(?:extern\s+\"C\"\s*)|(?:static|inline|__forceinline__)\s+)*__global__\s+"
-    r"(?:__launch_bounds__\s*\([^)]*\)\s*|[A-Za-z_]\w*\s+)*?"
-    r"(?P<name>(?!__launch_bounds__\b)[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)"
-)
-
-
 def kernel_decls(text: str) -> list[KernelDecl]:
-    clean = strip_comments(text)
-    clean = re.sub(r"extern\s+\"C\"", 'extern "C"', clean)
+    """Every `__global__` declaration of `text`, read by the search's declaration scanner
+    (`search/source.py`: specifiers and `__launch_bounds__` before or after `__global__`)."""
+    masked = code_mask(text)
     decls = []
-    for match in _KERNEL.finditer(clean):
-        params_text = " ".join(match.group("params").split())
-        params = tuple(p.strip() for p in params_text.split(",")) if params_text.strip() not in ("", "void") else ()
-        tparams = tuple(
-            p.strip().split()[-1].split("=")[0] for p in (match.group("tparams") or "").split(",") if p.strip()
-        )
-        decls.append(KernelDecl(match.group("name"), params, tparams, clean.count("\n", 0, match.start()) + 1))
+    for found in kernel_declarations(text):
+        params_text = " ".join(masked[found.paren + 1 : found.close].split())
+        params = tuple(split_top_level(params_text)) if params_text not in ("", "void") else ()
+        tparams = tuple(p.split("=")[0].split()[-1] for p in found.template_parameters if p.split("=")[0].split())
+        decls.append(KernelDecl(found.name, params, tparams, masked.count("\n", 0, found.start) + 1))
     return decls
 
 

@@ -90,6 +90,42 @@ def test_rules_compile_only_without_a_gpu_and_without_network(tmp_path: Path) ->
     assert log.read_text() == "", log.read_text()
 
 
+@pytest.mark.nvcc
+@needs_nvcc
+def test_a_kernel_declared_with_launch_bounds_before_its_name_is_rewritten_within_them(tmp_path: Path) -> None:
+    """`__global__ void __launch_bounds__(256) reduce_sum(...)`: the CLI finds the kernel (not one
+    named `__launch_bounds__`), the appliers rewrite it, every candidate compiles with the real
+    nvcc, and no rewrite launches more threads than the bound (the grids stop at 256)."""
+    if has_device():
+        pytest.skip("this test is about a machine without a CUDA device")
+    from regrapht.app.optimize import kernel_target
+    from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits, rewrites_of
+    from regrapht.spec.model import load_spec
+
+    original = (ROOT / "examples/reduce_sum.cu").read_text()
+    source = original.replace("__global__ void reduce_sum(", "__global__ void __launch_bounds__(256) reduce_sum(")
+    assert source != original
+    cu = tmp_path / "bounded.cu"
+    cu.write_text(source)
+    spec_path = tmp_path / "bounded.regrapht.toml"
+    spec_path.write_text((ROOT / "examples/reduce_sum.regrapht.toml").read_text())
+    done, log = run_optimize(tmp_path, str(cu), "--kernel", "reduce_sum", "--strategy", "rules", "--budget", "8")
+    assert done.returncode == 1, done.stderr  # found and searched; nothing verified without a GPU
+    data = json.loads(done.stdout)
+    assert data["best"] is None and "no CUDA device" in data["reason"]
+    assert data["candidates"]["generated"] == 8 and data["candidates"]["compiled"] == 8
+    assert log.read_text() == "", log.read_text()
+    # what the sweep drew from: every applier's rewrites of this file on an H200's limits
+    [kernel] = load_spec(spec_path).kernels
+    target = kernel_target(kernel)
+    given = ApplierInput(source, kernel.name, target.launch, target.constants, DeviceLimits(132, 2048, 1024, 48 * 1024))
+    rewrites = {type(a).__name__: rewrites_of(a, given) for a in APPLIERS}
+    assert len(rewrites["BlockReduceAtomic"]) > 4  # its hand-picked variants and grid points
+    every = [r for found in rewrites.values() for r in found]
+    assert every and all(int(r.launch.block[0]) <= 256 for r in every)
+    assert all("__launch_bounds__(256) reduce_sum(" in r.source for r in every)
+
+
 def test_bad_kernel_is_exit_2(tmp_path: Path) -> None:
     done, _ = run_optimize(tmp_path, str(ROOT / "examples/saxpy.cu"), "--kernel", "nope", "--strategy", "rules",
                            guard=False)

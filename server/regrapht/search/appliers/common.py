@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from regrapht.idioms.spelling import plain_spelling
-from regrapht.search.source import KernelText, code_mask, find_kernel, matching
+from regrapht.search.source import KernelText, code_mask, find_kernel, kernel_launch_bounds, matching
 from regrapht.spec.launch import LaunchConfig
 
 
@@ -174,7 +174,8 @@ def block_dims(launch: LaunchConfig) -> list[int] | None:
 
 
 def has_launch_bounds(kernel: KernelText, source: str) -> bool:
-    return "__launch_bounds__" in kernel.header(source)
+    """Whether the kernel declares `__launch_bounds__` (its definition or a forward declaration)."""
+    return bool(kernel.launch_bounds or kernel_launch_bounds(source, kernel.name))
 
 
 _TID_FORMS = (

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 
 from regrapht.search.appliers.common import ApplierInput, Rewrite, int_literal
-from regrapht.search.source import code_mask
+from regrapht.search.source import integer_define, kernel_launch_bounds
 
 
 def grid_order(first: Iterable[Rewrite], rest: Iterable[Rewrite]) -> list[Rewrite]:
@@ -31,20 +31,19 @@ def grid_order(first: Iterable[Rewrite], rest: Iterable[Rewrite]) -> list[Rewrit
 
 def thread_limit(given: ApplierInput) -> int:
     """The most threads per block a grid point of `given`'s kernel may launch: the device's limit
-    (1024 without a device) and the kernel's own `__launch_bounds__`, which a rewrite of the body
-    keeps (a launch beyond it fails); bounds the kernel spells with a name allow only its launch's
-    own block (0 when that is not a literal)."""
+    (1024 without a device) and the kernel's own `__launch_bounds__` (written before or after
+    `__global__`, on its definition or a forward declaration), which a rewrite of the body keeps
+    (a launch beyond it fails). A bound the kernel spells with a name is read through a single
+    `#define NAME <integer>`; any other allows only its launch's own block (0 when that is not
+    a literal)."""
     limit = given.device.max_threads_per_block if given.device is not None else 1024
-    mask = code_mask(given.source)
-    name = re.escape(given.kernel.split("<")[0].strip())
-    # the declarations of the kernel: from the end of what precedes them up to its name
-    headers = [mask[max(mask.rfind(c, 0, m.start()) for c in ";{}") + 1 : m.start()]
-               for m in re.finditer(rf"\b{name}\s*\(", mask)]
-    header = " ".join(h for h in headers if "__global__" in h)
-    if "__launch_bounds__" not in header:
+    bounds = kernel_launch_bounds(given.source, given.kernel)
+    if not bounds:
         return limit
-    bound = re.search(r"__launch_bounds__\s*\(\s*(\d+)\s*[,)]", header)
+    bound = int_literal(bounds[0])
+    if bound is None and re.fullmatch(r"[A-Za-z_]\w*", bounds[0]):
+        bound = integer_define(given.source, bounds[0])
     if bound is not None:
-        return min(limit, int(bound.group(1)))
+        return min(limit, bound)
     own = int_literal(given.launch.block[0]) if given.launch.block else None
     return min(limit, own) if own is not None else 0
