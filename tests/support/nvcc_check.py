@@ -38,8 +38,10 @@ def compile_together(sources: list[str], where: Path, name: str = "all") -> None
 def grid_sample(rewrites: list[T], first: int = 4) -> list[T]:
     """The rewrites a compile test over many kernels checks: the applier's first `first` (its
     hand-picked variants) and its grid's middle and last point. The whole grids are compiled by
-    `tests/unit/search/test_structural_grids.py` and checked on the GPU by the gpu tests; with every
-    point of every red-team kernel, the nvcc tests alone would take most of CI's time."""
+    `tests/unit/search/test_structural_grids.py` and checked on the GPU on a fixed set of kernels
+    by `tests/gpu/test_structural_grids_gpu.py` (the other GPU tests sample with `first` = 2,
+    `applier_results.gpu_sample`); with every point of every red-team kernel, the nvcc tests alone
+    would take most of CI's time."""
     if len(rewrites) <= first + 2:
         return rewrites
     return [*rewrites[:first], rewrites[len(rewrites) // 2], rewrites[-1]]

@@ -3,8 +3,8 @@
 Every kernel under tests/data/appliers/ is written differently from the others and names the
 applier that must rewrite it (`// applier: Name`); none of the other idiom appliers may match
 it. Near-misses (one change that breaks the idiom's meaning) must not be rewritten by any.
-Every rewrite compiles with nvcc (marker `nvcc`); tests/gpu/test_gpu_appliers.py checks them
-against the originals on a GPU.
+Every rewrite compiles with nvcc (marker `nvcc`); tests/gpu/test_gpu_appliers.py checks a sample
+of them (whole grids: tests/gpu/test_structural_grids_gpu.py) against the originals on a GPU.
 """
 
 from __future__ import annotations
