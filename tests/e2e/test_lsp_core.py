@@ -121,6 +121,56 @@ async def test_code_lens_per_kernel(client):
     assert any(re.match(r"\d+ findings?: \w+", c[0]) for c in summaries)
 
 
+BOUNDED = """#define BLOCK 128
+__global__ void __launch_bounds__(256, 2) after_global(const float *x, float *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 2.0f * x[i];
+}
+
+__launch_bounds__(BLOCK)
+__global__ void before_global(float *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 1.0f;
+}
+
+extern "C" __global__ void
+__launch_bounds__(
+    64)  // one warp pair
+c_kernel(float *y)
+{
+    y[threadIdx.x] = 0.0f;
+}
+"""
+
+
+async def test_kernels_declared_with_launch_bounds_get_lenses_and_cards(client):
+    """`__launch_bounds__` before or after `__global__` is not the kernel's name: each kernel gets
+    its Optimize lens under its own name and a card with its bound."""
+    uri = "file:///work/bounded.cu"
+    await opened(client, uri, BOUNDED)
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    optimize = [lens.command.arguments[0]["kernel"] for lens in lenses if lens.command.command == "regrapht.optimizeKernel"]
+    assert sorted(optimize) == ["after_global", "before_global", "c_kernel"]
+    encoding = encoding_of(client)
+    cards = {}
+    for name in ("after_global", "before_global", "c_kernel"):
+        hover = await client.text_document_hover_async(
+            types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri),
+                              position=position_of(BOUNDED, f"{name}(", encoding, offset=2))
+        )
+        assert hover is not None, name
+        cards[name] = hover.contents.value
+    assert "__global__ void after_global(const float * x, float * y, int n)" in cards["after_global"]
+    assert "__global__ void c_kernel(float * y)" in cards["c_kernel"]
+    assert "`__launch_bounds__(256, 2)`" in cards["after_global"]
+    assert "`__launch_bounds__(BLOCK)`" in cards["before_global"]
+    assert "`__launch_bounds__(64)`" in cards["c_kernel"] and "one warp" not in cards["c_kernel"]
+
+
 async def test_kernel_report_command(client):
     await opened(client)
     report = await client.workspace_execute_command_async(
