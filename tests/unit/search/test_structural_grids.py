@@ -94,7 +94,9 @@ COMPILED = (
 @needs_nvcc
 @pytest.mark.parametrize("key", COMPILED)
 def test_whole_grids_compile(key: str, tmp_path: Path) -> None:
-    compile_together([r.source for r in _rewrites(key)], tmp_path)
+    # ParallelScan's bounded 1024-thread raking scans of 8-byte values spill (they could not
+    # launch unbounded: test_scan_launch_bounds.py)
+    compile_together([r.source for r in _rewrites(key)], tmp_path, spills_allowed=key.endswith("ParallelScan:dev"))
 
 
 def test_grids_keep_within_the_kernels_launch_bounds() -> None:

@@ -1,15 +1,17 @@
 """The order an applier offers its parameter grid in: the variants it offered before it had a
 grid first, as they were (so first answers and the `rules` sweep at small budgets do not change),
 then every other grid point in lexicographic order of its coordinates and launch block, each
-(source, launch) once."""
+(source, launch) once; and the bound (`__launch_bounds__`) a grid point's kernel declares for its
+block, so the compiler fits its registers to the launch."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from regrapht.search.appliers.common import ApplierInput, Rewrite, int_literal
-from regrapht.search.source import integer_define, kernel_launch_bounds
+from regrapht.search.source import code_mask, find_kernel, integer_define, kernel_launch_bounds
 
 
 def grid_order(first: Iterable[Rewrite], rest: Iterable[Rewrite]) -> list[Rewrite]:
@@ -47,3 +49,35 @@ def thread_limit(given: ApplierInput) -> int:
         return min(limit, bound)
     own = int_literal(given.launch.block[0]) if given.launch.block else None
     return min(limit, own) if own is not None else 0
+
+
+def bounded_grid_order(given: ApplierInput, first: Iterable[Rewrite], rest: Iterable[Rewrite]) -> list[Rewrite]:
+    """`grid_order(first, rest)` with every grid point after the first variants declaring
+    `__launch_bounds__(its block)` (`with_launch_bounds`). Without a bound the compiler may give
+    a thread more registers than a block of the grid's larger sizes can have (65536 per block:
+    at 1024 threads, 64 each), and the launch fails; with it, the compiler fits them to the
+    block (spilling if it must). The first variants are kept as they were."""
+    kept = grid_order(first, [])
+    ordered = grid_order(kept, rest)
+    return kept + [with_launch_bounds(r, given.kernel) for r in ordered[len(kept):]]
+
+
+def with_launch_bounds(rewrite: Rewrite, kernel: str) -> Rewrite:
+    """`rewrite` with `__launch_bounds__(B)` after `__global__` in the definition of `kernel`,
+    B its literal block size (x*y*z). Unchanged when the kernel already declares a bound (a grid
+    is kept within it, `thread_limit`) or the block is not made of literals."""
+    sizes = [int_literal(b) for b in rewrite.launch.block]
+    located = find_kernel(rewrite.source, kernel)
+    if located is None or located.launch_bounds or kernel_launch_bounds(rewrite.source, kernel) or \
+            not sizes or any(s is None or s <= 0 for s in sizes):
+        return rewrite
+    threads = 1
+    for size in sizes:
+        assert size is not None
+        threads *= size
+    header = code_mask(rewrite.source)[located.start:located.body_start]
+    at = re.search(r"\b__global__\b", header)
+    if at is None:
+        return rewrite
+    cut = located.start + at.end()
+    return replace(rewrite, source=f"{rewrite.source[:cut]} __launch_bounds__({threads}){rewrite.source[cut:]}")

@@ -26,6 +26,9 @@ Sums in a different order round differently: float scans compare within the spec
 Parameter grids (after the earlier variants, unchanged): the single pass, block size x items per
 thread x `cub::BlockScan` algorithm, tiles never smaller than the first variant's; row scans,
 block tiles of each block size x items per thread, then a block or a warp per row of each size.
+Every grid point declares `__launch_bounds__(its block)` (`grid.bounded_grid_order`): unbounded,
+the raking scans of 8-byte values at 1024 threads took 80-96 registers a thread, more than the
+64 a 1024-thread block can have, and could not launch.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ from regrapht.search.appliers.cooperative import (
     value_of,
     with_cub,
 )
-from regrapht.search.appliers.grid import grid_order, thread_limit
+from regrapht.search.appliers.grid import bounded_grid_order, thread_limit
 from regrapht.search.appliers.lookback import (
     SCAN_ALGORITHMS,
     SCAN_BLOCK,
@@ -149,7 +152,7 @@ class ParallelScan:
             others += [Group("warp", t) for t in GRID_THREADS if t < 1024]
         for group in others:
             grid += self._group_per_row(given, program, located, rows, group)
-        return grid_order(current, grid)
+        return bounded_grid_order(given, current, grid)
 
     @staticmethod
     def _group_per_row(given: ApplierInput, program: ItemProgram, located: KernelText, rows: str,
@@ -354,7 +357,7 @@ class ParallelScan:
         grid = [variant(block, n, algorithm) for block in GRID_THREADS for n in (1, 2, 4, 8, 16)
                 if n <= 64 // size and block <= limit and block * n >= SCAN_BLOCK * items and
                 block * n * size + 4096 <= shared for algorithm in range(len(SCAN_ALGORITHMS))]
-        return grid_order([variant(SCAN_BLOCK, items, 0)], grid)
+        return bounded_grid_order(given, [variant(SCAN_BLOCK, items, 0)], grid)
 
     @staticmethod
     def _count(given: ApplierInput, program: ItemProgram, loop: ItemLoop) -> str | None:
