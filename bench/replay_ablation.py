@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from regrapht.app.model_memory import KindRecord, skip_reason
 from regrapht.app.optimize import MODEL_STRATEGIES, kernel_target
 from regrapht.errors import InputError
 from regrapht.evaluation.runner import Task, load_task
@@ -46,8 +47,10 @@ from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.measurements import candidate_digest
 from regrapht.validate.types import Candidate, Evaluation, Timing
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ablation import label, parse_config  # noqa: E402  (bench/ablation.py: one spelling of a configuration)
+
 REFUSED_ANSWER = "I cannot help with that."  # holds no kernel: refused before compiling, as SmolLM2's were
-FAILURE_LIMIT = 3  # the product's model failure memory (app/model_memory.py: MODEL_FAILURE_LIMIT)
 
 
 @dataclass
@@ -76,20 +79,16 @@ class RefusingModel:
 
 @dataclass
 class KernelMemory:
-    """The model failure memory of one kernel (in memory): a kind with FAILURE_LIMIT answers and
-    none correct is not asked again."""
+    """The model failure memory of one kernel, in memory: the product's records and rule
+    (app/model_memory.py), without its files."""
 
-    answers: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    correct: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    records: dict[str, KindRecord] = field(default_factory=dict)
 
     def skip_reason(self, kind: str) -> str | None:
-        if self.answers[kind] >= FAILURE_LIMIT and self.correct[kind] == 0:
-            return f"{self.answers[kind]} answers, none correct"
-        return None
+        return skip_reason(self.records.get(kind, KindRecord()))
 
     def record(self, kind: str, correct: bool) -> None:
-        self.answers[kind] += 1
-        self.correct[kind] += int(correct)
+        self.records[kind] = self.records.get(kind, KindRecord()).plus(KindRecord(1, int(correct)))
 
 
 @dataclass
@@ -154,7 +153,7 @@ def replay_task(task: Task, verdicts: Mapping[str, Mapping[str, Any]], device: d
                                   strategy, budget, seed, options=SearchOptions(model_time_budget_s=model_time_budget_s),
                                   clock=clock, model_memory=memory if model is not None else None, rewrite_memo=memo)
                 results.append({"task": task.name, "kernel": kernel.name,
-                                "config": f"{strategy}{'-nomodel' if no_model else ''}-b{budget}", "seed": seed,
+                                "config": label(strategy, budget, no_model), "seed": seed,
                                 "speedup": result.best.speedup if result.best is not None else 1.0,
                                 "techniques": "+".join(result.best.techniques) if result.best is not None else "",
                                 "generated": result.counters.generated, "unmeasured": evaluator.unmeasured})
@@ -189,13 +188,6 @@ def report(results: Sequence[Mapping[str, Any]]) -> str:
             if abs(ours / theirs - 1) > 0.002:
                 lines.append(f"{task}/{kernel} {config}: {ours:.3f} vs rules {theirs:.3f} ({ours / theirs - 1:+.1%})")
     return "\n".join(lines)
-
-
-def parse_config(text: str) -> tuple[str, int, bool]:
-    parts = text.split(":")
-    if len(parts) not in (2, 3) or not parts[1].isdigit() or (len(parts) == 3 and parts[2] != "no-model"):
-        raise InputError(f"bad configuration {text!r}: STRATEGY:BUDGET[:no-model]")
-    return parts[0], int(parts[1]), len(parts) == 3
 
 
 def main(argv: list[str] | None = None) -> int:
