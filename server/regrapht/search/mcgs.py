@@ -15,8 +15,9 @@ changes docs/search.md explains and measures.
   through that step again and the step proved itself (verified faster than the code it
   rewrote), one variant per iteration, the untried one nearest the best judged variant in its
   applier's parameter grid (`search/variants.py`); once the best's neighbours are judged, the
-  farther ones wait until nothing else is left (`far_variants`); an unproven technique's variants come last, once every
-  technique offered there has been tried. A structural technique's variants end with its
+  farther ones wait until nothing else is left (`far_variants`) but come before refinements that
+  cannot beat the best (`when_all_dominated`); an unproven technique's variants come last, once
+  every technique offered there has been tried. A structural technique's variants end with its
   rewrites under the launch applier's other block shapes (`variant_rewrites`): a rewrite that
   keeps the launch's block is tuned by it, in an order no fixed sweep takes.
 - Rollout picks the next technique by argmax_a [Q(s,a) - lambda N(s,a)] with probability
@@ -174,7 +175,11 @@ class GraphWalker:
         and seconds each, and SmolLM2's were correct 0 times of 51 in the budget-12 ablation."""
         names = self.applier_names(state)
         first = [t for t in techniques if t in names and not self.dominated(vertex, state, t)]
-        return first or techniques
+        return first or self.when_all_dominated(state, techniques)
+
+    def when_all_dominated(self, state: Candidate, techniques: list[str]) -> list[str]:
+        """What `live` offers when no applier rewrite worth judging is left: all of `techniques`."""
+        return techniques
 
     def edge_q(self, u: str, v: str) -> float:
         """This search's mean reward for u -> v; 0 (neutral) before it is tried: a prior is a
@@ -255,6 +260,9 @@ class MCGS(GraphWalker):
     step_parents: dict[tuple[str, ...], Candidate] = field(default_factory=dict)
     iterations: int = 0
     last_path: list[str] = field(default_factory=list)
+    # whether this iteration's selection or rollout passed over dominated refinements because a
+    # tuned step had variants left (`when_all_dominated`)
+    deferred: bool = False
 
     def variants_for(self, technique: str) -> int:
         """One variant of a structural technique (the others once it proved itself: `refine`);
@@ -327,6 +335,8 @@ class MCGS(GraphWalker):
                 self.backpropagate(path, judged)
                 self.last_path = path
                 return judged
+        before = self.session.evaluated
+        self.deferred = False
         path, rewards, state = self.select()
         if state is not None:
             probe = self.untried_structural(path, state)
@@ -338,6 +348,15 @@ class MCGS(GraphWalker):
                 path.append(probe)
             else:
                 rewards += self.rollout(path, state)
+        if self.session.evaluated == before and self.deferred:
+            # only dominated refinements were left on the way (`when_all_dominated`): the
+            # iteration judges a tuned step's farther variant instead (change 18)
+            far = self.judge_far_variant()
+            if far is not None:
+                path, reward = far
+                self.backpropagate(path, reward)
+                self.last_path = path
+                return reward
         reward = max(rewards) if rewards else 0.0
         self.backpropagate(path, reward)
         self.last_path = path
@@ -443,6 +462,37 @@ class MCGS(GraphWalker):
         if judged.reward > result.reward:
             self.paths[key] = StepResult(technique, judged.candidate, judged.reward, judged.evaluation, judged.note)
         return judged.reward
+
+    def when_all_dominated(self, state: Candidate, techniques: list[str]) -> list[str]:
+        """Only the techniques no applier writes (the model's) while a tuned step has variants left
+        (change 18): one of those can still beat the best version, a dominated refinement cannot
+        even with its largest measured gain; its turn comes once they are judged."""
+        if not self.far_variant_left():
+            return techniques
+        names = self.applier_names(state)
+        self.deferred = True
+        return [t for t in techniques if t not in names]
+
+    def current_tuned(self) -> list[tuple[str, ...]]:
+        """The tuned steps whose code state is still the one their variants rewrite, fastest first."""
+        keys = [key for key, parent in self.tuned.items()
+                if self.parents.get(key) == state_key(parent) and self.paths[key].state is not None]
+        return sorted(keys, key=lambda k: -self.paths[k].reward)
+
+    def far_variant_left(self) -> bool:
+        """Whether a tuned step has a variant not yet judged."""
+        first = self.session.options.max_variants
+        return any(next_variant(self.variant_rewrites(self.tuned[key], key[-1]), self.variants_judged.get(key, {}),
+                                anywhere=True, first=first) is not None for key in self.current_tuned())
+
+    def judge_far_variant(self) -> tuple[list[str], float] | None:
+        """Judge the next variant (nearest its best) of the fastest tuned step with any left; the
+        step's path and the reward, or None if none is left or the budget is spent."""
+        for key in self.current_tuned():
+            judged = self.judge_next_variant(key, self.tuned[key], key[-2] if len(key) > 1 else START, anywhere=True)
+            if judged is not None:
+                return [START, *key], judged
+        return None
 
     def far_variants(self) -> None:
         """With the search otherwise done and budget left: the variants not yet judged of every
