@@ -15,8 +15,8 @@
 # Duration: 1bd3029 (1071 rewrites, before the grids) took 517 s with 4 shards, c79b2ba about the
 # same work 410 s with 8 shards on one H200. Since the grids (2026-12-01) the applier files judge
 # ~1650 rewrites in 329 tests; from the per-test times of the 1bd3029 run (~5 s per kernel,
-# 0.2-0.65 s per rewrite) about 450 s with 8 shards on one H200 (estimate, not yet measured; 4
-# shards would take ~560 s).
+# 0.2-0.65 s per rewrite) about 450 s with 8 shards on one H200; measured at b556be1: 467 s, 1,463
+# rewrites (bench/results/2026-12-01-h200-gpu-suite-b556be1; 4 shards would take ~560 s).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT}
