@@ -314,11 +314,16 @@ class MCGS(GraphWalker):
         found = [(key, parent) for key, parent in self.step_parents.items()
                  if self.parents.get(key) == state_key(parent) and key not in self.tuned and self.promising(key)]
         for key, parent in sorted(found, key=lambda kp: -self.paths[kp[0]].reward):
-            rewards = self.variants_judged.setdefault(key, {})
-            if next_variant(self.variant_rewrites(parent, key[-1]), rewards, anywhere=False,
-                            first=self.session.options.max_variants) is not None:
+            if self.next_variant_index(key, parent, anywhere=False) is not None:
                 return key, parent
         return None
+
+    def next_variant_index(self, key: tuple[str, ...], parent: Candidate, *, anywhere: bool) -> int | None:
+        """Which of the step `key`'s variants on `parent` (`variant_rewrites`) to judge next
+        (`search/variants.py`: the applier's hand-picked ones, then nearest the best; farther ones
+        only if `anywhere`); None if none is left."""
+        return next_variant(self.variant_rewrites(parent, key[-1]), self.variants_judged.setdefault(key, {}),
+                            anywhere=anywhere, first=self.session.options.max_variants)
 
     def iteration(self) -> float:
         self.iterations += 1
@@ -447,10 +452,9 @@ class MCGS(GraphWalker):
         technique = key[-1]
         rewrites = self.variant_rewrites(parent, technique)
         rewards = self.variants_judged.setdefault(key, {})
-        first = self.session.options.max_variants  # the applier's hand-picked variants first
-        index = next_variant(rewrites, rewards, anywhere=anywhere, first=first)
+        index = self.next_variant_index(key, parent, anywhere=anywhere)
         if index is None:
-            if converged(rewrites, rewards, first):
+            if converged(rewrites, rewards, self.session.options.max_variants):
                 self.tuned[key] = parent
             return None
         judged = self.session.judge_variant(parent, previous, technique, rewrites[index])
@@ -481,9 +485,7 @@ class MCGS(GraphWalker):
 
     def far_variant_left(self) -> bool:
         """Whether a tuned step has a variant not yet judged."""
-        first = self.session.options.max_variants
-        return any(next_variant(self.variant_rewrites(self.tuned[key], key[-1]), self.variants_judged.get(key, {}),
-                                anywhere=True, first=first) is not None for key in self.current_tuned())
+        return any(self.next_variant_index(key, self.tuned[key], anywhere=True) is not None for key in self.current_tuned())
 
     def judge_far_variant(self) -> tuple[list[str], float] | None:
         """Judge the next variant (nearest its best) of the fastest tuned step with any left; the

@@ -6,11 +6,12 @@ block, so the compiler fits its registers to the launch."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from regrapht.search.appliers.common import ApplierInput, Rewrite, int_literal
+from regrapht.search.appliers.common import ApplierInput, Rewrite, block_dims, has_launch_bounds, int_literal
 from regrapht.search.source import code_mask, find_kernel, integer_define, kernel_launch_bounds
 
 
@@ -66,15 +67,12 @@ def with_launch_bounds(rewrite: Rewrite, kernel: str) -> Rewrite:
     """`rewrite` with `__launch_bounds__(B)` after `__global__` in the definition of `kernel`,
     B its literal block size (x*y*z). Unchanged when the kernel already declares a bound (a grid
     is kept within it, `thread_limit`) or the block is not made of literals."""
-    sizes = [int_literal(b) for b in rewrite.launch.block]
+    dims = block_dims(rewrite.launch)
     located = find_kernel(rewrite.source, kernel)
-    if located is None or located.launch_bounds or kernel_launch_bounds(rewrite.source, kernel) or \
-            not sizes or any(s is None or s <= 0 for s in sizes):
+    if located is None or not rewrite.launch.block or dims is None or min(dims) <= 0 \
+            or has_launch_bounds(located, rewrite.source):
         return rewrite
-    threads = 1
-    for size in sizes:
-        assert size is not None
-        threads *= size
+    threads = math.prod(dims)
     header = code_mask(rewrite.source)[located.start:located.body_start]
     at = re.search(r"\b__global__\b", header)
     if at is None:
