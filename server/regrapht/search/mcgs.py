@@ -334,7 +334,7 @@ class MCGS(GraphWalker):
             # A structural step's grid neighbourhood is judged before anything is refined
             # (docs/search.md change 16): the iteration's simulation is its next variant.
             key, parent = neighbourhood
-            judged = self.judge_next_variant(key, parent, key[-2] if len(key) > 1 else START, anywhere=False)
+            judged = self.judge_next_variant(key, parent, vertex_before(key), anywhere=False)
             if judged is not None:
                 path = [START, *key]
                 self.backpropagate(path, judged)
@@ -491,7 +491,7 @@ class MCGS(GraphWalker):
         """Judge the next variant (nearest its best) of the fastest tuned step with any left; the
         step's path and the reward, or None if none is left or the budget is spent."""
         for key in self.current_tuned():
-            judged = self.judge_next_variant(key, self.tuned[key], key[-2] if len(key) > 1 else START, anywhere=True)
+            judged = self.judge_next_variant(key, self.tuned[key], vertex_before(key), anywhere=True)
             if judged is not None:
                 return [START, *key], judged
         return None
@@ -509,8 +509,7 @@ class MCGS(GraphWalker):
             if not open_steps:
                 return
             key = max(open_steps, key=lambda k: self.paths[k].reward)
-            previous = key[-2] if len(key) > 1 else START
-            if self.judge_next_variant(key, steps[key], previous, anywhere=True) is None:
+            if self.judge_next_variant(key, steps[key], vertex_before(key), anywhere=True) is None:
                 del steps[key]
 
     def variant_rewrites(self, parent: Candidate, technique: str) -> list[Rewrite]:
@@ -611,6 +610,11 @@ class MCGS(GraphWalker):
             self.selected_visits[edge] = n
             q = self.selected_value.get(edge, 0.0)
             self.selected_value[edge] = q + (reward - q) / n
+
+
+def vertex_before(key: tuple[str, ...]) -> str:
+    """The graph vertex the last step of the technique path `key` was taken from."""
+    return key[-2] if len(key) > 1 else START
 
 
 def with_block(rewrite: Rewrite) -> Rewrite:
