@@ -32,6 +32,7 @@ a technique path produced is cached per path, so re-selecting a path costs no bu
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from regrapht.graph import START, ReasoningGraph
@@ -356,7 +357,7 @@ class MCGS(GraphWalker):
         if self.session.evaluated == before and self.deferred:
             # only dominated refinements were left on the way (`when_all_dominated`): the
             # iteration judges a tuned step's farther variant instead (change 18)
-            far = self.judge_far_variant()
+            far = self.judge_far_variant(self.tuned)
             if far is not None:
                 path, reward = far
                 self.backpropagate(path, reward)
@@ -477,21 +478,23 @@ class MCGS(GraphWalker):
         self.deferred = True
         return [t for t in techniques if t not in names]
 
-    def current_tuned(self) -> list[tuple[str, ...]]:
-        """The tuned steps whose code state is still the one their variants rewrite, fastest first."""
-        keys = [key for key, parent in self.tuned.items()
-                if self.parents.get(key) == state_key(parent) and self.paths[key].state is not None]
+    def open_steps(self, steps: Mapping[tuple[str, ...], Candidate]) -> list[tuple[str, ...]]:
+        """The structural steps of `steps` (step -> the code state its variants rewrite) whose code
+        state is still that one and whose step produced code, fastest first."""
+        keys = [key for key, parent in steps.items()
+                if self.parents.get(key) == state_key(parent) and key in self.paths and self.paths[key].state is not None]
         return sorted(keys, key=lambda k: -self.paths[k].reward)
 
     def far_variant_left(self) -> bool:
         """Whether a tuned step has a variant not yet judged."""
-        return any(self.next_variant_index(key, self.tuned[key], anywhere=True) is not None for key in self.current_tuned())
+        return any(self.next_variant_index(key, self.tuned[key], anywhere=True) is not None
+                   for key in self.open_steps(self.tuned))
 
-    def judge_far_variant(self) -> tuple[list[str], float] | None:
-        """Judge the next variant (nearest its best) of the fastest tuned step with any left; the
-        step's path and the reward, or None if none is left or the budget is spent."""
-        for key in self.current_tuned():
-            judged = self.judge_next_variant(key, self.tuned[key], vertex_before(key), anywhere=True)
+    def judge_far_variant(self, steps: Mapping[tuple[str, ...], Candidate]) -> tuple[list[str], float] | None:
+        """Judge the next variant (nearest its best) of the fastest step of `steps` with any left;
+        the step's path and the reward, or None if none is left or the budget is spent."""
+        for key in self.open_steps(steps):
+            judged = self.judge_next_variant(key, steps[key], vertex_before(key), anywhere=True)
             if judged is not None:
                 return [START, *key], judged
         return None
@@ -500,17 +503,9 @@ class MCGS(GraphWalker):
         """With the search otherwise done and budget left: the variants not yet judged of every
         structural step (a tuned one's beyond its best's neighbours, and those of a step whose
         first variant was clearly slower), the fastest step's first, nearest its best first."""
-        steps = dict(self.step_parents)
-        steps.update(self.tuned)
-        while not self.session.exhausted():
-            open_steps = [key for key, parent in steps.items()
-                          if self.parents.get(key) == state_key(parent) and key in self.paths
-                          and self.paths[key].state is not None]
-            if not open_steps:
-                return
-            key = max(open_steps, key=lambda k: self.paths[k].reward)
-            if self.judge_next_variant(key, steps[key], vertex_before(key), anywhere=True) is None:
-                del steps[key]
+        steps = {**self.step_parents, **self.tuned}
+        while not self.session.exhausted() and self.judge_far_variant(steps) is not None:
+            pass
 
     def variant_rewrites(self, parent: Candidate, technique: str) -> list[Rewrite]:
         """The variants of `technique` on `parent`: its applier's rewrites, then, for a structural

@@ -120,9 +120,9 @@ def test_a_grid_whose_first_point_is_within_the_noise_is_still_searched() -> Non
 
 
 def two_peaks(candidate: Candidate) -> float:
-    """The applier's first point (256 x 1) is a local peak (3.0x, every neighbour 2.7x); 512 x 2,
-    three grid steps away (past its neighbourhood), is faster (3.3x). restrict_const alone is slower (0.99x) and at most the
-    graph's ~1.08x: dominated once a 3x version exists."""
+    """The applier's first point (256 x 1) is a local peak (3.0x, every neighbour 2.7x); 512 x 4,
+    three grid steps away (past its neighbourhood), is faster (3.3x). restrict_const alone is
+    slower (0.99x) and at most the graph's ~1.08x: dominated once a 3x version exists."""
     text = candidate.source
     if text.startswith("row"):
         fields = dict(part.split("=") for part in text.split()[1:3])
