@@ -99,7 +99,10 @@ def case_id(folder: Path) -> str:
 
 def read_text(path: Path) -> str:
     """The file's text exactly (no newline translation): goldens compare byte for byte."""
-    return path.read_bytes().decode("utf-8")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CaseError(f"{path}: not UTF-8 text: {error}") from error
 
 
 def load_case(folder: Path, new: bool = False) -> GoldenCase:
