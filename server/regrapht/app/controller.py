@@ -24,7 +24,7 @@ from regrapht.app.jobs import (
     Registry,
     Run,
     RunProgress,
-    SearchRequest,
+    optimize_request,
     run_search,
     should_cancel,
     start_daemon_thread,
@@ -46,6 +46,7 @@ from regrapht.app.optimize import ModelCache, OptimizeOutcome, Wire, open_run
 from regrapht.app.result_edits import build_edit, kernel_text
 from regrapht.cards import kernel_at
 from regrapht.errors import InputError
+from regrapht.snapshot import DocumentSnapshot
 from regrapht.spec.launch import LaunchConfig
 from regrapht.state import Analysis, DocumentState, ServerState
 from regrapht.text import Position, TextEdit
@@ -133,11 +134,10 @@ class OptimizeController:
         if self.registry.running((uri, kernel)) is not None:
             self.editor.log(logging.INFO, f"regrapht: already optimizing {kernel}")
             return {"started": False, "reason": f"already optimizing {kernel}"}
-        snapshot = "\n".join(analysis.lines)
-        request = SearchRequest(uri, kernel, snapshot, analysis.version, document.open_id, self.state.settings,
-                                self.file_path(uri))
+        snapshot = DocumentSnapshot(uri, analysis.version, document.open_id, "\n".join(analysis.lines),
+                                    self.file_path(uri), self.state.settings)
         progress = self.editor.new_progress(f"Optimizing {kernel}")
-        run = Run(request, kernel_text(snapshot, kernel), progress)
+        run = Run(snapshot, optimize_request(snapshot, kernel), kernel_text(snapshot.text, kernel), progress)
         self.registry.add(run)
         await progress.begin("reading the spec")
         self.editor.status("searching", f"optimizing {kernel}")
@@ -162,6 +162,7 @@ class OptimizeController:
     async def finish(self, run: Run) -> None:
         """On the loop: awaits the search (daemon thread), then reports, applies or keeps the result."""
         request, progress = run.request, run.progress
+        uri = run.document.uri
         loop = self.state.loop or asyncio.get_running_loop()
 
         def report(message: str, percentage: int | None) -> None:  # any thread
@@ -169,7 +170,7 @@ class OptimizeController:
             log.info("optimize %s: %s", request.kernel, message)
 
         def cancel() -> bool:  # the search's thread, between steps
-            return should_cancel(run, self.state.get(request.uri))
+            return should_cancel(run, self.state.get(uri))
 
         def search() -> OptimizeOutcome:
             return run_search(request, self.resources, report, cancel, self.models, self.wire)
@@ -180,7 +181,7 @@ class OptimizeController:
         except InputError as error:
             self.editor.show(logging.ERROR, f"ReGraphT could not optimize {request.kernel}: {error}")
         finally:
-            self.registry.remove(request.key)
+            self.registry.remove(run.key)
             if outcome is None:
                 progress.end("failed")
             self.editor.status("ready", "ReGraphT ready")
@@ -190,7 +191,7 @@ class OptimizeController:
     async def handle_outcome(self, run: Run, outcome: OptimizeOutcome) -> None:
         """On the loop: ends the progress, tells the user, keeps or offers a found version, and
         records the path and the card section."""
-        request, kernel, result = run.request, run.request.kernel, outcome.result
+        document, kernel, result = run.document, run.request.kernel, outcome.result
         if outcome.kind == "no_gpu":
             run.progress.end("cannot verify on this machine")
             self.editor.show(logging.WARNING, no_gpu_message(kernel, outcome.message))
@@ -198,39 +199,39 @@ class OptimizeController:
         if result is None or outcome.launch is None:
             return
         if result.best is not None and not run.kernel_edited:
-            self.registry.keep(request.key, Kept(request.snapshot, run.kernel_text, result, outcome.launch))
+            self.registry.keep(run.key, Kept(document.text, run.kernel_text, result, outcome.launch))
         if result.best is not None:
-            self.state.update_kernel_facts(request.uri, kernel, technique_path=path_text(result.best))
+            self.state.update_kernel_facts(document.uri, kernel, technique_path=path_text(result.best))
         ended, note = ended_messages(outcome.kind, outcome.message, kernel, run.kernel_edited)
         run.progress.end(ended)
         if note is not None:
             self.editor.log(logging.INFO, note)
         applied = await self.offer(run, result, outcome.launch) if outcome.kind == "found" else "not applied"
-        facts = self.state.facts_for(request.uri, kernel)
+        facts = self.state.facts_for(document.uri, kernel)
         sections = with_section(facts.sections if facts else (), card_section(result, applied))
-        self.state.update_kernel_facts(request.uri, kernel, sections=sections)
+        self.state.update_kernel_facts(document.uri, kernel, sections=sections)
 
     async def offer(self, run: Run, result: OptimizeResult, launch: LaunchConfig) -> str:
         """On the loop: sends the confirmed applyEdit if the document is still the searched
         version; returns what became of the result (for the card)."""
-        request, kernel, best = run.request, run.request.kernel, result.best
+        document, kernel, best = run.document, run.request.kernel, result.best
         assert best is not None and run.kernel_text
         support = self.editor.edit_support()
         title = edit_title(kernel, best.speedup, result.gpu)
-        if not self.state.is_current(request.uri, request.open_id, request.version) or not support.apply_edit:
+        if not self.state.is_current(document.uri, document.open_id, document.version) or not support.apply_edit:
             self.editor.show(logging.WARNING, kept_message(kernel, best.speedup, title, support.apply_edit))
             return KEPT
-        built = build_edit(request.snapshot, request.snapshot, kernel, best, launch)
+        built = build_edit(document.text, document.text, kernel, best, launch)
         if built.problems:
             self.editor.show(logging.WARNING, not_applicable_message(kernel, best.speedup, built.problems))
             return "not applied"
-        answer = await self.editor.apply_edit(request.uri, request.version, built.edits, request.snapshot.split("\n"),
+        answer = await self.editor.apply_edit(document.uri, document.version, built.edits, document.text.split("\n"),
                                               title, path_description(best))
         # VS Code's refactor preview answers "applied" even when the user unticked every change:
         # the document then still has the searched version, and the result must stay on offer.
-        unchanged = self.state.is_current(request.uri, request.open_id, request.version)
+        unchanged = self.state.is_current(document.uri, document.open_id, document.version)
         if answer.applied and not unchanged:
-            self.registry.forget_kept(request.key)
+            self.registry.forget_kept(run.key)
             return "applied"
         reason = answer.failure_reason or ("no change was selected" if answer.applied else None)
         self.editor.log(logging.INFO, declined_message(title, reason))

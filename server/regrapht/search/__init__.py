@@ -16,7 +16,10 @@ _EXPORTS = {
     "BestVersion": "regrapht.search.pipeline",
     "KernelTarget": "regrapht.search.pipeline",
     "OptimizeResult": "regrapht.search.pipeline",
+    "SearchHooks": "regrapht.search.pipeline",
+    "SearchTools": "regrapht.search.pipeline",
     "optimize": "regrapht.search.pipeline",
+    "OptimizeRequest": "regrapht.search.request",
     "Progress": "regrapht.search.run",
 }
 

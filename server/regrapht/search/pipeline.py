@@ -1,6 +1,7 @@
 """The optimize pipeline: one kernel, one strategy, one budget -> the fastest verified version.
 
-`optimize` measures the original, runs the chosen strategy in a `SearchRun`, and returns an
+`optimize(OptimizeRequest, KernelTarget, SearchTools, SearchHooks)` measures the original, runs
+the request's strategy in a `SearchRun`, and returns an
 `OptimizeResult` whose `to_json()` is exactly the `regrapht optimize` contract
 (docs/cli-contract.md) plus a few added keys. `best` is only ever a candidate that
 compiled, passed the differential check and was measured faster on this machine's GPU: the
@@ -12,16 +13,15 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from regrapht.errors import InputError
 from regrapht.graph import ReasoningGraph
-from regrapht.limits import DEFAULT_SEARCH_BUDGET
 from regrapht.model.backend import ModelBackend
-from regrapht.search.appliers import Rewrite
-from regrapht.search.options import STRATEGIES, SearchOptions
-from regrapht.search.run import Counters, ModelMemory, ModelUse, Progress, SearchRun, StepRecord
+from regrapht.search.appliers import APPLIERS, Applier
+from regrapht.search.options import STRATEGIES
+from regrapht.search.request import OptimizeRequest
+from regrapht.search.run import Counters, ModelMemory, ModelUse, Progress, RewriteMemo, SearchRun, StepRecord
 from regrapht.search.source import find_kernel
 from regrapht.search.strategies import RUNNERS
 from regrapht.spec.launch import LaunchConfig
@@ -106,41 +106,48 @@ class OptimizeResult:
         }
 
 
-def optimize(
-    source: str,
-    kernel: str,
-    spec: KernelTarget,
-    evaluator: Evaluator,
-    model: ModelBackend | None,
-    graph: ReasoningGraph | None,
-    strategy: str = "mcgs",
-    budget: int = DEFAULT_SEARCH_BUDGET,
-    seed: int = 0,
-    cancel: Callable[[], bool] | None = None,
-    progress: Callable[[Progress], None] | None = None,
-    *,
-    options: SearchOptions | None = None,
-    gpu_lock: Callable[[], AbstractContextManager[object]] | None = None,
-    clock: Callable[[], float] = time.monotonic,
-    on_finish: Callable[[SearchRun], None] | None = None,
-    time_limit_s: float | None = None,
-    model_memory: ModelMemory | None = None,
-    rewrite_memo: dict[tuple[str, LaunchConfig], list[list[Rewrite]]] | None = None,
-) -> OptimizeResult:
-    """Optimize one kernel (module docstring); `on_finish` sees the finished search's session
-    (`regrapht graph distill` reads its verified steps); `model_memory`: what earlier searches
-    of this kernel learnt of the model (it is not asked where it kept failing); `rewrite_memo`:
-    the appliers' rewrites by code state, shared with other searches of this kernel, spec and device."""
+@dataclass(frozen=True)
+class SearchTools:
+    """The collaborators one search is wired to (the app layer wires them; tests pass doubles)."""
+
+    evaluator: Evaluator
+    model: ModelBackend | None = None  # None: appliers only
+    graph: ReasoningGraph | None = None  # None: no graph (the `rules` and `cot` strategies need none)
+    # what earlier searches of this kernel learnt of the model (it is not asked where it kept failing)
+    model_memory: ModelMemory | None = None
+    # the appliers' rewrites by code state, shared with other searches of this kernel, spec and device
+    rewrite_memo: RewriteMemo | None = None
+    appliers: tuple[Applier, ...] = APPLIERS  # in the `rules` order; tests pass their own
+
+
+@dataclass(frozen=True)
+class SearchHooks:
+    """How the caller follows one search: cancel flag, progress, the finished session, the clock."""
+
+    cancel: Callable[[], bool] | None = None  # checked between candidates
+    progress: Callable[[Progress], None] | None = None
+    on_finish: Callable[[SearchRun], None] | None = None  # `graph distill` reads its verified steps
+    clock: Callable[[], float] = time.monotonic
+
+
+def optimize(request: OptimizeRequest, target: KernelTarget, tools: SearchTools,
+             hooks: SearchHooks = SearchHooks()) -> OptimizeResult:
+    """Optimize `request.kernel` of `request.source` (module docstring) with the request's
+    strategy, budget, seed, search options and time limit; `target`: what its spec says."""
+    strategy, budget, seed = request.strategy, request.budget, request.seed
+    time_limit_s = request.options.time_limit_s
+    evaluator, model, graph, clock = tools.evaluator, tools.model, tools.graph, hooks.clock
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {strategy!r} (one of {', '.join(STRATEGIES)})")
     if budget < 1:
         raise InputError(f"budget must be at least 1, got {budget}")
-    if find_kernel(source, kernel) is None:
-        raise InputError(f"no __global__ kernel {kernel!r} in the source")
+    if find_kernel(request.source, request.kernel) is None:
+        raise InputError(f"no __global__ kernel {request.kernel!r} in the source")
     if time_limit_s is not None and time_limit_s <= 0:
         raise InputError(f"time limit must be positive, got {time_limit_s}")
     started = clock()
     timed_out = False
+    cancel = hooks.cancel
     if time_limit_s is not None:
         user_cancel = cancel
 
@@ -149,13 +156,13 @@ def optimize(
             # checked between candidates: a candidate being judged is finished first
             timed_out = timed_out or clock() - started > time_limit_s
             return timed_out or (user_cancel is not None and user_cancel())
-    options = options or SearchOptions()
     baseline: Timing | None = evaluator.baseline()
     session = SearchRun(
-        kernel=kernel, original=Candidate(source, spec.launch, ()), evaluator=evaluator, model=model,
-        graph=graph, budget=budget, rng=random.Random(seed), options=options, constants=spec.constants,
-        cancel=cancel, progress=progress, gpu_lock=gpu_lock, clock=clock, started=started, seed=seed,
-        model_memory=model_memory, rewrite_memo={} if rewrite_memo is None else rewrite_memo,
+        kernel=request.kernel, original=Candidate(request.source, target.launch, ()), evaluator=evaluator,
+        model=model, graph=graph, budget=budget, rng=random.Random(seed), options=request.options.search,
+        constants=target.constants, cancel=cancel, progress=hooks.progress, clock=clock, started=started, seed=seed,
+        model_memory=tools.model_memory, appliers=tools.appliers,
+        rewrite_memo={} if tools.rewrite_memo is None else tools.rewrite_memo,
     )
     if strategy == "cot" and model is None:
         reason = "strategy cot needs a model"
@@ -174,10 +181,10 @@ def optimize(
         reason = ("time limit reached before a faster verified version was found" if timed_out
                   else _why_nothing(evaluator, session))
     session.report("done", f"best {best.speedup:.2f}x" if best else reason)
-    if on_finish is not None:
-        on_finish(session)
+    if hooks.on_finish is not None:
+        hooks.on_finish(session)
     return OptimizeResult(
-        kernel=kernel, gpu=evaluator.gpu_name, arch=evaluator.arch, strategy=strategy, budget=budget,
+        kernel=request.kernel, gpu=evaluator.gpu_name, arch=evaluator.arch, strategy=strategy, budget=budget,
         baseline_ms=baseline.median_ms if baseline is not None else None, best=best,
         counters=session.counters, prompt_tokens=session.prompt_tokens,
         completion_tokens=session.completion_tokens, wall_s=clock() - started, reason=reason,
@@ -191,7 +198,7 @@ def optimize(
 def _why_nothing(evaluator: Evaluator, session: SearchRun) -> str:
     c = session.counters
     if evaluator.gpu_name is None:
-        reason = getattr(evaluator, "no_device_reason", "") or "no CUDA device present"
+        reason = evaluator.no_device_reason or "no CUDA device present"
         if c.compiled:
             return (f"{reason}: {c.compiled} candidate{'s were' if c.compiled != 1 else ' was'} compiled "
                     "but cannot be verified, so none is offered")

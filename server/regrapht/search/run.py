@@ -53,6 +53,8 @@ from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import BatchEvaluator, Candidate, Evaluation, Evaluator
 
 FAILED = -1.0
+# every applier's rewrites of a code state, by (source, launch), in APPLIERS order
+RewriteMemo = dict[tuple[str, LaunchConfig], list[list[Rewrite]]]
 logger = logging.getLogger(__name__)
 
 
@@ -182,7 +184,6 @@ class SearchRun:
     constants: Mapping[str, int] = field(default_factory=dict)
     cancel: Callable[[], bool] | None = None
     progress: Callable[[Progress], None] | None = None
-    gpu_lock: Callable[[], AbstractContextManager[object]] | None = None
     counters: Counters = field(default_factory=Counters)
     appliers: tuple[Applier, ...] = APPLIERS  # in the `rules` order; tests pass their own
     prompt_tokens: int = 0
@@ -205,7 +206,7 @@ class SearchRun:
     model_memory: ModelMemory | None = None  # earlier searches' outcomes of the model on this kernel
     # every applier's rewrites by code state (`rewrites_by_applier`); searches of one kernel with
     # the same constants and device may share one (bench/replay_ablation.py does)
-    rewrite_memo: dict[tuple[str, LaunchConfig], list[list[Rewrite]]] = field(default_factory=dict)
+    rewrite_memo: RewriteMemo = field(default_factory=dict)
 
     # ---- budget, cancellation, progress ----------------------------------------------------
     def cancelled(self) -> bool:
@@ -409,7 +410,7 @@ class SearchRun:
         found = self.rewrite_memo.get(key)
         if found is None:
             given = ApplierInput(state.source, self.kernel, state.launch, self.constants,
-                                 DeviceLimits.of(getattr(self.evaluator, "device", None)))
+                                 DeviceLimits.of(self.evaluator.device))
             plain = plain_source(given)  # written plainly once for every applier of this state
             found = [rewrites_of(applier, given, plain) for applier in self.appliers]
             self.rewrite_memo[key] = found
@@ -422,7 +423,7 @@ class SearchRun:
         searches of this kernel (the model failure memory), and its time budget is not spent."""
         use = self.model_use.get(kind)
         budget = self.options.model_time_budget_s
-        return (self.model is not None and self.options.use_model and not (use is not None and use.gave_up)
+        return (self.model is not None and not (use is not None and use.gave_up)
                 and (budget is None or self.model_seconds() < budget) and not self._remembered_failing(kind))
 
     def _remembered_failing(self, kind: str) -> bool:
@@ -497,7 +498,7 @@ class SearchRun:
 
     def _model_lock(self) -> AbstractContextManager[object]:
         assert self.model is not None
-        return self.gpu_lock() if self.gpu_lock is not None and self.model.device != "cpu" else nullcontext()
+        return self.evaluator.hold_gpu() if self.model.device != "cpu" else nullcontext()
 
     def model_rewrite(self, state: Candidate, previous: str, technique: str) -> Judged | None:
         kernel = find_kernel(state.source, self.kernel)

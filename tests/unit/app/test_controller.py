@@ -100,7 +100,7 @@ def controller_for(tmp_path: Path, evaluator: FakeEvaluator, model: object, sett
     def wire(source: str, file: str, kernel: str, spec: Any, resources: GpuResources, *, arch: str | None,
              graph_path: Path | None) -> OptimizeRun:
         graph = open_graph(None, tmp_path / "overlay.json")
-        return OptimizeRun(cast(Any, evaluator), graph, tmp_path / "overlay.json", kernel_target(spec.kernel(kernel)))
+        return OptimizeRun(evaluator, graph, tmp_path / "overlay.json", kernel_target(spec.kernel(kernel)))
 
     controller = OptimizeController(state, editor, cast(GpuResources, None),
                                     models=ModelCache(lambda config: cast(Any, model)), wire=wire)

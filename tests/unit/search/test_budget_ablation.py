@@ -98,7 +98,7 @@ BASELINES = ("rules", "greedy", "random")
 def best_speedup(kernel: FakeKernel, strategy: str, budget: int, seed: int, graph: ReasoningGraph) -> float:
     session = SearchRun(kernel=kernel.name, original=Candidate("naive", LaunchConfig(("1",), ("256",))),
                         evaluator=FakeEvaluator(kernel.speed), model=None, graph=graph, budget=budget,
-                        rng=random.Random(seed), options=SearchOptions(use_model=False), appliers=kernel.appliers())
+                        rng=random.Random(seed), options=SearchOptions(), appliers=kernel.appliers())
     RUNNERS[strategy](session, graph)
     best = session.best
     return best.evaluation.speedup or 1.0 if best is not None else 1.0
@@ -139,7 +139,7 @@ def test_the_proven_structural_technique_gets_every_variant_before_dominated_ref
     evaluator = FakeEvaluator(kernel.speed)
     session = SearchRun(kernel="gemm", original=Candidate("naive", LaunchConfig(("1",), ("256",))),
                         evaluator=evaluator, model=None, graph=load_bundled_graph(), budget=12, rng=random.Random(0),
-                        options=SearchOptions(use_model=False), appliers=kernel.appliers())
+                        options=SearchOptions(), appliers=kernel.appliers())
     MCGS(session, session.graph).run()
     order = [[line for line in c.source.splitlines() if line.startswith("// ")] for c in evaluator.seen]
     tiled = [i for i, lines in enumerate(order) if lines and lines[0].startswith("// shared_memory_tiling")]
@@ -163,7 +163,7 @@ def test_the_first_candidate_is_the_highest_prior_matching_structural_rewrite() 
     evaluator = FakeEvaluator(kernel.speed)
     session = SearchRun(kernel="two", original=Candidate("naive", LaunchConfig(("1",), ("256",))),
                         evaluator=evaluator, model=None, graph=graph, budget=6, rng=random.Random(0),
-                        options=SearchOptions(use_model=False), appliers=kernel.appliers())
+                        options=SearchOptions(), appliers=kernel.appliers())
     MCGS(session, graph).run()
     assert [c.techniques for c in evaluator.seen[:2]] == [("block_reduce_atomic",), ("shared_memory_tiling",)]
 
@@ -200,7 +200,7 @@ def offered(kernel: FakeKernel, strategy: str, budget: int, seed: int, graph: Re
     """The answer the product offers (search/answer.py): its speedup and number of techniques."""
     session = SearchRun(kernel=kernel.name, original=Candidate("naive", LaunchConfig(("1",), ("256",))),
                         evaluator=FakeEvaluator(kernel.speed), model=None, graph=graph, budget=budget,
-                        rng=random.Random(seed), options=SearchOptions(use_model=False), appliers=kernel.appliers())
+                        rng=random.Random(seed), options=SearchOptions(), appliers=kernel.appliers())
     RUNNERS[strategy](session, graph)
     answer = session.answer()
     return (answer.evaluation.speedup or 1.0, len(answer.candidate.techniques)) if answer is not None else (1.0, 0)

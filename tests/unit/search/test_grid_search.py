@@ -81,7 +81,7 @@ def best(strategy: str, budget: int, seed: int, judge: Callable[[Candidate], flo
     graph = load_bundled_graph()
     session = SearchRun(kernel="rows", original=Candidate(NAIVE, LaunchConfig(("rows / 128",), ("128",))),
                         evaluator=FakeEvaluator(judge), model=None, graph=graph, budget=budget,
-                        rng=random.Random(seed), options=SearchOptions(use_model=False),
+                        rng=random.Random(seed), options=SearchOptions(),
                         appliers=(RowGrid(), WarpRows(), Restrict()))
     RUNNERS[strategy](session, graph)
     assert session.best is not None
@@ -141,7 +141,7 @@ def test_the_best_techniques_farther_variants_come_before_dominated_refinements(
     graph = load_bundled_graph()
     session = SearchRun(kernel="rows", original=Candidate(NAIVE, LaunchConfig(("rows / 128",), ("128",))),
                         evaluator=evaluator, model=None, graph=graph, budget=16, rng=random.Random(0),
-                        options=SearchOptions(use_model=False), appliers=(RowGrid(), WarpRows(), Restrict()))
+                        options=SearchOptions(), appliers=(RowGrid(), WarpRows(), Restrict()))
     RUNNERS["mcgs"](session, graph)
     order = [c.source for c in evaluator.seen]
     assert session.best is not None and (session.best.evaluation.speedup or 0.0) >= 3.3, order

@@ -67,7 +67,7 @@ def best(strategy: str, budget: int, seed: int) -> tuple[float, tuple[str, ...]]
     graph = load_bundled_graph()
     session = SearchRun(kernel="map", original=Candidate(NAIVE, LaunchConfig(("n/256",), ("256",))),
                         evaluator=FakeEvaluator(speed), model=None, graph=graph, budget=budget,
-                        rng=random.Random(seed), options=SearchOptions(use_model=False),
+                        rng=random.Random(seed), options=SearchOptions(),
                         appliers=(KeepsBlock(), BlockShapes(), Restrict()))
     RUNNERS[strategy](session, graph)
     assert session.best is not None
@@ -95,7 +95,7 @@ def test_a_slower_step_that_changes_the_text_stays_a_dead_end() -> None:
     graph = load_bundled_graph()
     session = SearchRun(kernel="map", original=Candidate(NAIVE, LaunchConfig(("n/256",), ("256",))),
                         evaluator=FakeEvaluator(speed), model=None, graph=graph, budget=24,
-                        rng=random.Random(0), options=SearchOptions(use_model=False),
+                        rng=random.Random(0), options=SearchOptions(),
                         appliers=(KeepsBlock(), BlockShapes(), Restrict()))
     RUNNERS["mcgs"](session, graph)
     paths = [c.techniques for c in session.history]

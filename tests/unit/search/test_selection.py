@@ -17,14 +17,14 @@ import pytest
 from regrapht.graph import START, ReasoningGraph
 from regrapht.graph.types import EdgeStats, Example
 from regrapht.model.scripted import ScriptedModel
-from regrapht.search import KernelTarget, SearchOptions, optimize
+from regrapht.search import KernelTarget, SearchOptions, SearchTools, optimize
 from regrapht.search.appliers import ApplierInput, Rewrite
 from regrapht.search.mcgs import MCGS, is_structural
 from regrapht.search.run import SearchRun
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate
 
-from .fakes import FakeEvaluator
+from .fakes import FakeEvaluator, search_request
 
 ROOT = Path(__file__).resolve().parents[3]
 SGEMM = (ROOT / "bench/tasks/sgemm/sgemm.cu").read_text()
@@ -66,8 +66,7 @@ def misleading_graph() -> ReasoningGraph:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_gemm_tiling_is_the_first_candidate_and_wins(seed: int) -> None:
     evaluator = FakeEvaluator(gemm_speed)
-    result = optimize(SGEMM, "sgemm", SGEMM_TARGET, evaluator, ScriptedModel([NO_KERNEL] * 40),
-                      misleading_graph(), "mcgs", 12, seed)
+    result = optimize(search_request(SGEMM, "sgemm", "mcgs", 12, seed), SGEMM_TARGET, SearchTools(evaluator, ScriptedModel([NO_KERNEL] * 40), misleading_graph()))
     assert evaluator.seen[0].techniques == ("shared_memory_tiling",)
     assert result.best is not None and result.best.speedup >= 6.0
     assert result.best.techniques[0] == "shared_memory_tiling"
@@ -75,8 +74,7 @@ def test_gemm_tiling_is_the_first_candidate_and_wins(seed: int) -> None:
 
 def test_gemm_does_not_spend_the_budget_on_variants_of_one_branch() -> None:
     evaluator = FakeEvaluator(gemm_speed)
-    optimize(SGEMM, "sgemm", SGEMM_TARGET, evaluator, ScriptedModel([NO_KERNEL] * 40), misleading_graph(),
-             "mcgs", 12, 0)
+    optimize(search_request(SGEMM, "sgemm", "mcgs", 12), SGEMM_TARGET, SearchTools(evaluator, ScriptedModel([NO_KERNEL] * 40), misleading_graph()))
     tiled = [i for i, c in enumerate(evaluator.seen) if "__shared__" in c.source]
     tuned_untiled = [i for i, c in enumerate(evaluator.seen) if "__shared__" not in c.source]
     # tuning the untiled code (at most ~1.26x in the distilled graph, against 6x tiled) comes only
@@ -122,7 +120,7 @@ def fake_session(budget: int, graph: ReasoningGraph | None = None) -> tuple[Sear
     evaluator = FakeEvaluator(fake_speed)
     s = SearchRun(kernel="k", original=Candidate("src", LaunchConfig(("1",), ("256",))), evaluator=evaluator,
                 model=None, graph=graph, budget=budget, rng=random.Random(0),
-                options=SearchOptions(use_model=False), appliers=FAKE_APPLIERS)
+                options=SearchOptions(), appliers=FAKE_APPLIERS)
     return s, evaluator
 
 
@@ -179,7 +177,7 @@ def test_variants_of_an_unproven_technique_come_last_instead_of_unspent_budget()
 
     s = SearchRun(kernel="k", original=Candidate("src", LaunchConfig(("1",), ("256",))),
                 evaluator=FakeEvaluator(speed), model=None, graph=None, budget=6, rng=random.Random(0),
-                options=SearchOptions(use_model=False), appliers=appliers)
+                options=SearchOptions(), appliers=appliers)
     MCGS(s, None).run()
     assert s.best is not None and s.best.evaluation.speedup == pytest.approx(1.3)
     assert s.evaluated == 3
