@@ -17,7 +17,7 @@ from gguf_patch import duplicated_token
 
 from regrapht.model import embedded_model_path
 from regrapht.search.pipeline import _why_nothing
-from regrapht.search.run import Counters
+from regrapht.search.ledger import Counters
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")

@@ -3,7 +3,7 @@
 The ablation (bench/ablation.py) runs many searches of one kernel; where two of them send the
 model the identical request (messages, answer prefill, grammar, token limit, temperature and
 seed), the answer is the one llama.cpp gave the first time, not generated again. The search's
-request seed is derived from the search's seed and the request (`SearchRun.model_seed`), so
+request seed is derived from the search's seed and the request (`ModelPolicy.seed_for`), so
 this happens only for the identical question within one seed. The reused `Completion` carries
 the seconds the first generation took (`Completion.seconds`): a search's model time budget
 counts them, so a search behaves the same whichever search asked first. Cancelled answers are

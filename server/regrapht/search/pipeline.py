@@ -10,31 +10,21 @@ simplest one within the timing noise of the fastest (search/answer.py).
 
 from __future__ import annotations
 
-import random
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from regrapht.errors import InputError
-from regrapht.graph import ReasoningGraph
-from regrapht.model.backend import ModelBackend
-from regrapht.search.appliers import APPLIERS, Applier
+from regrapht.search.ledger import Counters, StepRecord
+from regrapht.search.model_policy import ModelUse
 from regrapht.search.options import STRATEGIES
-from regrapht.search.request import OptimizeRequest
-from regrapht.search.run import Counters, ModelMemory, ModelUse, Progress, RewriteMemo, SearchRun, StepRecord
+from regrapht.search.request import KernelTarget, OptimizeRequest
+from regrapht.search.run import SearchHooks, SearchRun, SearchTools
 from regrapht.search.source import find_kernel
 from regrapht.search.strategies import RUNNERS
 from regrapht.spec.launch import LaunchConfig
-from regrapht.validate.types import Candidate, Evaluator, Timing
+from regrapht.validate.types import Evaluator, Timing
 
-
-@dataclass(frozen=True)
-class KernelTarget:
-    """What search needs from the kernel's spec: how it is launched now, and constants."""
-
-    launch: LaunchConfig
-    # Pointer element counts (and scalars) the spec fixes to integer literals, e.g. {"bins": 256}.
-    constants: Mapping[str, int] = field(default_factory=dict)
+__all__ = ["BestVersion", "KernelTarget", "OptimizeResult", "SearchHooks", "SearchTools", "optimize"]
 
 
 @dataclass(frozen=True)
@@ -106,34 +96,11 @@ class OptimizeResult:
         }
 
 
-@dataclass(frozen=True)
-class SearchTools:
-    """The collaborators one search is wired to (the app layer wires them; tests pass doubles)."""
-
-    evaluator: Evaluator
-    model: ModelBackend | None = None  # None: appliers only
-    graph: ReasoningGraph | None = None  # None: no graph (the `rules` and `cot` strategies need none)
-    # what earlier searches of this kernel learnt of the model (it is not asked where it kept failing)
-    model_memory: ModelMemory | None = None
-    # the appliers' rewrites by code state, shared with other searches of this kernel, spec and device
-    rewrite_memo: RewriteMemo | None = None
-    appliers: tuple[Applier, ...] = APPLIERS  # in the `rules` order; tests pass their own
-
-
-@dataclass(frozen=True)
-class SearchHooks:
-    """How the caller follows one search: cancel flag, progress, the finished session, the clock."""
-
-    cancel: Callable[[], bool] | None = None  # checked between candidates
-    progress: Callable[[Progress], None] | None = None
-    on_finish: Callable[[SearchRun], None] | None = None  # `graph distill` reads its verified steps
-    clock: Callable[[], float] = time.monotonic
-
-
 def optimize(request: OptimizeRequest, target: KernelTarget, tools: SearchTools,
-             hooks: SearchHooks = SearchHooks()) -> OptimizeResult:
+             hooks: SearchHooks | None = None) -> OptimizeResult:
     """Optimize `request.kernel` of `request.source` (module docstring) with the request's
     strategy, budget, seed, search options and time limit; `target`: what its spec says."""
+    hooks = hooks or SearchHooks()
     strategy, budget, seed = request.strategy, request.budget, request.seed
     time_limit_s = request.options.time_limit_s
     evaluator, model, graph, clock = tools.evaluator, tools.model, tools.graph, hooks.clock
@@ -157,25 +124,20 @@ def optimize(request: OptimizeRequest, target: KernelTarget, tools: SearchTools,
             timed_out = timed_out or clock() - started > time_limit_s
             return timed_out or (user_cancel is not None and user_cancel())
     baseline: Timing | None = evaluator.baseline()
-    session = SearchRun(
-        kernel=request.kernel, original=Candidate(request.source, target.launch, ()), evaluator=evaluator,
-        model=model, graph=graph, budget=budget, rng=random.Random(seed), options=request.options.search,
-        constants=target.constants, cancel=cancel, progress=hooks.progress, clock=clock, started=started, seed=seed,
-        model_memory=tools.model_memory, appliers=tools.appliers,
-        rewrite_memo={} if tools.rewrite_memo is None else tools.rewrite_memo,
-    )
+    session = SearchRun.open(request, target, tools, hooks, cancel=cancel, started=started)
+    ledger = session.ledger
     if strategy == "cot" and model is None:
         reason = "strategy cot needs a model"
     else:
         RUNNERS[strategy](session, graph)
         reason = ""
     best: BestVersion | None = None
-    judged = session.answer()  # the simplest verified candidate within the timing noise of the fastest
+    judged = ledger.answer()  # the simplest verified candidate within the timing noise of the fastest
     if judged is not None and judged.evaluation.outcome == "faster" and judged.evaluation.timing is not None:
         best = BestVersion(
             time_ms=judged.evaluation.timing.median_ms, speedup=judged.evaluation.speedup or 0.0,
             techniques=judged.candidate.techniques, launch=judged.candidate.launch, source=judged.candidate.source,
-            steps=tuple(session.path_of(judged.candidate)),
+            steps=tuple(ledger.path_of(judged.candidate)),
         )
     if best is None and not reason:
         reason = ("time limit reached before a faster verified version was found" if timed_out
@@ -186,17 +148,17 @@ def optimize(request: OptimizeRequest, target: KernelTarget, tools: SearchTools,
     return OptimizeResult(
         kernel=request.kernel, gpu=evaluator.gpu_name, arch=evaluator.arch, strategy=strategy, budget=budget,
         baseline_ms=baseline.median_ms if baseline is not None else None, best=best,
-        counters=session.counters, prompt_tokens=session.prompt_tokens,
-        completion_tokens=session.completion_tokens, wall_s=clock() - started, reason=reason,
+        counters=ledger.counters, prompt_tokens=session.model_policy.prompt_tokens,
+        completion_tokens=session.model_policy.completion_tokens, wall_s=clock() - started, reason=reason,
         model=model.name if model is not None else None,
         model_device=model.device if model is not None else None, seed=seed,
-        cancelled=session.cancelled() and not timed_out, model_use=dict(session.model_use),
-        first_faster_s=session.first_faster_s, time_limited=timed_out,
+        cancelled=session.cancelled() and not timed_out, model_use=dict(session.model_policy.use),
+        first_faster_s=ledger.first_faster_s, time_limited=timed_out,
     )
 
 
 def _why_nothing(evaluator: Evaluator, session: SearchRun) -> str:
-    c = session.counters
+    c = session.ledger.counters
     if evaluator.gpu_name is None:
         reason = evaluator.no_device_reason or "no CUDA device present"
         if c.compiled:

@@ -10,6 +10,7 @@ build a request without loading the search.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,9 +22,10 @@ from regrapht.limits import (
     DEFAULT_SEARCH_STRATEGY,
 )
 from regrapht.search.options import SearchOptions
+from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import Spec
 
-__all__ = ["ModelConfig", "OptimizeOptions", "OptimizeRequest"]
+__all__ = ["KernelTarget", "ModelConfig", "OptimizeOptions", "OptimizeRequest"]
 
 
 @dataclass(frozen=True)
@@ -61,3 +63,13 @@ class OptimizeRequest:
     budget: int = DEFAULT_SEARCH_BUDGET
     seed: int = 0
     options: OptimizeOptions = field(default_factory=OptimizeOptions)
+
+
+@dataclass(frozen=True)
+class KernelTarget:
+    """What search needs from the kernel's spec once it is chosen (`app.optimize.kernel_target`):
+    how it is launched now, and constants."""
+
+    launch: LaunchConfig
+    # Pointer element counts (and scalars) the spec fixes to integer literals, e.g. {"bins": 256}.
+    constants: Mapping[str, int] = field(default_factory=dict)

@@ -105,7 +105,7 @@ def test_later_searches_of_a_kernel_do_not_ask_a_model_that_kept_failing(tmp_pat
         assert len(model.calls) >= 1 and result.best is not None
     assert asked >= MODEL_FAILURE_LIMIT
     model = ScriptedModel([])  # would raise if asked
-    with caplog.at_level(logging.INFO, logger="regrapht.search.run"):
+    with caplog.at_level(logging.INFO, logger="regrapht.search.model_policy"):
         result = search(memory, model)
         cot = search(memory, ScriptedModel([WRONG] * 60), "cot")  # another kind: asked
     assert model.calls == [] and result.best is not None

@@ -65,7 +65,7 @@ class ScriptedSteps(SearchRun):
 
     def apply_technique(self, state: Candidate, previous: str, technique: str, *,
                         variants: int | None = None) -> StepResult:
-        self.evaluated += 1
+        self.ledger.evaluated += 1
         path = (*state.techniques, technique)
         self.applied.append(path)
         reward = self.rewards.get(technique, 0.0)

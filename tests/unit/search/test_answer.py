@@ -7,7 +7,7 @@ import pytest
 
 from regrapht.search import SearchHooks, SearchTools, optimize
 from regrapht.search.answer import NOISE_FLOOR, choose_answer, noise_band, within_noise
-from regrapht.search.run import Judged
+from regrapht.search.ledger import Judged
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate, Evaluation, Timing
 

@@ -70,7 +70,7 @@ def over_context() -> Exception:
 def test_a_failing_model_call_keeps_the_verified_best(strategy: str, failure: Callable[[], Exception],
                                                      caplog: pytest.LogCaptureFixture) -> None:
     model = CountingModel([], fail=failure)
-    with caplog.at_level(logging.WARNING, logger="regrapht.search.run"):
+    with caplog.at_level(logging.WARNING, logger="regrapht.search.model_policy"):
         result = optimize(search_request(SAXPY, "saxpy", strategy, 24, 0, options=NO_LIMITS), TARGET, SearchTools(FakeEvaluator(speed_by_text), model, model_only_graph()))
     uses = result.model_use
     assert all(use.failed == use.calls and use.answered == 0 for use in uses.values())

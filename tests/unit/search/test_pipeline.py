@@ -3,7 +3,6 @@ every strategy, the no-device answer, progress and cancellation, overlay statist
 
 from __future__ import annotations
 
-import random
 import re
 from pathlib import Path
 
@@ -205,14 +204,13 @@ def test_the_model_picks_among_model_only_techniques_under_a_grammar() -> None:
     # a choice, then the rewrite of the chosen technique (correct here: the original body)
     body = "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = a * x[i] + y[i];\n}\n```"
     model = ScriptedModel(["instruction_level_parallelism", body] * 20)
-    session = SearchRun(kernel="saxpy", original=Candidate(SAXPY, TARGET.launch), evaluator=FakeEvaluator(speed_by_text),
-                      model=model, graph=g, budget=1, rng=random.Random(0), options=SearchOptions(), appliers=())
+    session = SearchRun.open(search_request(SAXPY, "saxpy", "mcgs", 1, 0), KernelTarget(TARGET.launch), SearchTools(FakeEvaluator(speed_by_text), model, g, appliers=()))
     MCGS(session, g).run()
     choice, rewrite = model.calls
     assert choice.grammar == 'root ::= "divergence_reduction" | "instruction_level_parallelism"\n'
     assert "divergence_reduction: no applier does this" in choice.messages[1].content
     assert "instruction_level_parallelism" in rewrite.messages[1].content and rewrite.grammar is None
-    use = session.model_use["choose"]
+    use = session.model_policy.use["choose"]
     assert (use.calls, use.answered, use.correct, use.faster) == (1, 1, 1, 0)  # correct, not faster
 
 

@@ -8,7 +8,6 @@ favour the launch configuration, as an overlay learnt on other kernels did there
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pytest
 from regrapht.graph import START, ReasoningGraph
 from regrapht.graph.types import EdgeStats, Example
 from regrapht.model.scripted import ScriptedModel
-from regrapht.search import KernelTarget, SearchOptions, SearchTools, optimize
+from regrapht.search import KernelTarget, SearchTools, optimize
 from regrapht.search.appliers import ApplierInput, Rewrite
 from regrapht.search.mcgs import MCGS, is_structural
 from regrapht.search.run import SearchRun
@@ -118,9 +117,7 @@ def fake_speed(candidate: Candidate) -> float:
 
 def fake_session(budget: int, graph: ReasoningGraph | None = None) -> tuple[SearchRun, FakeEvaluator]:
     evaluator = FakeEvaluator(fake_speed)
-    s = SearchRun(kernel="k", original=Candidate("src", LaunchConfig(("1",), ("256",))), evaluator=evaluator,
-                model=None, graph=graph, budget=budget, rng=random.Random(0),
-                options=SearchOptions(), appliers=FAKE_APPLIERS)
+    s = SearchRun.open(search_request("src", "k", "mcgs", budget, 0), KernelTarget(LaunchConfig(("1",), ("256",))), SearchTools(evaluator, None, graph, appliers=FAKE_APPLIERS))
     return s, evaluator
 
 
@@ -148,9 +145,9 @@ def test_variants_refine_only_a_proven_technique() -> None:
     assert not [c for c in evaluator.seen if c.source.count("//") == 1 and "warp_shuffle_reduction v1" in c.source]
     # tiling proved itself (4x): its other variants are judged, and the better one (5x) is built on
     assert {"shared_memory_tiling v1", "shared_memory_tiling v2"} <= set(order)
-    assert s.best is not None and s.best.evaluation.speedup is not None
-    assert s.best.evaluation.speedup >= 5.0 * 1.5
-    assert "shared_memory_tiling v1" in s.best.candidate.source
+    assert s.ledger.best is not None and s.ledger.best.evaluation.speedup is not None
+    assert s.ledger.best.evaluation.speedup >= 5.0 * 1.5
+    assert "shared_memory_tiling v1" in s.ledger.best.candidate.source
 
 
 def test_refinements_wait_for_untried_structural_techniques_below() -> None:
@@ -175,9 +172,7 @@ def test_variants_of_an_unproven_technique_come_last_instead_of_unspent_budget()
         line = candidate.source.splitlines()[-1]
         return gains["launch_configuration"][int(line.split(" v")[1])] if " v" in line else 1.0
 
-    s = SearchRun(kernel="k", original=Candidate("src", LaunchConfig(("1",), ("256",))),
-                evaluator=FakeEvaluator(speed), model=None, graph=None, budget=6, rng=random.Random(0),
-                options=SearchOptions(), appliers=appliers)
+    s = SearchRun.open(search_request("src", "k", "mcgs", 6, 0), KernelTarget(LaunchConfig(("1",), ("256",))), SearchTools(FakeEvaluator(speed), appliers=appliers))
     MCGS(s, None).run()
-    assert s.best is not None and s.best.evaluation.speedup == pytest.approx(1.3)
-    assert s.evaluated == 3
+    assert s.ledger.best is not None and s.ledger.best.evaluation.speedup == pytest.approx(1.3)
+    assert s.ledger.evaluated == 3
