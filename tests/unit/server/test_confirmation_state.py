@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from regrapht.features.confirmation import ConfirmationService
+from regrapht.lsp.features.confirmation import ConfirmationService
+from regrapht.lsp.state import ServerState
 from regrapht.settings import Settings
-from regrapht.state import ServerState
 from regrapht.validate.ptx import LineCode, PtxFacts
 
 TEXT = """__global__ void k(float *y, int n) {

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING
 
 from pygls.lsp.server import LanguageServer
 
-from regrapht.features.common import file_path
 from regrapht.limits import DEFAULT_ARCH
+from regrapht.lsp.features.common import file_path
+from regrapht.lsp.state import Analysis, ServerState
 from regrapht.rules.confirm import CONFIRMABLE
-from regrapht.state import Analysis, ServerState
 from regrapht.validate.ptx import PtxFacts, ptx_facts
 
 if TYPE_CHECKING:
