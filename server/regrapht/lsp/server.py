@@ -2,8 +2,9 @@
 
 To add a feature: write `regrapht/lsp/features/<name>.py` with `register(server, state)` that
 defines thin handlers (get the document from `state`, call a pure function, convert with
-`regrapht.lsp.converters`) and add it to `FEATURES` below. The two GPU workflows (`GPU_FEATURES`:
-validation and Optimize) also get the server's one `GpuResources` (cache dir, GPU lock, worker).
+`regrapht.lsp.converters`) and add it to `FEATURES` below. The features that compile or run on the
+GPU (`GPU_FEATURES`: compiler confirmation, validation and Optimize) also get the server's one
+`GpuResources` (cache dir, GPU lock, compiler, worker).
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ from regrapht.lsp.features.common import log_to_client, send_status
 from regrapht.lsp.protocol import RegraphtProtocol, RegraphtServer
 from regrapht.lsp.state import Engine, ServerState, find_docs_root
 
-FEATURES = (lifecycle, configuration, documents, diagnostics, confirmation, hover, symbols, codelens, code_actions,
-            report, spec_action)
-GPU_FEATURES = (validation, optimize)
+FEATURES = (lifecycle, configuration, documents, diagnostics, hover, symbols, codelens, code_actions, report,
+            spec_action)
+GPU_FEATURES = (confirmation, validation, optimize)  # on the one GpuResources: its compiler, lock, worker
 
 
 def create_server(engine: Engine | None = None) -> tuple[RegraphtServer, ServerState]:
