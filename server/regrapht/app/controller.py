@@ -1,6 +1,6 @@
 """The editor's Optimize workflow: start, cancel, and what becomes of a result.
 
-`OptimizeController` holds what `features/optimize.py` used to keep in closures: the registry of
+`OptimizeController` holds what `lsp/features/optimize.py` used to keep in closures: the registry of
 running searches and kept results, the model cache, the shared `GpuResources`, and the steps
 of one run on the event loop - start the search in a daemon thread under cancellable progress
 (`start`), settle it (`finish`), tell the user and keep or offer a found version
@@ -46,9 +46,9 @@ from regrapht.app.optimize import ModelCache, OptimizeOutcome, Wire, open_run
 from regrapht.app.result_edits import build_edit, kernel_text
 from regrapht.cards import kernel_at
 from regrapht.errors import InputError
+from regrapht.lsp.state import Analysis, DocumentState, ServerState
 from regrapht.snapshot import DocumentSnapshot
 from regrapht.spec.launch import LaunchConfig
-from regrapht.state import Analysis, DocumentState, ServerState
 from regrapht.text import Position, TextEdit
 
 if TYPE_CHECKING:

@@ -117,7 +117,7 @@ class RunProgress(Protocol):
 
 
 class OpenDocument(Protocol):
-    """What `should_cancel` reads of the open document (`regrapht.state.DocumentState`)."""
+    """What `should_cancel` reads of the open document (`regrapht.lsp.state.DocumentState`)."""
 
     @property
     def closed(self) -> bool: ...

@@ -18,9 +18,9 @@ from regrapht.app.controller import EditAnswer, EditSupport, OptimizeController,
 from regrapht.app.optimize import ModelCache, OptimizeRun, kernel_target
 from regrapht.app.resources import GpuResources
 from regrapht.graph import open_graph
+from regrapht.lsp.state import ServerState
 from regrapht.model.scripted import ScriptedModel
 from regrapht.settings import Settings
-from regrapht.state import ServerState
 from regrapht.text import TextEdit, apply_edits
 
 from .optimize_fixtures import NEW_KERNEL, SOURCE

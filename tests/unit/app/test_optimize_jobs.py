@@ -25,11 +25,11 @@ from regrapht.app.result_edits import build_edit
 from regrapht.cards import CardSection
 from regrapht.errors import InputError
 from regrapht.graph import open_graph
+from regrapht.lsp.state import DocumentState
 from regrapht.model.scripted import ScriptedModel
 from regrapht.search.run import Progress
 from regrapht.settings import Settings
 from regrapht.snapshot import DocumentSnapshot
-from regrapht.state import DocumentState
 from regrapht.text import Span, apply_edits
 from regrapht.validate.types import Candidate, Evaluation, Timing
 

@@ -22,10 +22,10 @@ from regrapht.app.resources import GpuResources
 from regrapht.app.validation import ValidationService
 from regrapht.cards import Resources
 from regrapht.errors import InputError
-from regrapht.features.common import file_path, in_worker, kernel_argument, require_document, send_status
-from regrapht.features.progress import CancellableProgress
+from regrapht.lsp.features.common import file_path, in_worker, kernel_argument, require_document, send_status
+from regrapht.lsp.features.progress import CancellableProgress
+from regrapht.lsp.state import ServerState
 from regrapht.rules.types import Finding
-from regrapht.state import ServerState
 from regrapht.text import Span
 from regrapht.validate.types import Timing
 

@@ -12,7 +12,7 @@ offered: the user is told why.
 
 Only registration, thin handlers and `LspOptimizeEditor` (the controller's editor connection
 over pygls) live here: the workflow is `regrapht.app.controller.OptimizeController`, which
-tests drive directly; LSP types come from `regrapht.converters`. The controller is built at the
+tests drive directly; LSP types come from `regrapht.lsp.converters`. The controller is built at the
 first Optimize command (`LazyController`), so the server starts without the workflow's modules.
 """
 
@@ -28,13 +28,13 @@ from pygls.lsp.server import LanguageServer
 
 from regrapht.app.messages import action_title
 from regrapht.cards import kernel_at
-from regrapht.converters import (
+from regrapht.lsp.converters import (
     confirmed_workspace_edit,
     from_lsp_position,
     refactor_command_action,
     refactor_edit_action,
 )
-from regrapht.features.common import (
+from regrapht.lsp.features.common import (
     edit_capabilities,
     file_path,
     in_worker,
@@ -44,8 +44,8 @@ from regrapht.features.common import (
     send_status,
     show_message,
 )
-from regrapht.features.progress import CancellableProgress
-from regrapht.state import Analysis, DocumentState, ServerState
+from regrapht.lsp.features.progress import CancellableProgress
+from regrapht.lsp.state import Analysis, DocumentState, ServerState
 from regrapht.text import Position, Span, TextEdit
 
 if TYPE_CHECKING:  # the workflow (spec model, search options, jobs) loads at the first Optimize command

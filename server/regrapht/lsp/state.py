@@ -1,4 +1,4 @@
-"""Everything the language server knows, in one object created by `regrapht.server`.
+"""Everything the language server knows, in one object created by `regrapht.lsp.server`.
 
 No pygls here (tests drive it directly). Thread model:
 
@@ -493,12 +493,13 @@ class ServerState:
 
 
 # The rule pages ship inside the package (regrapht/data/rules links to docs/rules in the repo).
-PACKAGED_DOCS = Path(__file__).resolve().parent / "data"
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # server/regrapht (this module is in lsp/)
+PACKAGED_DOCS = PACKAGE_ROOT / "data"
 
 
 def find_docs_root() -> Path | None:
     """The repository's docs/ folder when running from a checkout, else the packaged copy."""
-    candidate = Path(__file__).resolve().parents[2] / "docs"
+    candidate = PACKAGE_ROOT.parents[1] / "docs"
     if (candidate / "architecture.md").is_file():
         return candidate
     return PACKAGED_DOCS if (PACKAGED_DOCS / "rules").is_dir() else None

@@ -6,29 +6,31 @@ describe (`state.set_confirmation`) and the diagnostics republished: R007/R008 t
 "Confirmed by nvcc: 3 f64 instructions in saxpy" or are downgraded to hints, R001/R002 likewise
 from the global accesses nvcc emitted (rules/confirm.py). A text that does not compile (a
 half-typed edit, missing headers) leaves the findings as the source analysis decided them.
-The compile stack (validate/compiler.py) is imported by that background thread on first use,
-not at server start.
+The compiler is the server's one `Compiler` (`GpuResources.compiler_if_found`, also validation's
+and Optimize's); its module is imported by that background thread on first use, not at server
+start.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from pygls.lsp.server import LanguageServer
 
-from regrapht.features.common import file_path
 from regrapht.limits import DEFAULT_ARCH
+from regrapht.lsp.features.common import file_path
+from regrapht.lsp.state import Analysis, ServerState
 from regrapht.rules.confirm import CONFIRMABLE
-from regrapht.state import Analysis, ServerState
 from regrapht.validate.ptx import PtxFacts, ptx_facts
 
 if TYPE_CHECKING:
+    from regrapht.app.resources import GpuResources
     from regrapht.validate.compiler import Compiler
 
 log = logging.getLogger(__name__)
@@ -39,28 +41,15 @@ MEMO_ENTRIES = 32
 
 
 class ConfirmationService:
-    """The nvcc of one server (found on first use) and its one background compile thread."""
+    """The confirmations of one server: its one background compile thread over the server's
+    compiler (`compiler` gives it, None where nvcc is not installed; called from that thread)."""
 
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, state: ServerState, compiler: Callable[[], Compiler | None]) -> None:
         self.state = state
+        self.compiler = compiler
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="regrapht-confirm")
-        self._compiler: Compiler | None = None
-        self._looked_up = False
         self._lock = threading.Lock()
         self._memo: OrderedDict[str, PtxFacts | None] = OrderedDict()  # by text, file and arch
-
-    def compiler(self) -> Compiler | None:
-        """nvcc, looked up once (called from the background thread only)."""
-        from regrapht.validate.compiler import Compiler, find_demangler, find_nvcc
-
-        with self._lock:
-            if not self._looked_up:
-                self._looked_up = True
-                nvcc = find_nvcc(os.environ)
-                if nvcc is not None:
-                    self._compiler = Compiler(nvcc, demangler=find_demangler(nvcc, os.environ),
-                                              timeout_s=CONFIRM_TIMEOUT_S)
-            return self._compiler
 
     def wanted(self, uri: str, analysis: Analysis) -> bool:
         """Is a compile worth it: confirmable findings on a text not confirmed yet."""
@@ -103,7 +92,7 @@ class ConfirmationService:
             if key in self._memo:
                 self._memo.move_to_end(key)
                 return self._memo[key]
-        facts = ptx_facts(compiler, text, path, arch)
+        facts = ptx_facts(compiler, text, path, arch, timeout_s=CONFIRM_TIMEOUT_S)
         with self._lock:
             self._memo[key] = facts
             while len(self._memo) > MEMO_ENTRIES:
@@ -111,7 +100,7 @@ class ConfirmationService:
         return facts
 
 
-def register(server: LanguageServer, state: ServerState) -> ConfirmationService:
-    service = ConfirmationService(state)
+def register(server: LanguageServer, state: ServerState, resources: GpuResources) -> ConfirmationService:
+    service = ConfirmationService(state, resources.compiler_if_found)
     state.publish_listeners.append(service.on_published)
     return service
