@@ -93,7 +93,8 @@ def test_no_device_reason_counts_what_compiled() -> None:
     no_device = SimpleNamespace(gpu_name=None, no_device_reason="no CUDA device present")
 
     def run(generated: int, compiled: int) -> SimpleNamespace:
-        return SimpleNamespace(counters=Counters(generated=generated, compiled=compiled), cancelled=lambda: False)
+        return SimpleNamespace(ledger=SimpleNamespace(counters=Counters(generated=generated, compiled=compiled)),
+                               cancelled=lambda: False)
 
     assert _why_nothing(no_device, run(4, 0)) == (  # type: ignore[arg-type]
         "no CUDA device present: none of 4 candidates compiled, and none could be verified without a device")

@@ -45,6 +45,7 @@ from regrapht.cards import KernelFacts
 from regrapht.rules.confirm import confirm_findings
 from regrapht.rules.types import Finding
 from regrapht.settings import ProblemMemory, Settings
+from regrapht.snapshot import DocumentSnapshot
 from regrapht.text import Span, SpanIndex
 
 if TYPE_CHECKING:
@@ -329,6 +330,17 @@ class ServerState:
 
     def get(self, uri: str) -> DocumentState | None:
         return self.documents.get(uri)
+
+    def snapshot_now(self, document: DocumentState, path: Path | None) -> DocumentSnapshot:
+        """On the loop (where edits are applied, so text and version agree): the document as it
+        is now, under the settings in force, for background work."""
+        return DocumentSnapshot(document.uri, document.version, document.open_id, document.text, path, self.settings)
+
+    def snapshot(self, document: DocumentState, analysis: Analysis, path: Path | None) -> DocumentSnapshot:
+        """The document as `analysis` saw it, under the settings in force, for background work
+        (`path`: the file on disk, None for an untitled document)."""
+        return DocumentSnapshot(document.uri, analysis.version, document.open_id, "\n".join(analysis.lines), path,
+                                self.settings)
 
     def is_current(self, uri: str, open_id: int, version: int) -> bool:
         """Should a result computed for (open_id, version) still be published?"""

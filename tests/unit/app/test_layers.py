@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rules", "graph"),  # R001... (confirmed from validate's PTX facts); the reasoning graph (its model)
     ("search",),  # MCGS, baselines, appliers, the optimize() pipeline
     ("cards", "settings"),  # kernel-card formatting and the typed editor settings, shared by app/ and lsp/
+    ("snapshot",),  # a document at one version under its settings, handed to background work
     ("app",),  # the two GPU workflows and what they share
     ("evaluation", "lsp"),  # `regrapht eval` on app/; the language server on app/
     ("commands",),  # the CLI's subcommands (`serve` starts lsp/)
@@ -36,8 +37,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 # (module, imported unit): an import against the order that another branch of issue 24 removes.
 EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("app/controller.py", "lsp"): "the controller reads the live ServerState; the frozen document snapshot of "
-                                  "issue 24 point 4 (branch `request`) replaces it",
     ("validate/signature.py", "search"): "the signature reader uses search/source.py's regex scanner; KernelView "
                                          "(issue 24 point 1, branch `kernelview`) replaces it",
 }

@@ -97,11 +97,11 @@ async def test_validation_and_search_never_time_kernels_at_the_same_moment(tmp_p
     state = ServerState()
     state.settings = Settings(search_strategy="rules", search_budget=8)
     state.loop = asyncio.get_running_loop()
-    controller = OptimizeController(state, RecordingEditor(state), resources, file_path=lambda uri: source)
+    controller = OptimizeController(state, RecordingEditor(state), resources)
     validation = ValidationService(resources)
     document = state.open(source.as_uri(), source.read_text(), 1)
 
-    await controller.start(document, "saxpy")
+    await controller.start(state.snapshot(document, state.ensure_analysis(document), source), "saxpy")
     run = controller.registry.running((document.uri, "saxpy"))
     assert run is not None and run.task is not None
     validations = 0

@@ -31,6 +31,7 @@ from regrapht.validate.ptx import PtxFacts, ptx_facts
 
 if TYPE_CHECKING:
     from regrapht.app.resources import GpuResources
+    from regrapht.snapshot import DocumentSnapshot
     from regrapht.validate.compiler import Compiler
 
 log = logging.getLogger(__name__)
@@ -70,23 +71,24 @@ class ConfirmationService:
         if document is None or document.version != analysis.version:
             return  # edited meanwhile: its own publication schedules the next one
         loop = asyncio.get_running_loop()
-        facts = await loop.run_in_executor(self._executor, self._facts, uri, analysis.lines)
+        snapshot = self.state.snapshot(document, analysis, file_path(uri))
+        facts = await loop.run_in_executor(self._executor, self._facts, snapshot)
         if facts is None:
             return
         self.state.set_confirmation(uri, analysis.lines, facts)
         if self.state.publisher is not None:
             self.state.publisher.refresh(uri)
 
-    def _facts(self, uri: str, lines: tuple[str, ...]) -> PtxFacts | None:
-        """Background thread: nvcc (memoised by text, file and arch)."""
+    def _facts(self, document: DocumentSnapshot) -> PtxFacts | None:
+        """Background thread: nvcc (memoised by text, file and arch); reads only the snapshot."""
         import hashlib  # here: OpenSSL's load is not needed to start the server
 
         compiler = self.compiler()
         if compiler is None:
             return None
-        path = file_path(uri)
-        arch = self.state.settings.arch or DEFAULT_ARCH
-        text = "\n".join(lines)
+        path = document.path
+        arch = document.settings.arch or DEFAULT_ARCH
+        text = document.text
         key = hashlib.sha256("\0".join((text, str(path), arch)).encode()).hexdigest()
         with self._lock:
             if key in self._memo:

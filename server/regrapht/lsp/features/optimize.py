@@ -19,7 +19,6 @@ first Optimize command (`LazyController`), so the server starts without the work
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
@@ -90,6 +89,16 @@ def provide_actions(
     return actions
 
 
+def kernel_to_optimize(uri: str, analysis: Analysis, kernel: str | None, position: Position | None) -> str:
+    """The kernel the command names, by name or at `position` (InvalidParams: none there)."""
+    if position is not None:
+        kernel = kernel_at(analysis.model, position)
+    if kernel is None or analysis.kernel(kernel) is None:
+        raise JsonRpcInvalidParams(f"no __global__ kernel {'at that position' if kernel is None else repr(kernel)} "
+                                   f"in {uri}")
+    return kernel
+
+
 class LspOptimizeEditor:
     """`OptimizeEditor` over pygls: progress, messages, status and applyEdit of one server."""
 
@@ -125,8 +134,6 @@ class LspOptimizeEditor:
 
         return EditAnswer(answer.applied, answer.failure_reason)
 
-    async def in_worker(self, function: Callable[..., T], *args: Any) -> T:
-        return await in_worker(self.server, function, *args)
 
 
 def _load_workflow() -> None:
@@ -152,7 +159,7 @@ class LazyController:
 
             if self.built is None:  # another command may have built it while this one waited
                 self.built = OptimizeController(self.state, LspOptimizeEditor(self.server, self.state),
-                                                self.resources, file_path=file_path)
+                                                self.resources)
         return self.built
 
 
@@ -173,16 +180,10 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
         uri, kernel, position = kernel_or_position_argument(arguments)
         document = require_document(state, uri)
         optimize = await controller.get()
-        from regrapht.app.controller import StartError
-
-        def locate(lines: tuple[str, ...]) -> Position:
-            assert position is not None
-            return from_lsp_position(position, lines, state.encoding)
-
-        try:
-            return await optimize.start(document, kernel, locate if position is not None else None)
-        except StartError as error:
-            raise JsonRpcInvalidParams(str(error)) from error
+        analysis = await in_worker(server, state.ensure_analysis, document)
+        at = from_lsp_position(position, analysis.lines, state.encoding) if position is not None else None
+        found = kernel_to_optimize(uri, analysis, kernel, at)
+        return await optimize.start(state.snapshot(document, analysis, file_path(uri)), found)
 
     @server.command(CANCEL_COMMAND)
     def cancel_optimize(*arguments: Any) -> dict[str, Any]:
