@@ -16,8 +16,8 @@ import pytest
 from gguf_patch import duplicated_token
 
 from regrapht.model import embedded_model_path
-from regrapht.search.pipeline import _why_nothing
 from regrapht.search.ledger import Counters
+from regrapht.search.pipeline import _why_nothing
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
