@@ -80,7 +80,8 @@ def main() -> int:
                     for seed in range(args.seeds):
                         request = OptimizeRequest(kernel.name, source, budget=1, seed=seed, options=OptimizeOptions(
                             search=replace(SearchOptions(), prefill_header=prefill)))
-                        session = SearchRun.open(request, wired.target, SearchTools(wired.evaluator, model, wired.graph))
+                        session = SearchRun.open(request, wired.target,
+                                                 SearchTools(wired.evaluator, model, wired.graph))
                         started = time.perf_counter()
                         judged = session.model_rewrite(session.original, START, technique)
                         seconds[mode] += time.perf_counter() - started

@@ -155,8 +155,10 @@ def replay_task(task: Task, verdicts: Mapping[str, Mapping[str, Any]], device: d
                 clock = SimulatedClock()
                 evaluator = ReplayEvaluator(verdicts, "replayed GPU", device)
                 model = RefusingModel(clock, model_seconds) if strategy in MODEL_STRATEGIES and not no_model else None
-                request = OptimizeRequest(kernel.name, source, strategy=strategy, budget=budget, seed=seed, options=options)
-                tools = SearchTools(evaluator, model, open_graph(), memory if model is not None else None, memo)
+                request = OptimizeRequest(kernel.name, source, strategy=strategy, budget=budget, seed=seed,
+                                          options=options)
+                tools = SearchTools(evaluator, model, open_graph(), memory if model is not None else None,
+                                    memo)
                 result = optimize(request, kernel_target(kernel), tools, SearchHooks(clock=clock))
                 results.append({"task": task.name, "kernel": kernel.name,
                                 "config": label(strategy, budget, no_model), "seed": seed,

@@ -91,7 +91,9 @@ def model_graph():  # type: ignore[no-untyped-def]
 
 def search(memory: KernelModelMemory, model: ScriptedModel, strategy: str = "mcgs", *, device: bool = True):  # type: ignore[no-untyped-def]
     evaluator = FakeEvaluator(speed_by_text, gpu_name="Fake GPU" if device else None)
-    return optimize(search_request(SAXPY, "saxpy", strategy, 40, 0, options=SearchOptions(model_give_up=0, model_time_budget_s=None, model_choice=False)), TARGET, SearchTools(evaluator, model, model_graph(), model_memory=memory))
+    return optimize(search_request(SAXPY, "saxpy", strategy, 40, 0,
+                                   options=SearchOptions(model_give_up=0, model_time_budget_s=None, model_choice=False)),
+                    TARGET, SearchTools(evaluator, model, model_graph(), model_memory=memory))
 
 
 def test_later_searches_of_a_kernel_do_not_ask_a_model_that_kept_failing(tmp_path: Path,

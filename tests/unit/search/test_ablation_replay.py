@@ -59,7 +59,8 @@ def record(configs: list[tuple[str, int]]) -> tuple[dict[str, float], dict[str, 
     evaluator = SyntheticEvaluator()
     found = {}
     for strategy, budget in configs:
-        result = optimize(search_request(source, kernel.name, strategy, budget, 0), kernel_target(kernel), SearchTools(evaluator, None, open_graph()))
+        result = optimize(search_request(source, kernel.name, strategy, budget, 0), kernel_target(kernel),
+                          SearchTools(evaluator, None, open_graph()))
         found[f"{strategy}-b{budget}"] = result.best.speedup if result.best is not None else 1.0
     return found, evaluator.entries
 

@@ -95,7 +95,9 @@ BASELINES = ("rules", "greedy", "random")
 
 
 def best_speedup(kernel: FakeKernel, strategy: str, budget: int, seed: int, graph: ReasoningGraph) -> float:
-    session = SearchRun.open(search_request("naive", kernel.name, "mcgs", budget, seed), KernelTarget(LaunchConfig(("1",), ("256",))), SearchTools(FakeEvaluator(kernel.speed), None, graph, appliers=kernel.appliers()))
+    session = SearchRun.open(search_request("naive", kernel.name, "mcgs", budget, seed),
+                             KernelTarget(LaunchConfig(("1",), ("256",))),
+                             SearchTools(FakeEvaluator(kernel.speed), None, graph, appliers=kernel.appliers()))
     RUNNERS[strategy](session, graph)
     best = session.ledger.best
     return best.evaluation.speedup or 1.0 if best is not None else 1.0
@@ -134,7 +136,9 @@ def test_the_proven_structural_technique_gets_every_variant_before_dominated_ref
     gained at most ~1.26x on naive code in the distilled graph)."""
     kernel = KERNELS[0]
     evaluator = FakeEvaluator(kernel.speed)
-    session = SearchRun.open(search_request("naive", "gemm", "mcgs", 12, 0), KernelTarget(LaunchConfig(("1",), ("256",))), SearchTools(evaluator, None, load_bundled_graph(), appliers=kernel.appliers()))
+    session = SearchRun.open(search_request("naive", "gemm", "mcgs", 12, 0),
+                             KernelTarget(LaunchConfig(("1",), ("256",))),
+                             SearchTools(evaluator, None, load_bundled_graph(), appliers=kernel.appliers()))
     MCGS(session, session.graph).run()
     order = [[line for line in c.source.splitlines() if line.startswith("// ")] for c in evaluator.seen]
     tiled = [i for i, lines in enumerate(order) if lines and lines[0].startswith("// shared_memory_tiling")]
@@ -156,7 +160,9 @@ def test_the_first_candidate_is_the_highest_prior_matching_structural_rewrite() 
     kernel = FakeKernel("two", {"shared_memory_tiling": (2.0,), "block_reduce_atomic": (3.0,)},
                         {"launch_configuration": ((1.2, 1.1, 1.0), (1.0, 1.0, 1.0))})
     evaluator = FakeEvaluator(kernel.speed)
-    session = SearchRun.open(search_request("naive", "two", "mcgs", 6, 0), KernelTarget(LaunchConfig(("1",), ("256",))), SearchTools(evaluator, None, graph, appliers=kernel.appliers()))
+    session = SearchRun.open(search_request("naive", "two", "mcgs", 6, 0),
+                             KernelTarget(LaunchConfig(("1",), ("256",))),
+                             SearchTools(evaluator, None, graph, appliers=kernel.appliers()))
     MCGS(session, graph).run()
     assert [c.techniques for c in evaluator.seen[:2]] == [("block_reduce_atomic",), ("shared_memory_tiling",)]
 
@@ -191,7 +197,9 @@ ROW_NORM = RowNorm("row_norm", {"block_per_row": (5.42, 8.01, 7.91)},
 
 def offered(kernel: FakeKernel, strategy: str, budget: int, seed: int, graph: ReasoningGraph) -> tuple[float, int]:
     """The answer the product offers (search/answer.py): its speedup and number of techniques."""
-    session = SearchRun.open(search_request("naive", kernel.name, "mcgs", budget, seed), KernelTarget(LaunchConfig(("1",), ("256",))), SearchTools(FakeEvaluator(kernel.speed), None, graph, appliers=kernel.appliers()))
+    session = SearchRun.open(search_request("naive", kernel.name, "mcgs", budget, seed),
+                             KernelTarget(LaunchConfig(("1",), ("256",))),
+                             SearchTools(FakeEvaluator(kernel.speed), None, graph, appliers=kernel.appliers()))
     RUNNERS[strategy](session, graph)
     answer = session.ledger.answer()
     return (answer.evaluation.speedup or 1.0, len(answer.candidate.techniques)) if answer is not None else (1.0, 0)

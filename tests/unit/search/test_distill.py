@@ -36,7 +36,9 @@ def tiled_fast_unrolled_wrong(candidate: Candidate) -> float | None:
 def distilled(seed: int = 0, budget: int = 16) -> list[dict[str, object]]:
     sessions: list[SearchRun] = []
     graph = misleading_graph()
-    optimize(search_request(SGEMM, "sgemm", "mcgs", budget, seed), SGEMM_TARGET, SearchTools(FakeEvaluator(tiled_fast_unrolled_wrong), None, graph), SearchHooks(on_finish=sessions.append))
+    optimize(search_request(SGEMM, "sgemm", "mcgs", budget, seed), SGEMM_TARGET,
+             SearchTools(FakeEvaluator(tiled_fast_unrolled_wrong), None, graph),
+             SearchHooks(on_finish=sessions.append))
     return trajectories_of(sessions[0], task="sgemm", strategy="mcgs", seed=seed, graph=graph)
 
 
@@ -73,7 +75,9 @@ def test_failed_steps_are_dropped() -> None:
 
 def test_nothing_is_distilled_without_a_device() -> None:
     sessions: list[SearchRun] = []
-    optimize(search_request(SGEMM, "sgemm", "mcgs", 6), SGEMM_TARGET, SearchTools(FakeEvaluator(lambda c: 2.0, gpu_name=None), None, misleading_graph()), SearchHooks(on_finish=sessions.append))
+    optimize(search_request(SGEMM, "sgemm", "mcgs", 6), SGEMM_TARGET,
+             SearchTools(FakeEvaluator(lambda c: 2.0, gpu_name=None), None, misleading_graph()),
+             SearchHooks(on_finish=sessions.append))
     assert trajectories_of(sessions[0], task="sgemm", strategy="mcgs", seed=0, graph=None) == []
 
 

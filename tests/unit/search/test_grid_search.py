@@ -78,7 +78,10 @@ def speed(candidate: Candidate) -> float:
 
 def best(strategy: str, budget: int, seed: int, judge: Callable[[Candidate], float] = speed) -> float:
     graph = load_bundled_graph()
-    session = SearchRun.open(search_request(NAIVE, "rows", "mcgs", budget, seed), KernelTarget(LaunchConfig(("rows / 128",), ("128",))), SearchTools(FakeEvaluator(judge), None, graph, appliers=(RowGrid(), WarpRows(), Restrict())))
+    session = SearchRun.open(search_request(NAIVE, "rows", "mcgs", budget, seed),
+                             KernelTarget(LaunchConfig(("rows / 128",), ("128",))),
+                             SearchTools(FakeEvaluator(judge), None, graph,
+                                         appliers=(RowGrid(), WarpRows(), Restrict())))
     RUNNERS[strategy](session, graph)
     assert session.ledger.best is not None
     assert session.ledger.evaluated <= budget
@@ -135,7 +138,9 @@ def test_the_best_techniques_farther_variants_come_before_dominated_refinements(
     judged within 16 candidates."""
     evaluator = FakeEvaluator(two_peaks)
     graph = load_bundled_graph()
-    session = SearchRun.open(search_request(NAIVE, "rows", "mcgs", 16, 0), KernelTarget(LaunchConfig(("rows / 128",), ("128",))), SearchTools(evaluator, None, graph, appliers=(RowGrid(), WarpRows(), Restrict())))
+    session = SearchRun.open(search_request(NAIVE, "rows", "mcgs", 16, 0),
+                             KernelTarget(LaunchConfig(("rows / 128",), ("128",))),
+                             SearchTools(evaluator, None, graph, appliers=(RowGrid(), WarpRows(), Restrict())))
     RUNNERS["mcgs"](session, graph)
     order = [c.source for c in evaluator.seen]
     assert session.ledger.best is not None and (session.ledger.best.evaluation.speedup or 0.0) >= 3.3, order

@@ -64,7 +64,10 @@ def speed(candidate: Candidate) -> float:
 
 def best(strategy: str, budget: int, seed: int) -> tuple[float, tuple[str, ...]]:
     graph = load_bundled_graph()
-    session = SearchRun.open(search_request(NAIVE, "map", "mcgs", budget, seed), KernelTarget(LaunchConfig(("n/256",), ("256",))), SearchTools(FakeEvaluator(speed), None, graph, appliers=(KeepsBlock(), BlockShapes(), Restrict())))
+    session = SearchRun.open(search_request(NAIVE, "map", "mcgs", budget, seed),
+                             KernelTarget(LaunchConfig(("n/256",), ("256",))),
+                             SearchTools(FakeEvaluator(speed), None, graph,
+                                         appliers=(KeepsBlock(), BlockShapes(), Restrict())))
     RUNNERS[strategy](session, graph)
     assert session.ledger.best is not None
     return session.ledger.best.evaluation.speedup or 1.0, session.ledger.best.candidate.techniques
@@ -89,7 +92,10 @@ def test_a_slower_step_that_changes_the_text_stays_a_dead_end() -> None:
     """restrict before the structural rewrite is slower and changes only the text the rewrite
     reads: nothing below it is tried (here, the rewrite of restricted code does not match)."""
     graph = load_bundled_graph()
-    session = SearchRun.open(search_request(NAIVE, "map", "mcgs", 24, 0), KernelTarget(LaunchConfig(("n/256",), ("256",))), SearchTools(FakeEvaluator(speed), None, graph, appliers=(KeepsBlock(), BlockShapes(), Restrict())))
+    session = SearchRun.open(search_request(NAIVE, "map", "mcgs", 24, 0),
+                             KernelTarget(LaunchConfig(("n/256",), ("256",))),
+                             SearchTools(FakeEvaluator(speed), None, graph,
+                                         appliers=(KeepsBlock(), BlockShapes(), Restrict())))
     RUNNERS["mcgs"](session, graph)
     paths = [c.techniques for c in session.ledger.history]
     assert not any(p[:1] == ("restrict_const",) and len(p) > 1 for p in paths), paths

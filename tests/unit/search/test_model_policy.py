@@ -32,10 +32,13 @@ class SlowScriptedModel(ScriptedModel):
 def test_the_model_stops_being_asked_once_its_time_budget_is_spent() -> None:
     model = SlowScriptedModel([WRONG] * 40, seconds=5.0)
     options = SearchOptions(model_time_budget_s=8.0, model_give_up=0)
-    result = optimize(search_request(SAXPY, "saxpy", "cot", 12, 0, options=options), TARGET, SearchTools(FakeEvaluator(speed_by_text), model))
+    result = optimize(search_request(SAXPY, "saxpy", "cot", 12, 0, options=options), TARGET,
+                      SearchTools(FakeEvaluator(speed_by_text), model))
     assert result.model_use["cot"].calls == 2 and result.model_use["cot"].seconds == 10.0
     unbounded = SlowScriptedModel([WRONG] * 40, seconds=5.0)
-    optimize(search_request(SAXPY, "saxpy", "cot", 12, 0, options=SearchOptions(model_time_budget_s=None, model_give_up=0)), TARGET, SearchTools(FakeEvaluator(speed_by_text), unbounded))
+    optimize(search_request(SAXPY, "saxpy", "cot", 12, 0,
+                            options=SearchOptions(model_time_budget_s=None, model_give_up=0)),
+             TARGET, SearchTools(FakeEvaluator(speed_by_text), unbounded))
     assert len(unbounded.calls) == 12
 
 
@@ -46,7 +49,9 @@ def test_the_model_writes_on_a_code_state_only_after_its_applier_rewrites() -> N
     for strategy in ("mcgs", "greedy", "random"):
         for seed in (0, 1, 2):
             evaluator = FakeEvaluator(speed_by_text)
-            optimize(search_request(SAXPY, "saxpy", strategy, 24, seed, options=SearchOptions(model_give_up=0, model_time_budget_s=None)), TARGET, SearchTools(evaluator, ScriptedModel([WRONG] * 40), g))
+            optimize(search_request(SAXPY, "saxpy", strategy, 24, seed,
+                                    options=SearchOptions(model_give_up=0, model_time_budget_s=None)),
+                     TARGET, SearchTools(evaluator, ScriptedModel([WRONG] * 40), g))
             first_answer = next((i for i, c in enumerate(evaluator.seen) if "WRONG" in c.source), None)
             if first_answer is None:
                 continue
@@ -63,7 +68,9 @@ def test_identical_model_requests_of_one_seed_have_identical_seeds() -> None:
         g = graph()
         g.add_technique("divergence_reduction", "no applier does this")
         g.add_example(START, "divergence_reduction", Example("k", "because", "", "before", "after", 9.0))
-        optimize(search_request(SAXPY, "saxpy", strategy, budget, seed, options=SearchOptions(model_choice=False)), TARGET, SearchTools(FakeEvaluator(speed_by_text), model, g))
+        optimize(search_request(SAXPY, "saxpy", strategy, budget, seed,
+                                options=SearchOptions(model_choice=False)),
+                 TARGET, SearchTools(FakeEvaluator(speed_by_text), model, g))
         return model.calls[0].seed, model.calls[0].messages[-1].content
 
     assert first_request("mcgs", 24, 0) == first_request("mcgs", 30, 0)

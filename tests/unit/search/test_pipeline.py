@@ -71,7 +71,8 @@ MODEL_ANSWER = "```cuda\n__global__ void saxpy(int n, float a, float *x, float *
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_every_strategy_returns_the_contract(strategy: str) -> None:
     model = ScriptedModel([MODEL_ANSWER] * 40)
-    result = optimize(search_request(SAXPY, "saxpy", strategy, 12, 1), TARGET, SearchTools(FakeEvaluator(speed_by_text), model, graph()))
+    result = optimize(search_request(SAXPY, "saxpy", strategy, 12, 1), TARGET,
+                      SearchTools(FakeEvaluator(speed_by_text), model, graph()))
     data = result.to_json()
     assert set(data) >= CONTRACT_KEYS
     assert data["strategy"] == strategy and data["budget"] == 12 and data["gpu"] == "Fake GPU"
@@ -93,7 +94,8 @@ def test_every_strategy_returns_the_contract(strategy: str) -> None:
 
 
 def test_mcgs_chains_techniques_to_the_fastest_verified() -> None:
-    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 30, 0), TARGET, SearchTools(FakeEvaluator(speed_by_text), None, graph()))
+    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 30, 0), TARGET,
+                      SearchTools(FakeEvaluator(speed_by_text), None, graph()))
     assert result.best is not None
     assert result.best.speedup == pytest.approx(3.0 * 1.2 * 1.1)
     # the 256-thread block comes with a vectorized variant or from the launch configuration
@@ -103,7 +105,8 @@ def test_mcgs_chains_techniques_to_the_fastest_verified() -> None:
 
 
 def test_rules_keeps_each_verified_improvement() -> None:
-    result = optimize(search_request(SAXPY, "saxpy", "rules", 40), TARGET, SearchTools(FakeEvaluator(speed_by_text)))
+    result = optimize(search_request(SAXPY, "saxpy", "rules", 40), TARGET,
+                      SearchTools(FakeEvaluator(speed_by_text)))
     assert result.best is not None and result.best.speedup == pytest.approx(3.0 * 1.2 * 1.1)
 
 
@@ -117,7 +120,8 @@ def test_no_device_gives_no_best_and_says_why() -> None:
 
 
 def test_never_offers_a_slower_or_wrong_candidate() -> None:
-    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 20), TARGET, SearchTools(FakeEvaluator(lambda c: None if vectorized(c) else 0.8), None, graph()))
+    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 20), TARGET,
+                      SearchTools(FakeEvaluator(lambda c: None if vectorized(c) else 0.8), None, graph()))
     assert result.best is None and "no verified candidate was faster" in result.reason
 
 
@@ -129,7 +133,11 @@ def test_progress_names_stages_and_cancel_stops_between_steps() -> None:
         calls["n"] += 1
         return len(seen) > 6
 
-    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 30, 0, options=SearchOptions(model_after_applier_gain=True)), TARGET, SearchTools(FakeEvaluator(speed_by_text), ScriptedModel([MODEL_ANSWER] * 40), graph()), SearchHooks(cancel=cancel, progress=seen.append))
+    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 30, 0,
+                                     options=SearchOptions(model_after_applier_gain=True)),
+                      TARGET,
+                      SearchTools(FakeEvaluator(speed_by_text), ScriptedModel([MODEL_ANSWER] * 40), graph()),
+                      SearchHooks(cancel=cancel, progress=seen.append))
     stages = {p.stage for p in seen}
     assert {"generating", "compiling"} <= stages and ("timing" in stages or "checking" in stages)
     assert result.cancelled and result.counters.generated < 30
@@ -138,7 +146,8 @@ def test_progress_names_stages_and_cancel_stops_between_steps() -> None:
 
 def test_verified_outcomes_go_to_the_overlay_only() -> None:
     g = graph()
-    optimize(search_request(SAXPY, "saxpy", "mcgs", 10), TARGET, SearchTools(FakeEvaluator(speed_by_text), None, g))
+    optimize(search_request(SAXPY, "saxpy", "mcgs", 10), TARGET,
+             SearchTools(FakeEvaluator(speed_by_text), None, g))
     assert len(g.overlay) > 0
     assert all(stats.visits == 0 for _, _, stats in ((u, v, g.prior_stats(u, v)) for u, v in g.edges()))
 
@@ -152,7 +161,8 @@ def test_bad_input() -> None:
 
 def test_model_prompt_carries_the_edge_example() -> None:
     model = ScriptedModel([MODEL_ANSWER] * 40)
-    optimize(search_request(SAXPY, "saxpy", "mcgs", 6, 0, options=SearchOptions(model_after_applier_gain=True)), TARGET, SearchTools(FakeEvaluator(speed_by_text), model, graph()))
+    optimize(search_request(SAXPY, "saxpy", "mcgs", 6, 0, options=SearchOptions(model_after_applier_gain=True)),
+             TARGET, SearchTools(FakeEvaluator(speed_by_text), model, graph()))
     user = model.prompts[0][1].content
     assert "Example of this technique" in user and "because" in user
     assert re.search(r"__global__ void saxpy", user)
@@ -168,7 +178,8 @@ def test_the_model_is_asked_only_where_no_applier_rewrite_is_waiting() -> None:
         g.add_example(START, "divergence_reduction", Example("k", "because", "", "before", "after", 1.5))
         evaluator = FakeEvaluator(speed_by_text)
         model = ScriptedModel(["    /* WRONG */\n}\n```"] * 40)
-        optimize(search_request(SAXPY, "saxpy", "mcgs", budget, 0, options=options), TARGET, SearchTools(evaluator, model, g))
+        optimize(search_request(SAXPY, "saxpy", "mcgs", budget, 0, options=options), TARGET,
+                 SearchTools(evaluator, model, g))
         return evaluator, model
 
     evaluator, model = run(SearchOptions(), 30)
@@ -187,7 +198,8 @@ def test_the_model_is_not_asked_again_after_failing_on_this_kernel() -> None:
         g.add_technique(name, f"{name}: no applier does this")
         g.add_example(START, name, Example("k", "because", "", "before", "after", 1.5))
     model = ScriptedModel(["    /* WRONG */\n}\n```"] * 40)
-    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 40, 0, options=SearchOptions(model_choice=False)), TARGET, SearchTools(FakeEvaluator(speed_by_text), model, g))
+    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 40, 0, options=SearchOptions(model_choice=False)),
+                      TARGET, SearchTools(FakeEvaluator(speed_by_text), model, g))
     rewrite = result.model_use["rewrite"]
     assert rewrite.calls == 2 and rewrite.correct == 0 and rewrite.gave_up
     shown = dict(result.to_json()["model_calls"]["rewrite"])  # type: ignore[index]
@@ -204,7 +216,8 @@ def test_the_model_picks_among_model_only_techniques_under_a_grammar() -> None:
     # a choice, then the rewrite of the chosen technique (correct here: the original body)
     body = "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = a * x[i] + y[i];\n}\n```"
     model = ScriptedModel(["instruction_level_parallelism", body] * 20)
-    session = SearchRun.open(search_request(SAXPY, "saxpy", "mcgs", 1, 0), KernelTarget(TARGET.launch), SearchTools(FakeEvaluator(speed_by_text), model, g, appliers=()))
+    session = SearchRun.open(search_request(SAXPY, "saxpy", "mcgs", 1, 0), KernelTarget(TARGET.launch),
+                             SearchTools(FakeEvaluator(speed_by_text), model, g, appliers=()))
     MCGS(session, g).run()
     choice, rewrite = model.calls
     assert choice.grammar == 'root ::= "divergence_reduction" | "instruction_level_parallelism"\n'
@@ -216,34 +229,44 @@ def test_the_model_picks_among_model_only_techniques_under_a_grammar() -> None:
 
 def test_technique_rewrites_continue_the_kernel_header_and_cot_thinks_first() -> None:
     model = ScriptedModel(["    /* WRONG */\n}\n```"] * 40)
-    optimize(search_request(SAXPY, "saxpy", "mcgs", 10, 0, options=SearchOptions(model_after_applier_gain=True)), TARGET, SearchTools(FakeEvaluator(speed_by_text), model, graph()))
+    optimize(search_request(SAXPY, "saxpy", "mcgs", 10, 0,
+                            options=SearchOptions(model_after_applier_gain=True)),
+             TARGET, SearchTools(FakeEvaluator(speed_by_text), model, graph()))
     assert model.calls and all(c.prefill.startswith("```cuda\n__global__ void saxpy(") and c.prefill.endswith("{\n    ")
                                for c in model.calls)
     cot = ScriptedModel([MODEL_ANSWER] * 40)
     optimize(search_request(SAXPY, "saxpy", "cot", 3), TARGET, SearchTools(FakeEvaluator(speed_by_text), cot))
     assert cot.calls and all(c.prefill == "" for c in cot.calls)
     plain = ScriptedModel([MODEL_ANSWER] * 40)
-    optimize(search_request(SAXPY, "saxpy", "mcgs", 10, 0, options=SearchOptions(model_after_applier_gain=True, prefill_header=False)), TARGET, SearchTools(FakeEvaluator(speed_by_text), plain, graph()))
+    optimize(search_request(SAXPY, "saxpy", "mcgs", 10, 0,
+                            options=SearchOptions(model_after_applier_gain=True, prefill_header=False)),
+             TARGET, SearchTools(FakeEvaluator(speed_by_text), plain, graph()))
     assert plain.calls and all(c.prefill == "" for c in plain.calls)
 
 
 def test_a_time_limit_stops_the_search_and_keeps_the_best_so_far() -> None:
     ticks = iter(range(10_000))
-    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 40, 0, time_limit_s=6), TARGET, SearchTools(FakeEvaluator(speed_by_text), None, graph()), SearchHooks(clock=lambda: float(next(ticks))))
+    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 40, 0, time_limit_s=6), TARGET,
+                      SearchTools(FakeEvaluator(speed_by_text), None, graph()),
+                      SearchHooks(clock=lambda: float(next(ticks))))
     data = result.to_json()
     assert data["time_limited"] is True and data["cancelled"] is False
     assert 0 < result.counters.generated < 40
     assert result.best is not None  # the first structural rewrite came before the limit
-    unlimited = optimize(search_request(SAXPY, "saxpy", "mcgs", 4), TARGET, SearchTools(FakeEvaluator(speed_by_text), None, graph()))
+    unlimited = optimize(search_request(SAXPY, "saxpy", "mcgs", 4), TARGET,
+                         SearchTools(FakeEvaluator(speed_by_text), None, graph()))
     assert unlimited.to_json()["time_limited"] is False
     with pytest.raises(InputError):
-        optimize(search_request(SAXPY, "saxpy", "rules", 4, 0, time_limit_s=0), TARGET, SearchTools(FakeEvaluator(speed_by_text)))
+        optimize(search_request(SAXPY, "saxpy", "rules", 4, 0, time_limit_s=0), TARGET,
+                 SearchTools(FakeEvaluator(speed_by_text)))
 
 
 def test_progress_reports_each_new_best_the_moment_it_is_measured() -> None:
     seen: list[Progress] = []
     ticks = iter(range(10_000))
-    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 12, 0), TARGET, SearchTools(FakeEvaluator(speed_by_text), None, graph()), SearchHooks(progress=seen.append, clock=lambda: float(next(ticks))))
+    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 12, 0), TARGET,
+                      SearchTools(FakeEvaluator(speed_by_text), None, graph()),
+                      SearchHooks(progress=seen.append, clock=lambda: float(next(ticks))))
     found = [i for i, p in enumerate(seen) if p.stage == "found"]
     assert found and seen[found[0]].message.startswith("verified ") and "x faster: " in seen[found[0]].message
     # the report comes with the evaluation that made it: the budget count has not moved on

@@ -65,7 +65,8 @@ def misleading_graph() -> ReasoningGraph:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_gemm_tiling_is_the_first_candidate_and_wins(seed: int) -> None:
     evaluator = FakeEvaluator(gemm_speed)
-    result = optimize(search_request(SGEMM, "sgemm", "mcgs", 12, seed), SGEMM_TARGET, SearchTools(evaluator, ScriptedModel([NO_KERNEL] * 40), misleading_graph()))
+    result = optimize(search_request(SGEMM, "sgemm", "mcgs", 12, seed), SGEMM_TARGET,
+                      SearchTools(evaluator, ScriptedModel([NO_KERNEL] * 40), misleading_graph()))
     assert evaluator.seen[0].techniques == ("shared_memory_tiling",)
     assert result.best is not None and result.best.speedup >= 6.0
     assert result.best.techniques[0] == "shared_memory_tiling"
@@ -73,7 +74,8 @@ def test_gemm_tiling_is_the_first_candidate_and_wins(seed: int) -> None:
 
 def test_gemm_does_not_spend_the_budget_on_variants_of_one_branch() -> None:
     evaluator = FakeEvaluator(gemm_speed)
-    optimize(search_request(SGEMM, "sgemm", "mcgs", 12), SGEMM_TARGET, SearchTools(evaluator, ScriptedModel([NO_KERNEL] * 40), misleading_graph()))
+    optimize(search_request(SGEMM, "sgemm", "mcgs", 12), SGEMM_TARGET,
+             SearchTools(evaluator, ScriptedModel([NO_KERNEL] * 40), misleading_graph()))
     tiled = [i for i, c in enumerate(evaluator.seen) if "__shared__" in c.source]
     tuned_untiled = [i for i, c in enumerate(evaluator.seen) if "__shared__" not in c.source]
     # tuning the untiled code (at most ~1.26x in the distilled graph, against 6x tiled) comes only
@@ -117,7 +119,9 @@ def fake_speed(candidate: Candidate) -> float:
 
 def fake_session(budget: int, graph: ReasoningGraph | None = None) -> tuple[SearchRun, FakeEvaluator]:
     evaluator = FakeEvaluator(fake_speed)
-    s = SearchRun.open(search_request("src", "k", "mcgs", budget, 0), KernelTarget(LaunchConfig(("1",), ("256",))), SearchTools(evaluator, None, graph, appliers=FAKE_APPLIERS))
+    s = SearchRun.open(search_request("src", "k", "mcgs", budget, 0),
+                       KernelTarget(LaunchConfig(("1",), ("256",))),
+                       SearchTools(evaluator, None, graph, appliers=FAKE_APPLIERS))
     return s, evaluator
 
 
@@ -172,7 +176,8 @@ def test_variants_of_an_unproven_technique_come_last_instead_of_unspent_budget()
         line = candidate.source.splitlines()[-1]
         return gains["launch_configuration"][int(line.split(" v")[1])] if " v" in line else 1.0
 
-    s = SearchRun.open(search_request("src", "k", "mcgs", 6, 0), KernelTarget(LaunchConfig(("1",), ("256",))), SearchTools(FakeEvaluator(speed), appliers=appliers))
+    s = SearchRun.open(search_request("src", "k", "mcgs", 6, 0), KernelTarget(LaunchConfig(("1",), ("256",))),
+                       SearchTools(FakeEvaluator(speed), appliers=appliers))
     MCGS(s, None).run()
     assert s.ledger.best is not None and s.ledger.best.evaluation.speedup == pytest.approx(1.3)
     assert s.ledger.evaluated == 3
