@@ -123,8 +123,9 @@ def _model_memory(request: OptimizeRequest, resources: GpuResources, model: Mode
     """The model's failure memory for this kernel in the shared cache dir (app/model_memory.py);
     None for a model that is not a file (a test double)."""
     from regrapht.app.model_memory import open_model_memory
+    from regrapht.model.backend import ModelFromFile
 
-    path = getattr(model, "path", None)
+    path = model.path if isinstance(model, ModelFromFile) else None
     if not isinstance(path, Path):
         return None
     return open_model_memory(resources.cache_dir, path, request.source, request.kernel)

@@ -16,7 +16,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 
-from regrapht.model.backend import ChatMessage, Completion, MeasuresPrompts, ModelBackend, PromptSize
+from regrapht.model.backend import (
+    ChatMessage,
+    Completion,
+    MeasuresPrompts,
+    ModelBackend,
+    ModelFromFile,
+    PromptSize,
+)
 
 RequestKey = tuple[tuple[tuple[str, str], ...], int, float, int, str, str | None]
 
@@ -27,7 +34,7 @@ class ReusedAnswers:
     def __init__(self, model: ModelBackend, clock: Callable[[], float]) -> None:
         self.model = model
         self.name = model.name
-        self.path = getattr(model, "path", None)  # the GGUF file, for the model failure memory
+        self.path = model.path if isinstance(model, ModelFromFile) else None  # for the model failure memory
         self.device = model.device
         self._clock = clock
         self._lock = threading.Lock()
