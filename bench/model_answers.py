@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import collections
 import os
-import random
 import sys
 import time
 from dataclasses import replace
@@ -34,8 +33,8 @@ from regrapht.evaluation.runner import load_task  # noqa: E402
 from regrapht.graph import START  # noqa: E402
 from regrapht.model.llama_backend import LlamaBackend, ModelSettings  # noqa: E402
 from regrapht.search.options import SearchOptions  # noqa: E402
-from regrapht.search.run import SearchRun  # noqa: E402
-from regrapht.validate.types import Candidate  # noqa: E402
+from regrapht.search.request import OptimizeOptions, OptimizeRequest  # noqa: E402
+from regrapht.search.run import SearchRun, SearchTools  # noqa: E402
 
 # Techniques a model is asked for on a naive kernel; the first two have no deterministic applier
 # for most tasks, the others do (the model is still asked in the search when the applier fails).
@@ -79,11 +78,10 @@ def main() -> int:
             for mode, prefill in (("prefill", True), ("no prefill", False)):
                 for technique in TECHNIQUES:
                     for seed in range(args.seeds):
-                        session = SearchRun(
-                            kernel=kernel.name, original=Candidate(source, wired.target.launch, ()),
-                            evaluator=wired.evaluator, model=model, graph=wired.graph, budget=1,
-                            rng=random.Random(seed), options=replace(SearchOptions(), prefill_header=prefill),
-                            constants=wired.target.constants)
+                        request = OptimizeRequest(kernel.name, source, budget=1, seed=seed, options=OptimizeOptions(
+                            search=replace(SearchOptions(), prefill_header=prefill)))
+                        session = SearchRun.open(request, wired.target,
+                                                 SearchTools(wired.evaluator, model, wired.graph))
                         started = time.perf_counter()
                         judged = session.model_rewrite(session.original, START, technique)
                         seconds[mode] += time.perf_counter() - started

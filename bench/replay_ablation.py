@@ -30,6 +30,7 @@ import math
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,9 +42,9 @@ from regrapht.evaluation.runner import Task, load_task
 from regrapht.graph import open_graph
 from regrapht.inputs import read_source
 from regrapht.model.backend import ChatMessage, Completion
-from regrapht.search import SearchOptions, optimize
-from regrapht.search.appliers import Rewrite
-from regrapht.spec.launch import LaunchConfig
+from regrapht.search import OptimizeRequest, SearchHooks, SearchOptions, SearchTools, optimize
+from regrapht.search.request import OptimizeOptions
+from regrapht.search.run import RewriteMemo
 from regrapht.validate.measurements import candidate_digest
 from regrapht.validate.types import Candidate, Evaluation, Timing
 
@@ -100,6 +101,10 @@ class ReplayEvaluator:
     device: dict[str, Any] | None
     arch: str = "sm_90"
     unmeasured: int = 0
+    no_device_reason: str = ""
+
+    def hold_gpu(self) -> AbstractContextManager[None]:
+        return nullcontext()  # nothing runs on a device in a replay
 
     def baseline(self) -> Timing:
         return Timing(1.0, 1.0, 1.0, 1)
@@ -141,17 +146,20 @@ def replay_task(task: Task, verdicts: Mapping[str, Mapping[str, Any]], device: d
     """Every (kernel, configuration, seed) search of `task` against the stored verdicts."""
     source, _warnings = read_source(task.source_path)
     results = []
+    options = OptimizeOptions(search=SearchOptions(model_time_budget_s=model_time_budget_s))
     for kernel in task.spec.kernels:
         memory = KernelMemory()
-        memo: dict[tuple[str, LaunchConfig], list[list[Rewrite]]] = {}  # applier matching is most of a replay's time
+        memo: RewriteMemo = {}  # applier matching is most of a replay's time
         for strategy, budget, no_model in configs:
             for seed in seeds:
                 clock = SimulatedClock()
                 evaluator = ReplayEvaluator(verdicts, "replayed GPU", device)
                 model = RefusingModel(clock, model_seconds) if strategy in MODEL_STRATEGIES and not no_model else None
-                result = optimize(source, kernel.name, kernel_target(kernel), evaluator, model, open_graph(),
-                                  strategy, budget, seed, options=SearchOptions(model_time_budget_s=model_time_budget_s),
-                                  clock=clock, model_memory=memory if model is not None else None, rewrite_memo=memo)
+                request = OptimizeRequest(kernel.name, source, strategy=strategy, budget=budget, seed=seed,
+                                          options=options)
+                tools = SearchTools(evaluator, model, open_graph(), memory if model is not None else None,
+                                    memo)
+                result = optimize(request, kernel_target(kernel), tools, SearchHooks(clock=clock))
                 results.append({"task": task.name, "kernel": kernel.name,
                                 "config": label(strategy, budget, no_model), "seed": seed,
                                 "speedup": result.best.speedup if result.best is not None else 1.0,

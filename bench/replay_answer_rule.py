@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from regrapht.search.answer import choose_answer
-from regrapht.search.run import Judged
+from regrapht.search.ledger import Judged
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate, Evaluation, Timing
 

@@ -20,7 +20,8 @@ from lsp_client import LspClient, method, published
 
 from regrapht.model.scripted import ScriptedModel
 from regrapht.search.options import SearchOptions
-from regrapht.search.pipeline import KernelTarget, optimize
+from regrapht.search.pipeline import KernelTarget, SearchTools, optimize
+from regrapht.search.request import OptimizeOptions, OptimizeRequest
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import parse_spec
 from regrapht.validate.compiler import Compiler
@@ -110,9 +111,9 @@ def test_hostile_candidates_fail_clearly_and_the_search_goes_on(gpu_worker: GpuW
     model = ScriptedModel.of(*(fenced(HOSTILE[name]) for name in names), fenced(GOOD))
     restarts = gpu_worker.restarts
     started = time.monotonic()
-    result = optimize(ORIGINAL, "scale", KernelTarget(LAUNCH), recording, model, None, "cot",  # type: ignore[arg-type]
-                      budget=len(names) + 1, seed=1, options=SearchOptions(model_give_up=0),
-                      gpu_lock=evaluator.hold_gpu)
+    request = OptimizeRequest("scale", ORIGINAL, strategy="cot", budget=len(names) + 1, seed=1,
+                              options=OptimizeOptions(search=SearchOptions(model_give_up=0)))
+    result = optimize(request, KernelTarget(LAUNCH), SearchTools(recording, model))  # type: ignore[arg-type]
     elapsed = time.monotonic() - started
     verdicts = {source: evaluation for source, evaluation in recording.verdicts}
     for name in names:

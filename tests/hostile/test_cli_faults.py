@@ -16,8 +16,8 @@ import pytest
 from gguf_patch import duplicated_token
 
 from regrapht.model import embedded_model_path
+from regrapht.search.ledger import Counters
 from regrapht.search.pipeline import _why_nothing
-from regrapht.search.run import Counters
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
@@ -93,7 +93,8 @@ def test_no_device_reason_counts_what_compiled() -> None:
     no_device = SimpleNamespace(gpu_name=None, no_device_reason="no CUDA device present")
 
     def run(generated: int, compiled: int) -> SimpleNamespace:
-        return SimpleNamespace(counters=Counters(generated=generated, compiled=compiled), cancelled=lambda: False)
+        return SimpleNamespace(ledger=SimpleNamespace(counters=Counters(generated=generated, compiled=compiled)),
+                               cancelled=lambda: False)
 
     assert _why_nothing(no_device, run(4, 0)) == (  # type: ignore[arg-type]
         "no CUDA device present: none of 4 candidates compiled, and none could be verified without a device")

@@ -11,11 +11,11 @@ import pytest
 from lsprotocol import types
 
 from regrapht.cuda.extract import FunctionExtractor
-from regrapht.features import diagnostics as diagnostics_feature
-from regrapht.features.code_actions import actions_for
-from regrapht.features.diagnostics import ConvertedDiagnostics, diagnostics_for
-from regrapht.features.hover import hover_for
-from regrapht.state import DocumentState, ServerState
+from regrapht.lsp.features import diagnostics as diagnostics_feature
+from regrapht.lsp.features.code_actions import actions_for
+from regrapht.lsp.features.diagnostics import ConvertedDiagnostics, diagnostics_for
+from regrapht.lsp.features.hover import hover_for
+from regrapht.lsp.state import DocumentState, ServerState
 from regrapht.text import Position, Span
 
 KERNELS = 4200  # more than the 4,096 functions the extraction cache used to give up at

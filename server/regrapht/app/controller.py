@@ -1,30 +1,31 @@
 """The editor's Optimize workflow: start, cancel, and what becomes of a result.
 
-`OptimizeController` holds what `features/optimize.py` used to keep in closures: the registry of
+`OptimizeController` holds what `lsp/features/optimize.py` used to keep in closures: the registry of
 running searches and kept results, the model cache, the shared `GpuResources`, and the steps
 of one run on the event loop - start the search in a daemon thread under cancellable progress
 (`start`), settle it (`finish`), tell the user and keep or offer a found version
-(`handle_outcome`), and send the confirmed edit (`offer`). It speaks to the editor only through
-`OptimizeEditor` (progress, messages, status, applyEdit, worker threads), which the feature
-module implements over pygls and tests implement with a recorder, so tests drive the workflow
-directly, without a language server.
+(`handle_outcome`), and send the confirmed edit (`offer`). A run starts from a frozen
+`DocumentSnapshot` (the text, version and settings the search reads) that the feature module
+takes; the controller speaks to the editor only through `OptimizeEditor` (progress, messages,
+status, applyEdit) and `EditorDocuments` (the live document, kernel facts), which the feature
+module implements over pygls and the server state and tests implement with recorders, so tests
+drive the workflow directly, without a language server.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 from regrapht.app.jobs import (
     Kept,
+    OpenDocument,
     Registry,
     Run,
     RunProgress,
-    SearchRequest,
+    optimize_request,
     run_search,
     should_cancel,
     start_daemon_thread,
@@ -44,22 +45,17 @@ from regrapht.app.messages import (
 )
 from regrapht.app.optimize import ModelCache, OptimizeOutcome, Wire, open_run
 from regrapht.app.result_edits import build_edit, kernel_text
-from regrapht.cards import kernel_at
+from regrapht.cards import KernelFacts
 from regrapht.errors import InputError
+from regrapht.snapshot import DocumentSnapshot
 from regrapht.spec.launch import LaunchConfig
-from regrapht.state import Analysis, DocumentState, ServerState
-from regrapht.text import Position, TextEdit
+from regrapht.text import TextEdit
 
 if TYPE_CHECKING:
     from regrapht.app.resources import GpuResources
     from regrapht.search.pipeline import OptimizeResult
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
-
-
-class StartError(Exception):
-    """The command's arguments name no kernel of the document (the handler answers InvalidParams)."""
 
 
 @dataclass(frozen=True)
@@ -103,41 +99,45 @@ class OptimizeEditor(Protocol):
     async def apply_edit(self, uri: str, version: int, edits: tuple[TextEdit, ...], lines: list[str], title: str,
                          description: str) -> EditAnswer: ...
 
-    async def in_worker(self, function: Callable[..., T], *args: Any) -> T: ...
+
+class EditorDocuments(Protocol):
+    """What the workflow reads and writes of the editor's open documents (the LSP layer's
+    `ServerState`): the live document (an edit of the kernel cancels its run), whether a version
+    is still current, and the kernel facts the card shows."""
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None: ...
+
+    def get(self, uri: str) -> OpenDocument | None: ...
+
+    def is_current(self, uri: str, open_id: int, version: int) -> bool: ...
+
+    def facts_for(self, uri: str, kernel: str) -> KernelFacts | None: ...
+
+    def update_kernel_facts(self, uri: str, kernel: str, **changes: Any) -> KernelFacts: ...
 
 
 class OptimizeController:
     """One server's Optimize runs (see the module docstring)."""
 
-    def __init__(self, state: ServerState, editor: OptimizeEditor, resources: GpuResources, *,
-                 models: ModelCache | None = None, wire: Wire = open_run,
-                 file_path: Callable[[str], Path | None] = lambda uri: None) -> None:
-        self.state = state
+    def __init__(self, documents: EditorDocuments, editor: OptimizeEditor, resources: GpuResources, *,
+                 models: ModelCache | None = None, wire: Wire = open_run) -> None:
+        self.documents = documents
         self.editor = editor
         self.resources = resources
         self.models = models or ModelCache()
         self.wire = wire
-        self.file_path = file_path
         self.registry = Registry()
 
-    async def start(self, document: DocumentState, kernel: str | None,
-                    locate: Callable[[tuple[str, ...]], Position] | None = None) -> dict[str, Any]:
-        """Returns at once: resolves the kernel (by name, or at `locate(lines)`), starts the search
-        in a daemon thread under cancellable progress; `finish` handles the outcome on the loop."""
-        uri = document.uri
-        analysis: Analysis = await self.editor.in_worker(self.state.ensure_analysis, document)
-        if locate is not None:
-            kernel = kernel_at(analysis.model, locate(analysis.lines))
-        if kernel is None or analysis.kernel(kernel) is None:
-            raise StartError(f"no __global__ kernel {'at that position' if kernel is None else repr(kernel)} in {uri}")
-        if self.registry.running((uri, kernel)) is not None:
+    async def start(self, snapshot: DocumentSnapshot, kernel: str) -> dict[str, Any]:
+        """Returns at once: starts the search of `kernel` (a kernel of the snapshot, found by the
+        caller) in a daemon thread under cancellable progress; `finish` handles the outcome on
+        the loop."""
+        if self.registry.running((snapshot.uri, kernel)) is not None:
             self.editor.log(logging.INFO, f"regrapht: already optimizing {kernel}")
             return {"started": False, "reason": f"already optimizing {kernel}"}
-        snapshot = "\n".join(analysis.lines)
-        request = SearchRequest(uri, kernel, snapshot, analysis.version, document.open_id, self.state.settings,
-                                self.file_path(uri))
         progress = self.editor.new_progress(f"Optimizing {kernel}")
-        run = Run(request, kernel_text(snapshot, kernel), progress)
+        run = Run(snapshot, optimize_request(snapshot, kernel), kernel_text(snapshot.text, kernel), progress)
         self.registry.add(run)
         await progress.begin("reading the spec")
         self.editor.status("searching", f"optimizing {kernel}")
@@ -162,14 +162,15 @@ class OptimizeController:
     async def finish(self, run: Run) -> None:
         """On the loop: awaits the search (daemon thread), then reports, applies or keeps the result."""
         request, progress = run.request, run.progress
-        loop = self.state.loop or asyncio.get_running_loop()
+        uri = run.document.uri
+        loop = self.documents.loop or asyncio.get_running_loop()
 
         def report(message: str, percentage: int | None) -> None:  # any thread
             progress.report(message, percentage)
             log.info("optimize %s: %s", request.kernel, message)
 
         def cancel() -> bool:  # the search's thread, between steps
-            return should_cancel(run, self.state.get(request.uri))
+            return should_cancel(run, self.documents.get(uri))
 
         def search() -> OptimizeOutcome:
             return run_search(request, self.resources, report, cancel, self.models, self.wire)
@@ -180,7 +181,7 @@ class OptimizeController:
         except InputError as error:
             self.editor.show(logging.ERROR, f"ReGraphT could not optimize {request.kernel}: {error}")
         finally:
-            self.registry.remove(request.key)
+            self.registry.remove(run.key)
             if outcome is None:
                 progress.end("failed")
             self.editor.status("ready", "ReGraphT ready")
@@ -190,7 +191,7 @@ class OptimizeController:
     async def handle_outcome(self, run: Run, outcome: OptimizeOutcome) -> None:
         """On the loop: ends the progress, tells the user, keeps or offers a found version, and
         records the path and the card section."""
-        request, kernel, result = run.request, run.request.kernel, outcome.result
+        document, kernel, result = run.document, run.request.kernel, outcome.result
         if outcome.kind == "no_gpu":
             run.progress.end("cannot verify on this machine")
             self.editor.show(logging.WARNING, no_gpu_message(kernel, outcome.message))
@@ -198,39 +199,39 @@ class OptimizeController:
         if result is None or outcome.launch is None:
             return
         if result.best is not None and not run.kernel_edited:
-            self.registry.keep(request.key, Kept(request.snapshot, run.kernel_text, result, outcome.launch))
+            self.registry.keep(run.key, Kept(document.text, run.kernel_text, result, outcome.launch))
         if result.best is not None:
-            self.state.update_kernel_facts(request.uri, kernel, technique_path=path_text(result.best))
+            self.documents.update_kernel_facts(document.uri, kernel, technique_path=path_text(result.best))
         ended, note = ended_messages(outcome.kind, outcome.message, kernel, run.kernel_edited)
         run.progress.end(ended)
         if note is not None:
             self.editor.log(logging.INFO, note)
         applied = await self.offer(run, result, outcome.launch) if outcome.kind == "found" else "not applied"
-        facts = self.state.facts_for(request.uri, kernel)
+        facts = self.documents.facts_for(document.uri, kernel)
         sections = with_section(facts.sections if facts else (), card_section(result, applied))
-        self.state.update_kernel_facts(request.uri, kernel, sections=sections)
+        self.documents.update_kernel_facts(document.uri, kernel, sections=sections)
 
     async def offer(self, run: Run, result: OptimizeResult, launch: LaunchConfig) -> str:
         """On the loop: sends the confirmed applyEdit if the document is still the searched
         version; returns what became of the result (for the card)."""
-        request, kernel, best = run.request, run.request.kernel, result.best
+        document, kernel, best = run.document, run.request.kernel, result.best
         assert best is not None and run.kernel_text
         support = self.editor.edit_support()
         title = edit_title(kernel, best.speedup, result.gpu)
-        if not self.state.is_current(request.uri, request.open_id, request.version) or not support.apply_edit:
+        if not self.documents.is_current(document.uri, document.open_id, document.version) or not support.apply_edit:
             self.editor.show(logging.WARNING, kept_message(kernel, best.speedup, title, support.apply_edit))
             return KEPT
-        built = build_edit(request.snapshot, request.snapshot, kernel, best, launch)
+        built = build_edit(document.text, document.text, kernel, best, launch)
         if built.problems:
             self.editor.show(logging.WARNING, not_applicable_message(kernel, best.speedup, built.problems))
             return "not applied"
-        answer = await self.editor.apply_edit(request.uri, request.version, built.edits, request.snapshot.split("\n"),
+        answer = await self.editor.apply_edit(document.uri, document.version, built.edits, document.text.split("\n"),
                                               title, path_description(best))
         # VS Code's refactor preview answers "applied" even when the user unticked every change:
         # the document then still has the searched version, and the result must stay on offer.
-        unchanged = self.state.is_current(request.uri, request.open_id, request.version)
+        unchanged = self.documents.is_current(document.uri, document.open_id, document.version)
         if answer.applied and not unchanged:
-            self.registry.forget_kept(request.key)
+            self.registry.forget_kept(run.key)
             return "applied"
         reason = answer.failure_reason or ("no change was selected" if answer.applied else None)
         self.editor.log(logging.INFO, declined_message(title, reason))

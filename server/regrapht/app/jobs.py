@@ -1,7 +1,7 @@
 """Optimize runs started from the editor: one search per (uri, kernel), run in a daemon thread.
 
-Owns: the editor's request (the document text a search starts from, the settings it runs
-under) and its translation into an `OptimizeRequest` (`optimize_request`), the blocking search
+Owns: the editor's `OptimizeRequest` for a kernel of a `DocumentSnapshot` (the document text
+a search starts from, under the settings of that moment: `optimize_request`), the blocking search
 itself (`run_search`, over `regrapht.app.optimize.run_optimize`), when a run must stop
 (`should_cancel`), and the registry of running searches and of verified results not applied yet.
 
@@ -15,7 +15,6 @@ import asyncio
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from regrapht.app.messages import progress_message, progress_percentage
@@ -31,6 +30,7 @@ from regrapht.app.optimize import (
 )
 from regrapht.app.result_edits import kernel_changed
 from regrapht.settings import Settings
+from regrapht.snapshot import DocumentSnapshot
 from regrapht.spec.launch import LaunchConfig
 
 if TYPE_CHECKING:  # annotations only: the server starts without the search engine
@@ -41,33 +41,18 @@ if TYPE_CHECKING:  # annotations only: the server starts without the search engi
 RunKey = tuple[str, str]  # (uri, kernel)
 
 
-@dataclass(frozen=True)
-class SearchRequest:
-    uri: str
-    kernel: str
-    snapshot: str  # the document text the search starts from
-    version: int
-    open_id: int
-    settings: Settings
-    source_path: Path | None = None  # the file on disk, when the document is one
-
-    @property
-    def key(self) -> RunKey:
-        return self.uri, self.kernel
-
-
 def model_config(settings: Settings) -> ModelConfig:
     return ModelConfig(settings.model_path or None, settings.model_threads, settings.model_gpu_layers,
                        settings.model_context)
 
 
-def optimize_request(request: SearchRequest) -> OptimizeRequest:
-    """The editor's search as the workflow's request: the snapshot, the settings' strategy,
-    budget and model; a spec beside the file or inferred; nothing is judged without a device."""
-    settings = request.settings
+def optimize_request(document: DocumentSnapshot, kernel: str) -> OptimizeRequest:
+    """The editor's search of `kernel`: the snapshot's text, its settings' strategy, budget and
+    model; a spec beside the file or inferred; nothing is judged without a device."""
+    settings = document.settings
     options = OptimizeOptions(model=model_config(settings), arch=settings.arch or None, infer_spec=True,
                               require_device=True)
-    return OptimizeRequest(request.kernel, request.snapshot, request.source_path, None, settings.search_strategy,
+    return OptimizeRequest(kernel, document.text, document.path, None, settings.search_strategy,
                            settings.search_budget, 0, options)
 
 
@@ -76,7 +61,7 @@ def optimize_request(request: SearchRequest) -> OptimizeRequest:
 
 
 def run_search(
-    request: SearchRequest,
+    request: OptimizeRequest,
     resources: GpuResources,
     report: Callable[[str, int | None], None],
     cancel: Callable[[], bool],
@@ -89,7 +74,7 @@ def run_search(
     def on_progress(progress: Progress) -> None:
         report(progress_message(progress), progress_percentage(progress))
 
-    return run_optimize(optimize_request(request), resources, models=models, note=lambda m: report(m, None),
+    return run_optimize(request, resources, models=models, note=lambda m: report(m, None),
                         progress=on_progress, cancel=cancel, wire=wire)
 
 
@@ -132,7 +117,7 @@ class RunProgress(Protocol):
 
 
 class OpenDocument(Protocol):
-    """What `should_cancel` reads of the open document (`regrapht.state.DocumentState`)."""
+    """What `should_cancel` reads of the open document (`regrapht.lsp.state.DocumentState`)."""
 
     @property
     def closed(self) -> bool: ...
@@ -149,12 +134,17 @@ class OpenDocument(Protocol):
 
 @dataclass
 class Run:
-    request: SearchRequest
+    document: DocumentSnapshot  # the document the search started from
+    request: OptimizeRequest  # its kernel, in the document's text
     kernel_text: str  # the kernel's definition in the snapshot: an edit of it cancels the run
     progress: RunProgress
     kernel_edited: bool = False
     checked_version: int = -1
     task: asyncio.Future[Any] | None = None
+
+    @property
+    def key(self) -> RunKey:
+        return self.document.uri, self.request.kernel
 
 
 @dataclass(frozen=True)
@@ -171,7 +161,7 @@ def should_cancel(run: Run, document: OpenDocument | None) -> bool:
     """Cancel when the user asked, the document closed/reopened, or the kernel's text changed."""
     if run.progress.cancelled or run.kernel_edited:
         return True
-    if document is None or document.closed or document.open_id != run.request.open_id:
+    if document is None or document.closed or document.open_id != run.document.open_id:
         return True
     if document.version != run.checked_version:
         run.checked_version = document.version
@@ -198,7 +188,7 @@ class Registry:
 
     def add(self, run: Run) -> None:
         with self.lock:
-            self.runs[run.request.key] = run
+            self.runs[run.key] = run
 
     def remove(self, key: RunKey) -> None:
         with self.lock:

@@ -12,7 +12,7 @@ the model afresh. An answer counts once it is judged: correct (compiled, matched
 or not (no code, a refused or failed call, a compile error, a wrong result); an answer that could
 not be verified (no device) does not count either way. Writes merge with what other processes
 wrote meanwhile (an exclusive `flock` around read-merge-write), so parallel searches lose no
-counts. The engine sees only `regrapht.search.run.ModelMemory`.
+counts. The engine sees only `regrapht.search.model_policy.ModelMemory`.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def kernel_identity(source: str, kernel: str) -> str:
 
 
 class KernelModelMemory:
-    """The failure memory of one (model, kernel): `regrapht.search.run.ModelMemory`.
+    """The failure memory of one (model, kernel): `regrapht.search.model_policy.ModelMemory`.
 
     Loaded when created; `record` writes each outcome through to the file at once (merged with
     other processes' counts) and keeps the merged counts. An unreadable file is logged and

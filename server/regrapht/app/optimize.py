@@ -1,6 +1,7 @@
 """The optimize workflow, one home for the CLI (`regrapht optimize`), `regrapht eval` and the editor.
 
-`run_optimize(OptimizeRequest, GpuResources)` owns the sequence all three need: choose the spec
+`run_optimize(OptimizeRequest, GpuResources)` owns the sequence all three need (the request
+type is `regrapht.search.request`'s, the same one the search reads): choose the spec
 (the given one, else the one beside the file, else - in the editor - one inferred from the
 launch site), wire the evaluator (on the shared compiler, GPU worker and GPU lock of
 `GpuResources`) and the reasoning graph, get the model from a `ModelCache`, run
@@ -13,19 +14,12 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from regrapht.errors import InputError
-from regrapht.limits import (
-    DEFAULT_MODEL_CONTEXT,
-    DEFAULT_MODEL_GPU_LAYERS,
-    DEFAULT_MODEL_THREADS,
-    DEFAULT_SEARCH_BUDGET,
-    DEFAULT_SEARCH_STRATEGY,
-)
-from regrapht.search.options import SearchOptions
+from regrapht.search.request import ModelConfig, OptimizeOptions, OptimizeRequest
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec, Spec, load_spec, parse_spec, spec_path_for
 
@@ -38,49 +32,17 @@ if TYPE_CHECKING:  # the language server starts without the search engine, graph
     from regrapht.search.run import Progress, SearchRun
     from regrapht.validate.evaluator import CudaEvaluator
     from regrapht.validate.measurements import MeasurementCache
+    from regrapht.validate.types import Evaluator
+
+__all__ = ["MODEL_STRATEGIES", "ModelCache", "ModelConfig", "OptimizeOptions", "OptimizeOutcome", "OptimizeRequest",
+           "OptimizeRun", "SpecChoice", "Wire", "choose_spec", "kernel_target", "llama_model", "open_evaluator",
+           "open_run", "run_optimize", "save_statistics"]
 
 MODEL_STRATEGIES = ("mcgs", "random", "greedy", "cot")
 
 
 # ---------------------------------------------------------------------------------------------
-# The request
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """Which GGUF model and how to run it (the `model*` settings, the CLI's `--model*` flags)."""
-
-    path: str | None = None  # None: $REGRAPHT_MODEL, else the embedded SmolLM2
-    threads: int = DEFAULT_MODEL_THREADS
-    gpu_layers: int = DEFAULT_MODEL_GPU_LAYERS
-    context: int = DEFAULT_MODEL_CONTEXT
-
-
-@dataclass(frozen=True)
-class OptimizeOptions:
-    model: ModelConfig = field(default_factory=ModelConfig)
-    use_model: bool = True  # False: appliers only, even for the model strategies
-    arch: str | None = None  # None: the device's, else sm_90
-    graph_path: Path | None = None  # None: the bundled reasoning graph
-    search: SearchOptions = field(default_factory=SearchOptions)  # use_model is set from the model
-    infer_spec: bool = False  # no spec given or beside the file: infer one (the editor) or fail
-    require_device: bool = False  # no device: stop before searching ("no_gpu"), judge nothing
-    time_limit_s: float | None = None  # stop the search after this long, keeping the best so far
-    # keep the model's outcomes per kernel in the cache dir and skip it where it kept failing
-    # (app/model_memory.py); False: neither read nor written
-    model_memory: bool = True
-
-
-@dataclass(frozen=True)
-class OptimizeRequest:
-    kernel: str
-    source: str  # the text to optimize (the file's, or the editor's snapshot of it)
-    file: Path | None = None  # the file on disk (its folder is the include dir); None: untitled
-    spec: Spec | Path | None = None  # None: the spec beside `file`
-    strategy: str = DEFAULT_SEARCH_STRATEGY
-    budget: int = DEFAULT_SEARCH_BUDGET
-    seed: int = 0
-    options: OptimizeOptions = field(default_factory=OptimizeOptions)
+# The outcome (the request is `regrapht.search.request.OptimizeRequest`, built by every caller)
 
 
 @dataclass(frozen=True)
@@ -161,8 +123,9 @@ def _model_memory(request: OptimizeRequest, resources: GpuResources, model: Mode
     """The model's failure memory for this kernel in the shared cache dir (app/model_memory.py);
     None for a model that is not a file (a test double)."""
     from regrapht.app.model_memory import open_model_memory
+    from regrapht.model.backend import ModelFromFile
 
-    path = getattr(model, "path", None)
+    path = model.path if isinstance(model, ModelFromFile) else None
     if not isinstance(path, Path):
         return None
     return open_model_memory(resources.cache_dir, path, request.source, request.kernel)
@@ -205,7 +168,7 @@ def kernel_target(kernel: KernelSpec) -> KernelTarget:
 class OptimizeRun:
     """What one search is wired to: the evaluator (on the shared worker and lock) and the graph."""
 
-    evaluator: CudaEvaluator
+    evaluator: Evaluator
     graph: ReasoningGraph
     overlay_path: Path
     target: KernelTarget
@@ -265,7 +228,7 @@ def run_optimize(
     """Spec, evaluator, model, search, statistics (InputError for bad input). `note` gets the
     steps before the search (spec, compile, model), `progress` the search's own reports,
     `on_finish` the finished search's state (`graph distill` reads its trajectories)."""
-    from regrapht.search.pipeline import optimize
+    from regrapht.search.pipeline import SearchHooks, SearchTools, optimize
 
     options = request.options
     choice = choose_spec(request)
@@ -276,7 +239,7 @@ def run_optimize(
                  graph_path=options.graph_path)
     evaluator = wired.evaluator
     if evaluator.gpu_name is None and options.require_device:
-        return OptimizeOutcome("no_gpu", getattr(evaluator, "no_device_reason", "") or "no CUDA device present")
+        return OptimizeOutcome("no_gpu", evaluator.no_device_reason or "no CUDA device present")
     model = None
     memory = None
     if request.strategy in MODEL_STRATEGIES and options.use_model:
@@ -284,12 +247,8 @@ def run_optimize(
         model = (models or ModelCache()).get(options.model)
         if options.model_memory:
             memory = _model_memory(request, resources, model)
-    search_options = replace(options.search, use_model=model is not None)
-    result = optimize(
-        request.source, request.kernel, wired.target, evaluator, model, wired.graph, request.strategy,
-        request.budget, request.seed, cancel, progress, options=search_options, gpu_lock=evaluator.hold_gpu,
-        time_limit_s=options.time_limit_s, on_finish=on_finish, model_memory=memory,
-    )
+    result = optimize(request, wired.target, SearchTools(evaluator, model, wired.graph, memory),
+                      SearchHooks(cancel, progress, on_finish))
     save_statistics(wired.graph, wired.overlay_path)
     kind: Literal["found", "nothing", "cancelled"] = (
         "cancelled" if result.cancelled else "found" if result.best is not None else "nothing")

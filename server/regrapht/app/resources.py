@@ -3,8 +3,9 @@
 `GpuResources` owns the one cache dir (compile cache, device peaks, validation results, edge
 statistics stay in their own files), the one GPU lock in it, the one compiler, and the one GPU
 worker process (the worker drives device 0: one worker per GPU). A language server makes one
-for its lifetime and hands it to both workflows, so a validation on save and a running search
-take the same lock and talk to the same worker; a CLI command makes one for its run.
+for its lifetime and hands it to both workflows and to the compiler confirmation of findings,
+so a validation on save and a running search take the same lock and talk to the same worker,
+and every nvcc run of the server goes through one `Compiler`; a CLI command makes one for its run.
 
 The worker starts on first use. Without a device it is closed again but kept as an object: its
 cached `hello` reply says why there is no device, and evaluators report that reason.
@@ -21,6 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from regrapht.errors import InputError
 from regrapht.validate.cache_dir import default_cache_dir
 from regrapht.validate.gpu_lock import GpuLock
 
@@ -29,11 +31,11 @@ if TYPE_CHECKING:
     from regrapht.validate.worker import GpuWorker
 
 
-def default_compiler(env: Mapping[str, str], cache_dir: Path) -> Compiler:
-    """nvcc per the environment (`Compiler.from_environment`), compiling into `cache_dir`."""
+def default_compiler(env: Mapping[str, str], cache_dir: Path) -> Compiler | None:
+    """nvcc per the environment (`Compiler.found`), compiling into `cache_dir`; None without nvcc."""
     from regrapht.validate.compiler import Compiler
 
-    return Compiler.from_environment(env, cache_dir)
+    return Compiler.found(env, cache_dir)
 
 
 def default_worker(env: Mapping[str, str]) -> GpuWorker:
@@ -48,7 +50,7 @@ class GpuResources:
 
     def __init__(self, env: Mapping[str, str], home: Path, *,
                  make_worker: Callable[[Mapping[str, str]], GpuWorker] = default_worker,
-                 make_compiler: Callable[[Mapping[str, str], Path], Compiler] = default_compiler) -> None:
+                 make_compiler: Callable[[Mapping[str, str], Path], Compiler | None] = default_compiler) -> None:
         self.env = dict(env)
         self.home = home
         self.cache_dir = default_cache_dir(self.env, home)
@@ -64,6 +66,17 @@ class GpuResources:
         return self.cache_dir
 
     def compiler(self) -> Compiler:
+        """The compiler; an `InputError` where nvcc is not installed (the workflows need it)."""
+        compiler = self.compiler_if_found()
+        if compiler is None:
+            from regrapht.validate.compiler import NVCC_NOT_FOUND
+
+            raise InputError(NVCC_NOT_FOUND)
+        return compiler
+
+    def compiler_if_found(self) -> Compiler | None:
+        """The compiler, or None where nvcc is not installed (for optional work such as the
+        editor's compiler confirmation); looked up again on the next call until found."""
         with self._lock:
             if self._compiler is None:
                 self._compiler = self._make_compiler(self.env, self.ensure_cache_dir())

@@ -28,8 +28,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         # attrs compiles the methods of lsprotocol's classes at every start: the code is cached
         with compiled_attrs_methods(default_cache_dir(os.environ) / "startup" / STARTUP_CODE_CACHE):
-            from regrapht.protocol import QuietParseErrors
-            from regrapht.server import create_server  # pygls is imported only when serving
+            from regrapht.lsp.protocol import QuietParseErrors
+            from regrapht.lsp.server import create_server  # pygls is imported only when serving
 
             logging.getLogger("regrapht").setLevel(logging.INFO)
             logging.getLogger("pygls.server").addFilter(QuietParseErrors())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
 
@@ -69,3 +70,12 @@ class MeasuresPrompts(Protocol):
         """The prompt's size, or None when this backend cannot tell (then the call is made and
         a refusal is an `InputError` like any other failed call)."""
         ...
+
+
+@runtime_checkable
+class ModelFromFile(Protocol):
+    """A backend that runs a GGUF file (the app layer keeps the model failure memory per file);
+    test doubles are not one."""
+
+    @property
+    def path(self) -> Path | None: ...

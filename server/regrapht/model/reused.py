@@ -3,7 +3,7 @@
 The ablation (bench/ablation.py) runs many searches of one kernel; where two of them send the
 model the identical request (messages, answer prefill, grammar, token limit, temperature and
 seed), the answer is the one llama.cpp gave the first time, not generated again. The search's
-request seed is derived from the search's seed and the request (`SearchRun.model_seed`), so
+request seed is derived from the search's seed and the request (`ModelPolicy.seed_for`), so
 this happens only for the identical question within one seed. The reused `Completion` carries
 the seconds the first generation took (`Completion.seconds`): a search's model time budget
 counts them, so a search behaves the same whichever search asked first. Cancelled answers are
@@ -16,7 +16,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 
-from regrapht.model.backend import ChatMessage, Completion, MeasuresPrompts, ModelBackend, PromptSize
+from regrapht.model.backend import (
+    ChatMessage,
+    Completion,
+    MeasuresPrompts,
+    ModelBackend,
+    ModelFromFile,
+    PromptSize,
+)
 
 RequestKey = tuple[tuple[tuple[str, str], ...], int, float, int, str, str | None]
 
@@ -27,7 +34,7 @@ class ReusedAnswers:
     def __init__(self, model: ModelBackend, clock: Callable[[], float]) -> None:
         self.model = model
         self.name = model.name
-        self.path = getattr(model, "path", None)  # the GGUF file, for the model failure memory
+        self.path = model.path if isinstance(model, ModelFromFile) else None  # for the model failure memory
         self.device = model.device
         self._clock = clock
         self._lock = threading.Lock()

@@ -14,9 +14,12 @@ _EXPORTS = {
     "STRATEGIES": "regrapht.search.options",
     "SearchOptions": "regrapht.search.options",
     "BestVersion": "regrapht.search.pipeline",
-    "KernelTarget": "regrapht.search.pipeline",
+    "KernelTarget": "regrapht.search.request",
     "OptimizeResult": "regrapht.search.pipeline",
+    "SearchHooks": "regrapht.search.run",
+    "SearchTools": "regrapht.search.run",
     "optimize": "regrapht.search.pipeline",
+    "OptimizeRequest": "regrapht.search.request",
     "Progress": "regrapht.search.run",
 }
 

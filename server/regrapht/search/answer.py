@@ -4,7 +4,7 @@ The answer is the simplest verified faster candidate (fewest techniques on its p
 median time is within the timing noise of the fastest verified one; among equally simple ones
 the fastest. A third `#pragma unroll` that measured 0.2% faster is not a measured improvement,
 and the user should get the smaller diff. The search itself still follows the fastest version
-(`SearchRun.best`); only what is offered at the end is chosen here.
+(`CandidateLedger.best`); only what is offered at the end is chosen here.
 
 The noise band between the fastest candidate F and a candidate C comes from their own
 measurements (`Timing`: median, p10, p90 of `runs` timed launches): the standard error of a
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from regrapht.validate.types import Timing
 
 if TYPE_CHECKING:
-    from regrapht.search.run import Judged
+    from regrapht.search.ledger import Judged
 
 NOISE_FLOOR = 0.01  # relative to the fastest median
 _MEDIAN_SE = 1.2533  # standard error of a median, in sigma / sqrt(n), for a normal spread

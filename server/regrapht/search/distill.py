@@ -53,13 +53,13 @@ def trajectories_of(session: SearchRun, *, task: str, strategy: str, seed: int,
     if evaluator.gpu_name is None:
         return []
     records: list[dict[str, object]] = []
-    for chain in session.verified_chains():
+    for chain in session.ledger.verified_chains(session.original):
         steps: list[dict[str, object]] = []
         before: Candidate = session.original
         before_speedup = 1.0
         for candidate in chain:
-            evaluation = session.evaluation_of(candidate)
-            record = session.history[candidate]
+            evaluation = session.ledger.evaluation_of(candidate)
+            record = session.ledger.history[candidate]
             if evaluation is None or evaluation.speedup is None:
                 break
             technique = record.technique

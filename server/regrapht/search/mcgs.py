@@ -38,8 +38,9 @@ from dataclasses import dataclass, field, replace
 from regrapht.graph import START, ReasoningGraph
 from regrapht.search.appliers import Rewrite
 from regrapht.search.appliers.common import block_dims
+from regrapht.search.ledger import FAILED, StepRecord, reward_of
 from regrapht.search.options import MCGS_STALE_ROUNDS, round_cap
-from regrapht.search.run import FAILED, SearchRun, StepRecord, StepResult, reward_of
+from regrapht.search.run import SearchRun, StepResult
 from regrapht.search.variants import converged, next_variant
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate
@@ -164,10 +165,10 @@ class GraphWalker:
         """Whether `technique` is a refinement that cannot make `state` beat the best verified
         version even with the largest gain the graph has measured for it (block shapes on the
         naive code once a tiled version is 3x faster): such steps come last (`live`)."""
-        if is_structural(technique) or self.session.best is None:
+        if is_structural(technique) or self.session.ledger.best is None:
             return False
-        best = self.session.best.evaluation.speedup or 1.0
-        return self.session.speedup_of(state) * self.gain_bound(vertex, technique) < best
+        best = self.session.ledger.best.evaluation.speedup or 1.0
+        return self.session.ledger.speedup_of(state) * self.gain_bound(vertex, technique) < best
 
     def live(self, vertex: str, state: Candidate, techniques: list[str]) -> list[str]:
         """The techniques with an applier rewrite of `state` that are not dominated; all of
@@ -209,7 +210,7 @@ class GraphWalker:
     def variant_reward(self, parent: Candidate, technique: str, rewrite: Rewrite) -> float:
         """The reward the variant `rewrite` of `technique` on `parent` was judged at (FAILED if not
         judged: then it was past the budget, or its candidate was rejected before compiling)."""
-        evaluation = self.session.evaluation_of(Candidate(rewrite.source, rewrite.launch, (*parent.techniques, technique)))
+        evaluation = self.session.ledger.evaluation_of(Candidate(rewrite.source, rewrite.launch, (*parent.techniques, technique)))
         return reward_of(evaluation) if evaluation is not None else FAILED
 
     def elsewhere(self, key: tuple[str, ...], result: StepResult) -> bool:
@@ -221,7 +222,7 @@ class GraphWalker:
         follow it can follow its parent, faster (an unverified step, without a device, is not one)."""
         evaluation = result.evaluation
         return (result.state is not None and evaluation is not None and evaluation.verified
-                and (evaluation.speedup or 0.0) <= self.session.speedup_of(parent))
+                and (evaluation.speedup or 0.0) <= self.session.ledger.speedup_of(parent))
 
     def spent(self, techniques: tuple[str, ...], technique: str, state: Candidate) -> bool:
         """Whether `technique` was tried on `state` after `techniques` and failed or did not gain."""
@@ -274,11 +275,11 @@ class MCGS(GraphWalker):
 
     def run(self) -> None:
         stale = 0
-        limit = round_cap(self.session.budget)
+        limit = round_cap(self.session.ledger.budget)
         while not self.session.exhausted() and self.iterations < limit and stale < MCGS_STALE_ROUNDS:
-            before = self.session.evaluated
+            before = self.session.ledger.evaluated
             self.iteration()
-            if self.session.evaluated == before:
+            if self.session.ledger.evaluated == before:
                 stale += 1
                 if len(self.last_path) > 1:
                     self.closed.add(tuple(self.last_path[1:]))
@@ -288,7 +289,7 @@ class MCGS(GraphWalker):
         # then polish the fastest version (the steps the search does not repeat on one path,
         # unrolling an unrolled loop, are tried there) rather than leave the budget unspent.
         self.far_variants()
-        best = self.session.best
+        best = self.session.ledger.best
         if not self.session.exhausted() and best is not None:
             rules_sweep(self.session, best.candidate, best.evaluation.speedup or 1.0)
 
@@ -307,7 +308,7 @@ class MCGS(GraphWalker):
             return False
         speedup = result.evaluation.speedup
         return (result.evaluation.verified and speedup is not None
-                and speedup >= self.session.speedup_of(parent) * (1.0 - PROMISING_MARGIN))
+                and speedup >= self.session.ledger.speedup_of(parent) * (1.0 - PROMISING_MARGIN))
 
     def open_neighbourhood(self) -> tuple[tuple[str, ...], Candidate] | None:
         """The promising structural step (the fastest first) whose best variant has neighbours not
@@ -341,7 +342,7 @@ class MCGS(GraphWalker):
                 self.backpropagate(path, judged)
                 self.last_path = path
                 return judged
-        before = self.session.evaluated
+        before = self.session.ledger.evaluated
         self.deferred = False
         path, rewards, state = self.select()
         if state is not None:
@@ -354,7 +355,7 @@ class MCGS(GraphWalker):
                 path.append(probe)
             else:
                 rewards += self.rollout(path, state)
-        if self.session.evaluated == before and self.deferred:
+        if self.session.ledger.evaluated == before and self.deferred:
             # only dominated refinements were left on the way (`when_all_dominated`): the
             # iteration judges a tuned step's farther variant instead (change 18)
             far = self.judge_far_variant(self.tuned)
@@ -438,7 +439,7 @@ class MCGS(GraphWalker):
         if result is None or result.state is None or result.evaluation is None:
             return None
         speedup = result.evaluation.speedup
-        proven = result.evaluation.outcome == "faster" and speedup is not None and speedup > self.session.speedup_of(parent)
+        proven = result.evaluation.outcome == "faster" and speedup is not None and speedup > self.session.ledger.speedup_of(parent)
         if not proven and not self.all_tried(path, parent):
             return None
         # every variant, as the `rules` sweep judges them all (the best GEMM tile shape or block
@@ -628,9 +629,9 @@ def rules_sweep(session: SearchRun, start: Candidate, start_speedup: float) -> N
     improved = True
     while improved and not session.exhausted():
         improved = False
-        for index, applier in enumerate(session.appliers):
+        for index, applier in enumerate(session.applier_cache.appliers):
             best: tuple[Candidate, float] | None = None
-            rewrites = session.rewrites_by_applier(current)[index]  # computed once per code state
+            rewrites = session.applier_cache.by_applier(current)[index]  # computed once per code state
             # compiled in parallel where the evaluator can; shorter than `rewrites` once the budget is spent
             batch = session.judge_many([(Candidate(r.source, r.launch, (*current.techniques, applier.technique)), r.note)
                                         for r in rewrites])
@@ -639,9 +640,9 @@ def rules_sweep(session: SearchRun, start: Candidate, start_speedup: float) -> N
                 if (judged.evaluation.outcome == "faster" and speedup is not None and speedup > current_speedup
                         and (best is None or speedup > best[1])):
                     best = (judged.candidate, speedup)
-                if judged.candidate not in session.history:
-                    session.history[judged.candidate] = StepRecord(applier.technique, judged.note, speedup)
-                    session.parents[judged.candidate] = current
+                if judged.candidate not in session.ledger.history:
+                    session.ledger.history[judged.candidate] = StepRecord(applier.technique, judged.note, speedup)
+                    session.ledger.parents[judged.candidate] = current
             if best is not None:
                 current, current_speedup = best
                 improved = True

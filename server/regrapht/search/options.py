@@ -29,7 +29,6 @@ class SearchOptions:
     # Applier variants judged per technique and code state (block sizes, tilings...): the
     # baselines judge them in one step; MCGS judges the first and refines a proven technique.
     max_variants: int = 3
-    use_model: bool = True
     # Ask the model also for a technique that has applier rewrites for the code, unless one of
     # them already improved on it (off: the model is asked only for techniques no applier can
     # do, so it never delays a rewrite an applier can produce now).

@@ -1,6 +1,7 @@
 """The optimize pipeline: one kernel, one strategy, one budget -> the fastest verified version.
 
-`optimize` measures the original, runs the chosen strategy in a `SearchRun`, and returns an
+`optimize(OptimizeRequest, KernelTarget, SearchTools, SearchHooks)` measures the original, runs
+the request's strategy in a `SearchRun`, and returns an
 `OptimizeResult` whose `to_json()` is exactly the `regrapht optimize` contract
 (docs/cli-contract.md) plus a few added keys. `best` is only ever a candidate that
 compiled, passed the differential check and was measured faster on this machine's GPU: the
@@ -9,32 +10,21 @@ simplest one within the timing noise of the fastest (search/answer.py).
 
 from __future__ import annotations
 
-import random
-import time
-from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from regrapht.errors import InputError
-from regrapht.graph import ReasoningGraph
-from regrapht.limits import DEFAULT_SEARCH_BUDGET
-from regrapht.model.backend import ModelBackend
-from regrapht.search.appliers import Rewrite
-from regrapht.search.options import STRATEGIES, SearchOptions
-from regrapht.search.run import Counters, ModelMemory, ModelUse, Progress, SearchRun, StepRecord
+from regrapht.search.ledger import Counters, StepRecord
+from regrapht.search.model_policy import ModelUse
+from regrapht.search.options import STRATEGIES
+from regrapht.search.request import KernelTarget, OptimizeRequest
+from regrapht.search.run import SearchHooks, SearchRun, SearchTools
 from regrapht.search.source import find_kernel
 from regrapht.search.strategies import RUNNERS
 from regrapht.spec.launch import LaunchConfig
-from regrapht.validate.types import Candidate, Evaluator, Timing
+from regrapht.validate.types import Evaluator, Timing
 
-
-@dataclass(frozen=True)
-class KernelTarget:
-    """What search needs from the kernel's spec: how it is launched now, and constants."""
-
-    launch: LaunchConfig
-    # Pointer element counts (and scalars) the spec fixes to integer literals, e.g. {"bins": 256}.
-    constants: Mapping[str, int] = field(default_factory=dict)
+__all__ = ["BestVersion", "KernelTarget", "OptimizeResult", "SearchHooks", "SearchTools", "optimize"]
 
 
 @dataclass(frozen=True)
@@ -106,41 +96,25 @@ class OptimizeResult:
         }
 
 
-def optimize(
-    source: str,
-    kernel: str,
-    spec: KernelTarget,
-    evaluator: Evaluator,
-    model: ModelBackend | None,
-    graph: ReasoningGraph | None,
-    strategy: str = "mcgs",
-    budget: int = DEFAULT_SEARCH_BUDGET,
-    seed: int = 0,
-    cancel: Callable[[], bool] | None = None,
-    progress: Callable[[Progress], None] | None = None,
-    *,
-    options: SearchOptions | None = None,
-    gpu_lock: Callable[[], AbstractContextManager[object]] | None = None,
-    clock: Callable[[], float] = time.monotonic,
-    on_finish: Callable[[SearchRun], None] | None = None,
-    time_limit_s: float | None = None,
-    model_memory: ModelMemory | None = None,
-    rewrite_memo: dict[tuple[str, LaunchConfig], list[list[Rewrite]]] | None = None,
-) -> OptimizeResult:
-    """Optimize one kernel (module docstring); `on_finish` sees the finished search's session
-    (`regrapht graph distill` reads its verified steps); `model_memory`: what earlier searches
-    of this kernel learnt of the model (it is not asked where it kept failing); `rewrite_memo`:
-    the appliers' rewrites by code state, shared with other searches of this kernel, spec and device."""
+def optimize(request: OptimizeRequest, target: KernelTarget, tools: SearchTools,
+             hooks: SearchHooks | None = None) -> OptimizeResult:
+    """Optimize `request.kernel` of `request.source` (module docstring) with the request's
+    strategy, budget, seed, search options and time limit; `target`: what its spec says."""
+    hooks = hooks or SearchHooks()
+    strategy, budget, seed = request.strategy, request.budget, request.seed
+    time_limit_s = request.options.time_limit_s
+    evaluator, model, graph, clock = tools.evaluator, tools.model, tools.graph, hooks.clock
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {strategy!r} (one of {', '.join(STRATEGIES)})")
     if budget < 1:
         raise InputError(f"budget must be at least 1, got {budget}")
-    if find_kernel(source, kernel) is None:
-        raise InputError(f"no __global__ kernel {kernel!r} in the source")
+    if find_kernel(request.source, request.kernel) is None:
+        raise InputError(f"no __global__ kernel {request.kernel!r} in the source")
     if time_limit_s is not None and time_limit_s <= 0:
         raise InputError(f"time limit must be positive, got {time_limit_s}")
     started = clock()
     timed_out = False
+    cancel = hooks.cancel
     if time_limit_s is not None:
         user_cancel = cancel
 
@@ -149,49 +123,44 @@ def optimize(
             # checked between candidates: a candidate being judged is finished first
             timed_out = timed_out or clock() - started > time_limit_s
             return timed_out or (user_cancel is not None and user_cancel())
-    options = options or SearchOptions()
     baseline: Timing | None = evaluator.baseline()
-    session = SearchRun(
-        kernel=kernel, original=Candidate(source, spec.launch, ()), evaluator=evaluator, model=model,
-        graph=graph, budget=budget, rng=random.Random(seed), options=options, constants=spec.constants,
-        cancel=cancel, progress=progress, gpu_lock=gpu_lock, clock=clock, started=started, seed=seed,
-        model_memory=model_memory, rewrite_memo={} if rewrite_memo is None else rewrite_memo,
-    )
+    session = SearchRun.open(request, target, tools, hooks, cancel=cancel, started=started)
+    ledger = session.ledger
     if strategy == "cot" and model is None:
         reason = "strategy cot needs a model"
     else:
         RUNNERS[strategy](session, graph)
         reason = ""
     best: BestVersion | None = None
-    judged = session.answer()  # the simplest verified candidate within the timing noise of the fastest
+    judged = ledger.answer()  # the simplest verified candidate within the timing noise of the fastest
     if judged is not None and judged.evaluation.outcome == "faster" and judged.evaluation.timing is not None:
         best = BestVersion(
             time_ms=judged.evaluation.timing.median_ms, speedup=judged.evaluation.speedup or 0.0,
             techniques=judged.candidate.techniques, launch=judged.candidate.launch, source=judged.candidate.source,
-            steps=tuple(session.path_of(judged.candidate)),
+            steps=tuple(ledger.path_of(judged.candidate)),
         )
     if best is None and not reason:
         reason = ("time limit reached before a faster verified version was found" if timed_out
                   else _why_nothing(evaluator, session))
     session.report("done", f"best {best.speedup:.2f}x" if best else reason)
-    if on_finish is not None:
-        on_finish(session)
+    if hooks.on_finish is not None:
+        hooks.on_finish(session)
     return OptimizeResult(
-        kernel=kernel, gpu=evaluator.gpu_name, arch=evaluator.arch, strategy=strategy, budget=budget,
+        kernel=request.kernel, gpu=evaluator.gpu_name, arch=evaluator.arch, strategy=strategy, budget=budget,
         baseline_ms=baseline.median_ms if baseline is not None else None, best=best,
-        counters=session.counters, prompt_tokens=session.prompt_tokens,
-        completion_tokens=session.completion_tokens, wall_s=clock() - started, reason=reason,
+        counters=ledger.counters, prompt_tokens=session.model_policy.prompt_tokens,
+        completion_tokens=session.model_policy.completion_tokens, wall_s=clock() - started, reason=reason,
         model=model.name if model is not None else None,
         model_device=model.device if model is not None else None, seed=seed,
-        cancelled=session.cancelled() and not timed_out, model_use=dict(session.model_use),
-        first_faster_s=session.first_faster_s, time_limited=timed_out,
+        cancelled=session.cancelled() and not timed_out, model_use=dict(session.model_policy.use),
+        first_faster_s=ledger.first_faster_s, time_limited=timed_out,
     )
 
 
 def _why_nothing(evaluator: Evaluator, session: SearchRun) -> str:
-    c = session.counters
+    c = session.ledger.counters
     if evaluator.gpu_name is None:
-        reason = getattr(evaluator, "no_device_reason", "") or "no CUDA device present"
+        reason = evaluator.no_device_reason or "no CUDA device present"
         if c.compiled:
             return (f"{reason}: {c.compiled} candidate{'s were' if c.compiled != 1 else ' was'} compiled "
                     "but cannot be verified, so none is offered")

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from regrapht.graph import START, ReasoningGraph
+from regrapht.search.ledger import FAILED
 from regrapht.search.mcgs import MCGS, GraphWalker, rules_sweep
 from regrapht.search.options import STALE_ROUNDS, round_cap
-from regrapht.search.run import FAILED, SearchRun
+from regrapht.search.run import SearchRun
 from regrapht.validate.types import Candidate
 
 
@@ -50,11 +51,11 @@ def _walks(session: SearchRun, graph: ReasoningGraph | None, pick: Pick, *, reco
 
     stale = 0
     rounds = 0
-    while not session.exhausted() and stale < STALE_ROUNDS and rounds < round_cap(session.budget):
-        before = session.evaluated
+    while not session.exhausted() and stale < STALE_ROUNDS and rounds < round_cap(session.ledger.budget):
+        before = session.ledger.evaluated
         walk()
         rounds += 1
-        stale = stale + 1 if session.evaluated == before else 0
+        stale = stale + 1 if session.ledger.evaluated == before else 0
 
 
 def run_random(session: SearchRun, graph: ReasoningGraph | None) -> None:
@@ -76,19 +77,19 @@ def run_greedy(session: SearchRun, graph: ReasoningGraph | None) -> None:
 
 
 def run_cot(session: SearchRun, graph: ReasoningGraph | None) -> None:
-    if session.model is None:
+    if session.model_policy.model is None:
         return
     state = session.original
     stale = 0
     # model_usable: within the search's model time budget (`model_time_budget_s`), and not
     # remembered failing at this kernel (the model failure memory)
-    while not session.exhausted() and stale < STALE_ROUNDS and session.model_usable("cot"):
-        before = session.evaluated
+    while not session.exhausted() and stale < STALE_ROUNDS and session.model_policy.usable("cot"):
+        before = session.ledger.evaluated
         result = session.cot_rewrite(state)
-        stale = stale + 1 if session.evaluated == before else 0
+        stale = stale + 1 if session.ledger.evaluated == before else 0
         if result is None:
             continue
-        if session.best is not None and result.candidate == session.best.candidate:
+        if session.ledger.best is not None and result.candidate == session.ledger.best.candidate:
             state = result.candidate  # build on the fastest verified version
 
 

@@ -12,19 +12,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from regrapht.errors import InputError
+from regrapht.gpu_arch import MAX_SHARED_BYTES_PER_BLOCK
 from regrapht.spec.expr import Number, evaluate, evaluate_int, names_in
 from regrapht.spec.init import Init
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec
-from regrapht.validate.occupancy import ARCH_LIMITS
 
 MAX_DIM = (2**31 - 1, 65535, 65535)  # grid dimensions, every CUDA device
 MAX_BLOCK_DIM = (1024, 1024, 64)  # block dimensions, every CUDA device
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BUFFER_BYTES = 2**63 - 1  # what a signed 64-bit byte count can address
-# No GPU gives one block more dynamic shared memory than the largest opt-in maximum of the
-# architectures we know; the device a check runs on may allow less (its own limit applies there).
-MAX_SHARED_BYTES = max(limits.max_smem_per_block for limits in ARCH_LIMITS.values())
 
 
 @dataclass(frozen=True)
@@ -153,9 +150,9 @@ def resolve(
     shared = evaluate_int(shared_expr, scalars, file=file, key=shared_key)
     if shared < 0:
         raise InputError(f"{where}: shared_bytes is {shared}; it must not be negative", file=file, key=shared_key)
-    if shared > MAX_SHARED_BYTES:
+    if shared > MAX_SHARED_BYTES_PER_BLOCK:
         raise InputError(f"{where}: shared_bytes is {shared}; no GPU gives a block more than "
-                         f"{MAX_SHARED_BYTES} bytes of dynamic shared memory", file=file, key=shared_key)
+                         f"{MAX_SHARED_BYTES_PER_BLOCK} bytes of dynamic shared memory", file=file, key=shared_key)
     block_key = kernel.key(".block") if launch is None else "launch.block"
     if block[0] * block[1] * block[2] > MAX_THREADS_PER_BLOCK:
         raise InputError(f"{where}: a block of {block} has more than {MAX_THREADS_PER_BLOCK} threads",

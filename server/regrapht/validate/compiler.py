@@ -105,6 +105,9 @@ class PtxResult:
     diagnostics: tuple[Diagnostic, ...]
 
 
+NVCC_NOT_FOUND = "nvcc not found on PATH or in $CUDA_HOME/bin; install the CUDA toolkit"
+
+
 def find_nvcc(env: Mapping[str, str]) -> Path | None:
     """nvcc on PATH, else in $CUDA_HOME/bin or $CUDA_PATH/bin, else /usr/local/cuda/bin."""
     found = shutil.which("nvcc", path=env.get("PATH"))
@@ -351,12 +354,20 @@ class Compiler:
         self._version: str | None = None
 
     @classmethod
-    def from_environment(cls, env: Mapping[str, str], cache_dir: Path | None) -> Compiler:
+    def found(cls, env: Mapping[str, str], cache_dir: Path | None) -> Compiler | None:
+        """The nvcc of the environment (`find_nvcc`) compiling into `cache_dir`; None without one."""
         nvcc = find_nvcc(env)
         if nvcc is None:
-            raise InputError("nvcc not found on PATH or in $CUDA_HOME/bin; install the CUDA toolkit")
+            return None
         return cls(nvcc, cache=CompileCache(cache_dir) if cache_dir else None,
                    demangler=find_demangler(nvcc, env))
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str], cache_dir: Path | None) -> Compiler:
+        compiler = cls.found(env, cache_dir)
+        if compiler is None:
+            raise InputError(NVCC_NOT_FOUND)
+        return compiler
 
     @property
     def version(self) -> str:
@@ -415,10 +426,11 @@ class Compiler:
         return result
 
     def ptx(self, source: str, *, arch: str = DEFAULT_ARCH, file: str = "kernel.cu",
-            include_dirs: Sequence[str] = ()) -> PtxResult:
+            include_dirs: Sequence[str] = (), timeout_s: float | None = None) -> PtxResult:
         """Compile `source` to PTX with line information (`-lineinfo`): what the compiler made of
         each source line, for confirming findings (validate/ptx.py). Same limits and refusals as
-        `compile`; not cached on disk."""
+        `compile` (`timeout_s` replaces its time limit); not cached on disk."""
+        limits = self.limits if timeout_s is None else replace(self.limits, timeout_s=timeout_s)
         if not re.fullmatch(r"sm_\d+[af]?", arch):
             raise InputError(f"arch must look like sm_90, got {arch!r}", key="arch")
         name = Path(file).name if file.endswith((".cu", ".cuh")) else "kernel.cu"
@@ -431,11 +443,11 @@ class Compiler:
             out = Path(tmp) / "out.ptx"
             command = [str(self.nvcc), "-ptx", f"-arch={arch}", *self.flags, "-lineinfo",
                        *(f"-I{d}" for d in include_dirs), "-o", str(out), name]
-            done = run_tool(command, self.limits, cwd=tmp)
+            done = run_tool(command, limits, cwd=tmp)
             ok = not done.timed_out and done.returncode == 0 and out.is_file()
             text = out.read_text(encoding="utf-8", errors="replace") if ok else None
         diagnostics = parse_diagnostics(done.output, source_name=name, display_file=file)
-        stopped = _stopped_by_limits(done, self.limits, file)
+        stopped = _stopped_by_limits(done, limits, file)
         if stopped is not None:
             diagnostics.insert(0, stopped)
         return PtxResult(text, name, tuple(diagnostics))

@@ -1,49 +1,16 @@
 """Theoretical occupancy of a kernel launch, the CUDA occupancy calculation for one arch.
 
-Owns the per-architecture limits table and the calculation: resident blocks per SM limited by
-warps, blocks, registers (allocated per warp in units of 256, split over 4 sub-partitions)
-and shared memory (static + dynamic + 1 KB reserved per block on sm_80+, in 128-byte units,
-against the largest carve-out). Occupancy = resident warps / maximum warps per SM.
+Owns the calculation over the per-architecture limits of `regrapht.gpu_arch`: resident blocks
+per SM limited by warps, blocks, registers (allocated per warp in units of 256, split over 4
+sub-partitions) and shared memory (static + dynamic + 1 KB reserved per block on sm_80+, in
+128-byte units, against the largest carve-out). Occupancy = resident warps / maximum warps per SM.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class ArchLimits:
-    max_threads_per_sm: int
-    max_blocks_per_sm: int
-    regs_per_sm: int = 65536
-    max_regs_per_thread: int = 255
-    reg_alloc_unit: int = 256  # registers, per warp
-    sub_partitions: int = 4
-    smem_per_sm: int = 0  # bytes, the largest carve-out
-    max_smem_per_block: int = 0  # bytes, opt-in maximum
-    smem_alloc_unit: int = 128
-    reserved_smem_per_block: int = 0
-    warp_size: int = 32
-
-    @property
-    def max_warps_per_sm(self) -> int:
-        return self.max_threads_per_sm // self.warp_size
-
-
-ARCH_LIMITS: dict[str, ArchLimits] = {
-    "sm_70": ArchLimits(2048, 32, smem_per_sm=96 * 1024, max_smem_per_block=96 * 1024),
-    "sm_75": ArchLimits(1024, 16, smem_per_sm=64 * 1024, max_smem_per_block=64 * 1024),
-    "sm_80": ArchLimits(2048, 32, smem_per_sm=164 * 1024, max_smem_per_block=163 * 1024,
-                        reserved_smem_per_block=1024),
-    "sm_86": ArchLimits(1536, 16, smem_per_sm=100 * 1024, max_smem_per_block=99 * 1024,
-                        reserved_smem_per_block=1024),
-    "sm_87": ArchLimits(1536, 16, smem_per_sm=164 * 1024, max_smem_per_block=163 * 1024,
-                        reserved_smem_per_block=1024),
-    "sm_89": ArchLimits(1536, 24, smem_per_sm=100 * 1024, max_smem_per_block=99 * 1024,
-                        reserved_smem_per_block=1024),
-    "sm_90": ArchLimits(2048, 32, smem_per_sm=228 * 1024, max_smem_per_block=227 * 1024,
-                        reserved_smem_per_block=1024),
-}
+from regrapht.gpu_arch import limits_for
 
 
 @dataclass(frozen=True)
@@ -57,11 +24,6 @@ class Occupancy:
 
 def _round_up(value: int, unit: int) -> int:
     return -(-value // unit) * unit
-
-
-def limits_for(arch: str) -> ArchLimits | None:
-    plain = arch.rstrip("af")
-    return ARCH_LIMITS.get(plain)
 
 
 def occupancy(arch: str, *, threads_per_block: int, registers: int, shared_static: int = 0,

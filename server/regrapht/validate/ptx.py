@@ -114,12 +114,13 @@ def parse_ptx(text: str, source_name: str) -> PtxFacts:
     return PtxFacts(lines)
 
 
-def ptx_facts(compiler: Compiler, text: str, path: Path | None, arch: str) -> PtxFacts | None:
+def ptx_facts(compiler: Compiler, text: str, path: Path | None, arch: str, *,
+              timeout_s: float | None = None) -> PtxFacts | None:
     """What nvcc generates per line of `text` (the file at `path`, whose folder is searched for
-    includes); None when it does not compile."""
+    includes); None when it does not compile (within `timeout_s`, else the compiler's limit)."""
     name = path.name if path is not None else "kernel.cu"
     include_dirs = (str(path.parent),) if path is not None else ()
-    result = compiler.ptx(text, arch=arch, file=name, include_dirs=include_dirs)
+    result = compiler.ptx(text, arch=arch, file=name, include_dirs=include_dirs, timeout_s=timeout_s)
     if result.ptx is None:
         log.debug("no compiler confirmation for %s: %s", name, result.diagnostics[:1])
         return None

@@ -7,9 +7,10 @@ into an `Evaluation`; search turns an `Evaluation` into a reward. Nothing here i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from regrapht.spec.launch import LaunchConfig
 
@@ -54,10 +55,30 @@ class Evaluation:
 
 
 class Evaluator(Protocol):
-    """Validates candidates of one kernel against its original (one spec, one device)."""
+    """Validates candidates of one kernel against its original (one spec, one device), and
+    says what search needs of that device: its limits (for the appliers), why there is none,
+    and the GPU lock for work beside the evaluator's own (on-GPU generation)."""
 
-    gpu_name: str | None  # None without a device
-    arch: str
+    @property
+    def gpu_name(self) -> str | None: ...  # None without a device
+
+    @property
+    def arch(self) -> str: ...
+
+    @property
+    def device(self) -> Mapping[str, Any] | None:
+        """The device as the GPU worker describes it (`worker_protocol.DeviceInfo.to_wire`:
+        "sms", "max_threads_per_block"...); None without a device."""
+        ...
+
+    @property
+    def no_device_reason(self) -> str:
+        """Why there is no device (shown to the user); "" with one."""
+        ...
+
+    def hold_gpu(self) -> AbstractContextManager[object]:
+        """The GPU lock, held while other work uses the device (a model generating on it)."""
+        ...
 
     def baseline(self) -> Timing | None: ...
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from regrapht.search.ledger import StepRecord
 from regrapht.search.pipeline import BestVersion
-from regrapht.search.run import StepRecord
 from regrapht.spec.launch import LaunchConfig
 
 # The e2e tests optimize the same file.

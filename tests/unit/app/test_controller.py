@@ -13,14 +13,17 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import pytest
+from pygls.exceptions import JsonRpcInvalidParams
 
-from regrapht.app.controller import EditAnswer, EditSupport, OptimizeController, StartError
+from regrapht.app.controller import EditAnswer, EditSupport, OptimizeController
 from regrapht.app.optimize import ModelCache, OptimizeRun, kernel_target
 from regrapht.app.resources import GpuResources
 from regrapht.graph import open_graph
+from regrapht.lsp.features.optimize import kernel_to_optimize
+from regrapht.lsp.state import DocumentState, ServerState
 from regrapht.model.scripted import ScriptedModel
 from regrapht.settings import Settings
-from regrapht.state import ServerState
+from regrapht.snapshot import DocumentSnapshot
 from regrapht.text import TextEdit, apply_edits
 
 from .optimize_fixtures import NEW_KERNEL, SOURCE
@@ -100,18 +103,23 @@ def controller_for(tmp_path: Path, evaluator: FakeEvaluator, model: object, sett
     def wire(source: str, file: str, kernel: str, spec: Any, resources: GpuResources, *, arch: str | None,
              graph_path: Path | None) -> OptimizeRun:
         graph = open_graph(None, tmp_path / "overlay.json")
-        return OptimizeRun(cast(Any, evaluator), graph, tmp_path / "overlay.json", kernel_target(spec.kernel(kernel)))
+        return OptimizeRun(evaluator, graph, tmp_path / "overlay.json", kernel_target(spec.kernel(kernel)))
 
     controller = OptimizeController(state, editor, cast(GpuResources, None),
                                     models=ModelCache(lambda config: cast(Any, model)), wire=wire)
     return controller, editor, state
 
 
+def snapshot_of(state: ServerState, document: DocumentState) -> DocumentSnapshot:
+    """What the Optimize command hands the controller: the document as analysed, untitled."""
+    return state.snapshot(document, state.ensure_analysis(document), None)
+
+
 async def test_a_found_version_is_offered_applied_and_recorded_in_the_card(tmp_path: Path) -> None:
     model = ScriptedModel([f"```cuda\n{NEW_KERNEL}\n```"] * 200)
     controller, editor, state = controller_for(tmp_path, FakeEvaluator("Fake GPU"), model, Settings(search_budget=40))
     document = state.open("untitled:saxpy", SOURCE, 1)
-    started = await controller.start(document, "saxpy")
+    started = await controller.start(snapshot_of(state, document), "saxpy")
     assert started == {"started": True, "token": "token-1"}
     run = controller.registry.running(("untitled:saxpy", "saxpy"))
     assert run is not None and run.task is not None
@@ -129,7 +137,7 @@ async def test_a_declined_edit_is_kept_as_a_code_action(tmp_path: Path) -> None:
     controller, editor, state = controller_for(tmp_path, FakeEvaluator("Fake GPU"), model, Settings(search_budget=40),
                                                accept=False)
     document = state.open("untitled:saxpy", SOURCE, 1)
-    await controller.start(document, "saxpy")
+    await controller.start(snapshot_of(state, document), "saxpy")
     run = controller.registry.running(("untitled:saxpy", "saxpy"))
     assert run is not None and run.task is not None
     await run.task
@@ -142,7 +150,7 @@ async def test_no_device_tells_the_user_and_judges_nothing(tmp_path: Path) -> No
     evaluator = FakeEvaluator(None)
     controller, editor, state = controller_for(tmp_path, evaluator, None, Settings())
     document = state.open("untitled:saxpy", SOURCE, 1)
-    await controller.start(document, "saxpy")
+    await controller.start(snapshot_of(state, document), "saxpy")
     run = controller.registry.running(("untitled:saxpy", "saxpy"))
     assert run is not None and run.task is not None
     await run.task
@@ -156,8 +164,8 @@ async def test_unknown_kernel_second_start_and_cancel(tmp_path: Path) -> None:
     evaluator = FakeEvaluator("Fake GPU")
     controller, editor, state = controller_for(tmp_path, evaluator, None, Settings(search_strategy="rules"))
     document = state.open("untitled:saxpy", SOURCE, 1)
-    with pytest.raises(StartError, match="no __global__ kernel 'nope'"):
-        await controller.start(document, "nope")
+    with pytest.raises(JsonRpcInvalidParams, match="no __global__ kernel 'nope'"):  # the command answers so
+        kernel_to_optimize(document.uri, state.ensure_analysis(document), "nope", None)
     loop = asyncio.get_running_loop()
     original = evaluator.baseline
 
@@ -166,8 +174,8 @@ async def test_unknown_kernel_second_start_and_cancel(tmp_path: Path) -> None:
         return original()
 
     evaluator.baseline = slow_baseline  # type: ignore[method-assign]
-    await controller.start(document, "saxpy")
-    assert (await controller.start(document, "saxpy"))["started"] is False
+    await controller.start(snapshot_of(state, document), "saxpy")
+    assert (await controller.start(snapshot_of(state, document), "saxpy"))["started"] is False
     assert controller.cancel("untitled:saxpy", "saxpy") is True
     release.set()
     run = controller.registry.running(("untitled:saxpy", "saxpy"))

@@ -5,7 +5,6 @@ Code settings schema (client-vscode/package.json), the client's own normalisatio
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
 import re
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 from regrapht import limits
 from regrapht.cli import build_parser
 from regrapht.search.options import STRATEGIES
-from regrapht.search.pipeline import optimize
+from regrapht.search.request import OptimizeRequest
 from regrapht.settings import CHOICES, INT_RANGES, SEVERITIES, Settings, to_camel
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -85,5 +84,6 @@ def test_cli_and_search_defaults_are_the_settings_defaults() -> None:
     eval_args = parser.parse_args(["eval", "t", "--strategy", "mcgs", "--out", "o"])
     assert optimize_args.budget == eval_args.budget == Settings().search_budget == limits.DEFAULT_SEARCH_BUDGET
     assert optimize_args.strategy == Settings().search_strategy
-    assert inspect.signature(optimize).parameters["budget"].default == limits.DEFAULT_SEARCH_BUDGET
+    request = OptimizeRequest("k", "")
+    assert (request.budget, request.strategy) == (limits.DEFAULT_SEARCH_BUDGET, limits.DEFAULT_SEARCH_STRATEGY)
     assert STRATEGIES == limits.SEARCH_STRATEGIES

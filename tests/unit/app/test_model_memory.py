@@ -20,9 +20,9 @@ from regrapht.app.model_memory import (
 from regrapht.graph import START
 from regrapht.graph.types import Example
 from regrapht.model.scripted import ScriptedModel
-from regrapht.search import SearchOptions, optimize
+from regrapht.search import SearchOptions, SearchTools, optimize
 
-from ..search.fakes import FakeEvaluator
+from ..search.fakes import FakeEvaluator, search_request
 from ..search.test_pipeline import SAXPY, TARGET, graph, speed_by_text
 
 WRONG = "    /* WRONG */\n}\n```"
@@ -91,9 +91,9 @@ def model_graph():  # type: ignore[no-untyped-def]
 
 def search(memory: KernelModelMemory, model: ScriptedModel, strategy: str = "mcgs", *, device: bool = True):  # type: ignore[no-untyped-def]
     evaluator = FakeEvaluator(speed_by_text, gpu_name="Fake GPU" if device else None)
-    return optimize(SAXPY, "saxpy", TARGET, evaluator, model, model_graph(), strategy, 40, 0,
-                    options=SearchOptions(model_give_up=0, model_time_budget_s=None, model_choice=False),
-                    model_memory=memory)
+    return optimize(search_request(SAXPY, "saxpy", strategy, 40, 0,
+                                   options=SearchOptions(model_give_up=0, model_time_budget_s=None, model_choice=False)),
+                    TARGET, SearchTools(evaluator, model, model_graph(), model_memory=memory))
 
 
 def test_later_searches_of_a_kernel_do_not_ask_a_model_that_kept_failing(tmp_path: Path,
@@ -107,7 +107,7 @@ def test_later_searches_of_a_kernel_do_not_ask_a_model_that_kept_failing(tmp_pat
         assert len(model.calls) >= 1 and result.best is not None
     assert asked >= MODEL_FAILURE_LIMIT
     model = ScriptedModel([])  # would raise if asked
-    with caplog.at_level(logging.INFO, logger="regrapht.search.run"):
+    with caplog.at_level(logging.INFO, logger="regrapht.search.model_policy"):
         result = search(memory, model)
         cot = search(memory, ScriptedModel([WRONG] * 60), "cot")  # another kind: asked
     assert model.calls == [] and result.best is not None

@@ -2,7 +2,7 @@
 server never time kernels at the same moment.
 
 Both workflows run for real (nvcc compiles the original and the candidates; the evaluator
-plans checks and timings) over one `GpuResources`, as `regrapht.server.create_server` wires
+plans checks and timings) over one `GpuResources`, as `regrapht.lsp.server.create_server` wires
 them; the GPU worker is a stand-in that records every check and timing, checks that the lock
 file of the resources' cache dir is held while it "runs" (another open file description of it
 cannot be locked), and takes a little time so that overlaps would show. Before the shared
@@ -27,8 +27,8 @@ import pytest
 from regrapht.app.controller import OptimizeController
 from regrapht.app.resources import GpuResources
 from regrapht.app.validation import ValidationService
+from regrapht.lsp.state import ServerState
 from regrapht.settings import Settings
-from regrapht.state import ServerState
 from regrapht.validate.worker import GpuWorker
 from regrapht.validate.worker_protocol import Reply, Request, reply_from_wire, to_wire
 
@@ -97,11 +97,11 @@ async def test_validation_and_search_never_time_kernels_at_the_same_moment(tmp_p
     state = ServerState()
     state.settings = Settings(search_strategy="rules", search_budget=8)
     state.loop = asyncio.get_running_loop()
-    controller = OptimizeController(state, RecordingEditor(state), resources, file_path=lambda uri: source)
+    controller = OptimizeController(state, RecordingEditor(state), resources)
     validation = ValidationService(resources)
     document = state.open(source.as_uri(), source.read_text(), 1)
 
-    await controller.start(document, "saxpy")
+    await controller.start(state.snapshot(document, state.ensure_analysis(document), source), "saxpy")
     run = controller.registry.running((document.uri, "saxpy"))
     assert run is not None and run.task is not None
     validations = 0

@@ -25,10 +25,11 @@ from regrapht.app.result_edits import build_edit
 from regrapht.cards import CardSection
 from regrapht.errors import InputError
 from regrapht.graph import open_graph
+from regrapht.lsp.state import DocumentState
 from regrapht.model.scripted import ScriptedModel
 from regrapht.search.run import Progress
 from regrapht.settings import Settings
-from regrapht.state import DocumentState
+from regrapht.snapshot import DocumentSnapshot
 from regrapht.text import Span, apply_edits
 from regrapht.validate.types import Candidate, Evaluation, Timing
 
@@ -40,7 +41,7 @@ from .optimize_fixtures import BEFORE, KERNEL_TEXT, NEW_KERNEL, SOURCE, best_ver
 def test_spec_beside_the_file_is_used_and_a_bad_one_is_an_input_error(tmp_path):
     source = tmp_path / "saxpy.cu"
     source.write_text(SOURCE)
-    editor = jobs.optimize_request(jobs.SearchRequest("file:///saxpy.cu", "saxpy", SOURCE, 1, 1, Settings(), source))
+    editor = jobs.optimize_request(DocumentSnapshot("file:///saxpy.cu", 1, 1, SOURCE, source, Settings()), "saxpy")
     inferred = choose_spec(editor)
     assert "inferred" in inferred.note and inferred.spec.kernel("saxpy").name == "saxpy"
     with pytest.raises(InputError, match="no spec saxpy.regrapht.toml beside the file"):
@@ -70,8 +71,8 @@ class FakeCancellable:
 
 
 def make_run(document: DocumentState) -> jobs.Run:
-    request = jobs.SearchRequest(document.uri, "saxpy", SOURCE, document.version, document.open_id, Settings())
-    return jobs.Run(request, KERNEL_TEXT, FakeCancellable())
+    snapshot = DocumentSnapshot(document.uri, document.version, document.open_id, SOURCE, None, Settings())
+    return jobs.Run(snapshot, jobs.optimize_request(snapshot, "saxpy"), KERNEL_TEXT, FakeCancellable())
 
 
 def test_edit_inside_the_kernel_cancels_edit_outside_does_not():
@@ -134,6 +135,7 @@ class FakeEvaluator:
     gpu_name: str | None
     arch: str = "sm_90"
     no_device_reason: str = "no CUDA device present"
+    device: None = None
     seen: list[Candidate] = field(default_factory=list)
 
     def hold_gpu(self) -> _Null:
@@ -160,7 +162,7 @@ class _Null:
 def fake_wire(evaluator: FakeEvaluator, tmp_path: Path):
     def wire(source, file, kernel, spec, resources, *, arch, graph_path):
         graph = open_graph(None, tmp_path / "overlay.json")
-        return OptimizeRun(evaluator, graph, tmp_path / "overlay.json", kernel_target(spec.kernel(kernel)))  # type: ignore[arg-type]
+        return OptimizeRun(evaluator, graph, tmp_path / "overlay.json", kernel_target(spec.kernel(kernel)))
 
     return wire
 
@@ -172,8 +174,8 @@ def models_of(model: object) -> ModelCache:
     return ModelCache(lambda config: model)  # type: ignore[arg-type, return-value]
 
 
-def request_for(settings: Settings) -> jobs.SearchRequest:
-    return jobs.SearchRequest("untitled:saxpy", "saxpy", SOURCE, 1, 1, settings)
+def request_for(settings: Settings) -> OptimizeRequest:
+    return jobs.optimize_request(DocumentSnapshot("untitled:saxpy", 1, 1, SOURCE, None, settings), "saxpy")
 
 
 def test_no_gpu_outcome_and_message(tmp_path):

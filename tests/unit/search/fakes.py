@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from types import SimpleNamespace
+from typing import Any
 
 from regrapht.search.appliers import ApplierInput, Rewrite
+from regrapht.search.options import SearchOptions
+from regrapht.search.request import OptimizeOptions, OptimizeRequest
 from regrapht.search.run import FAILED, SearchRun, StepResult
 from regrapht.validate.types import Candidate, Evaluation, Timing
 
 BASE_MS = 1.0
+
+
+def search_request(source: str, kernel: str, strategy: str, budget: int, seed: int = 0, *,
+                   options: SearchOptions | None = None, time_limit_s: float | None = None) -> OptimizeRequest:
+    """The request a search test runs: `source`'s `kernel` with the search options given."""
+    return OptimizeRequest(kernel, source, strategy=strategy, budget=budget, seed=seed,
+                           options=OptimizeOptions(search=options or SearchOptions(), time_limit_s=time_limit_s))
 
 
 @dataclass
@@ -20,7 +31,15 @@ class FakeEvaluator:
     judge: Callable[[Candidate], float | None]
     gpu_name: str | None = "Fake GPU"
     arch: str = "sm_90"
+    device: Mapping[str, Any] | None = None  # no device limits: the appliers' defaults
     seen: list[Candidate] = field(default_factory=list)
+
+    @property
+    def no_device_reason(self) -> str:
+        return "" if self.gpu_name else "no CUDA device present"
+
+    def hold_gpu(self) -> AbstractContextManager[object]:
+        return nullcontext()
 
     def baseline(self) -> Timing | None:
         return Timing(BASE_MS, BASE_MS, BASE_MS, 20) if self.gpu_name else None
@@ -46,7 +65,7 @@ class ScriptedSteps(SearchRun):
 
     def apply_technique(self, state: Candidate, previous: str, technique: str, *,
                         variants: int | None = None) -> StepResult:
-        self.evaluated += 1
+        self.ledger.evaluated += 1
         path = (*state.techniques, technique)
         self.applied.append(path)
         reward = self.rewards.get(technique, 0.0)

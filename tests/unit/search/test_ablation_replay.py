@@ -7,6 +7,7 @@ import hashlib
 import json
 import subprocess
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,11 @@ from regrapht.app.optimize import kernel_target
 from regrapht.evaluation.runner import load_task
 from regrapht.graph import open_graph
 from regrapht.inputs import read_source
-from regrapht.search import SearchOptions, optimize
+from regrapht.search import SearchTools, optimize
 from regrapht.validate.measurements import candidate_digest
 from regrapht.validate.types import Candidate, Evaluation, Timing
+
+from .fakes import search_request
 
 ROOT = Path(__file__).resolve().parents[3]
 TASK = ROOT / "bench/corpus/train/log_softmax"
@@ -33,6 +36,10 @@ class SyntheticEvaluator:
     arch: str = "sm_90"
     device: dict[str, Any] = field(default_factory=lambda: dict(DEVICE))
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    no_device_reason: str = ""
+
+    def hold_gpu(self) -> AbstractContextManager[None]:
+        return nullcontext()
 
     def baseline(self) -> Timing:
         return Timing(1.0, 1.0, 1.0, 1)
@@ -52,8 +59,8 @@ def record(configs: list[tuple[str, int]]) -> tuple[dict[str, float], dict[str, 
     evaluator = SyntheticEvaluator()
     found = {}
     for strategy, budget in configs:
-        result = optimize(source, kernel.name, kernel_target(kernel), evaluator, None, open_graph(), strategy, budget,
-                          0, options=SearchOptions())
+        result = optimize(search_request(source, kernel.name, strategy, budget, 0), kernel_target(kernel),
+                          SearchTools(evaluator, None, open_graph()))
         found[f"{strategy}-b{budget}"] = result.best.speedup if result.best is not None else 1.0
     return found, evaluator.entries
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from regrapht.search import SearchOptions, optimize
+from regrapht.search import SearchHooks, SearchTools, optimize
 from regrapht.search.answer import NOISE_FLOOR, choose_answer, noise_band, within_noise
-from regrapht.search.run import Judged
+from regrapht.search.ledger import Judged
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate, Evaluation, Timing
 
-from .fakes import FakeEvaluator
+from .fakes import FakeEvaluator, search_request
 from .test_pipeline import SAXPY, TARGET, graph, vectorized
 
 LAUNCH = LaunchConfig(("1",), ("256",))
@@ -67,8 +67,8 @@ def nearly_free_restrict(candidate: Candidate) -> float | None:
 @pytest.mark.parametrize("strategy", ["mcgs", "greedy", "random", "rules"])
 def test_every_strategy_offers_the_simplest_answer_within_the_noise(strategy: str) -> None:
     evaluator = FakeEvaluator(nearly_free_restrict)
-    result = optimize(SAXPY, "saxpy", TARGET, evaluator, None, graph(), strategy, 24, 0,
-                      options=SearchOptions(use_model=False))
+    result = optimize(search_request(SAXPY, "saxpy", strategy, 24, 0), TARGET,
+                      SearchTools(evaluator, None, graph()))
     assert result.best is not None
     assert result.best.techniques == ("vectorized_access",), result.best.techniques
     assert result.best.speedup == pytest.approx(3.0)
@@ -82,8 +82,9 @@ def test_progress_shows_the_answer_the_rule_offers_now() -> None:
     from regrapht.search import Progress
 
     seen: list[Progress] = []
-    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(nearly_free_restrict), None, graph(), "rules", 24, 0,
-                      None, seen.append, options=SearchOptions(use_model=False))
+    result = optimize(search_request(SAXPY, "saxpy", "rules", 24, 0), TARGET,
+                      SearchTools(FakeEvaluator(nearly_free_restrict), None, graph()),
+                      SearchHooks(progress=seen.append))
     found = [p for p in seen if p.stage == "found"]
     assert found and result.best is not None
     # the 0.3%-faster version with __restrict__ never replaces the offered one in the progress

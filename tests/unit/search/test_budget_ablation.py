@@ -12,22 +12,21 @@ beat the best (the distilled priors bound their gain) last."""
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pytest
 
 from regrapht.graph import ReasoningGraph, load_bundled_graph
-from regrapht.search import SearchOptions
 from regrapht.search.appliers import ApplierInput, Rewrite
 from regrapht.search.mcgs import MCGS, is_structural
-from regrapht.search.run import SearchRun
+from regrapht.search.request import KernelTarget
+from regrapht.search.run import SearchRun, SearchTools
 from regrapht.search.strategies import RUNNERS
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate
 
-from .fakes import FakeEvaluator
+from .fakes import FakeEvaluator, search_request
 
 
 @dataclass(frozen=True)
@@ -96,11 +95,11 @@ BASELINES = ("rules", "greedy", "random")
 
 
 def best_speedup(kernel: FakeKernel, strategy: str, budget: int, seed: int, graph: ReasoningGraph) -> float:
-    session = SearchRun(kernel=kernel.name, original=Candidate("naive", LaunchConfig(("1",), ("256",))),
-                        evaluator=FakeEvaluator(kernel.speed), model=None, graph=graph, budget=budget,
-                        rng=random.Random(seed), options=SearchOptions(use_model=False), appliers=kernel.appliers())
+    session = SearchRun.open(search_request("naive", kernel.name, "mcgs", budget, seed),
+                             KernelTarget(LaunchConfig(("1",), ("256",))),
+                             SearchTools(FakeEvaluator(kernel.speed), None, graph, appliers=kernel.appliers()))
     RUNNERS[strategy](session, graph)
-    best = session.best
+    best = session.ledger.best
     return best.evaluation.speedup or 1.0 if best is not None else 1.0
 
 
@@ -137,16 +136,16 @@ def test_the_proven_structural_technique_gets_every_variant_before_dominated_ref
     gained at most ~1.26x on naive code in the distilled graph)."""
     kernel = KERNELS[0]
     evaluator = FakeEvaluator(kernel.speed)
-    session = SearchRun(kernel="gemm", original=Candidate("naive", LaunchConfig(("1",), ("256",))),
-                        evaluator=evaluator, model=None, graph=load_bundled_graph(), budget=12, rng=random.Random(0),
-                        options=SearchOptions(use_model=False), appliers=kernel.appliers())
+    session = SearchRun.open(search_request("naive", "gemm", "mcgs", 12, 0),
+                             KernelTarget(LaunchConfig(("1",), ("256",))),
+                             SearchTools(evaluator, None, load_bundled_graph(), appliers=kernel.appliers()))
     MCGS(session, session.graph).run()
     order = [[line for line in c.source.splitlines() if line.startswith("// ")] for c in evaluator.seen]
     tiled = [i for i, lines in enumerate(order) if lines and lines[0].startswith("// shared_memory_tiling")]
     naive_refined = [i for i, lines in enumerate(order) if lines and not lines[0].startswith("// shared_memory_tiling")]
     assert [order[i][0] for i in tiled[:4]] == [f"// shared_memory_tiling v{i}" for i in range(4)]
     assert not naive_refined or min(naive_refined) > tiled[3]
-    assert session.best is not None and session.best.evaluation.speedup == pytest.approx(6.0)
+    assert session.ledger.best is not None and session.ledger.best.evaluation.speedup == pytest.approx(6.0)
     assert all(is_structural(t) or t in {"launch_configuration", "loop_unrolling", "restrict_const"}
                for c in evaluator.seen for t in c.techniques)
 
@@ -161,9 +160,9 @@ def test_the_first_candidate_is_the_highest_prior_matching_structural_rewrite() 
     kernel = FakeKernel("two", {"shared_memory_tiling": (2.0,), "block_reduce_atomic": (3.0,)},
                         {"launch_configuration": ((1.2, 1.1, 1.0), (1.0, 1.0, 1.0))})
     evaluator = FakeEvaluator(kernel.speed)
-    session = SearchRun(kernel="two", original=Candidate("naive", LaunchConfig(("1",), ("256",))),
-                        evaluator=evaluator, model=None, graph=graph, budget=6, rng=random.Random(0),
-                        options=SearchOptions(use_model=False), appliers=kernel.appliers())
+    session = SearchRun.open(search_request("naive", "two", "mcgs", 6, 0),
+                             KernelTarget(LaunchConfig(("1",), ("256",))),
+                             SearchTools(evaluator, None, graph, appliers=kernel.appliers()))
     MCGS(session, graph).run()
     assert [c.techniques for c in evaluator.seen[:2]] == [("block_reduce_atomic",), ("shared_memory_tiling",)]
 
@@ -198,11 +197,11 @@ ROW_NORM = RowNorm("row_norm", {"block_per_row": (5.42, 8.01, 7.91)},
 
 def offered(kernel: FakeKernel, strategy: str, budget: int, seed: int, graph: ReasoningGraph) -> tuple[float, int]:
     """The answer the product offers (search/answer.py): its speedup and number of techniques."""
-    session = SearchRun(kernel=kernel.name, original=Candidate("naive", LaunchConfig(("1",), ("256",))),
-                        evaluator=FakeEvaluator(kernel.speed), model=None, graph=graph, budget=budget,
-                        rng=random.Random(seed), options=SearchOptions(use_model=False), appliers=kernel.appliers())
+    session = SearchRun.open(search_request("naive", kernel.name, "mcgs", budget, seed),
+                             KernelTarget(LaunchConfig(("1",), ("256",))),
+                             SearchTools(FakeEvaluator(kernel.speed), None, graph, appliers=kernel.appliers()))
     RUNNERS[strategy](session, graph)
-    answer = session.answer()
+    answer = session.ledger.answer()
     return (answer.evaluation.speedup or 1.0, len(answer.candidate.techniques)) if answer is not None else (1.0, 0)
 
 

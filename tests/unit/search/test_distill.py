@@ -14,12 +14,12 @@ from regrapht.commands import graph as graph_command
 from regrapht.errors import InputError
 from regrapht.graph import START, build_graph
 from regrapht.graph.build import parse_trajectory, read_trajectories
-from regrapht.search import optimize
+from regrapht.search import SearchHooks, SearchTools, optimize
 from regrapht.search.distill import check_train_split, trajectories_of, unique, write_jsonl
 from regrapht.search.run import SearchRun
 from regrapht.validate.types import Candidate
 
-from .fakes import FakeEvaluator
+from .fakes import FakeEvaluator, search_request
 from .test_selection import SGEMM, SGEMM_TARGET, misleading_graph
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -36,8 +36,9 @@ def tiled_fast_unrolled_wrong(candidate: Candidate) -> float | None:
 def distilled(seed: int = 0, budget: int = 16) -> list[dict[str, object]]:
     sessions: list[SearchRun] = []
     graph = misleading_graph()
-    optimize(SGEMM, "sgemm", SGEMM_TARGET, FakeEvaluator(tiled_fast_unrolled_wrong), None, graph, "mcgs",
-             budget, seed, on_finish=sessions.append)
+    optimize(search_request(SGEMM, "sgemm", "mcgs", budget, seed), SGEMM_TARGET,
+             SearchTools(FakeEvaluator(tiled_fast_unrolled_wrong), None, graph),
+             SearchHooks(on_finish=sessions.append))
     return trajectories_of(sessions[0], task="sgemm", strategy="mcgs", seed=seed, graph=graph)
 
 
@@ -74,8 +75,9 @@ def test_failed_steps_are_dropped() -> None:
 
 def test_nothing_is_distilled_without_a_device() -> None:
     sessions: list[SearchRun] = []
-    optimize(SGEMM, "sgemm", SGEMM_TARGET, FakeEvaluator(lambda c: 2.0, gpu_name=None), None, misleading_graph(),
-             "mcgs", 6, 0, on_finish=sessions.append)
+    optimize(search_request(SGEMM, "sgemm", "mcgs", 6), SGEMM_TARGET,
+             SearchTools(FakeEvaluator(lambda c: 2.0, gpu_name=None), None, misleading_graph()),
+             SearchHooks(on_finish=sessions.append))
     assert trajectories_of(sessions[0], task="sgemm", strategy="mcgs", seed=0, graph=None) == []
 
 

@@ -7,7 +7,6 @@ H200 ablation is the measurement."""
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import mean
@@ -15,14 +14,14 @@ from statistics import mean
 import pytest
 
 from regrapht.graph import load_bundled_graph
-from regrapht.search import SearchOptions
 from regrapht.search.appliers import ApplierInput, Rewrite
-from regrapht.search.run import SearchRun
+from regrapht.search.request import KernelTarget
+from regrapht.search.run import SearchRun, SearchTools
 from regrapht.search.strategies import RUNNERS
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate
 
-from .fakes import FakeEvaluator, Restrict
+from .fakes import FakeEvaluator, Restrict, search_request
 
 NAIVE = "naive"
 THREADS = (32, 64, 128, 256, 512, 1024)
@@ -79,14 +78,14 @@ def speed(candidate: Candidate) -> float:
 
 def best(strategy: str, budget: int, seed: int, judge: Callable[[Candidate], float] = speed) -> float:
     graph = load_bundled_graph()
-    session = SearchRun(kernel="rows", original=Candidate(NAIVE, LaunchConfig(("rows / 128",), ("128",))),
-                        evaluator=FakeEvaluator(judge), model=None, graph=graph, budget=budget,
-                        rng=random.Random(seed), options=SearchOptions(use_model=False),
-                        appliers=(RowGrid(), WarpRows(), Restrict()))
+    session = SearchRun.open(search_request(NAIVE, "rows", "mcgs", budget, seed),
+                             KernelTarget(LaunchConfig(("rows / 128",), ("128",))),
+                             SearchTools(FakeEvaluator(judge), None, graph,
+                                         appliers=(RowGrid(), WarpRows(), Restrict())))
     RUNNERS[strategy](session, graph)
-    assert session.best is not None
-    assert session.evaluated <= budget
-    return session.best.evaluation.speedup or 1.0
+    assert session.ledger.best is not None
+    assert session.ledger.evaluated <= budget
+    return session.ledger.best.evaluation.speedup or 1.0
 
 
 @pytest.mark.parametrize("budget", [6, 12, 24])
@@ -139,11 +138,11 @@ def test_the_best_techniques_farther_variants_come_before_dominated_refinements(
     judged within 16 candidates."""
     evaluator = FakeEvaluator(two_peaks)
     graph = load_bundled_graph()
-    session = SearchRun(kernel="rows", original=Candidate(NAIVE, LaunchConfig(("rows / 128",), ("128",))),
-                        evaluator=evaluator, model=None, graph=graph, budget=16, rng=random.Random(0),
-                        options=SearchOptions(use_model=False), appliers=(RowGrid(), WarpRows(), Restrict()))
+    session = SearchRun.open(search_request(NAIVE, "rows", "mcgs", 16, 0),
+                             KernelTarget(LaunchConfig(("rows / 128",), ("128",))),
+                             SearchTools(evaluator, None, graph, appliers=(RowGrid(), WarpRows(), Restrict())))
     RUNNERS["mcgs"](session, graph)
     order = [c.source for c in evaluator.seen]
-    assert session.best is not None and (session.best.evaluation.speedup or 0.0) >= 3.3, order
+    assert session.ledger.best is not None and (session.ledger.best.evaluation.speedup or 0.0) >= 3.3, order
     peak = order.index("row t=512 i=4")
     assert all(order.index(source) > peak for source in order if source == f"{NAIVE} restrict"), order

@@ -7,20 +7,19 @@ the H200 ablation is the measurement."""
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 
 import pytest
 
 from regrapht.graph import load_bundled_graph
-from regrapht.search import SearchOptions
 from regrapht.search.appliers import ApplierInput, Rewrite
-from regrapht.search.run import SearchRun
+from regrapht.search.request import KernelTarget
+from regrapht.search.run import SearchRun, SearchTools
 from regrapht.search.strategies import RUNNERS
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate
 
-from .fakes import FakeEvaluator, Restrict
+from .fakes import FakeEvaluator, Restrict, search_request
 
 NAIVE = "naive"
 # the vectorized map's speed by the block it keeps; the block shapes alone are slower
@@ -65,13 +64,13 @@ def speed(candidate: Candidate) -> float:
 
 def best(strategy: str, budget: int, seed: int) -> tuple[float, tuple[str, ...]]:
     graph = load_bundled_graph()
-    session = SearchRun(kernel="map", original=Candidate(NAIVE, LaunchConfig(("n/256",), ("256",))),
-                        evaluator=FakeEvaluator(speed), model=None, graph=graph, budget=budget,
-                        rng=random.Random(seed), options=SearchOptions(use_model=False),
-                        appliers=(KeepsBlock(), BlockShapes(), Restrict()))
+    session = SearchRun.open(search_request(NAIVE, "map", "mcgs", budget, seed),
+                             KernelTarget(LaunchConfig(("n/256",), ("256",))),
+                             SearchTools(FakeEvaluator(speed), None, graph,
+                                         appliers=(KeepsBlock(), BlockShapes(), Restrict())))
     RUNNERS[strategy](session, graph)
-    assert session.best is not None
-    return session.best.evaluation.speedup or 1.0, session.best.candidate.techniques
+    assert session.ledger.best is not None
+    return session.ledger.best.evaluation.speedup or 1.0, session.ledger.best.candidate.techniques
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -93,10 +92,10 @@ def test_a_slower_step_that_changes_the_text_stays_a_dead_end() -> None:
     """restrict before the structural rewrite is slower and changes only the text the rewrite
     reads: nothing below it is tried (here, the rewrite of restricted code does not match)."""
     graph = load_bundled_graph()
-    session = SearchRun(kernel="map", original=Candidate(NAIVE, LaunchConfig(("n/256",), ("256",))),
-                        evaluator=FakeEvaluator(speed), model=None, graph=graph, budget=24,
-                        rng=random.Random(0), options=SearchOptions(use_model=False),
-                        appliers=(KeepsBlock(), BlockShapes(), Restrict()))
+    session = SearchRun.open(search_request(NAIVE, "map", "mcgs", 24, 0),
+                             KernelTarget(LaunchConfig(("n/256",), ("256",))),
+                             SearchTools(FakeEvaluator(speed), None, graph,
+                                         appliers=(KeepsBlock(), BlockShapes(), Restrict())))
     RUNNERS["mcgs"](session, graph)
-    paths = [c.techniques for c in session.history]
+    paths = [c.techniques for c in session.ledger.history]
     assert not any(p[:1] == ("restrict_const",) and len(p) > 1 for p in paths), paths

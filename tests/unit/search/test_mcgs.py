@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import random
 
 import pytest
 
@@ -12,11 +11,12 @@ from regrapht.graph.types import EdgeStats, Example
 from regrapht.model.scripted import ScriptedModel
 from regrapht.search.mcgs import MCGS
 from regrapht.search.options import SearchOptions
+from regrapht.search.request import KernelTarget
+from regrapht.search.run import SearchTools
 from regrapht.search.strategies import run_greedy
 from regrapht.spec.launch import LaunchConfig
-from regrapht.validate.types import Candidate
 
-from .fakes import FakeEvaluator, ScriptedSteps
+from .fakes import FakeEvaluator, ScriptedSteps, search_request
 
 LAUNCH = LaunchConfig(("(n + 255) / 256",), ("256",))
 
@@ -33,11 +33,10 @@ def graph_of(*edges: tuple[str, str]) -> ReasoningGraph:
 
 def session(budget: int, rewards: dict[str, float], **options: object) -> ScriptedSteps:
     opts = SearchOptions(epsilon=0.0, step_cap=1, applier_edges=False, **options)  # type: ignore[arg-type]
-    return ScriptedSteps(
-        kernel="k", original=Candidate("src", LAUNCH), evaluator=FakeEvaluator(lambda c: 1.0),
-        model=ScriptedModel.of(), graph=None, budget=budget, rng=random.Random(0), options=opts,
-        rewards=rewards,
-    )
+    steps = ScriptedSteps.open(search_request("src", "k", "mcgs", budget, 0, options=opts), KernelTarget(LAUNCH),
+                               SearchTools(FakeEvaluator(lambda c: 1.0), ScriptedModel.of()))
+    steps.rewards = rewards
+    return steps
 
 
 def test_selection_expansion_rollout_and_backpropagation_of_the_max() -> None:
@@ -62,7 +61,7 @@ def test_selection_expansion_rollout_and_backpropagation_of_the_max() -> None:
     assert search.ucb(START, "a") == pytest.approx(3 + math.sqrt(2 * math.log(2)))
     assert search.ucb(START, "b") == pytest.approx(math.sqrt(2 * math.log(2)))
     assert search.iteration() == 3.0
-    assert s.evaluated == 2
+    assert s.ledger.evaluated == 2
     assert s.applied == [("a",), ("a", "c")]
 
 
@@ -71,7 +70,7 @@ def test_a_branch_that_judges_nothing_new_is_closed_and_the_budget_goes_elsewher
     s = session(3, {"a": 2.0, "b": -1.0, "c": 3.0})
     search = MCGS(s, graph)
     search.run()
-    assert s.evaluated == 3
+    assert s.ledger.evaluated == 3
     assert s.applied == [("a",), ("a", "c"), ("b",)]
     assert ("a", "c") in search.closed
 
@@ -81,7 +80,7 @@ def test_run_stops_at_the_budget_and_reuses_cached_paths() -> None:
     s = session(3, {"a": 2.0, "b": -1.0, "c": 3.0})
     search = MCGS(s, graph)
     search.run()
-    assert s.evaluated == 3
+    assert s.ledger.evaluated == 3
     # every path was applied once: re-selecting a path costs no budget
     assert len(s.applied) == len(set(s.applied))
 

@@ -16,9 +16,9 @@ from regrapht.graph import START, ReasoningGraph
 from regrapht.graph.types import Example
 from regrapht.model.backend import ChatMessage, Completion, PromptSize
 from regrapht.model.scripted import ScriptedModel, count_tokens
-from regrapht.search import SearchOptions, optimize
+from regrapht.search import SearchOptions, SearchTools, optimize
 
-from .fakes import FakeEvaluator
+from .fakes import FakeEvaluator, search_request
 from .test_pipeline import SAXPY, TARGET, graph, speed_by_text
 
 WRONG = "    /* WRONG */\n}\n```"
@@ -70,9 +70,9 @@ def over_context() -> Exception:
 def test_a_failing_model_call_keeps_the_verified_best(strategy: str, failure: Callable[[], Exception],
                                                      caplog: pytest.LogCaptureFixture) -> None:
     model = CountingModel([], fail=failure)
-    with caplog.at_level(logging.WARNING, logger="regrapht.search.run"):
-        result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), model, model_only_graph(),
-                          strategy, 24, 0, options=NO_LIMITS)
+    with caplog.at_level(logging.WARNING, logger="regrapht.search.model_policy"):
+        result = optimize(search_request(SAXPY, "saxpy", strategy, 24, 0, options=NO_LIMITS), TARGET,
+                          SearchTools(FakeEvaluator(speed_by_text), model, model_only_graph()))
     uses = result.model_use
     assert all(use.failed == use.calls and use.answered == 0 for use in uses.values())
     if strategy in ("mcgs", "cot"):  # the others may spend the budget before the model's turn
@@ -98,14 +98,14 @@ def test_a_model_file_that_cannot_be_loaded_is_the_users_error_not_a_failed_call
 
     model = CountingModel([], fail=unloadable)
     with pytest.raises(ModelLoadError, match="could not be loaded"):
-        optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), model, model_only_graph(), strategy, 24, 0,
-                 options=NO_LIMITS)
+        optimize(search_request(SAXPY, "saxpy", strategy, 24, 0, options=NO_LIMITS), TARGET,
+                 SearchTools(FakeEvaluator(speed_by_text), model, model_only_graph()))
 
 
 def test_a_prompt_over_the_context_is_never_sent() -> None:
     model = CountingModel([WRONG] * 40, context=60)  # every prompt here is longer than 60 "tokens"
-    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), model, model_only_graph(),
-                      "mcgs", 24, 0, options=NO_LIMITS)
+    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 24, 0, options=NO_LIMITS), TARGET,
+                      SearchTools(FakeEvaluator(speed_by_text), model, model_only_graph()))
     assert model.measured and model.calls == []
     assert result.best is not None and result.best.speedup > 1.0
     rewrite = result.model_use["rewrite"]
@@ -122,23 +122,25 @@ def test_a_prompt_is_trimmed_of_its_example_before_it_is_given_up() -> None:
     fits_without_example = CountingModel([WRONG] * 40, context=1200)
     # budget 200: the appliers' parameter grids come first (the model never delays an applier
     # rewrite), so the model's turn comes late
-    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), fits_without_example, g, "mcgs", 200, 0,
-             options=options)
+    optimize(search_request(SAXPY, "saxpy", "mcgs", 200, 0, options=options), TARGET,
+             SearchTools(FakeEvaluator(speed_by_text), fits_without_example, g))
     assert fits_without_example.calls, "the trimmed prompt was sent"
     for sent in fits_without_example.calls:
         assert not any("Example of this technique" in m.content for m in sent.messages)
         assert sum(count_tokens(m.content) for m in sent.messages) + sent.max_tokens <= 1200
     # with room for the example it stays in the prompt
     roomy = CountingModel([WRONG] * 40, context=100_000)
-    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), roomy, g, "mcgs", 200, 0, options=options)
+    optimize(search_request(SAXPY, "saxpy", "mcgs", 200, 0, options=options), TARGET,
+             SearchTools(FakeEvaluator(speed_by_text), roomy, g))
     assert any("x x x x" in m.content for sent in roomy.calls for m in sent.messages)
 
 
 def test_failed_calls_count_towards_giving_up_the_model() -> None:
     model = CountingModel([], fail=crash)
     # budget 200: the applier variants that can still beat the best come before the model's turns
-    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), model, model_only_graph(), "mcgs", 200, 0,
-                      options=SearchOptions(model_give_up=2, model_time_budget_s=None, model_choice=False))
+    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 200, 0,
+                                     options=SearchOptions(model_give_up=2, model_time_budget_s=None, model_choice=False)),
+                      TARGET, SearchTools(FakeEvaluator(speed_by_text), model, model_only_graph()))
     rewrite = result.model_use["rewrite"]
     assert rewrite.failed == rewrite.calls == 2 and rewrite.gave_up
 
@@ -183,8 +185,9 @@ def test_the_real_model_is_not_sent_a_prompt_over_its_context() -> None:
         # the real backend refuses what does not fit: the search must not send it
         with pytest.raises(InputError, match="does not fit the model context"):
             backend.complete([ChatMessage("user", source)], max_tokens=8, temperature=0.0, seed=0)
-        result = optimize(source, "saxpy", TARGET, FakeEvaluator(speed_by_text), Watched(), model_only_graph(),
-                          "mcgs", 40, 0, options=SearchOptions(model_give_up=0, model_time_budget_s=None))
+        result = optimize(search_request(source, "saxpy", "mcgs", 40, 0,
+                                         options=SearchOptions(model_give_up=0, model_time_budget_s=None)),
+                          TARGET, SearchTools(FakeEvaluator(speed_by_text), Watched(), model_only_graph()))
         assert all(tokens <= 1024 for tokens in sent), sent  # only what fits was sent (a short choice may)
         assert result.best is not None and result.best.speedup > 1.0
         rewrite = result.model_use["rewrite"]

@@ -3,7 +3,6 @@ every strategy, the no-device answer, progress and cancellation, overlay statist
 
 from __future__ import annotations
 
-import random
 import re
 from pathlib import Path
 
@@ -13,13 +12,21 @@ from regrapht.errors import InputError
 from regrapht.graph import START, ReasoningGraph
 from regrapht.graph.types import Example
 from regrapht.model.scripted import ScriptedModel
-from regrapht.search import STRATEGIES, KernelTarget, Progress, SearchOptions, optimize
+from regrapht.search import (
+    STRATEGIES,
+    KernelTarget,
+    Progress,
+    SearchHooks,
+    SearchOptions,
+    SearchTools,
+    optimize,
+)
 from regrapht.search.mcgs import MCGS
 from regrapht.search.run import SearchRun
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate
 
-from .fakes import FakeEvaluator
+from .fakes import FakeEvaluator, search_request
 
 ROOT = Path(__file__).resolve().parents[3]
 SAXPY = (ROOT / "examples/saxpy.cu").read_text()
@@ -64,7 +71,8 @@ MODEL_ANSWER = "```cuda\n__global__ void saxpy(int n, float a, float *x, float *
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_every_strategy_returns_the_contract(strategy: str) -> None:
     model = ScriptedModel([MODEL_ANSWER] * 40)
-    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), model, graph(), strategy, 12, 1)
+    result = optimize(search_request(SAXPY, "saxpy", strategy, 12, 1), TARGET,
+                      SearchTools(FakeEvaluator(speed_by_text), model, graph()))
     data = result.to_json()
     assert set(data) >= CONTRACT_KEYS
     assert data["strategy"] == strategy and data["budget"] == 12 and data["gpu"] == "Fake GPU"
@@ -86,8 +94,8 @@ def test_every_strategy_returns_the_contract(strategy: str) -> None:
 
 
 def test_mcgs_chains_techniques_to_the_fastest_verified() -> None:
-    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, graph(), "mcgs", 30, 0,
-                      options=SearchOptions(use_model=False))
+    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 30, 0), TARGET,
+                      SearchTools(FakeEvaluator(speed_by_text), None, graph()))
     assert result.best is not None
     assert result.best.speedup == pytest.approx(3.0 * 1.2 * 1.1)
     # the 256-thread block comes with a vectorized variant or from the launch configuration
@@ -97,13 +105,14 @@ def test_mcgs_chains_techniques_to_the_fastest_verified() -> None:
 
 
 def test_rules_keeps_each_verified_improvement() -> None:
-    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, None, "rules", 40, 0)
+    result = optimize(search_request(SAXPY, "saxpy", "rules", 40), TARGET,
+                      SearchTools(FakeEvaluator(speed_by_text)))
     assert result.best is not None and result.best.speedup == pytest.approx(3.0 * 1.2 * 1.1)
 
 
 def test_no_device_gives_no_best_and_says_why() -> None:
     evaluator = FakeEvaluator(speed_by_text, gpu_name=None)
-    result = optimize(SAXPY, "saxpy", TARGET, evaluator, None, graph(), "mcgs", 6, 0)
+    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 6), TARGET, SearchTools(evaluator, None, graph()))
     data = result.to_json()
     assert data["best"] is None and data["gpu"] is None
     assert "no CUDA device" in str(data["reason"])
@@ -111,8 +120,8 @@ def test_no_device_gives_no_best_and_says_why() -> None:
 
 
 def test_never_offers_a_slower_or_wrong_candidate() -> None:
-    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(lambda c: None if vectorized(c) else 0.8),
-                      None, graph(), "mcgs", 20, 0)
+    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 20), TARGET,
+                      SearchTools(FakeEvaluator(lambda c: None if vectorized(c) else 0.8), None, graph()))
     assert result.best is None and "no verified candidate was faster" in result.reason
 
 
@@ -124,9 +133,11 @@ def test_progress_names_stages_and_cancel_stops_between_steps() -> None:
         calls["n"] += 1
         return len(seen) > 6
 
-    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), ScriptedModel([MODEL_ANSWER] * 40),
-                      graph(), "mcgs", 30, 0, cancel, seen.append,
-                      options=SearchOptions(model_after_applier_gain=True))
+    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 30, 0,
+                                     options=SearchOptions(model_after_applier_gain=True)),
+                      TARGET,
+                      SearchTools(FakeEvaluator(speed_by_text), ScriptedModel([MODEL_ANSWER] * 40), graph()),
+                      SearchHooks(cancel=cancel, progress=seen.append))
     stages = {p.stage for p in seen}
     assert {"generating", "compiling"} <= stages and ("timing" in stages or "checking" in stages)
     assert result.cancelled and result.counters.generated < 30
@@ -135,22 +146,23 @@ def test_progress_names_stages_and_cancel_stops_between_steps() -> None:
 
 def test_verified_outcomes_go_to_the_overlay_only() -> None:
     g = graph()
-    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, g, "mcgs", 10, 0)
+    optimize(search_request(SAXPY, "saxpy", "mcgs", 10), TARGET,
+             SearchTools(FakeEvaluator(speed_by_text), None, g))
     assert len(g.overlay) > 0
     assert all(stats.visits == 0 for _, _, stats in ((u, v, g.prior_stats(u, v)) for u, v in g.edges()))
 
 
 def test_bad_input() -> None:
     with pytest.raises(InputError):
-        optimize(SAXPY, "nope", TARGET, FakeEvaluator(speed_by_text), None, None, "rules", 4, 0)
+        optimize(search_request(SAXPY, "nope", "rules", 4), TARGET, SearchTools(FakeEvaluator(speed_by_text)))
     with pytest.raises(InputError):
-        optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, None, "magic", 4, 0)
+        optimize(search_request(SAXPY, "saxpy", "magic", 4), TARGET, SearchTools(FakeEvaluator(speed_by_text)))
 
 
 def test_model_prompt_carries_the_edge_example() -> None:
     model = ScriptedModel([MODEL_ANSWER] * 40)
-    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), model, graph(), "mcgs", 6, 0,
-             options=SearchOptions(model_after_applier_gain=True))
+    optimize(search_request(SAXPY, "saxpy", "mcgs", 6, 0, options=SearchOptions(model_after_applier_gain=True)),
+             TARGET, SearchTools(FakeEvaluator(speed_by_text), model, graph()))
     user = model.prompts[0][1].content
     assert "Example of this technique" in user and "because" in user
     assert re.search(r"__global__ void saxpy", user)
@@ -166,7 +178,8 @@ def test_the_model_is_asked_only_where_no_applier_rewrite_is_waiting() -> None:
         g.add_example(START, "divergence_reduction", Example("k", "because", "", "before", "after", 1.5))
         evaluator = FakeEvaluator(speed_by_text)
         model = ScriptedModel(["    /* WRONG */\n}\n```"] * 40)
-        optimize(SAXPY, "saxpy", TARGET, evaluator, model, g, "mcgs", budget, 0, options=options)
+        optimize(search_request(SAXPY, "saxpy", "mcgs", budget, 0, options=options), TARGET,
+                 SearchTools(evaluator, model, g))
         return evaluator, model
 
     evaluator, model = run(SearchOptions(), 30)
@@ -185,8 +198,8 @@ def test_the_model_is_not_asked_again_after_failing_on_this_kernel() -> None:
         g.add_technique(name, f"{name}: no applier does this")
         g.add_example(START, name, Example("k", "because", "", "before", "after", 1.5))
     model = ScriptedModel(["    /* WRONG */\n}\n```"] * 40)
-    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), model, g, "mcgs", 40, 0,
-                      options=SearchOptions(model_choice=False))
+    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 40, 0, options=SearchOptions(model_choice=False)),
+                      TARGET, SearchTools(FakeEvaluator(speed_by_text), model, g))
     rewrite = result.model_use["rewrite"]
     assert rewrite.calls == 2 and rewrite.correct == 0 and rewrite.gave_up
     shown = dict(result.to_json()["model_calls"]["rewrite"])  # type: ignore[index]
@@ -203,51 +216,57 @@ def test_the_model_picks_among_model_only_techniques_under_a_grammar() -> None:
     # a choice, then the rewrite of the chosen technique (correct here: the original body)
     body = "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = a * x[i] + y[i];\n}\n```"
     model = ScriptedModel(["instruction_level_parallelism", body] * 20)
-    session = SearchRun(kernel="saxpy", original=Candidate(SAXPY, TARGET.launch), evaluator=FakeEvaluator(speed_by_text),
-                      model=model, graph=g, budget=1, rng=random.Random(0), options=SearchOptions(), appliers=())
+    session = SearchRun.open(search_request(SAXPY, "saxpy", "mcgs", 1, 0), KernelTarget(TARGET.launch),
+                             SearchTools(FakeEvaluator(speed_by_text), model, g, appliers=()))
     MCGS(session, g).run()
     choice, rewrite = model.calls
     assert choice.grammar == 'root ::= "divergence_reduction" | "instruction_level_parallelism"\n'
     assert "divergence_reduction: no applier does this" in choice.messages[1].content
     assert "instruction_level_parallelism" in rewrite.messages[1].content and rewrite.grammar is None
-    use = session.model_use["choose"]
+    use = session.model_policy.use["choose"]
     assert (use.calls, use.answered, use.correct, use.faster) == (1, 1, 1, 0)  # correct, not faster
 
 
 def test_technique_rewrites_continue_the_kernel_header_and_cot_thinks_first() -> None:
     model = ScriptedModel(["    /* WRONG */\n}\n```"] * 40)
-    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), model, graph(), "mcgs", 10, 0,
-             options=SearchOptions(model_after_applier_gain=True))
+    optimize(search_request(SAXPY, "saxpy", "mcgs", 10, 0,
+                            options=SearchOptions(model_after_applier_gain=True)),
+             TARGET, SearchTools(FakeEvaluator(speed_by_text), model, graph()))
     assert model.calls and all(c.prefill.startswith("```cuda\n__global__ void saxpy(") and c.prefill.endswith("{\n    ")
                                for c in model.calls)
     cot = ScriptedModel([MODEL_ANSWER] * 40)
-    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), cot, None, "cot", 3, 0)
+    optimize(search_request(SAXPY, "saxpy", "cot", 3), TARGET, SearchTools(FakeEvaluator(speed_by_text), cot))
     assert cot.calls and all(c.prefill == "" for c in cot.calls)
     plain = ScriptedModel([MODEL_ANSWER] * 40)
-    optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), plain, graph(), "mcgs", 10, 0,
-             options=SearchOptions(model_after_applier_gain=True, prefill_header=False))
+    optimize(search_request(SAXPY, "saxpy", "mcgs", 10, 0,
+                            options=SearchOptions(model_after_applier_gain=True, prefill_header=False)),
+             TARGET, SearchTools(FakeEvaluator(speed_by_text), plain, graph()))
     assert plain.calls and all(c.prefill == "" for c in plain.calls)
 
 
 def test_a_time_limit_stops_the_search_and_keeps_the_best_so_far() -> None:
     ticks = iter(range(10_000))
-    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, graph(), "mcgs", 40, 0,
-                      options=SearchOptions(use_model=False), clock=lambda: float(next(ticks)), time_limit_s=6)
+    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 40, 0, time_limit_s=6), TARGET,
+                      SearchTools(FakeEvaluator(speed_by_text), None, graph()),
+                      SearchHooks(clock=lambda: float(next(ticks))))
     data = result.to_json()
     assert data["time_limited"] is True and data["cancelled"] is False
     assert 0 < result.counters.generated < 40
     assert result.best is not None  # the first structural rewrite came before the limit
-    unlimited = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, graph(), "mcgs", 4, 0)
+    unlimited = optimize(search_request(SAXPY, "saxpy", "mcgs", 4), TARGET,
+                         SearchTools(FakeEvaluator(speed_by_text), None, graph()))
     assert unlimited.to_json()["time_limited"] is False
     with pytest.raises(InputError):
-        optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, None, "rules", 4, 0, time_limit_s=0)
+        optimize(search_request(SAXPY, "saxpy", "rules", 4, 0, time_limit_s=0), TARGET,
+                 SearchTools(FakeEvaluator(speed_by_text)))
 
 
 def test_progress_reports_each_new_best_the_moment_it_is_measured() -> None:
     seen: list[Progress] = []
     ticks = iter(range(10_000))
-    result = optimize(SAXPY, "saxpy", TARGET, FakeEvaluator(speed_by_text), None, graph(), "mcgs", 12, 0, None,
-                      seen.append, options=SearchOptions(use_model=False), clock=lambda: float(next(ticks)))
+    result = optimize(search_request(SAXPY, "saxpy", "mcgs", 12, 0), TARGET,
+                      SearchTools(FakeEvaluator(speed_by_text), None, graph()),
+                      SearchHooks(progress=seen.append, clock=lambda: float(next(ticks))))
     found = [i for i, p in enumerate(seen) if p.stage == "found"]
     assert found and seen[found[0]].message.startswith("verified ") and "x faster: " in seen[found[0]].message
     # the report comes with the evaluation that made it: the budget count has not moved on

@@ -8,7 +8,6 @@ favour the launch configuration, as an overlay learnt on other kernels did there
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,14 +16,14 @@ import pytest
 from regrapht.graph import START, ReasoningGraph
 from regrapht.graph.types import EdgeStats, Example
 from regrapht.model.scripted import ScriptedModel
-from regrapht.search import KernelTarget, SearchOptions, optimize
+from regrapht.search import KernelTarget, SearchTools, optimize
 from regrapht.search.appliers import ApplierInput, Rewrite
 from regrapht.search.mcgs import MCGS, is_structural
 from regrapht.search.run import SearchRun
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate
 
-from .fakes import FakeEvaluator
+from .fakes import FakeEvaluator, search_request
 
 ROOT = Path(__file__).resolve().parents[3]
 SGEMM = (ROOT / "bench/tasks/sgemm/sgemm.cu").read_text()
@@ -66,8 +65,8 @@ def misleading_graph() -> ReasoningGraph:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_gemm_tiling_is_the_first_candidate_and_wins(seed: int) -> None:
     evaluator = FakeEvaluator(gemm_speed)
-    result = optimize(SGEMM, "sgemm", SGEMM_TARGET, evaluator, ScriptedModel([NO_KERNEL] * 40),
-                      misleading_graph(), "mcgs", 12, seed)
+    result = optimize(search_request(SGEMM, "sgemm", "mcgs", 12, seed), SGEMM_TARGET,
+                      SearchTools(evaluator, ScriptedModel([NO_KERNEL] * 40), misleading_graph()))
     assert evaluator.seen[0].techniques == ("shared_memory_tiling",)
     assert result.best is not None and result.best.speedup >= 6.0
     assert result.best.techniques[0] == "shared_memory_tiling"
@@ -75,8 +74,8 @@ def test_gemm_tiling_is_the_first_candidate_and_wins(seed: int) -> None:
 
 def test_gemm_does_not_spend_the_budget_on_variants_of_one_branch() -> None:
     evaluator = FakeEvaluator(gemm_speed)
-    optimize(SGEMM, "sgemm", SGEMM_TARGET, evaluator, ScriptedModel([NO_KERNEL] * 40), misleading_graph(),
-             "mcgs", 12, 0)
+    optimize(search_request(SGEMM, "sgemm", "mcgs", 12), SGEMM_TARGET,
+             SearchTools(evaluator, ScriptedModel([NO_KERNEL] * 40), misleading_graph()))
     tiled = [i for i, c in enumerate(evaluator.seen) if "__shared__" in c.source]
     tuned_untiled = [i for i, c in enumerate(evaluator.seen) if "__shared__" not in c.source]
     # tuning the untiled code (at most ~1.26x in the distilled graph, against 6x tiled) comes only
@@ -120,9 +119,9 @@ def fake_speed(candidate: Candidate) -> float:
 
 def fake_session(budget: int, graph: ReasoningGraph | None = None) -> tuple[SearchRun, FakeEvaluator]:
     evaluator = FakeEvaluator(fake_speed)
-    s = SearchRun(kernel="k", original=Candidate("src", LaunchConfig(("1",), ("256",))), evaluator=evaluator,
-                model=None, graph=graph, budget=budget, rng=random.Random(0),
-                options=SearchOptions(use_model=False), appliers=FAKE_APPLIERS)
+    s = SearchRun.open(search_request("src", "k", "mcgs", budget, 0),
+                       KernelTarget(LaunchConfig(("1",), ("256",))),
+                       SearchTools(evaluator, None, graph, appliers=FAKE_APPLIERS))
     return s, evaluator
 
 
@@ -150,9 +149,9 @@ def test_variants_refine_only_a_proven_technique() -> None:
     assert not [c for c in evaluator.seen if c.source.count("//") == 1 and "warp_shuffle_reduction v1" in c.source]
     # tiling proved itself (4x): its other variants are judged, and the better one (5x) is built on
     assert {"shared_memory_tiling v1", "shared_memory_tiling v2"} <= set(order)
-    assert s.best is not None and s.best.evaluation.speedup is not None
-    assert s.best.evaluation.speedup >= 5.0 * 1.5
-    assert "shared_memory_tiling v1" in s.best.candidate.source
+    assert s.ledger.best is not None and s.ledger.best.evaluation.speedup is not None
+    assert s.ledger.best.evaluation.speedup >= 5.0 * 1.5
+    assert "shared_memory_tiling v1" in s.ledger.best.candidate.source
 
 
 def test_refinements_wait_for_untried_structural_techniques_below() -> None:
@@ -177,9 +176,8 @@ def test_variants_of_an_unproven_technique_come_last_instead_of_unspent_budget()
         line = candidate.source.splitlines()[-1]
         return gains["launch_configuration"][int(line.split(" v")[1])] if " v" in line else 1.0
 
-    s = SearchRun(kernel="k", original=Candidate("src", LaunchConfig(("1",), ("256",))),
-                evaluator=FakeEvaluator(speed), model=None, graph=None, budget=6, rng=random.Random(0),
-                options=SearchOptions(use_model=False), appliers=appliers)
+    s = SearchRun.open(search_request("src", "k", "mcgs", 6, 0), KernelTarget(LaunchConfig(("1",), ("256",))),
+                       SearchTools(FakeEvaluator(speed), appliers=appliers))
     MCGS(s, None).run()
-    assert s.best is not None and s.best.evaluation.speedup == pytest.approx(1.3)
-    assert s.evaluated == 3
+    assert s.ledger.best is not None and s.ledger.best.evaluation.speedup == pytest.approx(1.3)
+    assert s.ledger.evaluated == 3

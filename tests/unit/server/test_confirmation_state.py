@@ -1,14 +1,19 @@
 """Compiler confirmations in the server state: applied to analyses of the compiled text only,
 never to rules the user overrode, dropped on close; the confirmation service decides when a
-compile is worth it (no pygls, no nvcc)."""
+compile is worth it and compiles with the server's one compiler (no pygls, no nvcc)."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from regrapht.features.confirmation import ConfirmationService
+import pytest
+
+from regrapht.app.resources import GpuResources
+from regrapht.errors import InputError
+from regrapht.lsp.features.confirmation import ConfirmationService
+from regrapht.lsp.server import create_server
+from regrapht.lsp.state import ServerState
 from regrapht.settings import Settings
-from regrapht.state import ServerState
 from regrapht.validate.ptx import LineCode, PtxFacts
 
 TEXT = """__global__ void k(float *y, int n) {
@@ -61,7 +66,7 @@ def test_close_drops_the_confirmation() -> None:
 
 def test_a_compile_is_wanted_for_confirmable_findings_on_unconfirmed_text() -> None:
     state = ServerState()
-    service = ConfirmationService(state)
+    service = ConfirmationService(state, lambda: None)
     document, analysis = _opened(state)
     assert service.wanted(document.uri, analysis)
     state.set_confirmation(document.uri, analysis.lines, F64)
@@ -72,3 +77,28 @@ def test_a_compile_is_wanted_for_confirmable_findings_on_unconfirmed_text() -> N
     quiet = state.open("file:///w/quiet.cu", "__global__ void q(float *y) { y[threadIdx.x] = 1.0f; }", 1)
     state.apply_settings(dataclasses.replace(state.settings, compiler_confirmation=True))
     assert not service.wanted(quiet.uri, state.ensure_analysis(quiet))
+
+
+def test_the_server_confirms_with_the_one_compiler_of_its_gpu_resources(tmp_path) -> None:
+    _server, state = create_server()
+    services = [listener.__self__ for listener in state.publish_listeners
+                if isinstance(getattr(listener, "__self__", None), ConfirmationService)]
+    assert len(services) == 1 and isinstance(services[0].compiler.__self__, GpuResources)
+
+    made: list[object] = []
+    compiler = object()
+
+    def make_compiler(env, cache_dir):
+        made.append(cache_dir)
+        return compiler
+
+    resources = GpuResources({"REGRAPHT_CACHE_DIR": str(tmp_path)}, tmp_path, make_compiler=make_compiler)
+    service = ConfirmationService(ServerState(), resources.compiler_if_found)
+    assert service.compiler() is compiler and resources.compiler() is compiler and len(made) == 1
+
+
+def test_without_nvcc_confirmation_gets_none_and_the_workflows_a_clear_error(tmp_path) -> None:
+    resources = GpuResources({"REGRAPHT_CACHE_DIR": str(tmp_path)}, tmp_path, make_compiler=lambda env, cache_dir: None)
+    assert resources.compiler_if_found() is None
+    with pytest.raises(InputError, match="nvcc not found"):
+        resources.compiler()

@@ -1,6 +1,6 @@
 from lsprotocol import types
 
-from regrapht.converters import (
+from regrapht.lsp.converters import (
     UTF16,
     UTF32,
     code_points_to_utf16,

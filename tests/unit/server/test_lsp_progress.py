@@ -4,8 +4,8 @@ from types import SimpleNamespace
 
 from lsprotocol import types
 
-from regrapht.features.progress import CancellableProgress
-from regrapht.state import ServerState
+from regrapht.lsp.features.progress import CancellableProgress
+from regrapht.lsp.state import ServerState
 
 
 class FakeProgress:

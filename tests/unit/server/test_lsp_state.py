@@ -5,8 +5,8 @@ import asyncio
 import pytest
 
 from regrapht.cards import KernelFacts
+from regrapht.lsp.state import MAX_ANALYZED_CHARS, Debouncer, ServerState
 from regrapht.rules.types import Finding
-from regrapht.state import MAX_ANALYZED_CHARS, Debouncer, ServerState
 from regrapht.text import Span, apply_edits
 from regrapht.text import TextEdit as EngineEdit
 

@@ -16,12 +16,12 @@ from regrapht.app.jobs import Kept, Registry
 from regrapht.app.messages import edit_title
 from regrapht.app.result_edits import build_edit
 from regrapht.cards import kernel_at
-from regrapht.converters import confirmed_workspace_edit
 from regrapht.cuda.parse import parse_source
-from regrapht.features import optimize as feature
-from regrapht.features.common import kernel_or_position_argument
+from regrapht.lsp.converters import confirmed_workspace_edit
+from regrapht.lsp.features import optimize as feature
+from regrapht.lsp.features.common import kernel_or_position_argument
+from regrapht.lsp.state import Analysis, DocumentState
 from regrapht.spec.launch import LaunchConfig
-from regrapht.state import Analysis, DocumentState
 from regrapht.text import Position, Span
 
 

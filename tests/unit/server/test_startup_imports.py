@@ -1,6 +1,6 @@
 """What starting the language server imports: the editor waits on it ("server ready after
 initialize" <= 1 s, bench/lsp_latency.py). The parser and rules load in a worker right after
-"ready" (features/lifecycle.py warm-up); the GPU workflows' engines (compiler, GPU worker,
+"ready" (lsp/features/lifecycle.py warm-up); the GPU workflows' engines (compiler, GPU worker,
 evaluator, numpy), the search, the graph and the model load when first used; so do the Optimize
 workflow (controller, jobs, spec parser: built at the first Optimize command) and the spec model
 (first validation, first spec code action). A module that starts importing one of them at module
@@ -46,8 +46,8 @@ def loaded_after(code: str) -> set[str]:
 
 
 def test_creating_the_language_server_loads_none_of_the_heavy_modules() -> None:
-    loaded = loaded_after("from regrapht.server import create_server\ncreate_server()")
-    assert "regrapht.features.validation" in loaded and "regrapht.features.optimize" in loaded
+    loaded = loaded_after("from regrapht.lsp.server import create_server\ncreate_server()")
+    assert "regrapht.lsp.features.validation" in loaded and "regrapht.lsp.features.optimize" in loaded
     assert sorted(m for m in HEAVY if m in loaded) == []
 
 
@@ -55,7 +55,7 @@ def test_creating_the_language_server_loads_none_of_the_heavy_modules() -> None:
 # (the warm-up is started after that report): what `initialize` and `initialized` load counts too.
 READY_PROBE = """
 import json, sys
-import regrapht.features.lifecycle as lifecycle
+import regrapht.lsp.features.lifecycle as lifecycle
 send_status = lifecycle.send_status
 def recording(server, state, status, message):
     if status == "ready":
@@ -113,13 +113,13 @@ async def test_the_server_reports_ready_without_any_of_the_heavy_modules(tmp_pat
             await process.wait()
     assert "capabilities" in received[0]["result"]
     loaded = set(json.loads(loaded_file.read_text()))
-    assert "regrapht.features.optimize" in loaded and "regrapht.settings" in loaded
+    assert "regrapht.lsp.features.optimize" in loaded and "regrapht.settings" in loaded
     assert sorted(m for m in HEAVY if m in loaded) == []
 
 
 def test_the_warm_up_after_ready_loads_the_parser_and_rules() -> None:
     """The other side of the check above: the same probe sees the parser once it is loaded."""
-    loaded = loaded_after("from regrapht.features.lifecycle import _warm_up\n_warm_up()")
+    loaded = loaded_after("from regrapht.lsp.features.lifecycle import _warm_up\n_warm_up()")
     assert {"tree_sitter", "regrapht.cuda.document", "regrapht.rules.engine"} <= loaded
 
 

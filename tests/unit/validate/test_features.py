@@ -12,9 +12,9 @@ from lsprotocol import types
 
 from regrapht.app.resources import GpuResources
 from regrapht.app.validation import ValidationService
-from regrapht.features.spec_action import spec_actions, spec_edit
-from regrapht.features.validation import publish
-from regrapht.server import create_server
+from regrapht.lsp.features.spec_action import spec_actions, spec_edit
+from regrapht.lsp.features.validation import publish
+from regrapht.lsp.server import create_server
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 

@@ -8,8 +8,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from regrapht.cards import kernel_card
-from regrapht.features.common import in_worker, kernel_argument, require_document
-from regrapht.state import Analysis, DocumentState, ServerState
+from regrapht.lsp.features.common import in_worker, kernel_argument, require_document
+from regrapht.lsp.state import Analysis, DocumentState, ServerState
 
 if TYPE_CHECKING:
     from regrapht.cuda.model import Function

@@ -16,10 +16,10 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from regrapht.converters import create_file_edit
 from regrapht.errors import InputError
-from regrapht.features.common import file_path, in_worker, kernel_argument, require_document
-from regrapht.state import Analysis, DocumentState, ServerState
+from regrapht.lsp.converters import create_file_edit
+from regrapht.lsp.features.common import file_path, in_worker, kernel_argument, require_document
+from regrapht.lsp.state import Analysis, DocumentState, ServerState
 from regrapht.text import Span
 
 CREATE_SPEC_COMMAND = "regrapht.createSpec"

@@ -15,7 +15,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from regrapht.state import DocumentState, ServerState
+from regrapht.lsp.state import DocumentState, ServerState
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -12,14 +12,13 @@ offered: the user is told why.
 
 Only registration, thin handlers and `LspOptimizeEditor` (the controller's editor connection
 over pygls) live here: the workflow is `regrapht.app.controller.OptimizeController`, which
-tests drive directly; LSP types come from `regrapht.converters`. The controller is built at the
+tests drive directly; LSP types come from `regrapht.lsp.converters`. The controller is built at the
 first Optimize command (`LazyController`), so the server starts without the workflow's modules.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
@@ -28,13 +27,13 @@ from pygls.lsp.server import LanguageServer
 
 from regrapht.app.messages import action_title
 from regrapht.cards import kernel_at
-from regrapht.converters import (
+from regrapht.lsp.converters import (
     confirmed_workspace_edit,
     from_lsp_position,
     refactor_command_action,
     refactor_edit_action,
 )
-from regrapht.features.common import (
+from regrapht.lsp.features.common import (
     edit_capabilities,
     file_path,
     in_worker,
@@ -44,8 +43,8 @@ from regrapht.features.common import (
     send_status,
     show_message,
 )
-from regrapht.features.progress import CancellableProgress
-from regrapht.state import Analysis, DocumentState, ServerState
+from regrapht.lsp.features.progress import CancellableProgress
+from regrapht.lsp.state import Analysis, DocumentState, ServerState
 from regrapht.text import Position, Span, TextEdit
 
 if TYPE_CHECKING:  # the workflow (spec model, search options, jobs) loads at the first Optimize command
@@ -90,6 +89,16 @@ def provide_actions(
     return actions
 
 
+def kernel_to_optimize(uri: str, analysis: Analysis, kernel: str | None, position: Position | None) -> str:
+    """The kernel the command names, by name or at `position` (InvalidParams: none there)."""
+    if position is not None:
+        kernel = kernel_at(analysis.model, position)
+    if kernel is None or analysis.kernel(kernel) is None:
+        raise JsonRpcInvalidParams(f"no __global__ kernel {'at that position' if kernel is None else repr(kernel)} "
+                                   f"in {uri}")
+    return kernel
+
+
 class LspOptimizeEditor:
     """`OptimizeEditor` over pygls: progress, messages, status and applyEdit of one server."""
 
@@ -125,8 +134,6 @@ class LspOptimizeEditor:
 
         return EditAnswer(answer.applied, answer.failure_reason)
 
-    async def in_worker(self, function: Callable[..., T], *args: Any) -> T:
-        return await in_worker(self.server, function, *args)
 
 
 def _load_workflow() -> None:
@@ -152,7 +159,7 @@ class LazyController:
 
             if self.built is None:  # another command may have built it while this one waited
                 self.built = OptimizeController(self.state, LspOptimizeEditor(self.server, self.state),
-                                                self.resources, file_path=file_path)
+                                                self.resources)
         return self.built
 
 
@@ -173,16 +180,10 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
         uri, kernel, position = kernel_or_position_argument(arguments)
         document = require_document(state, uri)
         optimize = await controller.get()
-        from regrapht.app.controller import StartError
-
-        def locate(lines: tuple[str, ...]) -> Position:
-            assert position is not None
-            return from_lsp_position(position, lines, state.encoding)
-
-        try:
-            return await optimize.start(document, kernel, locate if position is not None else None)
-        except StartError as error:
-            raise JsonRpcInvalidParams(str(error)) from error
+        analysis = await in_worker(server, state.ensure_analysis, document)
+        at = from_lsp_position(position, analysis.lines, state.encoding) if position is not None else None
+        found = kernel_to_optimize(uri, analysis, kernel, at)
+        return await optimize.start(state.snapshot(document, analysis, file_path(uri)), found)
 
     @server.command(CANCEL_COMMAND)
     def cancel_optimize(*arguments: Any) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """Creates the language server and registers its features. Nothing else lives here.
 
-To add a feature: write `regrapht/features/<name>.py` with `register(server, state)` that
+To add a feature: write `regrapht/lsp/features/<name>.py` with `register(server, state)` that
 defines thin handlers (get the document from `state`, call a pure function, convert with
-`regrapht.converters`) and add it to `FEATURES` below. The two GPU workflows (`GPU_FEATURES`:
-validation and Optimize) also get the server's one `GpuResources` (cache dir, GPU lock, worker).
+`regrapht.lsp.converters`) and add it to `FEATURES` below. The features that compile or run on the
+GPU (`GPU_FEATURES`: compiler confirmation, validation and Optimize) also get the server's one
+`GpuResources` (cache dir, GPU lock, compiler, worker).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from lsprotocol import types
 
 from regrapht import __version__
 from regrapht.app.resources import GpuResources
-from regrapht.features import (
+from regrapht.lsp.features import (
     code_actions,
     codelens,
     configuration,
@@ -30,13 +31,13 @@ from regrapht.features import (
     symbols,
     validation,
 )
-from regrapht.features.common import log_to_client, send_status
-from regrapht.protocol import RegraphtProtocol, RegraphtServer
-from regrapht.state import Engine, ServerState, find_docs_root
+from regrapht.lsp.features.common import log_to_client, send_status
+from regrapht.lsp.protocol import RegraphtProtocol, RegraphtServer
+from regrapht.lsp.state import Engine, ServerState, find_docs_root
 
-FEATURES = (lifecycle, configuration, documents, diagnostics, confirmation, hover, symbols, codelens, code_actions,
-            report, spec_action)
-GPU_FEATURES = (validation, optimize)
+FEATURES = (lifecycle, configuration, documents, diagnostics, hover, symbols, codelens, code_actions, report,
+            spec_action)
+GPU_FEATURES = (confirmation, validation, optimize)  # on the one GpuResources: its compiler, lock, worker
 
 
 def create_server(engine: Engine | None = None) -> tuple[RegraphtServer, ServerState]:

@@ -1,4 +1,4 @@
-"""Everything the language server knows, in one object created by `regrapht.server`.
+"""Everything the language server knows, in one object created by `regrapht.lsp.server`.
 
 No pygls here (tests drive it directly). Thread model:
 
@@ -45,6 +45,7 @@ from regrapht.cards import KernelFacts
 from regrapht.rules.confirm import confirm_findings
 from regrapht.rules.types import Finding
 from regrapht.settings import ProblemMemory, Settings
+from regrapht.snapshot import DocumentSnapshot
 from regrapht.text import Span, SpanIndex
 
 if TYPE_CHECKING:
@@ -330,6 +331,17 @@ class ServerState:
     def get(self, uri: str) -> DocumentState | None:
         return self.documents.get(uri)
 
+    def snapshot_now(self, document: DocumentState, path: Path | None) -> DocumentSnapshot:
+        """On the loop (where edits are applied, so text and version agree): the document as it
+        is now, under the settings in force, for background work."""
+        return DocumentSnapshot(document.uri, document.version, document.open_id, document.text, path, self.settings)
+
+    def snapshot(self, document: DocumentState, analysis: Analysis, path: Path | None) -> DocumentSnapshot:
+        """The document as `analysis` saw it, under the settings in force, for background work
+        (`path`: the file on disk, None for an untitled document)."""
+        return DocumentSnapshot(document.uri, analysis.version, document.open_id, "\n".join(analysis.lines), path,
+                                self.settings)
+
     def is_current(self, uri: str, open_id: int, version: int) -> bool:
         """Should a result computed for (open_id, version) still be published?"""
         document = self.documents.get(uri)
@@ -493,12 +505,13 @@ class ServerState:
 
 
 # The rule pages ship inside the package (regrapht/data/rules links to docs/rules in the repo).
-PACKAGED_DOCS = Path(__file__).resolve().parent / "data"
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # server/regrapht (this module is in lsp/)
+PACKAGED_DOCS = PACKAGE_ROOT / "data"
 
 
 def find_docs_root() -> Path | None:
     """The repository's docs/ folder when running from a checkout, else the packaged copy."""
-    candidate = Path(__file__).resolve().parents[2] / "docs"
+    candidate = PACKAGE_ROOT.parents[1] / "docs"
     if (candidate / "architecture.md").is_file():
         return candidate
     return PACKAGED_DOCS if (PACKAGED_DOCS / "rules").is_dir() else None

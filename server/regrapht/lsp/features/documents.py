@@ -13,8 +13,8 @@ import logging
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from regrapht.converters import from_lsp_range
-from regrapht.state import ServerState
+from regrapht.lsp.converters import from_lsp_range
+from regrapht.lsp.state import ServerState
 
 log = logging.getLogger(__name__)
 

@@ -6,10 +6,10 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from regrapht.cards import card_target
-from regrapht.converters import from_lsp_position, markdown_hover
-from regrapht.features.common import in_worker, require_document
-from regrapht.features.report import card_for
-from regrapht.state import DocumentState, ServerState
+from regrapht.lsp.converters import from_lsp_position, markdown_hover
+from regrapht.lsp.features.common import in_worker, require_document
+from regrapht.lsp.features.report import card_for
+from regrapht.lsp.state import DocumentState, ServerState
 
 
 def hover_for(state: ServerState, document: DocumentState, position: types.Position, plain: bool) -> types.Hover | None:

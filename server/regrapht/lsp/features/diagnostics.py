@@ -16,10 +16,10 @@ import time
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from regrapht.converters import finding_to_diagnostic
-from regrapht.features.common import in_worker, on_loop
+from regrapht.lsp.converters import finding_to_diagnostic
+from regrapht.lsp.features.common import in_worker, on_loop
+from regrapht.lsp.state import Analysis, DocumentState, ServerState
 from regrapht.rules.types import Finding
-from regrapht.state import Analysis, DocumentState, ServerState
 
 log = logging.getLogger(__name__)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from regrapht.converters import flat_symbols, function_symbols
-from regrapht.features.common import in_worker, require_document
-from regrapht.state import DocumentState, ServerState
+from regrapht.lsp.converters import flat_symbols, function_symbols
+from regrapht.lsp.features.common import in_worker, require_document
+from regrapht.lsp.state import DocumentState, ServerState
 
 
 def symbols_for(

@@ -6,29 +6,32 @@ describe (`state.set_confirmation`) and the diagnostics republished: R007/R008 t
 "Confirmed by nvcc: 3 f64 instructions in saxpy" or are downgraded to hints, R001/R002 likewise
 from the global accesses nvcc emitted (rules/confirm.py). A text that does not compile (a
 half-typed edit, missing headers) leaves the findings as the source analysis decided them.
-The compile stack (validate/compiler.py) is imported by that background thread on first use,
-not at server start.
+The compiler is the server's one `Compiler` (`GpuResources.compiler_if_found`, also validation's
+and Optimize's); its module is imported by that background thread on first use, not at server
+start.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from pygls.lsp.server import LanguageServer
 
-from regrapht.features.common import file_path
 from regrapht.limits import DEFAULT_ARCH
+from regrapht.lsp.features.common import file_path
+from regrapht.lsp.state import Analysis, ServerState
 from regrapht.rules.confirm import CONFIRMABLE
-from regrapht.state import Analysis, ServerState
 from regrapht.validate.ptx import PtxFacts, ptx_facts
 
 if TYPE_CHECKING:
+    from regrapht.app.resources import GpuResources
+    from regrapht.snapshot import DocumentSnapshot
     from regrapht.validate.compiler import Compiler
 
 log = logging.getLogger(__name__)
@@ -39,28 +42,15 @@ MEMO_ENTRIES = 32
 
 
 class ConfirmationService:
-    """The nvcc of one server (found on first use) and its one background compile thread."""
+    """The confirmations of one server: its one background compile thread over the server's
+    compiler (`compiler` gives it, None where nvcc is not installed; called from that thread)."""
 
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, state: ServerState, compiler: Callable[[], Compiler | None]) -> None:
         self.state = state
+        self.compiler = compiler
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="regrapht-confirm")
-        self._compiler: Compiler | None = None
-        self._looked_up = False
         self._lock = threading.Lock()
         self._memo: OrderedDict[str, PtxFacts | None] = OrderedDict()  # by text, file and arch
-
-    def compiler(self) -> Compiler | None:
-        """nvcc, looked up once (called from the background thread only)."""
-        from regrapht.validate.compiler import Compiler, find_demangler, find_nvcc
-
-        with self._lock:
-            if not self._looked_up:
-                self._looked_up = True
-                nvcc = find_nvcc(os.environ)
-                if nvcc is not None:
-                    self._compiler = Compiler(nvcc, demangler=find_demangler(nvcc, os.environ),
-                                              timeout_s=CONFIRM_TIMEOUT_S)
-            return self._compiler
 
     def wanted(self, uri: str, analysis: Analysis) -> bool:
         """Is a compile worth it: confirmable findings on a text not confirmed yet."""
@@ -81,29 +71,30 @@ class ConfirmationService:
         if document is None or document.version != analysis.version:
             return  # edited meanwhile: its own publication schedules the next one
         loop = asyncio.get_running_loop()
-        facts = await loop.run_in_executor(self._executor, self._facts, uri, analysis.lines)
+        snapshot = self.state.snapshot(document, analysis, file_path(uri))
+        facts = await loop.run_in_executor(self._executor, self._facts, snapshot)
         if facts is None:
             return
         self.state.set_confirmation(uri, analysis.lines, facts)
         if self.state.publisher is not None:
             self.state.publisher.refresh(uri)
 
-    def _facts(self, uri: str, lines: tuple[str, ...]) -> PtxFacts | None:
-        """Background thread: nvcc (memoised by text, file and arch)."""
+    def _facts(self, document: DocumentSnapshot) -> PtxFacts | None:
+        """Background thread: nvcc (memoised by text, file and arch); reads only the snapshot."""
         import hashlib  # here: OpenSSL's load is not needed to start the server
 
         compiler = self.compiler()
         if compiler is None:
             return None
-        path = file_path(uri)
-        arch = self.state.settings.arch or DEFAULT_ARCH
-        text = "\n".join(lines)
+        path = document.path
+        arch = document.settings.arch or DEFAULT_ARCH
+        text = document.text
         key = hashlib.sha256("\0".join((text, str(path), arch)).encode()).hexdigest()
         with self._lock:
             if key in self._memo:
                 self._memo.move_to_end(key)
                 return self._memo[key]
-        facts = ptx_facts(compiler, text, path, arch)
+        facts = ptx_facts(compiler, text, path, arch, timeout_s=CONFIRM_TIMEOUT_S)
         with self._lock:
             self._memo[key] = facts
             while len(self._memo) > MEMO_ENTRIES:
@@ -111,7 +102,7 @@ class ConfirmationService:
         return facts
 
 
-def register(server: LanguageServer, state: ServerState) -> ConfirmationService:
-    service = ConfirmationService(state)
+def register(server: LanguageServer, state: ServerState, resources: GpuResources) -> ConfirmationService:
+    service = ConfirmationService(state, resources.compiler_if_found)
     state.publish_listeners.append(service.on_published)
     return service

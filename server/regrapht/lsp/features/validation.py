@@ -22,10 +22,11 @@ from regrapht.app.resources import GpuResources
 from regrapht.app.validation import ValidationService
 from regrapht.cards import Resources
 from regrapht.errors import InputError
-from regrapht.features.common import file_path, in_worker, kernel_argument, require_document, send_status
-from regrapht.features.progress import CancellableProgress
+from regrapht.lsp.features.common import file_path, in_worker, kernel_argument, require_document, send_status
+from regrapht.lsp.features.progress import CancellableProgress
+from regrapht.lsp.state import ServerState
 from regrapht.rules.types import Finding
-from regrapht.state import ServerState
+from regrapht.snapshot import DocumentSnapshot
 from regrapht.text import Span
 from regrapht.validate.types import Timing
 
@@ -104,19 +105,21 @@ def summary(result: FileValidation, cancelled: bool) -> str:
 def register(server: LanguageServer, state: ServerState, resources: GpuResources) -> None:
     service = ValidationService(resources)
 
-    def run(uri: str, text: str, kernels: tuple[str, ...] | None, progress: CancellableProgress) \
+    def run(document: DocumentSnapshot, kernels: tuple[str, ...] | None, progress: CancellableProgress) \
             -> tuple[Path, FileValidation] | None:
-        return service.run(file_path(uri), text, kernels, arch=state.settings.arch or None,
+        """Worker thread: reads only the snapshot (text, file, settings), never the live state."""
+        return service.run(document.path, document.text, kernels, arch=document.settings.arch or None,
                            should_stop=lambda: progress.cancelled, on_step=lambda message: progress.report(message))
 
-    async def validate(uri: str, text: str, kernels: tuple[str, ...] | None) -> dict[str, Any]:
+    async def validate(document: DocumentSnapshot, kernels: tuple[str, ...] | None) -> dict[str, Any]:
         """On the loop: progress and status; the validation and `publish` run in workers."""
+        uri = document.uri
         name = Path(uri).name
         progress = CancellableProgress(server, state, f"Validating {name}")
         await progress.begin("starting")
         send_status(server, state, "validating", f"validating {name}")
         try:
-            done = await in_worker(server, run, uri, text, kernels, progress)
+            done = await in_worker(server, run, document, kernels, progress)
         except InputError as error:
             progress.end(f"failed: {error}")
             send_status(server, state, "error", str(error))
@@ -142,7 +145,7 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
         document = require_document(state, uri)
         if file_path(uri) is None:
             return {"error": f"{uri} is not a file: save it, then create its benchmark spec"}
-        return await validate(uri, document.text, (kernel,))
+        return await validate(state.snapshot_now(document, file_path(uri)), (kernel,))
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(params: types.DidSaveTextDocumentParams) -> None:
@@ -151,4 +154,4 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
             return
         document = state.get(params.text_document.uri)
         if document is not None:
-            await validate(document.uri, document.text, None)
+            await validate(state.snapshot_now(document, file_path(document.uri)), None)

@@ -16,9 +16,9 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from regrapht.features.common import log_to_client, show_message
+from regrapht.lsp.features.common import log_to_client, show_message
+from regrapht.lsp.state import ServerState
 from regrapht.settings import parse_settings, unknown_keys
-from regrapht.state import ServerState
 
 log = logging.getLogger(__name__)
 SECTION = "regrapht"

@@ -25,8 +25,8 @@ import uuid
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from regrapht.features.common import on_loop
-from regrapht.state import ServerState
+from regrapht.lsp.features.common import on_loop
+from regrapht.lsp.state import ServerState
 
 log = logging.getLogger(__name__)
 

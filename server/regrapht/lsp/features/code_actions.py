@@ -8,9 +8,9 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from regrapht.converters import finding_to_diagnostic, fix_to_code_action, from_lsp_range
-from regrapht.features.common import edit_capabilities, in_worker, require_document
-from regrapht.state import Analysis, DocumentState, ServerState
+from regrapht.lsp.converters import finding_to_diagnostic, fix_to_code_action, from_lsp_range
+from regrapht.lsp.features.common import edit_capabilities, in_worker, require_document
+from regrapht.lsp.state import Analysis, DocumentState, ServerState
 from regrapht.text import Span
 
 

@@ -8,10 +8,10 @@ import logging
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from regrapht.converters import UTF32, negotiate_encoding
-from regrapht.features import configuration
-from regrapht.features.common import log_to_client, send_status
-from regrapht.state import ServerState
+from regrapht.lsp.converters import UTF32, negotiate_encoding
+from regrapht.lsp.features import configuration
+from regrapht.lsp.features.common import log_to_client, send_status
+from regrapht.lsp.state import ServerState
 
 log = logging.getLogger(__name__)
 

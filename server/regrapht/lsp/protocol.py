@@ -34,7 +34,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from regrapht.converters import negotiate_encoding
+from regrapht.lsp.converters import negotiate_encoding
 
 log = logging.getLogger(__name__)
 

@@ -6,11 +6,11 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from regrapht.cards import lens_title
-from regrapht.converters import kernel_lenses
-from regrapht.features.common import in_worker, require_document
-from regrapht.features.optimize import OPTIMIZE_COMMAND
-from regrapht.features.report import REPORT_COMMAND
-from regrapht.state import DocumentState, ServerState
+from regrapht.lsp.converters import kernel_lenses
+from regrapht.lsp.features.common import in_worker, require_document
+from regrapht.lsp.features.optimize import OPTIMIZE_COMMAND
+from regrapht.lsp.features.report import REPORT_COMMAND
+from regrapht.lsp.state import DocumentState, ServerState
 
 
 def lenses_for(state: ServerState, document: DocumentState) -> list[types.CodeLens]:

@@ -1,1 +1,0 @@
-"""LSP features, one module each; `regrapht.server` registers them."""

@@ -1,0 +1,1 @@
+"""LSP features, one module each; `regrapht.lsp.server` registers them."""
