@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[3] / "server" / "regrapht"
 LAYERS: tuple[tuple[str, ...], ...] = (
     # shared contracts and process plumbing: stdlib only
     ("__init__", "text", "errors", "limits", "gpu_arch", "set_aside", "children"),
-    ("cuda", "attrs_code_cache"),  # the tree-sitter source model
+    ("cuda",),  # the tree-sitter source model
     ("inputs",),  # reading source files (decoding through cuda)
     ("spec",),  # *.regrapht.toml, LaunchConfig; spec inference reads the source model
     ("idioms", "validate", "model"),  # idiom recognisers; nvcc/ptxas/GPU worker; the GGUF model process
