@@ -5,13 +5,6 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
-import os
-import sys
-
-from regrapht.attrs_code_cache import compiled_attrs_methods
-from regrapht.validate.cache_dir import default_cache_dir
-
-STARTUP_CODE_CACHE = f"attrs-methods.{sys.implementation.cache_tag}.marshal"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,14 +19,12 @@ def run(args: argparse.Namespace) -> int:
     # on the path to the editor's "ready". None run until the server is built and frozen.
     gc.disable()
     try:
-        # attrs compiles the methods of lsprotocol's classes at every start: the code is cached
-        with compiled_attrs_methods(default_cache_dir(os.environ) / "startup" / STARTUP_CODE_CACHE):
-            from regrapht.lsp.protocol import QuietParseErrors
-            from regrapht.lsp.server import create_server  # pygls is imported only when serving
+        from regrapht.lsp.protocol import QuietParseErrors
+        from regrapht.lsp.server import create_server  # pygls is imported only when serving
 
-            logging.getLogger("regrapht").setLevel(logging.INFO)
-            logging.getLogger("pygls.server").addFilter(QuietParseErrors())
-            server, _state = create_server()
+        logging.getLogger("regrapht").setLevel(logging.INFO)
+        logging.getLogger("pygls.server").addFilter(QuietParseErrors())
+        server, _state = create_server()
         # A server holds large, long-lived immutable models: full collections rescanning them cost
         # ~50 ms each (the p95 of diagnostics latency, bench/lsp_latency.py). Freeze what startup
         # allocated and collect the old generation less often.
