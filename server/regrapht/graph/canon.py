@@ -4,7 +4,8 @@ The paper asks an LLM to relabel each step to an existing vertex name when it me
 thing. Here: normalise to snake_case; then a synonym table; then, for names still unknown and
 only if a model is given, a constrained question listing the existing names. The model's answer
 is accepted only when it is exactly one of those names; otherwise the step keeps its own
-normalised name (a new vertex).
+normalised name (a new vertex). Canonical names and their synonyms are the technique records'
+(regrapht/techniques.py).
 """
 
 from __future__ import annotations
@@ -14,85 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from regrapht.model.backend import ChatMessage, ModelBackend
-
-# alias (normalised) -> canonical name. Canonical names are those the rule engine uses.
-SYNONYMS: dict[str, str] = {
-    "coalescing": "memory_coalescing",
-    "coalesced_access": "memory_coalescing",
-    "coalesced_memory_access": "memory_coalescing",
-    "memory_coalesce": "memory_coalescing",
-    "global_memory_coalescing": "memory_coalescing",
-    "tiling": "shared_memory_tiling",
-    "shared_tiling": "shared_memory_tiling",
-    "smem_tiling": "shared_memory_tiling",
-    "shared_memory_tiles": "shared_memory_tiling",
-    "shared_memory_blocking": "shared_memory_tiling",
-    "restrict": "restrict_const",
-    "restrict_pointers": "restrict_const",
-    "const_restrict": "restrict_const",
-    "restrict_qualifiers": "restrict_const",
-    "read_only_cache": "restrict_const",
-    "ldg": "restrict_const",
-    "vectorization": "vectorized_access",
-    "vectorized_loads": "vectorized_access",
-    "vectorized_memory_access": "vectorized_access",
-    "vector_loads": "vectorized_access",
-    "float4": "vectorized_access",
-    "warp_shuffle": "warp_shuffle_reduction",
-    "warp_reduce": "warp_shuffle_reduction",
-    "warp_reduction": "warp_shuffle_reduction",
-    "shfl_reduction": "warp_shuffle_reduction",
-    "shuffle_reduction": "warp_shuffle_reduction",
-    "privatization": "shared_memory_privatization",
-    "shared_privatization": "shared_memory_privatization",
-    "privatized_histogram": "shared_memory_privatization",
-    "shared_memory_atomics": "shared_memory_privatization",
-    "unrolling": "loop_unrolling",
-    "unroll": "loop_unrolling",
-    "loop_unroll": "loop_unrolling",
-    "pragma_unroll": "loop_unrolling",
-    "fast_math_intrinsics": "fast_math",
-    "intrinsics": "fast_math",
-    "use_fast_math": "fast_math",
-    "launch_config": "launch_configuration",
-    "block_size_tuning": "launch_configuration",
-    "launch_bounds": "launch_configuration",
-    "grid_stride": "grid_stride_loop",
-    "block_reduce": "block_reduce_atomic",
-    "cub_block_reduce": "block_reduce_atomic",
-    "block_reduction_atomic": "block_reduce_atomic",
-    "one_atomic_per_block": "block_reduce_atomic",
-    "row_per_block": "block_per_row",
-    "warp_per_row": "block_per_row",
-    "cooperative_rows": "block_per_row",
-    "fused_row_reduction": "block_per_row",
-    "csr_vector": "warp_per_row_csr",
-    "vector_csr": "warp_per_row_csr",
-    "spmv_warp_per_row": "warp_per_row_csr",
-    "column_reduction_split": "column_split_reduction",
-    "split_column_reduction": "column_split_reduction",
-    "parallel_scan": "block_scan",
-    "prefix_sum": "block_scan",
-    "cub_block_scan": "block_scan",
-    "decoupled_lookback": "block_scan",
-    "grid_stride_loops": "grid_stride_loop",
-    "padding": "bank_conflict_padding",
-    "shared_memory_padding": "bank_conflict_padding",
-    "smem_padding": "bank_conflict_padding",
-    "bank_conflict_avoidance": "bank_conflict_padding",
-    "bank_conflicts": "bank_conflict_padding",
-    "divergence": "divergence_reduction",
-    "warp_divergence": "divergence_reduction",
-    "branch_divergence": "divergence_reduction",
-    "warp_divergence_reduction": "divergence_reduction",
-    "register_tiling": "register_blocking",
-    "register_tile": "register_blocking",
-    "thread_tiling": "register_blocking",
-    "stencil_tiling": "shared_memory_tiling",
-    "halo_tiling": "shared_memory_tiling",
-    "shared_memory_halo": "shared_memory_tiling",
-    "transpose_tiling": "memory_coalescing",
-}
+from regrapht.techniques import SYNONYMS  # alias (normalised) -> canonical name, from the records
 
 RELABEL_SYSTEM = (
     "You map names of CUDA optimization techniques onto a fixed list. "

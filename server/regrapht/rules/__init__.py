@@ -6,7 +6,7 @@ Public API:
 - `RuleConfig(enabled: frozenset[str] | None, severity_overrides: dict[str, Severity])`
 - `ALL_RULES: dict[str, Rule]` (registry.py); `Rule.check(model, info)` over a model,
   `Rule.check_function(function, model, info)` for one function; `Rule.info: RuleInfo(code, title, severity,
-  technique, summary)`, `RuleInfo.doc` -> "rules/R001.md" (relative to docs/).
+  technique, summary)` (`technique`: the record, regrapht/techniques.py), `RuleInfo.doc` -> "rules/R001.md" (relative to docs/).
 - `Finding`, `Fix`, `Severity` (types.py, the shared contract).
 
 A finding's `kernel` is the enclosing `__global__` function; for launch-site findings (R009)

@@ -48,7 +48,7 @@ MAX_UNROLL_TRIP = 64
 
 def _finding(info: RuleInfo, span: Span, kernel: str | None, message: str,
              fixes: tuple[Fix, ...] = (), severity: Severity | None = None) -> Finding:
-    return Finding(info.code, severity or info.severity, span, kernel, message, info.technique, info.doc, fixes)
+    return Finding(info.code, severity or info.severity, span, kernel, message, info.technique.name, info.doc, fixes)
 
 
 def _is_device(function: Function) -> bool:

@@ -7,9 +7,9 @@ changes docs/search.md explains and measures.
   untried sibling outrank a proven branch). Ties go by `GraphWalker.promise`.
 - Expansion adds all graph successors of the selected vertex on its first visit.
 - Structural techniques first: while a vertex's code state has a matching structural rewrite
-  (an applier outside `REFINEMENTS`) not yet tried from it, the iteration's simulation is that
-  one step (its first variant), so every matching structural technique is measured before a
-  branch below it is refined.
+  (an applier of a technique whose record is not a refinement, regrapht/techniques.py) not yet
+  tried from it, the iteration's simulation is that one step (its first variant), so every
+  matching structural technique is measured before a branch below it is refined.
 - Variants are refinements: a step judges an applier's first variant only; the next variant of
   a technique (another block shape, tile size, unroll factor) is judged when selection passes
   through that step again and the step proved itself (verified faster than the code it
@@ -43,24 +43,18 @@ from regrapht.search.options import MCGS_STALE_ROUNDS, round_cap
 from regrapht.search.run import SearchRun, StepResult
 from regrapht.search.variants import converged, next_variant
 from regrapht.spec.launch import LaunchConfig
+from regrapht.techniques import is_structural, technique_named
 from regrapht.validate.types import Candidate
 
-# Techniques that tune code rather than restructure it: their variants (block shapes, unroll
-# factors, where a qualifier or intrinsic goes) refine a kernel whose algorithm is settled. Every
-# other technique with an applier is structural (tiling, warp reductions, privatization, ...):
-# a new applier is structural unless it is listed here.
-BLOCK_SHAPES = "launch_configuration"
+# Techniques that tune code rather than restructure it (`REFINEMENTS`: the records of kind
+# "refinement", regrapht/techniques.py): their variants (block shapes, unroll factors, where a
+# qualifier or intrinsic goes) refine a kernel whose algorithm is settled. Every other technique
+# is structural (tiling, warp reductions, privatization, ...; `is_structural`).
+# The technique whose variants are the block shapes a structural rewrite is also tried under.
+BLOCK_SHAPES = technique_named("launch_configuration").name
 # A structural step within this fraction of the code it rewrote (timing noise, or a grid's first
 # point not its best) still has its grid neighbourhood judged (`MCGS.promising`).
 PROMISING_MARGIN = 0.10
-REFINEMENTS = frozenset({
-    "launch_configuration", "loop_unrolling", "restrict_const", "fast_math", "bank_conflict_padding",
-    "grid_stride_loop",
-})
-
-
-def is_structural(technique: str) -> bool:
-    return technique not in REFINEMENTS
 
 
 def state_key(state: Candidate) -> tuple[str, LaunchConfig]:

@@ -15,11 +15,6 @@ DATA = Path(__file__).resolve().parents[2] / "data" / "rules"
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 GOOD = sorted((DATA / "good").glob("*.cu"))
 CODES = sorted(ALL_RULES)
-TECHNIQUES = {
-    "memory_coalescing", "shared_memory_tiling", "restrict_const", "vectorized_access", "warp_shuffle_reduction",
-    "shared_memory_privatization", "loop_unrolling", "fast_math", "launch_configuration", "grid_stride_loop",
-    "bank_conflict_padding", "divergence_reduction", "host_sync_hoisting", "thread_sync_correctness",
-}
 
 
 def rules_in(path: Path) -> set[str]:
@@ -31,7 +26,6 @@ def test_registry_metadata_is_complete() -> None:
     docs = Path(__file__).resolve().parents[3] / "docs"
     for code, rule in ALL_RULES.items():
         assert rule.info.code == code
-        assert rule.info.technique in TECHNIQUES
         assert (docs / rule.info.doc).is_file(), rule.info.doc
 
 
@@ -44,7 +38,7 @@ def test_rule_fires_on_bad_example(code: str) -> None:
     for finding in findings:
         # The severity policy lets a check downgrade what it cannot prove to a hint.
         assert finding.severity in (info.severity, "hint")
-        assert finding.technique == info.technique
+        assert finding.technique == info.technique.name
         assert finding.doc == f"rules/{code}.md"
         assert finding.message.endswith(".")
 

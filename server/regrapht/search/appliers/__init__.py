@@ -2,7 +2,10 @@
 
 `APPLIERS` lists them in the fixed order the `rules` strategy uses: the pattern appliers that
 change the algorithm's memory behaviour first (they give the large gains), then launch
-configuration, then the local code-generation tweaks.
+configuration, then the local code-generation tweaks. It is built through `registered`, which
+checks it against the technique records (regrapht/techniques.py): each applier's `technique`
+and `also` names are records that name the applier's class back, and every applier a record
+names is here.
 """
 
 from __future__ import annotations
@@ -34,8 +37,36 @@ from regrapht.search.appliers.stencil import HaloTiledStencil
 from regrapht.search.appliers.stencil_columns import RegisterColumnStencil
 from regrapht.search.appliers.topk import WarpTopK
 from regrapht.search.appliers.vectorize import VectorizedMap
+from regrapht.techniques import TECHNIQUES, find_technique
 
-APPLIERS: tuple[Applier, ...] = (
+
+def registered(appliers: tuple[Applier, ...]) -> tuple[Applier, ...]:
+    """`appliers` unchanged when they and the technique records agree on who implements what;
+    else ValueError naming each disagreement (an applier added, renamed or re-pointed without
+    its record, or the other way round)."""
+    problems: list[str] = []
+    classes = {type(a).__name__: a for a in appliers}
+    for name, applier in classes.items():
+        own = find_technique(applier.technique)
+        if own is None or own.name != applier.technique or name not in own.appliers:
+            problems.append(f"{name}.technique = {applier.technique!r}: no record of that name lists it in `appliers`")
+        for other in applier.also:
+            record = find_technique(other)
+            if record is None or record.name != other or name not in record.also_by:
+                problems.append(f"{name}.also holds {other!r}: no record of that name lists it in `also_by`")
+    for record in TECHNIQUES:
+        for name in record.appliers:
+            if name not in classes or classes[name].technique != record.name:
+                problems.append(f"record {record.name!r} lists {name} in `appliers`: no such applier of it")
+        for name in record.also_by:
+            if name not in classes or record.name not in classes[name].also:
+                problems.append(f"record {record.name!r} lists {name} in `also_by`: no such applier of it")
+    if problems:
+        raise ValueError("the appliers and regrapht/techniques.py disagree: " + "; ".join(problems))
+    return appliers
+
+
+APPLIERS: tuple[Applier, ...] = registered((
     BatchedSmallMatmul(),  # before MatmulTiling: for small batched matrices its variants come first
     MatmulTiling(),
     BlockReduceAtomic(),
@@ -56,11 +87,17 @@ APPLIERS: tuple[Applier, ...] = (
     LoopUnrolling(),
     FastMath(),
     SharedMemoryPadding(),
-)
+))
 
 
 def appliers_for(technique: str) -> tuple[Applier, ...]:
-    return tuple(a for a in APPLIERS if technique == a.technique or technique in a.also)
+    """The appliers that implement the technique named `technique` (its record's `appliers` and
+    `also_by`), in APPLIERS order; () for a name no record holds."""
+    record = find_technique(technique)
+    if record is None or record.name != technique:
+        return ()
+    names = {*record.appliers, *record.also_by}
+    return tuple(a for a in APPLIERS if type(a).__name__ in names)
 
 
 __all__ = ["APPLIERS", "Applier", "ApplierInput", "DeviceLimits", "Rewrite", "appliers_for", "plain_source",
