@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[3] / "server" / "regrapht"
 # (`from regrapht import __version__`).
 LAYERS: tuple[tuple[str, ...], ...] = (
     # shared contracts and process plumbing: stdlib only
-    ("__init__", "text", "errors", "limits", "gpu_arch", "set_aside", "children"),
+    ("__init__", "text", "errors", "limits", "gpu_arch", "set_aside", "children", "techniques"),
     ("cuda",),  # the tree-sitter source model
     ("inputs",),  # reading source files (decoding through cuda)
     ("spec",),  # *.regrapht.toml, LaunchConfig; spec inference reads the source model
