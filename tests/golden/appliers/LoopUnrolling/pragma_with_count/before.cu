@@ -1,0 +1,15 @@
+// A dot product of 16-vectors whose loop already carries an unroll count in parentheses.
+#include <cuda_runtime.h>
+
+__global__ void dot16_by4(const float *a, const float *b, float *out, int n)
+{
+    int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v < n) {
+        float s = 0.0f;
+#pragma unroll (4)
+        for (int k = 0; k < 16; ++k) {
+            s += a[v * 16 + k] * b[v * 16 + k];
+        }
+        out[v] = s;
+    }
+}
