@@ -32,6 +32,7 @@ from regrapht.app.optimize import (
 from regrapht.app.result_edits import kernel_changed
 from regrapht.settings import Settings
 from regrapht.spec.launch import LaunchConfig
+from regrapht.validate.compile_db import compile_setup
 
 if TYPE_CHECKING:  # annotations only: the server starts without the search engine
     from regrapht.app.resources import GpuResources
@@ -66,7 +67,8 @@ def optimize_request(request: SearchRequest) -> OptimizeRequest:
     budget and model; a spec beside the file or inferred; nothing is judged without a device."""
     settings = request.settings
     options = OptimizeOptions(model=model_config(settings), arch=settings.arch or None, infer_spec=True,
-                              require_device=True)
+                              require_device=True,
+                              compile=compile_setup(settings.compile_commands, settings.extra_compiler_args))
     return OptimizeRequest(request.kernel, request.snapshot, request.source_path, None, settings.search_strategy,
                            settings.search_budget, 0, options)
 

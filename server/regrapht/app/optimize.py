@@ -28,6 +28,7 @@ from regrapht.limits import (
 from regrapht.search.options import SearchOptions
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec, Spec, load_spec, parse_spec, spec_path_for
+from regrapht.validate.compile_db import NO_FLAGS, CompileFlags, CompileSetup
 
 if TYPE_CHECKING:  # the language server starts without the search engine, graph and evaluator
     from regrapht.app.model_memory import KernelModelMemory
@@ -69,6 +70,8 @@ class OptimizeOptions:
     # keep the model's outcomes per kernel in the cache dir and skip it where it kept failing
     # (app/model_memory.py); False: neither read nor written
     model_memory: bool = True
+    # each file's compile flags: its compile_commands.json entry, then the user's (compile_db.py)
+    compile: CompileSetup = field(default_factory=CompileSetup)
 
 
 @dataclass(frozen=True)
@@ -212,7 +215,8 @@ class OptimizeRun:
 
 
 def open_evaluator(source: str, file: str, kernel: str, spec: Spec, resources: GpuResources, *,
-                   arch: str | None = None, measurements: MeasurementCache | None = None) -> CudaEvaluator:
+                   arch: str | None = None, measurements: MeasurementCache | None = None,
+                   flags: CompileFlags = NO_FLAGS) -> CudaEvaluator:
     """The evaluator of `kernel` on the shared compiler, GPU worker and lock (InputError for a
     bad spec or kernel); `measurements`: verdicts shared with other evaluators of the kernel."""
     from regrapht.validate.evaluator import CudaEvaluator
@@ -220,18 +224,18 @@ def open_evaluator(source: str, file: str, kernel: str, spec: Spec, resources: G
     kernel_spec = spec.kernel(kernel)
     return CudaEvaluator(source, kernel_spec.name, kernel_spec, arch=arch, worker=resources.worker(),
                          cache_dir=resources.ensure_cache_dir(), compiler=resources.compiler(), file=file,
-                         include_dirs=(str(Path(file).resolve().parent),), gpu_lock=resources.gpu_lock,
-                         measurements=measurements)
+                         include_dirs=(str(Path(file).resolve().parent),), flags=flags,
+                         gpu_lock=resources.gpu_lock, measurements=measurements)
 
 
 def open_run(source: str, file: str, kernel: str, spec: Spec, resources: GpuResources, *,
-             arch: str | None = None, graph_path: Path | None = None) -> OptimizeRun:
+             arch: str | None = None, graph_path: Path | None = None, flags: CompileFlags = NO_FLAGS) -> OptimizeRun:
     """Everything one search needs (InputError for a bad spec, kernel or graph file)."""
     from regrapht.graph import default_overlay_path, open_graph
 
     overlay_path = default_overlay_path(resources.env, resources.home)
     graph = open_graph(graph_path, overlay_path)
-    evaluator = open_evaluator(source, file, kernel, spec, resources, arch=arch)
+    evaluator = open_evaluator(source, file, kernel, spec, resources, arch=arch, flags=flags)
     return OptimizeRun(evaluator, graph, overlay_path, kernel_target(spec.kernel(kernel)))
 
 
@@ -270,10 +274,13 @@ def run_optimize(
     options = request.options
     choice = choose_spec(request)
     note(choice.note)
-    note("compiling the original kernel")
+    flags = options.compile.lookup(request.file)
+    for message in (*(str(p) for p in flags.problems), *((flags.notice,) if flags.notice else ())):
+        note(message)
+    note("compiling the original kernel" + (f" with {flags.flags.describe()}" if not flags.flags.empty else ""))
     file = str(request.file or "untitled.cu")
     wired = wire(request.source, file, request.kernel, choice.spec, resources, arch=options.arch,
-                 graph_path=options.graph_path)
+                 graph_path=options.graph_path, flags=flags.flags)
     evaluator = wired.evaluator
     if evaluator.gpu_name is None and options.require_device:
         return OptimizeOutcome("no_gpu", getattr(evaluator, "no_device_reason", "") or "no CUDA device present")

@@ -24,6 +24,7 @@ from pygls.lsp.server import LanguageServer
 
 from regrapht.limits import DEFAULT_ARCH
 from regrapht.lsp.features.common import file_path
+from regrapht.lsp.features.compile_flags import project_flags, record_flags
 from regrapht.lsp.state import Analysis, ServerState
 from regrapht.rules.confirm import CONFIRMABLE
 from regrapht.validate.ptx import PtxFacts, ptx_facts
@@ -41,7 +42,8 @@ MEMO_ENTRIES = 32
 class ConfirmationService:
     """The nvcc of one server (found on first use) and its one background compile thread."""
 
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, server: LanguageServer, state: ServerState) -> None:
+        self.server = server
         self.state = state
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="regrapht-confirm")
         self._compiler: Compiler | None = None
@@ -88,6 +90,13 @@ class ConfirmationService:
         if self.state.publisher is not None:
             self.state.publisher.refresh(uri)
 
+    def _kernels(self, uri: str) -> list[str]:
+        """The names of the kernels of the document's current analysis."""
+        document = self.state.get(uri)
+        analysis = self.state.ensure_analysis(document) if document is not None else None
+        model = analysis.model if analysis is not None else None
+        return [str(k.name) for k in model.kernels] if model is not None else []
+
     def _facts(self, uri: str, lines: tuple[str, ...]) -> PtxFacts | None:
         """Background thread: nvcc (memoised by text, file and arch)."""
         import hashlib  # here: OpenSSL's load is not needed to start the server
@@ -98,12 +107,15 @@ class ConfirmationService:
         path = file_path(uri)
         arch = self.state.settings.arch or DEFAULT_ARCH
         text = "\n".join(lines)
-        key = hashlib.sha256("\0".join((text, str(path), arch)).encode()).hexdigest()
+        flags = project_flags(self.server, self.state, uri)
+        key = hashlib.sha256("\0".join((text, str(path), arch, *flags.arguments())).encode()).hexdigest()
         with self._lock:
             if key in self._memo:
                 self._memo.move_to_end(key)
                 return self._memo[key]
-        facts = ptx_facts(compiler, text, path, arch)
+        facts = ptx_facts(compiler, text, path, arch, flags)
+        if facts is not None:
+            record_flags(self.state, uri, self._kernels(uri), flags)
         with self._lock:
             self._memo[key] = facts
             while len(self._memo) > MEMO_ENTRIES:
@@ -112,6 +124,6 @@ class ConfirmationService:
 
 
 def register(server: LanguageServer, state: ServerState) -> ConfirmationService:
-    service = ConfirmationService(state)
+    service = ConfirmationService(server, state)
     state.publish_listeners.append(service.on_published)
     return service

@@ -23,6 +23,7 @@ from regrapht.app.validation import ValidationService
 from regrapht.cards import Resources
 from regrapht.errors import InputError
 from regrapht.lsp.features.common import file_path, in_worker, kernel_argument, require_document, send_status
+from regrapht.lsp.features.compile_flags import project_flags, record_flags
 from regrapht.lsp.features.progress import CancellableProgress
 from regrapht.lsp.state import ServerState
 from regrapht.rules.types import Finding
@@ -106,8 +107,13 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
 
     def run(uri: str, text: str, kernels: tuple[str, ...] | None, progress: CancellableProgress) \
             -> tuple[Path, FileValidation] | None:
-        return service.run(file_path(uri), text, kernels, arch=state.settings.arch or None,
-                           should_stop=lambda: progress.cancelled, on_step=lambda message: progress.report(message))
+        flags = project_flags(server, state, uri)
+        done = service.run(file_path(uri), text, kernels, arch=state.settings.arch or None,
+                           should_stop=lambda: progress.cancelled, on_step=lambda message: progress.report(message),
+                           flags=flags)
+        if done is not None:
+            record_flags(state, uri, (k.kernel.split("<", 1)[0] for k in done[1].kernels), flags)
+        return done
 
     async def validate(uri: str, text: str, kernels: tuple[str, ...] | None) -> dict[str, Any]:
         """On the loop: progress and status; the validation and `publish` run in workers."""
