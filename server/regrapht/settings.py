@@ -181,6 +181,9 @@ def parse_settings(raw: object) -> tuple[Settings, list[SettingProblem]]:
         if name is None or value is None:
             continue  # unknown keys belong to the client (e.g. `python`); null = default
         wanted = _TYPES.get(name) or {"int": int, "str": str, "bool": bool}[str(hints[name])]
+        if wanted == tuple[str, ...] and not isinstance(value, list):  # cattrs would split a string
+            problems.append(SettingProblem(key, value, "expected a list of strings"))
+            continue
         try:
             typed = _CONVERTER.structure(value, wanted)
         except (TypeError, ValueError, cattrs.BaseValidationError) as error:
