@@ -24,7 +24,7 @@ import os
 import shlex
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from regrapht.errors import InputError
@@ -375,12 +375,12 @@ def flags_for(file: Path, *, database: Path | None = None, user: CompileFlags = 
     return FlagsLookup(file, found.plus(user), database=path, neighbour=neighbour)
 
 
-@dataclass
 class NoticeMemory:
     """The notices and problems already given, so each is given once per process (thread-safe)."""
 
-    _given: set[str] = field(default_factory=set)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    def __init__(self) -> None:
+        self._given: set[str] = set()
+        self._lock = threading.Lock()
 
     def fresh(self, lookup: FlagsLookup) -> list[str]:
         """The lookup's problems and notice not given yet (the caller shows or logs them)."""

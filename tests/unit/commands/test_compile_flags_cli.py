@@ -81,3 +81,15 @@ def test_analyze_confirm_compiles_with_the_database(bare_copy: Path, capsys: pyt
     assert "could not compile" not in capsys.readouterr().err
     assert main(["analyze", "--confirm", str(bare_copy)]) == 0
     assert "nvcc could not compile the file" in capsys.readouterr().err
+
+
+def test_optimize_compiles_the_original_and_its_candidates_with_the_database(
+        bare_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--kernel", "scale", "--strategy", "rules", "--budget", "3", "--no-model", "--json"]
+    code = main(["optimize", str(SOURCE), *args])
+    result = json.loads(capsys.readouterr().out)
+    assert code in (0, 1) and result["kernel"] == "scale"
+    if result["gpu"] is None:  # without a device: compiled, not verified
+        assert "candidates were compiled" in result["reason"], result["reason"]
+    assert main(["optimize", str(bare_copy), *args]) == 2
+    assert "the original does not compile" in capsys.readouterr().err

@@ -5,6 +5,7 @@ compile is worth it (no pygls, no nvcc)."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, cast
 
 from regrapht.lsp.features.confirmation import ConfirmationService
 from regrapht.lsp.state import ServerState
@@ -61,7 +62,7 @@ def test_close_drops_the_confirmation() -> None:
 
 def test_a_compile_is_wanted_for_confirmable_findings_on_unconfirmed_text() -> None:
     state = ServerState()
-    service = ConfirmationService(state)
+    service = ConfirmationService(state, cast(Any, None))  # no compile here: no notices to send
     document, analysis = _opened(state)
     assert service.wanted(document.uri, analysis)
     state.set_confirmation(document.uri, analysis.lines, F64)

@@ -42,9 +42,9 @@ MEMO_ENTRIES = 32
 class ConfirmationService:
     """The nvcc of one server (found on first use) and its one background compile thread."""
 
-    def __init__(self, server: LanguageServer, state: ServerState) -> None:
-        self.server = server
+    def __init__(self, state: ServerState, server: LanguageServer) -> None:
         self.state = state
+        self.server = server  # for the compile database's one-time notices (compile_flags.py)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="regrapht-confirm")
         self._compiler: Compiler | None = None
         self._looked_up = False
@@ -124,6 +124,6 @@ class ConfirmationService:
 
 
 def register(server: LanguageServer, state: ServerState) -> ConfirmationService:
-    service = ConfirmationService(server, state)
+    service = ConfirmationService(state, server)
     state.publish_listeners.append(service.on_published)
     return service
