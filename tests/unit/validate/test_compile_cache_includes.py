@@ -77,3 +77,15 @@ def test_the_flags_are_part_of_the_key_and_a_header_compiles_as_cuda(tmp_path: P
 def test_dependency_files_are_parsed_with_escapes(tmp_path: Path) -> None:
     text = "out.cubin : k.cu \\\n    /usr/include/a.h \\\n    /opt/my\\ dir/b.cuh\n"
     assert parse_dependencies(text, tmp_path) == ("/usr/include/a.h", "/opt/my dir/b.cuh")
+
+
+def test_cpath_still_finds_headers_and_is_part_of_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    for folder, body in ((first, LIGHT), (second, BROKEN)):
+        folder.mkdir()
+        (folder / "work.cuh").write_text(body, encoding="utf-8")
+    nvcc = compiler(tmp_path / "cache")
+    monkeypatch.setenv("CPATH", str(first))
+    assert nvcc.compile(SOURCE, file=str(tmp_path / "k.cu")).ok
+    monkeypatch.setenv("CPATH", str(second))  # another header of the same name: not the cached result
+    assert not nvcc.compile(SOURCE, file=str(tmp_path / "k.cu")).ok
