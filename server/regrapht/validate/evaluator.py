@@ -171,8 +171,13 @@ class CudaEvaluator:
                                               include_dirs=self.include_dirs, flags=flags)
         if not self.original.ok:
             error = self.original.errors[0] if self.original.errors else None
-            raise OriginalCompileError(f"the original does not compile: {error.message if error else self.original.first_error()}",
-                             file=error.file if error else file, line=error.line if error else None)
+            message = error.message if error else self.original.first_error()
+            if flags.empty and "No such file or directory" in message:
+                message += (" (compiled without project flags: give the project's compile_commands.json"
+                            " with --compile-commands or regrapht.compileCommands, or -I/-D or"
+                            " regrapht.extraCompilerArgs)")
+            raise OriginalCompileError(f"the original does not compile: {message}",
+                                       file=error.file if error else file, line=error.line if error else None)
         entry = find_entry(self.original.entries(), self.kernel.name, self.params, self.compiler.demangle)
         if entry is None:
             raise InputError(

@@ -44,7 +44,7 @@ def test_bench_without_the_database_fails_clearly_and_flags_fix_it(
         bare_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", str(bare_copy), "--kernel", "scale", "--no-run"]) == 1
     err = capsys.readouterr().err
-    assert "the original does not compile" in err and "proj/scale.cuh" in err
+    assert "the original does not compile" in err and "proj/scale.cuh" in err and "compile_commands.json" in err
     include = str(bare_copy.parents[1] / "include")
     assert main(["bench", str(bare_copy), "--kernel", "scale", "--no-run", "-I", include]) == 1
     assert "PROJ_SCALE is not defined" in capsys.readouterr().err  # the header's own #error
