@@ -89,3 +89,28 @@ def test_cpath_still_finds_headers_and_is_part_of_the_key(tmp_path: Path, monkey
     assert nvcc.compile(SOURCE, file=str(tmp_path / "k.cu")).ok
     monkeypatch.setenv("CPATH", str(second))  # another header of the same name: not the cached result
     assert not nvcc.compile(SOURCE, file=str(tmp_path / "k.cu")).ok
+
+
+def test_a_header_edit_revalidates_the_file(tmp_path: Path) -> None:
+    from regrapht.spec.model import parse_spec
+    from regrapht.validate.background import validate_file
+
+    header = tmp_path / "work.cuh"
+    header.write_text(LIGHT, encoding="utf-8")
+    path = tmp_path / "k.cu"
+    path.write_text(SOURCE, encoding="utf-8")
+    spec = parse_spec('[[kernel]]\nname = "k"\ngrid = [1]\nblock = [32]\n\n[[kernel.arg]]\nname = "x"\n'
+                      'type = "float*"\ncount = 32\ninit = "uniform(-1, 1)"\nrole = "inout"\n', file="k.regrapht.toml")
+    nvcc = compiler(tmp_path / "cache")
+
+    def validate():
+        return validate_file(path, SOURCE, spec, compiler=nvcc, worker=None, cache_dir=tmp_path / "cache",
+                             arch="sm_90")
+
+    first = validate()
+    assert not first.cached and first.kernels[0].report is not None
+    assert validate().cached
+    header.write_text(HEAVY, encoding="utf-8")
+    edited = validate()
+    assert not edited.cached and edited.kernels[0].report is not None
+    assert edited.kernels[0].report["resources"]["registers"] != first.kernels[0].report["resources"]["registers"]
