@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from stat import S_ISREG
 from typing import Literal
 
 import msgpack
@@ -348,10 +349,13 @@ class FileHashes:
         self._lock = threading.Lock()
 
     def of(self, path: Path) -> str | None:
-        """The file's hash; None when it cannot be read (then no cached compile that included it holds)."""
+        """The file's hash; None when it cannot be read or is not a regular file (then no cached
+        compile that included it holds): an include of /dev/stdin must never read our stdin."""
         try:
             stat = path.stat()
         except OSError:
+            return None
+        if not S_ISREG(stat.st_mode):
             return None
         identity = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
         with self._lock:

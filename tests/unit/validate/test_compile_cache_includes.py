@@ -114,3 +114,11 @@ def test_a_header_edit_revalidates_the_file(tmp_path: Path) -> None:
     edited = validate()
     assert not edited.cached and edited.kernels[0].report is not None
     assert edited.kernels[0].report["resources"]["registers"] != first.kernels[0].report["resources"]["registers"]
+
+
+def test_an_included_device_file_is_never_hashed_and_the_compile_not_cached(tmp_path: Path) -> None:
+    nvcc = compiler(tmp_path / "cache")
+    source = '#define EMPTY "/dev/null"\n#include EMPTY\n__global__ void k(int* o) { o[0] = 1; }\n'
+    first = nvcc.compile(source, file="k.cu")
+    assert first.ok and first.dependencies is None  # /dev/null is not a regular file: never read
+    assert not nvcc.compile(source, file="k.cu").cached
