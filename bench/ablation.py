@@ -68,6 +68,7 @@ from regrapht.model.reused import ReusedAnswers
 from regrapht.search import STRATEGIES, SearchOptions
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec, Spec
+from regrapht.validate.compile_db import NO_FLAGS, CompileFlags
 from regrapht.validate.measurements import MeasurementCache
 from regrapht.validate.types import Candidate
 
@@ -115,13 +116,14 @@ class SharedMeasurements:
         """`run_optimize`'s wiring for one search: the kernel's shared evaluator, and the bundled
         graph with this search's own overlay."""
         def wire(source: str, file: str, kernel: str, spec: Spec, resources: GpuResources, *,
-                 arch: str | None = None, graph_path: Path | None = None) -> OptimizeRun:
+                 arch: str | None = None, graph_path: Path | None = None,
+                 flags: CompileFlags = NO_FLAGS) -> OptimizeRun:
             from regrapht.graph import open_graph
 
             evaluator = self._evaluators.get(kernel)
             if evaluator is None:
                 evaluator = open_evaluator(source, file, kernel, spec, self.resources, arch=arch,
-                                           measurements=self.measurements)
+                                           measurements=self.measurements, flags=flags)
                 self._evaluators[kernel] = evaluator
             graph = open_graph(graph_path, overlay_path)
             return OptimizeRun(evaluator, graph, overlay_path, kernel_target(spec.kernel(kernel)))

@@ -18,12 +18,22 @@ test('empty input gives the documented defaults', () => {
 test('server settings carry exactly the architecture keys and never python', () => {
     const server = toServerSettings(normalizeSettings({ python: '/usr/bin/python3' }).settings);
     assert.deepEqual(Object.keys(server).sort(), [
-        'arch', 'backgroundValidation', 'compilerConfirmation', 'debounceMs', 'enabledRules', 'logLevel',
-        'modelContext', 'modelGpuLayers', 'modelPath', 'modelThreads', 'searchBudget', 'searchStrategy',
+        'arch', 'backgroundValidation', 'compileCommands', 'compilerConfirmation', 'debounceMs', 'enabledRules',
+        'extraCompilerArgs', 'logLevel', 'modelContext', 'modelGpuLayers', 'modelPath', 'modelThreads', 'searchBudget', 'searchStrategy',
         'severityOverrides',
     ]);
     assert.equal('python' in server, false);
-    assert.equal(SERVER_KEYS.length, 13);
+    assert.equal(SERVER_KEYS.length, 15);
+});
+
+test('extraCompilerArgs keeps strings only, compileCommands expands like a path', () => {
+    const { settings, problems } = normalizeSettings(
+        { extraCompilerArgs: ['-Iinc', 3, ' -DX=1 '], compileCommands: '~/proj/build/compile_commands.json' },
+        { home: '/home/u' });
+    assert.deepEqual(settings.extraCompilerArgs, ['-Iinc', '-DX=1']);
+    assert.equal(settings.compileCommands, '/home/u/proj/build/compile_commands.json');
+    assert.equal(problems.length, 1);
+    assert.deepEqual(normalizeSettings({ extraCompilerArgs: '-Iinc' }).settings.extraCompilerArgs, []);
 });
 
 test('integers are coerced, truncated and clamped with a note', () => {

@@ -7,6 +7,7 @@ optional `KernelFacts` record that other engines fill in later through the serve
 - `resources`: ptxas resource usage and occupancy (validation engine),
 - `timing` / `speedup`: measured on the GPU (validation engine),
 - `technique_path`: the techniques an optimize run applied (search),
+- `compile_flags`: the project's flags the last compile of the file used (compile database),
 - `sections`: any further titled markdown sections, in order.
 
 Nothing here imports pygls or does I/O.
@@ -51,6 +52,7 @@ class KernelFacts:
     speedup: float | None = None  # baseline median / best candidate median
     technique_path: tuple[str, ...] = ()
     sections: tuple[CardSection, ...] = ()
+    compile_flags: str = ""  # CompileFlags.describe() of the last compile ("" = none known yet)
 
 
 def _code(text: str) -> str:
@@ -164,6 +166,8 @@ def kernel_card(
             blocks.append(_resources_section(facts.resources))
         if facts.timing is not None:
             blocks.append(_timing_section(facts.timing, facts.speedup))
+        if facts.compile_flags:
+            blocks.append(f"**Compiled with**: {_code(facts.compile_flags)}")
         if facts.technique_path:
             blocks.append("**Optimization path**: " + " → ".join(f"`{t}`" for t in facts.technique_path))
         for section in facts.sections:

@@ -29,3 +29,12 @@ RULE_CODE_PATTERN = r"^R[0-9]{3}$"  # enabledRules, severityOverrides keys
 ARCH_PATTERN = r"^(sm_[0-9]{2,3}[a-z]?)?$"  # empty: the device's, else sm_90
 DEFAULT_ARCH = "sm_90"  # what nvcc compiles for when neither a device nor a setting names one
 DEFAULT_LOG_LEVEL = "info"
+
+# The project's compile flags (validate/compile_db.py): "" = the nearest compile_commands.json
+DEFAULT_COMPILE_COMMANDS = ""
+EXTRA_COMPILER_ARGS_MAX = 256  # items of extraCompilerArgs
+# Flags ReGraphT sets itself (arch, outputs, dependency files, the compile step): refused in
+# extraCompilerArgs, as `flag`, `flag=value` or (the -M family) any `-M...`.
+REFUSED_COMPILER_ARGS = ("-o", "--output-file", "-arch", "--gpu-architecture", "-code", "--gpu-code",
+                         "-gencode", "--generate-code", "-c", "--compile", "-cubin", "--cubin", "-ptx", "--ptx",
+                         "-E", "--preprocess", "-x", "--x", "-odir", "--output-directory")

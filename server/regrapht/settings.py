@@ -23,6 +23,7 @@ import cattrs
 from regrapht.limits import (
     ARCH_PATTERN,
     DEBOUNCE_MS_RANGE,
+    DEFAULT_COMPILE_COMMANDS,
     DEFAULT_DEBOUNCE_MS,
     DEFAULT_LOG_LEVEL,
     DEFAULT_MODEL_CONTEXT,
@@ -30,10 +31,12 @@ from regrapht.limits import (
     DEFAULT_MODEL_THREADS,
     DEFAULT_SEARCH_BUDGET,
     DEFAULT_SEARCH_STRATEGY,
+    EXTRA_COMPILER_ARGS_MAX,
     LOG_LEVELS,
     MODEL_CONTEXT_RANGE,
     MODEL_GPU_LAYERS_RANGE,
     MODEL_THREADS_RANGE,
+    REFUSED_COMPILER_ARGS,
     RULE_CODE_PATTERN,
     SEARCH_BUDGET_RANGE,
     SEARCH_STRATEGIES,
@@ -59,6 +62,8 @@ class Settings:
     background_validation: bool = False
     compiler_confirmation: bool = True  # confirm R001/R002/R007/R008 from nvcc's PTX, in the background
     log_level: str = DEFAULT_LOG_LEVEL
+    compile_commands: str = DEFAULT_COMPILE_COMMANDS  # compile_commands.json to read; "" = the nearest one
+    extra_compiler_args: tuple[str, ...] = ()  # nvcc arguments after the database's (-I, -D, ...)
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,13 @@ def _severity_map(mapping: Mapping[str, str]) -> str | None:
     return f"severities must be one of {', '.join(SEVERITIES)}: {', '.join(bad)}" if bad else None
 
 
+def _compiler_args(args: tuple[str, ...]) -> str | None:
+    if len(args) > EXTRA_COMPILER_ARGS_MAX:
+        return f"at most {EXTRA_COMPILER_ARGS_MAX} arguments"
+    refused = [a for a in args if a.startswith("-M") or any(a == f or a.startswith(f + "=") for f in REFUSED_COMPILER_ARGS)]
+    return f"ReGraphT sets these itself (arch, outputs, dependencies): {', '.join(refused)}" if refused else None
+
+
 # The limits of the integer and the enumerated settings (regrapht.limits), by field name.
 INT_RANGES: dict[str, tuple[int, int]] = {
     "debounce_ms": DEBOUNCE_MS_RANGE,
@@ -144,10 +156,12 @@ _CHECKS: dict[str, _Check] = {
     **{name: _int_range(limits) for name, limits in INT_RANGES.items()},
     **{name: _one_of(choices) for name, choices in CHOICES.items()},
     "arch": lambda v: None if re.match(ARCH_PATTERN, v) else "must look like sm_90",
+    "extra_compiler_args": _compiler_args,
 }
 
 _TYPES: dict[str, Any] = {
     "enabled_rules": tuple[str, ...],
+    "extra_compiler_args": tuple[str, ...],
     "severity_overrides": dict[str, str],
 }
 
@@ -167,6 +181,9 @@ def parse_settings(raw: object) -> tuple[Settings, list[SettingProblem]]:
         if name is None or value is None:
             continue  # unknown keys belong to the client (e.g. `python`); null = default
         wanted = _TYPES.get(name) or {"int": int, "str": str, "bool": bool}[str(hints[name])]
+        if wanted == tuple[str, ...] and not isinstance(value, list):  # cattrs would split a string
+            problems.append(SettingProblem(key, value, "expected a list of strings"))
+            continue
         try:
             typed = _CONVERTER.structure(value, wanted)
         except (TypeError, ValueError, cattrs.BaseValidationError) as error:

@@ -20,6 +20,8 @@ export interface ServerSettings {
     backgroundValidation: boolean;
     compilerConfirmation: boolean;
     logLevel: LogLevel;
+    compileCommands: string;
+    extraCompilerArgs: string[];
 }
 
 /** Everything the client reads; `python` never goes to the server. */
@@ -42,12 +44,14 @@ export const DEFAULT_SETTINGS: Readonly<ClientSettings> = Object.freeze({
     backgroundValidation: false,
     compilerConfirmation: true,
     logLevel: 'info',
+    compileCommands: '',
+    extraCompilerArgs: [],
 });
 
 export const SERVER_KEYS: readonly (keyof ServerSettings)[] = [
     'enabledRules', 'severityOverrides', 'debounceMs', 'modelPath', 'modelGpuLayers',
     'modelThreads', 'modelContext', 'arch', 'searchBudget', 'searchStrategy',
-    'backgroundValidation', 'compilerConfirmation', 'logLevel',
+    'backgroundValidation', 'compilerConfirmation', 'logLevel', 'compileCommands', 'extraCompilerArgs',
 ];
 
 /** Keys whose change needs a new server process rather than a configuration push. */
@@ -194,6 +198,19 @@ export function normalizeSettings(raw: Record<string, unknown> | undefined, ctx?
         problems.push('regrapht.compilerConfirmation: expected true or false');
     }
 
+    const extraCompilerArgs: string[] = [];
+    if (Array.isArray(r.extraCompilerArgs)) {
+        for (const item of r.extraCompilerArgs) {
+            if (typeof item === 'string' && item.trim() !== '') {
+                extraCompilerArgs.push(item.trim());
+            } else {
+                problems.push(`regrapht.extraCompilerArgs: ignoring ${JSON.stringify(item)}`);
+            }
+        }
+    } else if (r.extraCompilerArgs !== undefined && r.extraCompilerArgs !== null) {
+        problems.push('regrapht.extraCompilerArgs: expected a list of strings; using none');
+    }
+
     const settings: ClientSettings = {
         python: expand(str(r.python, 'python', problems)),
         enabledRules,
@@ -209,6 +226,8 @@ export function normalizeSettings(raw: Record<string, unknown> | undefined, ctx?
         backgroundValidation,
         compilerConfirmation,
         logLevel: oneOf(r.logLevel, 'logLevel', LOG_LEVELS, problems, { warn: 'warning', information: 'info', trace: 'debug' }),
+        compileCommands: expand(str(r.compileCommands, 'compileCommands', problems)),
+        extraCompilerArgs,
     };
     return { settings, problems };
 }

@@ -32,6 +32,7 @@ from regrapht.app.result_edits import kernel_changed
 from regrapht.settings import Settings
 from regrapht.snapshot import DocumentSnapshot
 from regrapht.spec.launch import LaunchConfig
+from regrapht.validate.compile_db import compile_setup
 
 if TYPE_CHECKING:  # annotations only: the server starts without the search engine
     from regrapht.app.resources import GpuResources
@@ -51,7 +52,8 @@ def optimize_request(document: DocumentSnapshot, kernel: str) -> OptimizeRequest
     model; a spec beside the file or inferred; nothing is judged without a device."""
     settings = document.settings
     options = OptimizeOptions(model=model_config(settings), arch=settings.arch or None, infer_spec=True,
-                              require_device=True)
+                              require_device=True,
+                              compile=compile_setup(settings.compile_commands, settings.extra_compiler_args))
     return OptimizeRequest(kernel, document.text, document.path, None, settings.search_strategy,
                            settings.search_budget, 0, options)
 

@@ -22,6 +22,7 @@ from regrapht.errors import InputError
 from regrapht.search.request import ModelConfig, OptimizeOptions, OptimizeRequest
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec, Spec, load_spec, parse_spec, spec_path_for
+from regrapht.validate.compile_db import NO_FLAGS, CompileFlags
 
 if TYPE_CHECKING:  # the language server starts without the search engine, graph and evaluator
     from regrapht.app.model_memory import KernelModelMemory
@@ -175,7 +176,8 @@ class OptimizeRun:
 
 
 def open_evaluator(source: str, file: str, kernel: str, spec: Spec, resources: GpuResources, *,
-                   arch: str | None = None, measurements: MeasurementCache | None = None) -> CudaEvaluator:
+                   arch: str | None = None, measurements: MeasurementCache | None = None,
+                   flags: CompileFlags = NO_FLAGS) -> CudaEvaluator:
     """The evaluator of `kernel` on the shared compiler, GPU worker and lock (InputError for a
     bad spec or kernel); `measurements`: verdicts shared with other evaluators of the kernel."""
     from regrapht.validate.evaluator import CudaEvaluator
@@ -183,18 +185,18 @@ def open_evaluator(source: str, file: str, kernel: str, spec: Spec, resources: G
     kernel_spec = spec.kernel(kernel)
     return CudaEvaluator(source, kernel_spec.name, kernel_spec, arch=arch, worker=resources.worker(),
                          cache_dir=resources.ensure_cache_dir(), compiler=resources.compiler(), file=file,
-                         include_dirs=(str(Path(file).resolve().parent),), gpu_lock=resources.gpu_lock,
-                         measurements=measurements)
+                         include_dirs=(str(Path(file).resolve().parent),), flags=flags,
+                         gpu_lock=resources.gpu_lock, measurements=measurements)
 
 
 def open_run(source: str, file: str, kernel: str, spec: Spec, resources: GpuResources, *,
-             arch: str | None = None, graph_path: Path | None = None) -> OptimizeRun:
+             arch: str | None = None, graph_path: Path | None = None, flags: CompileFlags = NO_FLAGS) -> OptimizeRun:
     """Everything one search needs (InputError for a bad spec, kernel or graph file)."""
     from regrapht.graph import default_overlay_path, open_graph
 
     overlay_path = default_overlay_path(resources.env, resources.home)
     graph = open_graph(graph_path, overlay_path)
-    evaluator = open_evaluator(source, file, kernel, spec, resources, arch=arch)
+    evaluator = open_evaluator(source, file, kernel, spec, resources, arch=arch, flags=flags)
     return OptimizeRun(evaluator, graph, overlay_path, kernel_target(spec.kernel(kernel)))
 
 
@@ -233,10 +235,13 @@ def run_optimize(
     options = request.options
     choice = choose_spec(request)
     note(choice.note)
-    note("compiling the original kernel")
+    flags = options.compile.lookup(request.file)
+    for message in (*(str(p) for p in flags.problems), *((flags.notice,) if flags.notice else ())):
+        note(message)
+    note("compiling the original kernel" + (f" with {flags.flags.describe()}" if not flags.flags.empty else ""))
     file = str(request.file or "untitled.cu")
     wired = wire(request.source, file, request.kernel, choice.spec, resources, arch=options.arch,
-                 graph_path=options.graph_path)
+                 graph_path=options.graph_path, flags=flags.flags)
     evaluator = wired.evaluator
     if evaluator.gpu_name is None and options.require_device:
         return OptimizeOutcome("no_gpu", evaluator.no_device_reason or "no CUDA device present")

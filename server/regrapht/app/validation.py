@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from regrapht.app.resources import GpuResources
 from regrapht.limits import DEFAULT_ARCH
+from regrapht.validate.compile_db import NO_FLAGS, CompileFlags
 
 if TYPE_CHECKING:
     from regrapht.validate.background import FileValidation
@@ -30,8 +31,10 @@ class ValidationService:
 
     def run(self, path: Path | None, text: str, kernels: tuple[str, ...] | None, *, arch: str | None = None,
             should_stop: Callable[[], bool] = lambda: False,
-            on_step: Callable[[str], None] = lambda message: None) -> tuple[Path, FileValidation] | None:
-        """The file's validation; None when it has no spec beside it (or is not a file)."""
+            on_step: Callable[[str], None] = lambda message: None,
+            flags: CompileFlags = NO_FLAGS) -> tuple[Path, FileValidation] | None:
+        """The file's validation (compiled with the project's `flags`); None when it has no spec
+        beside it (or is not a file)."""
         from regrapht.spec.model import load_spec, spec_path_for
         from regrapht.validate.background import validate_file
 
@@ -45,5 +48,5 @@ class ValidationService:
             result = validate_file(path, text, load_spec(spec_file), compiler=resources.compiler(),
                                    worker=resources.device_worker(), cache_dir=resources.ensure_cache_dir(),
                                    arch=arch or DEFAULT_ARCH, kernels=kernels, should_stop=should_stop,
-                                   on_step=on_step, gpu_lock=resources.gpu_lock)
+                                   on_step=on_step, gpu_lock=resources.gpu_lock, flags=flags)
         return path, result

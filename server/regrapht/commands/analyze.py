@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from regrapht.commands.compiling import add_compile_arguments, flags_of
 from regrapht.inputs import read_source
 from regrapht.limits import DEFAULT_ARCH
 from regrapht.rules import Finding, analyze_text
@@ -31,6 +32,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--confirm", action="store_true",
                         help="check R001/R002/R007/R008 against the PTX nvcc generates (needs nvcc)")
     parser.add_argument("--arch", default=DEFAULT_ARCH, help=f"the arch --confirm compiles for ({DEFAULT_ARCH})")
+    add_compile_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -49,7 +51,8 @@ def finding_json(finding: Finding) -> dict[str, object]:
     }
 
 
-def _confirmed(findings: list[Finding], text: str, path: Path, arch: str, err: TextIO) -> tuple[Finding, ...]:
+def _confirmed(findings: list[Finding], text: str, path: Path, arch: str, err: TextIO,
+               args: argparse.Namespace) -> tuple[Finding, ...]:
     """--confirm: the compile stack is imported here, so a plain `analyze` does not load it."""
     from regrapht.validate.compiler import Compiler, find_demangler, find_nvcc
 
@@ -58,7 +61,8 @@ def _confirmed(findings: list[Finding], text: str, path: Path, arch: str, err: T
         print(f"{path}: warning: --confirm: nvcc not found on PATH or in $CUDA_HOME/bin; findings unconfirmed",
               file=err)
         return tuple(findings)
-    facts = ptx_facts(Compiler(nvcc, demangler=find_demangler(nvcc, os.environ)), text, path.resolve(), arch)
+    facts = ptx_facts(Compiler(nvcc, demangler=find_demangler(nvcc, os.environ)), text, path.resolve(), arch,
+                      flags_of(args, path, err))
     if facts is None:
         print(f"{path}: warning: --confirm: nvcc could not compile the file; findings unconfirmed", file=err)
         return tuple(findings)
@@ -73,7 +77,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         print(f"{args.file}: warning: {warning}", file=err)
     findings = analyze_text(text)
     if getattr(args, "confirm", False):
-        findings = list(_confirmed(findings, text, Path(args.file), getattr(args, "arch", DEFAULT_ARCH), err))
+        findings = list(_confirmed(findings, text, Path(args.file), getattr(args, "arch", DEFAULT_ARCH), err, args))
     if args.json:
         json.dump([finding_json(f) for f in findings], out, indent=2)
         out.write("\n")

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from regrapht.commands.compiling import add_compile_arguments, flags_of
 from regrapht.validate.bench import bench, slow_kernel_message
 from regrapht.validate.cache_dir import default_cache_dir
 from regrapht.validate.evaluator import OriginalCompileError
@@ -29,6 +30,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--arch", default="", help="e.g. sm_90 (default: the device's, else sm_90)")
     parser.add_argument("--no-run", action="store_true", help="compile and report resources only")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_compile_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -41,7 +43,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     try:
         try:
             evaluator = open_evaluator(Path(args.file), args.kernel, spec=Path(args.spec) if args.spec else None,
-                                       arch=args.arch or None, env=env, cache_dir=cache_dir, worker=worker)
+                                       arch=args.arch or None, env=env, cache_dir=cache_dir, worker=worker,
+                                       flags=flags_of(args, Path(args.file), err))
         except OriginalCompileError as error:
             print(f"regrapht: {error}", file=err)
             return 1
@@ -59,6 +62,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     res = data["resources"]
     assert isinstance(res, dict)
     print(f"{report.kernel} ({report.resources.name}) for {report.arch}", file=out)
+    if not evaluator.flags.empty:
+        print(f"  compiled with {evaluator.flags.describe()}", file=out)
     print(f"  registers {res['registers']}, static shared {res['shared_bytes']} B, spills "
           f"{res['spill_bytes']} B, local {res['local_bytes']} B", file=out)
     if report.occupancy is not None:

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from regrapht.commands.compiling import add_compile_arguments, flags_of
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import load_spec, spec_path_for
 from regrapht.spec.resolve import spec_launch
@@ -35,6 +36,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--block", nargs="+", help="the candidate's block expressions")
     parser.add_argument("--shared-bytes", help="the candidate's dynamic shared memory expression")
     parser.add_argument("--json", action="store_true")
+    add_compile_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -54,7 +56,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     worker = start_worker(env)
     try:
         evaluator = open_evaluator(Path(args.original), args.kernel, spec=Path(args.spec) if args.spec else None,
-                                   arch=args.arch or None, env=env, cache_dir=default_cache_dir(env), worker=worker)
+                                   arch=args.arch or None, env=env, cache_dir=default_cache_dir(env), worker=worker,
+                                   flags=flags_of(args, Path(args.original), err))
         k = evaluator.kernel
         launch = candidate_launch(args, spec_launch(k))
         evaluation = evaluator.evaluate(Candidate(source=candidate_text, launch=launch))

@@ -16,6 +16,7 @@ from typing import Any
 
 from regrapht.app.optimize import ModelCache, ModelConfig, OptimizeOptions
 from regrapht.app.resources import GpuResources
+from regrapht.commands.compiling import add_compile_arguments, compile_setup_of
 from regrapht.commands.optimize import load_model
 from regrapht.errors import InputError
 from regrapht.evaluation.report import markdown, svg_chart, totals
@@ -36,6 +37,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--no-model", action="store_true", help="appliers only, even for mcgs/random/greedy")
     parser.add_argument("--time-limit", type=float, metavar="SECONDS",
                         help="per kernel: stop its search after this long and keep the best verified so far")
+    add_compile_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -47,7 +49,8 @@ def run(args: Any) -> int:
     except OSError as error:
         raise InputError(f"cannot create the output directory: {error.strerror}", file=str(out)) from error
     options = OptimizeOptions(model=ModelConfig(args.model, args.model_threads, args.model_gpu_layers),
-                              use_model=not args.no_model, time_limit_s=args.time_limit)
+                              use_model=not args.no_model, time_limit_s=args.time_limit,
+                              compile=compile_setup_of(args))
     models = ModelCache()  # one model for every task
     load_model(args, models, options.model)  # before the first task (a bad file: exit 2)
     with GpuResources(os.environ, Path.home()) as resources:

@@ -25,6 +25,7 @@ from regrapht.spec.expr import evaluate
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec, Spec, load_spec
 from regrapht.spec.resolve import resolve
+from regrapht.validate.compile_db import NO_FLAGS, CompileFlags
 from regrapht.validate.peaks import device_peaks
 from regrapht.validate.types import Candidate
 
@@ -111,7 +112,8 @@ def run_task_kernel(task: Task, kernel: KernelSpec, *, strategy: str, budget: in
     row["task"] = task.name
     if task.family is not None:
         row["family"] = task.family
-    row["recheck"] = (recheck_with or recheck)(task, kernel, source, result, resources)
+    row["recheck"] = recheck_with(task, kernel, source, result, resources) if recheck_with is not None else \
+        recheck(task, kernel, source, result, resources, flags=options.compile.lookup(task.source_path).flags)
     bytes_moved, flops = traffic(kernel, str(kernel.flops) if kernel.flops is not None else task.flops)
     time_ms = result.best.time_ms if result.best is not None else result.baseline_ms
     floor = None
@@ -126,13 +128,13 @@ def run_task_kernel(task: Task, kernel: KernelSpec, *, strategy: str, budget: in
 
 
 def recheck(task: Task, kernel: KernelSpec, source: str, result: OptimizeResult,
-            resources: GpuResources) -> dict[str, object]:
+            resources: GpuResources, *, flags: CompileFlags = NO_FLAGS) -> dict[str, object]:
     """A fresh evaluator in a fresh GPU worker process (new random inputs, new worker state; the
-    same cache dir and GPU lock) judges the final answer again."""
+    same cache dir and GPU lock) judges the final answer again, compiled with the same `flags`."""
     if result.best is None:
         return {"outcome": None, "reason": "no answer to re-check"}
     with GpuResources(resources.env, resources.home) as fresh_resources:
-        fresh = open_run(source, str(task.source_path), kernel.name, task.spec, fresh_resources)
+        fresh = open_run(source, str(task.source_path), kernel.name, task.spec, fresh_resources, flags=flags)
         fresh.evaluator.baseline()
         launch = LaunchConfig(tuple(result.best.launch.grid), tuple(result.best.launch.block),
                               result.best.launch.shared_bytes)

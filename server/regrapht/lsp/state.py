@@ -47,6 +47,7 @@ from regrapht.rules.types import Finding
 from regrapht.settings import ProblemMemory, Settings
 from regrapht.snapshot import DocumentSnapshot
 from regrapht.text import Span, SpanIndex
+from regrapht.validate.compile_db import NoticeMemory
 
 if TYPE_CHECKING:
     from regrapht.cuda.model import SourceModel
@@ -274,6 +275,7 @@ class ServerState:
         self.settings = Settings()
         self.settings_generation = 0
         self.problem_memory = ProblemMemory()
+        self.flag_notices = NoticeMemory()  # compile-database notices and problems, each given once
         self.encoding = "utf-16"
         self.supports_configuration = False
         self.docs_root = docs_root

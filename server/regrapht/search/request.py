@@ -24,6 +24,7 @@ from regrapht.limits import (
 from regrapht.search.options import SearchOptions
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import Spec
+from regrapht.validate.compile_db import CompileSetup
 
 __all__ = ["KernelTarget", "ModelConfig", "OptimizeOptions", "OptimizeRequest"]
 
@@ -51,6 +52,8 @@ class OptimizeOptions:
     # keep the model's outcomes per kernel in the cache dir and skip it where it kept failing
     # (app/model_memory.py); False: neither read nor written
     model_memory: bool = True
+    # each file's compile flags: its compile_commands.json entry, then the user's (compile_db.py)
+    compile: CompileSetup = field(default_factory=CompileSetup)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 Owns compiling the file once (diagnostics mapped to its lines), per-kernel resources and
 occupancy for the spec's launch, and, with a device, timing against the device's peaks with
 the slow-kernel message; results are cached (msgpack) in the workspace cache dir keyed by
-(source hash, spec hash, arch, GPU name). No pygls: the feature module converts.
+(the compile's key - the source, the project's flags and every included file -, spec hash,
+arch, GPU name). No pygls: the feature module converts.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from regrapht.errors import InputError
 from regrapht.set_aside import RowType, row_fits, set_aside
 from regrapht.spec.model import Spec
 from regrapht.validate.bench import bench, slow_kernel_message
-from regrapht.validate.compiler import DIAGNOSTIC_ROW, Compiler, Diagnostic
+from regrapht.validate.compile_db import NO_FLAGS, CompileFlags
+from regrapht.validate.compiler import DIAGNOSTIC_ROW, Compiler, CompileResult, Diagnostic
 from regrapht.validate.evaluator import CudaEvaluator
 from regrapht.validate.gpu_lock import GpuLock
 from regrapht.validate.worker import GpuWorker
@@ -45,8 +47,8 @@ class FileValidation:
     cached: bool = False
 
 
-def _key(text: str, spec: Spec, arch: str, gpu: str | None) -> str:
-    return hashlib.sha256("\0".join((text, spec.digest, arch, gpu or "")).encode()).hexdigest()
+def _key(compiled: CompileResult, spec: Spec, arch: str, gpu: str | None) -> str:
+    return hashlib.sha256("\0".join((compiled.key, spec.digest, arch, gpu or "")).encode()).hexdigest()
 
 
 def _load(path: Path) -> FileValidation | None:
@@ -101,8 +103,9 @@ def validate_file(
     should_stop: Callable[[], bool] = lambda: False,
     on_step: Callable[[str], None] = lambda message: None,
     gpu_lock: GpuLock | None = None,
+    flags: CompileFlags = NO_FLAGS,
 ) -> FileValidation:
-    """Compile `text` (the file at `path`), then bench each spec kernel (or `kernels`); timing
+    """Compile `text` (the file at `path`, with the project's `flags`), then bench each spec kernel (or `kernels`); timing
     holds `gpu_lock` (default: the lock file in `cache_dir`)."""
     gpu = None
     if worker is not None:
@@ -110,13 +113,14 @@ def validate_file(
         gpu = device["name"] if isinstance(device, dict) else None
         if gpu is None:
             worker = None
-    cache_file = cache_dir / "validation" / f"{_key(text, spec, arch, gpu)}.msgpack"
-    if kernels is None and (hit := _load(cache_file)) is not None:
-        return hit
     on_step(f"compiling {path.name}")
-    compiled = compiler.compile(text, arch=arch, file=str(path), include_dirs=(str(path.parent),))
+    # compiled first (a cache hit when nothing it includes changed): its key keys the validation
+    compiled = compiler.compile(text, arch=arch, file=str(path), include_dirs=(str(path.parent),), flags=flags)
     if not compiled.ok:
         return FileValidation(compiled.diagnostics, ())
+    cache_file = cache_dir / "validation" / f"{_key(compiled, spec, arch, gpu)}.msgpack"
+    if kernels is None and (hit := _load(cache_file)) is not None:
+        return hit
     results = []
     for kernel in spec.kernels:
         if kernels is not None and kernel.name not in kernels:
@@ -129,7 +133,7 @@ def validate_file(
         try:
             evaluator = CudaEvaluator(text, kernel.name, spec, arch=arch, worker=worker, cache_dir=cache_dir,
                                       compiler=compiler, file=str(path), include_dirs=(str(path.parent),),
-                                      gpu_lock=gpu_lock)
+                                      flags=flags, gpu_lock=gpu_lock)
             if should_stop():
                 break
             if worker is not None:

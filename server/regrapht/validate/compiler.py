@@ -2,8 +2,15 @@
 
 Owns: finding nvcc (PATH or $CUDA_HOME/bin) and a demangler, the nvcc command line, parsing
 nvcc/ptxas messages into `Diagnostic`s mapped back to the user's file and line, parsing
-`ptxas -v` into `KernelResources` per entry, the on-disk compile cache (keyed by source,
-flags, arch and nvcc version; msgpack files) and compiling many sources in parallel.
+`ptxas -v` into `KernelResources` per entry, the on-disk compile cache and compiling many
+sources in parallel.
+
+The cache keys on what nvcc compiled: the source, the project's `CompileFlags` (compile_db.py),
+the arch, the nvcc version, the include search environment (CPATH, ...), and the content of every
+file the compile included (nvcc's `-MD` dependency list of the same invocation). An entry is
+stored under the key of everything but the included files and holds their hashes; a lookup
+whose included files changed since (a header fixed or broken) compiles again. A failure whose
+included files are unknown (a missing header stops the dependency output) is not cached.
 """
 
 from __future__ import annotations
@@ -13,11 +20,13 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from stat import S_ISREG
 from typing import Literal
 
 import msgpack
@@ -26,6 +35,7 @@ from regrapht.children import ToolLimits, ToolRun, run_tool
 from regrapht.errors import InputError
 from regrapht.limits import DEFAULT_ARCH
 from regrapht.set_aside import row_fits, set_aside
+from regrapht.validate.compile_db import NO_FLAGS, CompileFlags
 
 Severity = Literal["error", "warning", "remark"]
 CACHE_FORMAT = 1
@@ -83,6 +93,9 @@ class CompileResult:
     seconds: float = 0.0
     cached: bool = False
     command: tuple[str, ...] = field(default=())
+    # what the compile included and each file's sha256 (None: unknown, e.g. a missing header)
+    dependencies: tuple[tuple[str, str], ...] | None = None
+    flags: CompileFlags = NO_FLAGS  # the project's flags it was compiled with
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
@@ -220,6 +233,7 @@ def _to_wire(result: CompileResult) -> bytes:
         "format": CACHE_FORMAT, "ok": result.ok, "key": result.key, "arch": result.arch,
         "cubin": result.cubin, "log": result.log, "seconds": result.seconds,
         "command": list(result.command),
+        "dependencies": [list(d) for d in result.dependencies] if result.dependencies is not None else None,
         "diagnostics": [[d.file, d.line, d.severity, d.message, d.code] for d in result.diagnostics],
         "kernels": [[k.mangled, k.name, k.registers, k.shared_static_bytes, k.constant_bytes, k.stack_bytes,
                      k.spill_store_bytes, k.spill_load_bytes, k.barriers] for k in result.kernels.values()],
@@ -251,11 +265,16 @@ def _from_wire(data: bytes) -> CompileResult | str:
         return "a diagnostic has the wrong shape"
     if not all(isinstance(part, str) for part in raw["command"]):
         return "the command is not a list of strings"
+    dependencies = raw.get("dependencies")  # absent in entries written before it existed: unknown
+    if dependencies is not None and not (isinstance(dependencies, list)
+                                         and all(row_fits(d, (str, str)) for d in dependencies)):
+        return "the dependencies are not a list of (path, hash) pairs"
     kernels = {k[0]: KernelResources(*k) for k in raw["kernels"]}
     return CompileResult(
         ok=raw["ok"], key=raw["key"], arch=raw["arch"], cubin=raw["cubin"],
         diagnostics=tuple(Diagnostic(*d) for d in raw["diagnostics"]), kernels=kernels,
         log=raw["log"], seconds=float(raw["seconds"]), cached=True, command=tuple(raw["command"]),
+        dependencies=tuple((d[0], d[1]) for d in dependencies) if dependencies is not None else None,
     )
 
 
@@ -294,6 +313,77 @@ def _stopped_by_limits(done: ToolRun, limits: ToolLimits, file: str) -> Diagnost
                       "compiler use too much memory or output (a macro or template explosion?)")
 
 
+_INCLUDE_ENVIRONMENT = ("CPATH", "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS")
+
+
+def _include_environment() -> str:
+    """The environment nvcc (a child of this process) searches headers by or adds flags from."""
+    return "\0".join(f"{name}={os.environ.get(name, '')}" for name in _INCLUDE_ENVIRONMENT)
+
+
+def parse_dependencies(text: str, compiled_in: Path) -> tuple[str, ...]:
+    """The included files of a make-style dependency file (`-MD -MF`), absolute; the compiled
+    source itself (the copy in `compiled_in`) left out."""
+    joined = text.replace("\\\n", " ")
+    _target, _, rest = joined.partition(": ")
+    files: list[str] = []
+    for word in re.findall(r"(?:\\.|[^\s\\])+", rest):
+        name = re.sub(r"\\(.)", r"\1", word)
+        path = Path(name) if os.path.isabs(name) else compiled_in / name
+        if path.parent != compiled_in:
+            files.append(os.path.normpath(path))
+    return tuple(dict.fromkeys(files))
+
+
+def content_key(base_key: str, dependencies: Sequence[tuple[str, str]]) -> str:
+    """The key of what nvcc compiled: the base key and every included file's path and hash."""
+    digest = hashlib.sha256(base_key.encode())
+    for path, sha in dependencies:
+        digest.update(f"\0{path}\0{sha}".encode())
+    return digest.hexdigest()
+
+
+class FileHashes:
+    """sha256 of files, remembered per (inode, size, mtime, ctime): a lookup of a cached compile
+    re-hashes only the included files that changed on disk (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, int, int, int, int], str] = {}
+        self._lock = threading.Lock()
+
+    def of(self, path: Path) -> str | None:
+        """The file's hash; None when it cannot be read or is not a regular file (then no cached
+        compile that included it holds): an include of /dev/stdin must never read our stdin."""
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        if not S_ISREG(stat.st_mode):
+            return None
+        identity = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+        with self._lock:
+            known = self._known.get(identity)
+        if known is not None:
+            return known
+        try:
+            sha = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            return None
+        with self._lock:
+            self._known[identity] = sha
+        return sha
+
+    def of_all(self, paths: Sequence[str]) -> tuple[tuple[str, str], ...] | None:
+        """(path, hash) per file; None when one cannot be read."""
+        pairs = []
+        for path in paths:
+            sha = self.of(Path(path))
+            if sha is None:
+                return None
+            pairs.append((path, sha))
+        return tuple(pairs)
+
+
 class CompileCache:
     """Compile results on disk, one msgpack file per key; a missing dir disables nothing."""
 
@@ -318,14 +408,17 @@ class CompileCache:
         if isinstance(result, str):
             set_aside(path, "compile cache entry", result)
             return None
-        if result.key != key or (result.ok and result.cubin is None):
-            set_aside(path, "compile cache entry", "it holds another key's result" if result.key != key
-                      else "a successful result without a cubin")
+        if result.ok and result.cubin is None:
+            set_aside(path, "compile cache entry", "a successful result without a cubin")
+            return None
+        if result.dependencies is None and result.key != key:
+            set_aside(path, "compile cache entry", "it holds another key's result")
             return None
         return result
 
-    def put(self, result: CompileResult) -> None:
-        path = self._path(result.key)
+    def put(self, result: CompileResult, base_key: str | None = None) -> None:
+        """Store `result` under `base_key` (the key before its included files; default its key)."""
+        path = self._path(base_key or result.key)
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(handle, "wb") as out:
@@ -352,6 +445,7 @@ class Compiler:
         self.timeout_s = timeout_s
         self.limits = ToolLimits(timeout_s=timeout_s)
         self._version: str | None = None
+        self._hashes = FileHashes()
 
     @classmethod
     def found(cls, env: Mapping[str, str], cache_dir: Path | None) -> Compiler | None:
@@ -377,36 +471,58 @@ class Compiler:
             self._version = match.group(1) if match else done.stdout.strip()[-80:]
         return self._version
 
-    def cache_key(self, source: str, arch: str, include_dirs: Sequence[str] = ()) -> str:
+    def cache_key(self, source: str, arch: str, include_dirs: Sequence[str] = (),
+                  flags: CompileFlags = NO_FLAGS) -> str:
+        """The key of a compile before its included files are known: the source, the flags, the
+        arch, nvcc's version, the include dirs and the include search environment."""
         digest = hashlib.sha256()
-        for part in (source, " ".join(self.flags), arch, self.version, "\0".join(include_dirs)):
+        for part in (source, " ".join(self.flags), arch, self.version, "\0".join(include_dirs),
+                     "\0".join(flags.arguments()), _include_environment()):
             digest.update(part.encode())
             digest.update(b"\0")
         return digest.hexdigest()
 
+    def _command(self, kind: str, arch: str, flags: CompileFlags) -> list[str]:
+        """nvcc up to the output: our flags (the project's `-std=` replaces ours), then the project's."""
+        base = [f for f in self.flags if not (flags.std is not None and f.startswith("-std="))]
+        return [str(self.nvcc), kind, f"-arch={arch}", *base, *flags.arguments()]
+
+    def _current(self, hit: CompileResult, base_key: str) -> bool:
+        """A cached result still holds: its included files are known and unchanged."""
+        if hit.dependencies is None:
+            return False
+        return hit.key == content_key(base_key, hit.dependencies) and all(
+            self._hashes.of(Path(path)) == sha for path, sha in hit.dependencies)
+
     def compile(self, source: str, *, arch: str = DEFAULT_ARCH, file: str = "kernel.cu",
-                include_dirs: Sequence[str] = ()) -> CompileResult:
-        """Compile `source` (shown as `file` in diagnostics) to a cubin; cached by key."""
+                include_dirs: Sequence[str] = (), flags: CompileFlags = NO_FLAGS) -> CompileResult:
+        """Compile `source` (shown as `file` in diagnostics) with the project's `flags` to a
+        cubin; cached by what nvcc compiled (the module docstring)."""
         if not re.fullmatch(r"sm_\d+[af]?", arch):
             raise InputError(f"arch must look like sm_90, got {arch!r}", key="arch")
-        key = self.cache_key(source, arch, (*include_dirs, file))
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            return hit
+        base_key = self.cache_key(source, arch, (*include_dirs, file), flags)
+        if self.cache is not None and (hit := self.cache.get(base_key)) is not None and self._current(hit, base_key):
+            return replace(hit, flags=flags)
         name = Path(file).name if file.endswith((".cu", ".cuh")) else "kernel.cu"
         if (refused := refuse_device_includes(source, file)) is not None:
-            return CompileResult(ok=False, key=key, arch=arch, cubin=None, diagnostics=(refused,),
-                                 kernels={}, log=str(refused))
+            return CompileResult(ok=False, key=base_key, arch=arch, cubin=None, diagnostics=(refused,),
+                                 kernels={}, log=str(refused), flags=flags)
         with tempfile.TemporaryDirectory(prefix="regrapht-nvcc-") as tmp:
             src = Path(tmp) / name
             src.write_text(source, encoding="utf-8")
             out = Path(tmp) / "out.cubin"
-            command = [str(self.nvcc), "-cubin", f"-arch={arch}", *self.flags, "-Xptxas", "-v",
-                       *(f"-I{d}" for d in include_dirs), "-o", str(out), name]
+            deps = Path(tmp) / "out.d"
+            # -x cu: a header (.cuh) compiles as CUDA; -MD -MF: the included files, same invocation
+            command = [*self._command("-cubin", arch, flags), "-Xptxas", "-v",
+                       *(f"-I{d}" for d in include_dirs), "-MD", "-MF", str(deps), "-o", str(out), "-x", "cu", name]
             started = time.monotonic()
             done = run_tool(command, self.limits, cwd=tmp)
             log, returncode = done.output, (-1 if done.timed_out else done.returncode)
             seconds = time.monotonic() - started
             cubin = out.read_bytes() if returncode == 0 and out.is_file() else None
+            included = parse_dependencies(deps.read_text(encoding="utf-8", errors="replace"), Path(tmp)) \
+                if deps.is_file() else None
+        dependencies = self._hashes.of_all(included) if included is not None else None
         diagnostics = parse_diagnostics(log, source_name=name, display_file=file)
         stopped = _stopped_by_limits(done, self.limits, file)
         if stopped is not None:
@@ -418,15 +534,18 @@ class Compiler:
         if kernels and self.demangle is not None:
             names = self.demangle([k for k in kernels if k.startswith("_Z")])
             kernels = {k: replace(v, name=names.get(k, k)) for k, v in kernels.items()}
+        key = content_key(base_key, dependencies) if dependencies is not None else base_key
         result = CompileResult(ok=cubin is not None, key=key, arch=arch, cubin=cubin,
                                diagnostics=tuple(diagnostics), kernels=kernels, log=log,
-                               seconds=seconds, command=tuple(command))
-        if self.cache is not None and stopped is None:  # a limit hit is not cached: limits change
-            self.cache.put(result)
+                               seconds=seconds, command=tuple(command), dependencies=dependencies, flags=flags)
+        # a limit hit is not cached (limits change), nor a result whose included files are unknown
+        if self.cache is not None and stopped is None and dependencies is not None:
+            self.cache.put(result, base_key)
         return result
 
     def ptx(self, source: str, *, arch: str = DEFAULT_ARCH, file: str = "kernel.cu",
-            include_dirs: Sequence[str] = (), timeout_s: float | None = None) -> PtxResult:
+            include_dirs: Sequence[str] = (), flags: CompileFlags = NO_FLAGS,
+            timeout_s: float | None = None) -> PtxResult:
         """Compile `source` to PTX with line information (`-lineinfo`): what the compiler made of
         each source line, for confirming findings (validate/ptx.py). Same limits and refusals as
         `compile` (`timeout_s` replaces its time limit); not cached on disk."""
@@ -441,7 +560,7 @@ class Compiler:
         with tempfile.TemporaryDirectory(prefix="regrapht-ptx-") as tmp:
             Path(tmp, name).write_text(source, encoding="utf-8")
             out = Path(tmp) / "out.ptx"
-            command = [str(self.nvcc), "-ptx", f"-arch={arch}", *self.flags, "-lineinfo",
+            command = [*self._command("-ptx", arch, flags), "-lineinfo",
                        *(f"-I{d}" for d in include_dirs), "-o", str(out), name]
             done = run_tool(command, limits, cwd=tmp)
             ok = not done.timed_out and done.returncode == 0 and out.is_file()
@@ -453,10 +572,11 @@ class Compiler:
         return PtxResult(text, name, tuple(diagnostics))
 
     def compile_many(self, jobs: Sequence[tuple[str, str]], *, arch: str = DEFAULT_ARCH,
-                     include_dirs: Sequence[str] = (), workers: int | None = None) -> list[CompileResult]:
+                     include_dirs: Sequence[str] = (), flags: CompileFlags = NO_FLAGS,
+                     workers: int | None = None) -> list[CompileResult]:
         """Compile `(source, file)` pairs in parallel across CPU cores; results in input order."""
         count = workers or max(1, os.cpu_count() or 1)
         with ThreadPoolExecutor(max_workers=count) as pool:
-            futures = [pool.submit(self.compile, s, arch=arch, file=f, include_dirs=include_dirs)
+            futures = [pool.submit(self.compile, s, arch=arch, file=f, include_dirs=include_dirs, flags=flags)
                        for s, f in jobs]
             return [f.result() for f in futures]

@@ -35,6 +35,7 @@ from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec, Spec
 from regrapht.spec.resolve import ResolvedKernel, odd_size_variant, resolve
 from regrapht.validate.checker import CHECK_KERNELS
+from regrapht.validate.compile_db import NO_FLAGS, CompileFlags
 from regrapht.validate.compiler import DEFAULT_ARCH, Compiler, CompileResult, KernelResources
 from regrapht.validate.gpu_lock import GpuLock, GpuLockTimeout
 from regrapht.validate.mangle import find_entry
@@ -135,6 +136,7 @@ class CudaEvaluator:
         compiler: Compiler | None = None,
         file: str = "original.cu",
         include_dirs: Sequence[str] = (),
+        flags: CompileFlags = NO_FLAGS,
         gpu_lock: GpuLock | None = None,
         settings: CheckSettings | None = None,
         env: Mapping[str, str] | None = None,
@@ -144,6 +146,7 @@ class CudaEvaluator:
         self.kernel = spec.kernel(kernel_name) if isinstance(spec, Spec) else spec
         self.file = file
         self.include_dirs = tuple(include_dirs)
+        self.flags = flags  # the project's (compile_db.py): the original and every candidate compile with them
         self.cache_dir = cache_dir
         self.settings = settings or CheckSettings()
         self.compiler = compiler or Compiler.from_environment(env if env is not None else os.environ, cache_dir)
@@ -165,11 +168,16 @@ class CudaEvaluator:
             if self.settings.odd_size else None
         self.odd_overrides = overrides
         self.original = self.compiler.compile(original_source, arch=self.arch, file=file,
-                                              include_dirs=self.include_dirs)
+                                              include_dirs=self.include_dirs, flags=flags)
         if not self.original.ok:
             error = self.original.errors[0] if self.original.errors else None
-            raise OriginalCompileError(f"the original does not compile: {error.message if error else self.original.first_error()}",
-                             file=error.file if error else file, line=error.line if error else None)
+            message = error.message if error else self.original.first_error()
+            if flags.empty and "No such file or directory" in message:
+                message += (" (compiled without project flags: give the project's compile_commands.json"
+                            " with --compile-commands or regrapht.compileCommands, or -I/-D or"
+                            " regrapht.extraCompilerArgs)")
+            raise OriginalCompileError(f"the original does not compile: {message}",
+                                       file=error.file if error else file, line=error.line if error else None)
         entry = find_entry(self.original.entries(), self.kernel.name, self.params, self.compiler.demangle)
         if entry is None:
             raise InputError(
@@ -186,8 +194,9 @@ class CudaEvaluator:
         # shared with other evaluators of the same kernel (measurements.py); the inputs' seed
         # is not part of the identity: a verdict is reused for the identical source only
         self.measurements = measurements
+        # the original's compile key: its source, flags and every header it included
         self.identity = measurement_identity(
-            original_source, repr((self.kernel, replace(self.settings, session_seed=None))), self.arch, self.gpu_name)
+            f"{original_source}\0{self.original.key}", repr((self.kernel, replace(self.settings, session_seed=None))), self.arch, self.gpu_name)
 
     # -- what needs no device -----------------------------------------------------------------
     def resources(self) -> KernelResources:
@@ -237,7 +246,7 @@ class CudaEvaluator:
                 to_compile.append(i)
         compiled = self.compiler.compile_many(
             [(candidates[i].source, "candidate.cu") for i in to_compile], arch=self.arch,
-            include_dirs=self.include_dirs)
+            include_dirs=self.include_dirs, flags=self.flags)
         results: list[Evaluation] = []
         by_index = dict(zip(to_compile, compiled, strict=True))
         for i, candidate in enumerate(candidates):

@@ -14,6 +14,7 @@ from pathlib import Path
 from regrapht.errors import InputError
 from regrapht.inputs import read_source as read_source_with_warnings
 from regrapht.spec.model import Spec, load_spec, spec_path_for
+from regrapht.validate.compile_db import NO_FLAGS, CompileFlags
 from regrapht.validate.compiler import Compiler
 from regrapht.validate.evaluator import CheckSettings, CudaEvaluator
 from regrapht.validate.worker import GpuWorker
@@ -48,9 +49,9 @@ def start_worker(env: Mapping[str, str]) -> GpuWorker | None:
 
 def open_evaluator(source: Path, kernel: str, *, spec: Path | None, arch: str | None, env: Mapping[str, str],
                    cache_dir: Path, worker: GpuWorker | None,
-                   settings: CheckSettings | None = None) -> CudaEvaluator:
+                   settings: CheckSettings | None = None, flags: CompileFlags = NO_FLAGS) -> CudaEvaluator:
     text = read_source(source)
     loaded = find_spec(source, spec)
     return CudaEvaluator(text, kernel, loaded, arch=arch, worker=worker, cache_dir=cache_dir,
                          compiler=make_compiler(env, cache_dir), file=str(source),
-                         include_dirs=(str(source.resolve().parent),), settings=settings)
+                         include_dirs=(str(source.resolve().parent),), flags=flags, settings=settings)

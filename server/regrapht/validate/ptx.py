@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
+from regrapht.validate.compile_db import NO_FLAGS, CompileFlags
+
 if TYPE_CHECKING:
     from regrapht.validate.compiler import Compiler
 
@@ -114,13 +116,14 @@ def parse_ptx(text: str, source_name: str) -> PtxFacts:
     return PtxFacts(lines)
 
 
-def ptx_facts(compiler: Compiler, text: str, path: Path | None, arch: str, *,
-              timeout_s: float | None = None) -> PtxFacts | None:
+def ptx_facts(compiler: Compiler, text: str, path: Path | None, arch: str,
+              flags: CompileFlags = NO_FLAGS, *, timeout_s: float | None = None) -> PtxFacts | None:
     """What nvcc generates per line of `text` (the file at `path`, whose folder is searched for
-    includes); None when it does not compile (within `timeout_s`, else the compiler's limit)."""
+    includes, compiled with the project's `flags`); None when it does not compile (within
+    `timeout_s`, else the compiler's limit)."""
     name = path.name if path is not None else "kernel.cu"
     include_dirs = (str(path.parent),) if path is not None else ()
-    result = compiler.ptx(text, arch=arch, file=name, include_dirs=include_dirs, timeout_s=timeout_s)
+    result = compiler.ptx(text, arch=arch, file=name, include_dirs=include_dirs, flags=flags, timeout_s=timeout_s)
     if result.ptx is None:
         log.debug("no compiler confirmation for %s: %s", name, result.diagnostics[:1])
         return None

@@ -101,7 +101,7 @@ def controller_for(tmp_path: Path, evaluator: FakeEvaluator, model: object, sett
     editor = RecordingEditor(state, accept)
 
     def wire(source: str, file: str, kernel: str, spec: Any, resources: GpuResources, *, arch: str | None,
-             graph_path: Path | None) -> OptimizeRun:
+             graph_path: Path | None, flags: Any = None) -> OptimizeRun:
         graph = open_graph(None, tmp_path / "overlay.json")
         return OptimizeRun(evaluator, graph, tmp_path / "overlay.json", kernel_target(spec.kernel(kernel)))
 

@@ -160,7 +160,7 @@ class _Null:
 
 
 def fake_wire(evaluator: FakeEvaluator, tmp_path: Path):
-    def wire(source, file, kernel, spec, resources, *, arch, graph_path):
+    def wire(source, file, kernel, spec, resources, *, arch, graph_path, flags):
         graph = open_graph(None, tmp_path / "overlay.json")
         return OptimizeRun(evaluator, graph, tmp_path / "overlay.json", kernel_target(spec.kernel(kernel)))
 

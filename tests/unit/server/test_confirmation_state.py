@@ -5,6 +5,7 @@ compile is worth it and compiles with the server's one compiler (no pygls, no nv
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, cast
 
 import pytest
 
@@ -66,7 +67,7 @@ def test_close_drops_the_confirmation() -> None:
 
 def test_a_compile_is_wanted_for_confirmable_findings_on_unconfirmed_text() -> None:
     state = ServerState()
-    service = ConfirmationService(state, lambda: None)
+    service = ConfirmationService(state, lambda: None, cast(Any, None))  # no compile here: no notices to send
     document, analysis = _opened(state)
     assert service.wanted(document.uri, analysis)
     state.set_confirmation(document.uri, analysis.lines, F64)
@@ -93,7 +94,7 @@ def test_the_server_confirms_with_the_one_compiler_of_its_gpu_resources(tmp_path
         return compiler
 
     resources = GpuResources({"REGRAPHT_CACHE_DIR": str(tmp_path)}, tmp_path, make_compiler=make_compiler)
-    service = ConfirmationService(ServerState(), resources.compiler_if_found)
+    service = ConfirmationService(ServerState(), resources.compiler_if_found, cast(Any, None))
     assert service.compiler() is compiler and resources.compiler() is compiler and len(made) == 1
 
 

@@ -47,3 +47,12 @@ def test_targets_and_lens_title():
     assert lens_title([]) == "No findings"
     findings = [f for f in analyze(model) if f.kernel == "saxpy"]
     assert lens_title(findings).startswith(f"{len(findings)} finding")
+
+
+def test_card_names_the_compile_flags_used():
+    model = parse_source(SOURCE)
+    kernel = model.kernel("saxpy")
+    facts = KernelFacts(compile_flags="-I/p/include -DSCALE=3 (compile_commands.json)")
+    card = kernel_card(kernel, model.launches_of("saxpy"), [], facts)
+    assert "**Compiled with**: `-I/p/include -DSCALE=3 (compile_commands.json)`" in card
+    assert "Compiled with" not in kernel_card(kernel, model.launches_of("saxpy"), [], KernelFacts())

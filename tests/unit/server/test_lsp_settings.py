@@ -73,3 +73,16 @@ def test_problems_are_shown_once():
     fresh = memory.new(again)
     assert [p.key for p in fresh] == ["searchBudget"]
     assert memory.new(again) == []
+
+
+def test_compile_database_settings():
+    settings, problems = parse_settings({"compileCommands": "/p/build/compile_commands.json",
+                                         "extraCompilerArgs": ["-I/opt/inc", "-DX=1", "--expt-relaxed-constexpr"]})
+    assert problems == []
+    assert settings.compile_commands == "/p/build/compile_commands.json"
+    assert settings.extra_compiler_args == ("-I/opt/inc", "-DX=1", "--expt-relaxed-constexpr")
+    for bad in (["-o", "x.o"], ["-arch=sm_80"], ["-MD"], ["-c"], "-Iinc", [3], ["-I"] * 257):
+        settings, problems = parse_settings({"extraCompilerArgs": bad})
+        assert settings.extra_compiler_args == () and [p.key for p in problems] == ["extraCompilerArgs"], bad
+    settings, problems = parse_settings({"compileCommands": 3})
+    assert settings.compile_commands == "" and problems[0].key == "compileCommands"

@@ -25,6 +25,7 @@ from pygls.lsp.server import LanguageServer
 
 from regrapht.limits import DEFAULT_ARCH
 from regrapht.lsp.features.common import file_path
+from regrapht.lsp.features.compile_flags import project_flags, record_flags
 from regrapht.lsp.state import Analysis, ServerState
 from regrapht.rules.confirm import CONFIRMABLE
 from regrapht.validate.ptx import PtxFacts, ptx_facts
@@ -45,9 +46,10 @@ class ConfirmationService:
     """The confirmations of one server: its one background compile thread over the server's
     compiler (`compiler` gives it, None where nvcc is not installed; called from that thread)."""
 
-    def __init__(self, state: ServerState, compiler: Callable[[], Compiler | None]) -> None:
+    def __init__(self, state: ServerState, compiler: Callable[[], Compiler | None], server: LanguageServer) -> None:
         self.state = state
         self.compiler = compiler
+        self.server = server  # for the compile database's one-time notices (compile_flags.py)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="regrapht-confirm")
         self._lock = threading.Lock()
         self._memo: OrderedDict[str, PtxFacts | None] = OrderedDict()  # by text, file and arch
@@ -72,15 +74,17 @@ class ConfirmationService:
             return  # edited meanwhile: its own publication schedules the next one
         loop = asyncio.get_running_loop()
         snapshot = self.state.snapshot(document, analysis, file_path(uri))
-        facts = await loop.run_in_executor(self._executor, self._facts, snapshot)
+        kernels = tuple(str(k.name) for k in analysis.model.kernels) if analysis.model is not None else ()
+        facts = await loop.run_in_executor(self._executor, self._facts, snapshot, kernels)
         if facts is None:
             return
         self.state.set_confirmation(uri, analysis.lines, facts)
         if self.state.publisher is not None:
             self.state.publisher.refresh(uri)
 
-    def _facts(self, document: DocumentSnapshot) -> PtxFacts | None:
-        """Background thread: nvcc (memoised by text, file and arch); reads only the snapshot."""
+    def _facts(self, document: DocumentSnapshot, kernels: tuple[str, ...]) -> PtxFacts | None:
+        """Background thread: nvcc (memoised by text, file, arch and flags); reads the snapshot
+        and the project's flags."""
         import hashlib  # here: OpenSSL's load is not needed to start the server
 
         compiler = self.compiler()
@@ -89,12 +93,15 @@ class ConfirmationService:
         path = document.path
         arch = document.settings.arch or DEFAULT_ARCH
         text = document.text
-        key = hashlib.sha256("\0".join((text, str(path), arch)).encode()).hexdigest()
+        flags = project_flags(self.server, self.state, document.uri)
+        key = hashlib.sha256("\0".join((text, str(path), arch, *flags.arguments())).encode()).hexdigest()
         with self._lock:
             if key in self._memo:
                 self._memo.move_to_end(key)
                 return self._memo[key]
-        facts = ptx_facts(compiler, text, path, arch, timeout_s=CONFIRM_TIMEOUT_S)
+        facts = ptx_facts(compiler, text, path, arch, flags, timeout_s=CONFIRM_TIMEOUT_S)
+        if facts is not None:
+            record_flags(self.state, document.uri, kernels, flags)
         with self._lock:
             self._memo[key] = facts
             while len(self._memo) > MEMO_ENTRIES:
@@ -103,6 +110,6 @@ class ConfirmationService:
 
 
 def register(server: LanguageServer, state: ServerState, resources: GpuResources) -> ConfirmationService:
-    service = ConfirmationService(state, resources.compiler_if_found)
+    service = ConfirmationService(state, resources.compiler_if_found, server)
     state.publish_listeners.append(service.on_published)
     return service

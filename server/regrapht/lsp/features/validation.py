@@ -23,6 +23,7 @@ from regrapht.app.validation import ValidationService
 from regrapht.cards import Resources
 from regrapht.errors import InputError
 from regrapht.lsp.features.common import file_path, in_worker, kernel_argument, require_document, send_status
+from regrapht.lsp.features.compile_flags import project_flags, record_flags
 from regrapht.lsp.features.progress import CancellableProgress
 from regrapht.lsp.state import ServerState
 from regrapht.rules.types import Finding
@@ -107,9 +108,15 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
 
     def run(document: DocumentSnapshot, kernels: tuple[str, ...] | None, progress: CancellableProgress) \
             -> tuple[Path, FileValidation] | None:
-        """Worker thread: reads only the snapshot (text, file, settings), never the live state."""
-        return service.run(document.path, document.text, kernels, arch=document.settings.arch or None,
-                           should_stop=lambda: progress.cancelled, on_step=lambda message: progress.report(message))
+        """Worker thread: reads the snapshot (text, file, settings), never the live document; the
+        project's flags are looked up (and their one-time notices sent) here."""
+        flags = project_flags(server, state, document.uri)
+        done = service.run(document.path, document.text, kernels, arch=document.settings.arch or None,
+                           should_stop=lambda: progress.cancelled, on_step=lambda message: progress.report(message),
+                           flags=flags)
+        if done is not None:
+            record_flags(state, document.uri, (k.kernel.split("<", 1)[0] for k in done[1].kernels), flags)
+        return done
 
     async def validate(document: DocumentSnapshot, kernels: tuple[str, ...] | None) -> dict[str, Any]:
         """On the loop: progress and status; the validation and `publish` run in workers."""
