@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
+from regrapht.cuda.view import kernel_view
 from regrapht.errors import InputError
 from regrapht.graph import ReasoningGraph
 from regrapht.limits import DEFAULT_SEARCH_BUDGET
@@ -22,7 +23,6 @@ from regrapht.model.backend import ModelBackend
 from regrapht.search.appliers import Rewrite
 from regrapht.search.options import STRATEGIES, SearchOptions
 from regrapht.search.run import Counters, ModelMemory, ModelUse, Progress, SearchRun, StepRecord
-from regrapht.search.source import find_kernel
 from regrapht.search.strategies import RUNNERS
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate, Evaluator, Timing
@@ -135,7 +135,7 @@ def optimize(
         raise InputError(f"unknown strategy {strategy!r} (one of {', '.join(STRATEGIES)})")
     if budget < 1:
         raise InputError(f"budget must be at least 1, got {budget}")
-    if find_kernel(source, kernel) is None:
+    if kernel_view(source, kernel) is None:
         raise InputError(f"no __global__ kernel {kernel!r} in the source")
     if time_limit_s is not None and time_limit_s <= 0:
         raise InputError(f"time limit must be positive, got {time_limit_s}")
