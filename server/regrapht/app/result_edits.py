@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from regrapht.search.source import code_mask, find_kernel, find_launch_sites, matching, split_top_level
+from regrapht.cuda.scan import matching, split_top_level
+from regrapht.cuda.view import kernel_view, kernels_of
 from regrapht.spec.launch import LaunchConfig
 from regrapht.text import TextEdit, span_of
 
@@ -37,8 +38,8 @@ def build_edit(text: str, snapshot: str, kernel: str, best: BestVersion, before:
     """The edit turning `text` (the document now) into the optimized version found for
     `snapshot` (the text searched): the kernel (with helpers the answer put before it) replaced,
     and the launch sites updated if the launch configuration changed."""
-    old = find_kernel(snapshot, kernel)
-    current = find_kernel(text, kernel)
+    old = kernel_view(snapshot, kernel)
+    current = kernel_view(text, kernel)
     if old is None or current is None or current.text(text) != old.text(snapshot):
         return KernelEdit((), (f"{kernel} changed since the search started",))
     prefix, suffix = snapshot[: old.start], snapshot[old.end :]
@@ -53,13 +54,13 @@ def build_edit(text: str, snapshot: str, kernel: str, best: BestVersion, before:
 
 def kernel_changed(kernel_text: str, text: str, kernel: str) -> bool:
     """Has the definition of `kernel` in `text` changed from `kernel_text` (or disappeared)?"""
-    found = find_kernel(text, kernel)
+    found = kernel_view(text, kernel)
     return found is None or found.text(text) != kernel_text
 
 
 def kernel_text(text: str, kernel: str) -> str:
     """The definition of `kernel` in `text`; empty if there is none."""
-    found = find_kernel(text, kernel)
+    found = kernel_view(text, kernel)
     return found.text(text) if found else ""
 
 
@@ -74,12 +75,13 @@ def launch_site_edits(
     the new launch configuration `after`; problems for sites that cannot be rewritten."""
     if before == after:
         return [], []
-    definition = find_kernel(text, kernel)
+    view = kernels_of(text)
+    definition = view.kernel(kernel)
     params = [p.name for p in definition.params] if definition is not None else []
-    masked = code_mask(text)
+    masked = view.masked
     edits: list[TextEdit] = []
     problems: list[str] = []
-    for site in find_launch_sites(text, kernel):
+    for site in view.launches_of(kernel):
         if skip[0] <= site.start < skip[1]:
             continue
         arguments = _site_arguments(text, masked, site.end, params)

@@ -8,6 +8,11 @@ Public API:
   `Dim3`, `MallocCall`, `Call`, `SharedArray`, `Loop`, `MemoryAccess`, `Coefficient`, `Atomic`,
   `SyncCall`, `Branch`, `FloatLiteral`, `MathCall`, `Expr`
 
+- `kernels_of(text) -> FileView`, `kernel_view(text, name) -> KernelView | None` (view.py): one
+  kernel IR per code state (a tree-sitter parse memoised by text; the lexical scanner of scan.py
+  for text that does not parse cleanly): definition, parameter and body ranges, parameters,
+  launch bounds, the code mask, the `function_definition` node, launch sites, the `SourceModel`
+
 - `SourceModel.placements`: per function, its facts relative to its first line, its row and a
   memo kept while its text is unchanged (`PlacedFunction`; the rules engine caches findings there)
 
@@ -39,9 +44,11 @@ from regrapht.cuda.model import (
     SyncCall,
 )
 from regrapht.cuda.parse import decode_source, parse_source
+from regrapht.cuda.view import FileView, KernelView, kernel_view, kernels_of
 
 __all__ = [
-    "Atomic", "Branch", "Call", "Coefficient", "Dim3", "Expr", "FloatLiteral", "Function", "LaunchSite", "Loop",
+    "Atomic", "Branch", "Call", "Coefficient", "Dim3", "Expr", "FileView", "FloatLiteral", "Function", "KernelView",
+    "LaunchSite", "Loop",
     "MallocCall", "MathCall", "MemoryAccess", "Parameter", "PlacedFunction", "SharedArray", "SourceDocument", "SourceModel",
-    "SyncCall", "decode_source", "parse_source",
+    "SyncCall", "decode_source", "kernel_view", "kernels_of", "parse_source",
 ]

@@ -139,10 +139,10 @@ def _type_of(node: Node) -> str:
 
 def _definitions(syntax: KernelSyntax) -> tuple[dict[str, tuple[list[str], str]], dict[str, Helper]]:
     """The file's function-like macros (params, body text) and one-line `__device__` helpers."""
-    tree = make_parser().parse(syntax.source)
+    root = syntax.root
     macros: dict[str, tuple[list[str], str]] = {}
     helpers: dict[str, Helper] = {}
-    for node in walk(tree.root_node):
+    for node in walk(root):
         if node.type == "preproc_function_def":
             name, params, value = (node.child_by_field_name(f) for f in ("name", "parameters", "value"))
             if name is not None and params is not None and value is not None:
@@ -178,10 +178,10 @@ def _definitions(syntax: KernelSyntax) -> tuple[dict[str, tuple[list[str], str]]
 def _object_macros(syntax: KernelSyntax) -> dict[str, str]:
     """The object-like macros defined once before the kernel and never undefined, with their values
     expanded (other such macros inside a value are replaced, as the preprocessor rescans)."""
-    tree = make_parser().parse(syntax.source)
+    root = syntax.root
     values: dict[str, str] = {}
     dropped: set[str] = set()
-    for node in walk(tree.root_node):
+    for node in walk(root):
         if node.type == "preproc_def":
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if name is None:
@@ -879,9 +879,9 @@ BodyHelper = tuple[list[Node], str, list[Node], Node]  # parameters, return type
 def _body_helpers(syntax: KernelSyntax) -> dict[str, BodyHelper]:
     """The file's non-template `__device__` functions that end in their only `return` and hold
     nothing but declarations, loops and expression statements before it."""
-    tree = make_parser().parse(syntax.source)
+    root = syntax.root
     helpers: dict[str, BodyHelper] = {}
-    for node in tree.root_node.named_children:
+    for node in root.named_children:
         if node.type != "function_definition" or not any(text(c) == "__device__" for c in node.children) or \
                 any(text(c) == "__global__" for c in node.children):
             continue

@@ -1,8 +1,8 @@
 """One kernel's syntax tree and the symbolic values of its integer expressions.
 
-`kernel_syntax(source, name)` parses a file with tree-sitter and returns the kernel's
-`function_definition` with its parameters, the file's integer constants and helpers to read
-nodes. `Symbols` turns expressions into `affine.Poly` values over named atoms (thread and block
+`kernel_syntax(source, name)` returns the kernel's `function_definition` from the code state's
+one tree-sitter parse (`cuda.view.kernels_of`) with its parameters, the file's integer constants
+and helpers to read nodes. `Symbols` turns expressions into `affine.Poly` values over named atoms (thread and block
 indices, parameters, loop variables), resolving the kernel's local definitions: idioms compare
 polynomials, never spellings, so `row * cols + j`, `j + cols * row` and `(r * cols) + j` with
 `int r = row;` are one index.
@@ -23,7 +23,7 @@ from regrapht.cuda.extract import (
     int_literal,
     node_text,
 )
-from regrapht.cuda.parse import encode_source, make_parser, parse_source
+from regrapht.cuda.view import kernels_of
 
 BUILTINS = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
 # The global thread index along x, the way kernels spell `blockIdx.x * blockDim.x + threadIdx.x`.
@@ -49,6 +49,7 @@ class KernelSyntax:
     function: Node  # function_definition
     body: Node  # compound_statement
     params: tuple[KernelParam, ...]
+    root: Node  # the file's translation_unit (the code state's one parse)
     constants: Mapping[str, int] = field(default_factory=dict)  # `#define N 256` and friends
     template_parameters: tuple[str, ...] = ()
 
@@ -147,29 +148,6 @@ def call_args(node: Node) -> list[Node]:
     return [a for a in args.named_children if a.type != "comment"] if args is not None else []
 
 
-def _find_definition(root: Node, name: str) -> tuple[Node, tuple[str, ...]] | None:
-    stack: list[tuple[Node, tuple[str, ...]]] = [(root, ())]
-    while stack:
-        node, template = stack.pop()
-        if node.type == "function_definition":
-            declarator = find_function_declarator(node.child_by_field_name("declarator"))
-            ident = declarator.child_by_field_name("declarator") if declarator is not None else None
-            if ident is not None and text(ident) == name and any(c.type == "__global__" or text(c) == "__global__"
-                                                                   for c in node.children):
-                return node, template
-            continue
-        if node.type == "template_declaration":
-            params = node.child_by_field_name("parameters")
-            names = tuple(text(declarator_name(p) or p.named_children[-1]) for p in params.named_children) \
-                if params is not None else ()
-            stack.extend((c, names) for c in node.children)
-            continue
-        if node.type in ("translation_unit", "linkage_specification", "declaration_list", "namespace_definition",
-                         "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif"):
-            stack.extend((c, template) for c in node.children)
-    return None
-
-
 def _param(node: Node) -> KernelParam | None:
     declarator = node.child_by_field_name("declarator")
     name = declarator_name(declarator)
@@ -188,10 +166,10 @@ def _param(node: Node) -> KernelParam | None:
 
 def kernel_syntax(source: str, name: str) -> KernelSyntax | None:
     """The kernel `name` of `source` (a template's instantiation `scan<float>` names its template),
-    or None when it is absent or does not parse cleanly."""
-    data = encode_source(source)
-    tree = make_parser().parse(data)
-    found = _find_definition(tree.root_node, name.split("<")[0].strip())
+    or None when it is absent or does not parse cleanly. The parse is the code state's one
+    (`cuda.view.kernels_of`), shared with the other engines."""
+    view = kernels_of(source)
+    found = view.function_node(name)
     if found is None:
         return None
     function, template = found
@@ -208,8 +186,8 @@ def kernel_syntax(source: str, name: str) -> KernelSyntax | None:
         if param is None:
             return None
         params.append(param)
-    constants = dict(parse_source(source).constants)
-    return KernelSyntax(data, function, body, tuple(params), constants, template)
+    return KernelSyntax(view.data, function, body, tuple(params), view.tree.root_node, dict(view.model.constants),
+                        template)
 
 
 class Symbols:

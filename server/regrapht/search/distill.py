@@ -18,10 +18,10 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from regrapht.cuda.view import kernel_view
 from regrapht.errors import InputError
 from regrapht.graph import ReasoningGraph
 from regrapht.search.run import SearchRun
-from regrapht.search.source import find_kernel
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Candidate
 
@@ -36,7 +36,7 @@ def check_train_split(directory: Path) -> None:
 
 
 def _kernel_text(source: str, kernel: str) -> str:
-    found = find_kernel(source, kernel)
+    found = kernel_view(source, kernel)
     return found.text(source) if found is not None else source
 
 

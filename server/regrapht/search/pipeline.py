@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from regrapht.cuda.view import kernel_view
 from regrapht.errors import InputError
 from regrapht.search.ledger import Counters, StepRecord
 from regrapht.search.model_policy import ModelUse
 from regrapht.search.options import STRATEGIES
 from regrapht.search.request import KernelTarget, OptimizeRequest
 from regrapht.search.run import SearchHooks, SearchRun, SearchTools
-from regrapht.search.source import find_kernel
 from regrapht.search.strategies import RUNNERS
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.types import Evaluator, Timing
@@ -108,7 +108,7 @@ def optimize(request: OptimizeRequest, target: KernelTarget, tools: SearchTools,
         raise InputError(f"unknown strategy {strategy!r} (one of {', '.join(STRATEGIES)})")
     if budget < 1:
         raise InputError(f"budget must be at least 1, got {budget}")
-    if find_kernel(request.source, request.kernel) is None:
+    if kernel_view(request.source, request.kernel) is None:
         raise InputError(f"no __global__ kernel {request.kernel!r} in the source")
     if time_limit_s is not None and time_limit_s <= 0:
         raise InputError(f"time limit must be positive, got {time_limit_s}")

@@ -13,9 +13,10 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from regrapht.cuda.scan import split_top_level
+from regrapht.cuda.view import kernel_view, kernels_of
 from regrapht.graph.types import Example
 from regrapht.model.backend import ChatMessage
-from regrapht.search.source import find_kernel, find_kernels, replace_kernel, signature_key, split_top_level
 from regrapht.spec.launch import LaunchConfig
 
 SYSTEM = (
@@ -151,20 +152,18 @@ class Spliced:
 
 def splice_answer(original_source: str, kernel: str, code: str) -> Spliced:
     """Put the answer's version of `kernel` into the file, refusing a changed signature."""
-    original = find_kernel(original_source, kernel)
+    original = kernel_view(original_source, kernel)
     if original is None:
         return Spliced(None, f"kernel {kernel} not found in the current source")
-    new = find_kernel(code, kernel)
+    new = kernel_view(code, kernel)
     if new is None:
-        names = [k.name for k in find_kernels(code)]
+        names = [k.name for k in kernels_of(code).kernels]
         reason = f"answer defines {', '.join(names)} instead of {kernel}" if names else "answer holds no kernel"
         return Spliced(None, reason)
-    if signature_key(new) != signature_key(original):
+    if new.signature_key() != original.signature_key():
         return Spliced(None, f"answer changed the parameter list of {kernel}")
     # Helpers the answer defines before the kernel (device functions) go in with it.
     prefix = code[: new.start]
     helpers = prefix if "__device__" in prefix else ""
-    replaced = replace_kernel(original_source, kernel, helpers + new.text(code))
-    if replaced is None:
-        return Spliced(None, "could not splice the kernel")
+    replaced = original_source[: original.start] + (helpers + new.text(code)).strip("\n") + original_source[original.end :]
     return Spliced(replaced, "")

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from regrapht.cuda.model import Function, LaunchSite, SourceModel
-from regrapht.cuda.parse import parse_source
+from regrapht.cuda.view import kernels_of
 from regrapht.errors import InputError
 from regrapht.spec.ctypes_ import SCALARS, parse_ctype
 from regrapht.spec.expr import evaluate, names_in
@@ -137,7 +137,7 @@ def _pick_launch(model: SourceModel, kernel: str) -> tuple[LaunchSite | None, Fu
 
 def infer_spec(text: str, kernel: str, *, file: str | None = None) -> str:
     """A spec (TOML text) for `kernel` of the CUDA source `text`, from its first launch site."""
-    model = parse_source(text)
+    model = kernels_of(text).model
     base = kernel.split("<", 1)[0].strip()
     found = [k for k in model.kernels if k.name == base]
     if not found:

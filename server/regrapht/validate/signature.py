@@ -1,8 +1,9 @@
 """Finding a kernel's declared parameter list in source text, to refuse contract-breaking candidates.
 
 Owns the check of a candidate's `__global__` declarations (name, template parameter names,
-parameter types, read by the comment-aware scanner of `search/source.py` that works on any
-candidate text, even one that does not compile), so a renamed kernel or a changed parameter list
+parameter types, read from the candidate's `cuda.view.FileView`: its tree-sitter parse, or the
+lexical scanner for text that does not parse cleanly, so any candidate text is read, even one that
+does not compile), so a renamed kernel or a changed parameter list
 is rejected before compiling.
 """
 
@@ -11,8 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from regrapht.cuda.scan import split_top_level
+from regrapht.cuda.view import kernels_of
 from regrapht.errors import InputError
-from regrapht.search.source import code_mask, kernel_declarations, split_top_level
 from regrapht.spec.ctypes_ import CType, parse_ctype
 
 
@@ -25,11 +27,12 @@ class KernelDecl:
 
 
 def kernel_decls(text: str) -> list[KernelDecl]:
-    """Every `__global__` declaration of `text`, read by the search's declaration scanner
-    (`search/source.py`: specifiers and `__launch_bounds__` before or after `__global__`)."""
-    masked = code_mask(text)
+    """Every `__global__` declaration of `text` (`FileView.declarations`: specifiers and
+    `__launch_bounds__` before or after `__global__`)."""
+    view = kernels_of(text)
+    masked = view.masked
     decls = []
-    for found in kernel_declarations(text):
+    for found in view.declarations:
         params_text = " ".join(masked[found.paren + 1 : found.close].split())
         params = tuple(split_top_level(params_text)) if params_text not in ("", "void") else ()
         tparams = tuple(p.split("=")[0].split()[-1] for p in found.template_parameters if p.split("=")[0].split())

@@ -35,11 +35,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",),  # `python -m regrapht`
 )
 
-# (module, imported unit): an import against the order that another branch of issue 24 removes.
-EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("validate/signature.py", "search"): "the signature reader uses search/source.py's regex scanner; KernelView "
-                                         "(issue 24 point 1, branch `kernelview`) replaces it",
-}
+# (module, imported unit): an import against the order, allowed while a named change removes it.
+EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 PYGLS = ("pygls", "lsprotocol")
 
