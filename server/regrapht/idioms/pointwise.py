@@ -24,7 +24,8 @@ from typing import NamedTuple
 from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly, exact_quotient, opaque_atom, polynomial_quotient
-from regrapht.cuda.extract import ambiguous_cast, int_literal, node_text
+from regrapht.cuda.extract import int_literal, node_text
+from regrapht.cuda.intexpr import PolyFolder
 from regrapht.cuda.parse import encode_source, make_parser
 from regrapht.idioms.syntax import walk
 
@@ -282,6 +283,37 @@ def _strip(node: Node | None) -> Node | None:
     return node
 
 
+class _PointValues(PolyFolder):
+    """The integer evaluator over a point kernel's locals: a name with no definition is opaque
+    (not a scalar of its own), a clamp of a coordinate is an opaque atom the builder records."""
+
+    def __init__(self, builder: _Builder) -> None:
+        super().__init__(builder.constants)
+        self.builder = builder
+
+    def poly(self, node: Node | None, depth: int = 0) -> Poly:
+        return super().poly(_strip(node), depth)
+
+    def local_value(self, name: str) -> Poly | None:
+        return self.builder.env.get(name)
+
+    def unknown_name(self, name: str, node: Node) -> Poly:
+        return self.opaque(node)
+
+    def opaque(self, node: Node) -> Poly:
+        return self.builder._opaque(node)
+
+    def extension(self, node: Node, depth: int) -> Poly | None:
+        if node.type not in ("call_expression", "conditional_expression"):
+            return None
+        clamp = self.builder._clamp(node)
+        if clamp is None:
+            return None
+        atom = self.opaque(node)
+        self.builder.clamps[atom.terms[0][0][0]] = clamp
+        return atom
+
+
 class _Builder:
     def __init__(self, text: str, data: bytes, function: Node, block: tuple[int, int, int] | None,
                  constants: dict[str, int]) -> None:
@@ -310,6 +342,7 @@ class _Builder:
         self.loop_names: set[str] = set()
         self.scalar_locals: dict[str, Node] = {}  # locals defined from scalars and literals only
         self.clamps: dict[str, Clamp] = {}  # opaque atoms that are clamped coordinates
+        self.values = _PointValues(self)
 
     # ------------------------------------------------------------------ structure
     def build(self) -> PointKernel:
@@ -1054,65 +1087,7 @@ class _Builder:
 
     # ------------------------------------------------------------------ expressions
     def poly(self, node: Node | None) -> Poly:
-        node = _strip(node)
-        if node is None:
-            return Poly.const(0)
-        kind = node.type
-        if kind == "number_literal":
-            literal = node_text(node)
-            value = int_literal(literal.removeprefix("-"))  # `-1` can be one literal token
-            if value is None:
-                return self._opaque(node)
-            return Poly.const(-value if literal.startswith("-") else value)
-        if kind == "identifier":
-            name = node_text(node)
-            if name in self.env:
-                return self.env[name]
-            if name in self.constants:
-                return Poly.const(self.constants[name])
-            return self._opaque(node)
-        if kind == "field_expression":
-            argument = node.child_by_field_name("argument")
-            if argument is not None and node_text(argument) in _GEOMETRY:
-                return Poly.atom(f"{node_text(argument)}.{node_text(node.child_by_field_name('field'))}")
-            return self._opaque(node)
-        if kind == "cast_expression":
-            type_text = node_text(node.child_by_field_name("type"))
-            if "float" in type_text or "double" in type_text or ambiguous_cast(node):
-                return self._opaque(node)
-            return self.poly(node.child_by_field_name("value"))
-        if kind == "unary_expression":
-            operator = node_text(node.child_by_field_name("operator"))
-            if operator in ("-", "+"):
-                inner = self.poly(node.child_by_field_name("argument"))
-                return -inner if operator == "-" else inner
-            return self._opaque(node)
-        if kind == "binary_expression":
-            operator = node_text(node.child_by_field_name("operator"))
-            left = self.poly(node.child_by_field_name("left"))
-            right = self.poly(node.child_by_field_name("right"))
-            result: Poly | None = None
-            if operator == "+":
-                result = left + right
-            elif operator == "-":
-                result = left - right
-            elif operator == "*":
-                result = left * right
-            elif operator == "<<" and right.constant is not None and 0 <= right.constant < 31:
-                result = left * Poly.const(1 << right.constant)
-            elif operator in ("/", "%") and left.constant is not None and right.constant:
-                quotient = abs(left.constant) // abs(right.constant)
-                quotient = quotient if (left.constant >= 0) == (right.constant > 0) else -quotient
-                result = Poly.const(quotient if operator == "/" else left.constant - right.constant * quotient)
-            if result is not None:
-                return result
-        if kind in ("call_expression", "conditional_expression"):
-            clamp = self._clamp(node)
-            if clamp is not None:
-                atom = self._opaque(node)
-                self.clamps[atom.terms[0][0][0]] = clamp
-                return atom
-        return self._opaque(node)
+        return self.values.poly(node)
 
     def _clamp(self, node: Node) -> Clamp | None:
         """The clamp `node` applies to a coordinate moved by a constant (`max(x - 1, 0)`,
