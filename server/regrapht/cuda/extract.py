@@ -6,11 +6,11 @@ that `int i = blockIdx.x * blockDim.x + threadIdx.x; ... a[i * stride]` resolves
 polynomial (`affine.Poly`). Spans are produced relative to a base row so that the caller can
 cache a function's facts by its text and shift them when lines above it change.
 
-This module owns the walk, the header and parameters, declarations and assignments (aliases,
-shared arrays, dim3s), memory accesses, calls, atomics and launches. Its collaborators: the
-scope and integer evaluator (`function_scope.py`, over `intexpr.py`), expression types and
-double-literal facts (`arith_types.py`), loops and branches (`control_flow.py`), node helpers
-(`nodes.py`).
+This module owns the walk, the header and parameters, declarations and assignments (shared
+arrays, dim3s), calls and launches. Its collaborators: the scope and integer evaluator
+(`function_scope.py`, over `intexpr.py`), expression types and double-literal facts
+(`arith_types.py`), loops and branches (`control_flow.py`), memory accesses, atomics and
+pointer aliases (`memory.py`), node helpers (`nodes.py`).
 """
 
 from __future__ import annotations
@@ -31,11 +31,10 @@ from regrapht.cuda.arith_types import (
     is_double_literal,
 )
 from regrapht.cuda.control_flow import ControlFlow
-from regrapht.cuda.function_scope import ExtractionState, FunctionScope, PointerAlias, WalkContext
+from regrapht.cuda.function_scope import ExtractionState, FunctionScope, WalkContext
 from regrapht.cuda.intexpr import int_literal, type_bytes
+from regrapht.cuda.memory import READ_ONLY_CALLS, MemoryAccesses
 from regrapht.cuda.model import (
-    AccessKind,
-    Atomic,
     Call,
     Dim3,
     Expr,
@@ -44,8 +43,6 @@ from regrapht.cuda.model import (
     LaunchSite,
     MallocCall,
     MathCall,
-    MemoryAccess,
-    MemorySpace,
     Parameter,
     SharedArray,
     SyncCall,
@@ -54,17 +51,12 @@ from regrapht.cuda.nodes import (
     CAST_NAMES,
     Positions,
     ambiguous_cast,
-    cast_operand,
     declarator_name,
     find_function_declarator,
     node_text,
-    reinterpreted_load,
-    subscript_chain,
 )
 from regrapht.text import Position, Span
 
-# Calls that take a pointer without writing through it.
-READ_ONLY_CALLS = frozenset({"__ldg", "__ldcs", "__ldca", "__ldcg", "__ldlu", "__ldcv", "sizeof"})
 MAX_LOCAL_VALUES = 256  # host-function scalar definitions kept for spec inference
 _DOUBLE_WORD = re.compile(rb"\bdouble\b")
 
@@ -90,6 +82,7 @@ class FunctionExtractor:
         self._types = ExpressionTypes(self._scope)
         self._literals = LiteralFacts(self.positions, self._types)
         self._control = ControlFlow(self._scope, self.positions, function)
+        self._memory = MemoryAccesses(self._scope, self.positions, self._control)
 
     # ---------------------------------------------------------------- header
     def extract(self, node: Node, template_parameters: tuple[str, ...], extern_c: bool) -> Function | None:
@@ -215,9 +208,9 @@ class FunctionExtractor:
                     self._literals.arithmetic_chain(node)
                     children_ctx = ctx._replace(chain=True)
             elif node_type == "update_expression":
-                self._mark_written_base(node.child_by_field_name("argument"))
+                self._memory.mark_written_base(node.child_by_field_name("argument"))
             elif node_type == "subscript_expression" and device_code:
-                self._subscript(node, ctx)
+                self._memory.subscript(node, ctx)
             elif node_type == "call_expression":
                 self._call(node, ctx, float_code)
             elif node_type in ("for_statement", "while_statement", "do_statement", "for_range_loop"):
@@ -276,7 +269,7 @@ class FunctionExtractor:
                 continue
             if target is not None and target.type == "pointer_declarator":
                 if value is not None:
-                    alias = self._alias_of(value, type_text)
+                    alias = self._memory.alias_of(value, type_text)
                     if alias is not None:
                         state.aliases[name] = alias
                 continue
@@ -327,73 +320,10 @@ class FunctionExtractor:
                        else self._scope.poly(c).constant for c in components)
         return Dim3(name, exprs, values, self.positions.span(node))
 
-    def _alias_of(self, value: Node, type_text: str) -> PointerAlias | None:
-        """`A + off`, `&A[off]`, `A` where A is a pointer parameter, alias or shared array."""
-        node = value
-        while node.type in ("cast_expression", "parenthesized_expression", "call_expression"):
-            if node.type == "call_expression":
-                inner = cast_operand(node)  # `reinterpret_cast<float4 *>(p)`
-            else:
-                inner = node.child_by_field_name("value") if node.type == "cast_expression" else node.named_children[0]
-            if inner is None:
-                return None
-            node = inner
-        offset = Poly.const(0)
-        if node.type == "pointer_expression" and node_text(node.child_by_field_name("operator")) == "&":
-            argument = node.child_by_field_name("argument")
-            if argument is None or argument.type != "subscript_expression":
-                return None
-            base, indices = subscript_chain(argument)
-            if len(indices) != 1 or base is None:
-                return None
-            node = base
-            offset = self._scope.poly(indices[0])
-        elif node.type == "binary_expression" and node_text(node.child_by_field_name("operator")) == "+":
-            left = node.child_by_field_name("left")
-            right = node.child_by_field_name("right")
-            if left is None or right is None:
-                return None
-            node = left
-            offset = self._scope.poly(right)
-        if node.type != "identifier":
-            return None
-        resolved = self._scope.resolve_array(node_text(node))
-        if resolved is None:
-            return None
-        array, space, base_offset, element_type = resolved
-        offset = base_offset + offset
-        if type_text and element_type and type_text != element_type and offset.thread_dependent:
-            # The offset counts the old elements, the alias's subscripts the new (wider) ones:
-            # keep only that the address depends on the thread, not a wrong stride.
-            offset = self._scope.opaque(value)
-        return PointerAlias(array, space, offset, type_text or element_type)
-
-
-    def _mark_written_base(self, target: Node | None) -> None:
-        """`*p = v`, `p->x = v`, `(*p)++`: the pointer behind the target is written."""
-        while target is not None and target.type in ("pointer_expression", "field_expression",
-                                                     "parenthesized_expression", "subscript_expression",
-                                                     "call_expression", "cast_expression"):
-            if target.type == "call_expression":
-                target = cast_operand(target)  # `*reinterpret_cast<float4 *>(&out[i]) = v`
-                continue
-            if target.type == "cast_expression":
-                target = target.child_by_field_name("value")
-                continue
-            if target.type == "field_expression" and node_text(target.child_by_field_name("operator")) == ".":
-                target = target.child_by_field_name("argument")
-                continue
-            inner = target.child_by_field_name("argument")
-            target = inner if inner is not None else (target.named_children[0] if target.named_children else None)
-        if target is not None and target.type == "identifier":
-            resolved = self._scope.resolve_array(node_text(target))
-            if resolved is not None and resolved[1] == "global":
-                self._state.written.add(resolved[0])
-
     def _assignment(self, node: Node) -> None:
         left = node.child_by_field_name("left")
         if left is not None and left.type in ("pointer_expression", "field_expression", "parenthesized_expression"):
-            self._mark_written_base(left)
+            self._memory.mark_written_base(left)
         if left is None or left.type != "identifier":
             return
         name = node_text(left)
@@ -401,7 +331,7 @@ class FunctionExtractor:
         right = node.child_by_field_name("right")
         env = self._state.env
         if name in self._state.aliases or (name in self._params and self._params[name].is_pointer):
-            alias = self._alias_of(right, "") if right is not None and operator == "=" else None
+            alias = self._memory.alias_of(right, "") if right is not None and operator == "=" else None
             if alias is not None:
                 self._state.aliases[name] = alias
             return
@@ -413,103 +343,6 @@ class FunctionExtractor:
             env[name] = current + step if operator == "+=" else current - step
         else:
             env[name] = self._scope.opaque(node)
-
-    def _subscript(self, node: Node, ctx: WalkContext) -> None:
-        parent = node.parent
-        if parent is not None and parent.type == "subscript_expression" and parent.child_by_field_name("argument") == node:
-            return  # the outer subscript records `t[a][b]` as one access
-        base, indices = subscript_chain(node)
-        if base is None or not indices:
-            return
-        cast_type = ""
-        while base.type in ("call_expression", "cast_expression", "parenthesized_expression"):
-            if base.type == "call_expression":
-                function = base.child_by_field_name("function")
-                arguments = base.child_by_field_name("arguments")
-                if function is None or function.type != "template_function" or arguments is None or \
-                        node_text(function.child_by_field_name("name")) not in CAST_NAMES or not arguments.named_children:
-                    return
-                cast_type = node_text(function.child_by_field_name("arguments")).strip("<>")
-                base = arguments.named_children[0]
-            elif base.type == "cast_expression":
-                cast_type = node_text(base.child_by_field_name("type"))
-                value = base.child_by_field_name("value")
-                if value is None:
-                    return
-                base = value
-            else:
-                if not base.named_children:
-                    return
-                base = base.named_children[0]
-        if base.type != "identifier":
-            return
-        unknown: tuple[str, MemorySpace, Poly, str] = (node_text(base), "unknown", Poly.const(0), "")
-        array, space, offset, element_type = self._scope.resolve_array(node_text(base)) or unknown
-        base_type = element_type
-        if cast_type:
-            element_type = cast_type.replace("const", "").replace("*", "").strip()
-        access = self._access_kind(node)
-        wider = reinterpreted_load(node)
-        if wider and access == "address":
-            access = "readwrite"  # read or written through the wider pointer, not handed on
-        access_bytes = type_bytes(wider or element_type)
-        if access != "read" and space == "global":
-            self._state.written.add(array)
-        polys = [self._scope.poly(i) for i in indices]
-        # The index counts the elements of the pointer's type; after a cast in the subscript
-        # (`reinterpret_cast<float4 *>(p)[k]`) `k` counts the cast type's, the alias offset the old ones.
-        stride_unit_bytes = type_bytes(base_type)
-        if cast_type and polys[-1].thread_dependent:
-            stride_unit_bytes = None if offset.thread_dependent else type_bytes(element_type)
-        last = polys[-1] + offset if len(polys) == 1 else polys[-1]
-        flattened = polys[0] + offset
-        for poly in polys[1:]:
-            flattened = flattened + poly
-        loop_variables = {self._state.loops[i].variable for i in ctx.loops}
-        used = tuple(sorted(v for v in flattened.atoms() if v in loop_variables))
-        self._state.accesses.append(MemoryAccess(
-            array=array,
-            space=space,
-            indices=tuple(Expr(node_text(i), self.positions.span(i)) for i in indices),
-            span=self.positions.span(node),
-            access=access,
-            loop_depth=len(ctx.loops),
-            loop=ctx.loops[-1] if ctx.loops else None,
-            loop_vars=used,
-            tid_x=last.coefficient("threadIdx.x"),
-            tid_y=last.coefficient("threadIdx.y"),
-            thread_dependent=any(p.thread_dependent for p in polys) or offset.thread_dependent,
-            data_dependent=any(p.memory_dependent for p in polys) or offset.memory_dependent,
-            element_type=element_type,
-            index_tid_x=tuple(p.coefficient("threadIdx.x") for p in polys),
-            unit_stride_loop_vars=tuple(v for v in used if flattened.coefficient(v).kind == "unit"
-                                        and self._steps_by_one(v, ctx)),
-            access_bytes=access_bytes,
-            stride_unit_bytes=stride_unit_bytes,
-        ))
-
-    def _steps_by_one(self, variable: str, ctx: WalkContext) -> bool:
-        """The enclosing loop over `variable` steps it by +-1 (a walk, not a stride)."""
-        return any(self._state.loops[i].variable == variable and i in self._control.unit_step_loops for i in ctx.loops)
-
-    def _access_kind(self, node: Node) -> AccessKind:
-        parent = node.parent
-        child = node
-        while parent is not None and parent.type == "parenthesized_expression":
-            child, parent = parent, parent.parent
-        if parent is None:
-            return "read"
-        if parent.type == "assignment_expression" and parent.child_by_field_name("left") == child:
-            return "write" if node_text(parent.child_by_field_name("operator")) == "=" else "readwrite"
-        if parent.type == "update_expression":
-            return "readwrite"
-        if parent.type == "pointer_expression" and node_text(parent.child_by_field_name("operator")) == "&":
-            call = parent.parent.parent if parent.parent is not None else None
-            if call is not None and call.type == "call_expression" and \
-                    node_text(call.child_by_field_name("function")) in READ_ONLY_CALLS:
-                return "read"
-            return "address"
-        return "read"
 
     def _call(self, node: Node, ctx: WalkContext, float_code: bool) -> None:
         state = self._state
@@ -533,13 +366,13 @@ class FunctionExtractor:
         # (`_alias_of`) or a subscript, so the cast itself is not an escape.
         if name not in READ_ONLY_CALLS and name not in CAST_NAMES:
             for argument in args:
-                self._mark_escape(argument)
+                self._memory.mark_escape(argument)
         if name.startswith("__syncthreads"):
             exited = ctx.thread_branch is None and state.exit_condition is not None
             condition = ctx.thread_branch or state.exit_condition
             state.syncs.append(SyncCall(span, condition is not None, condition or "", after_early_exit=exited))
         elif name.startswith("atomic") and args:
-            self._atomic(name, args[0], span, ctx)
+            self._memory.atomic(name, args[0], span, ctx)
         elif name in DOUBLE_MATH and float_code and function.type == "identifier":
             state.math_calls.append(MathCall(name, name + "f", self.positions.span(function), span,
                                              self._types.overload(args, MAX_EXPR_DEPTH - TYPE_DEPTH)))
@@ -554,65 +387,6 @@ class FunctionExtractor:
                 pointer = inner
             state.mallocs.append(MallocCall(name, node_text(pointer) if pointer.type == "identifier" else None,
                                             node_text(args[1]), span))
-
-    def _mark_escape(self, argument: Node) -> None:
-        """A pointer parameter passed to a call (other than a read-only load) may be written."""
-        if argument.type == "identifier":
-            name = node_text(argument)
-            resolved = self._scope.resolve_array(name)
-            if resolved is not None and resolved[1] == "global":
-                self._state.written.add(resolved[0])
-        elif argument.type == "binary_expression":
-            left = argument.child_by_field_name("left")
-            if left is not None:
-                self._mark_escape(left)
-        elif argument.type in ("cast_expression", "parenthesized_expression", "call_expression"):
-            inner = argument.child_by_field_name("value") if argument.type == "cast_expression" else \
-                cast_operand(argument) if argument.type == "call_expression" else \
-                (argument.named_children[0] if argument.named_children else None)
-            if inner is not None:
-                self._mark_escape(inner)
-        elif argument.type == "pointer_expression" and node_text(argument.child_by_field_name("operator")) == "&":
-            self._mark_written_base(argument.child_by_field_name("argument"))  # `f(&out[i])`
-
-    def _atomic(self, name: str, target: Node, span: Span, ctx: WalkContext) -> None:
-        node = target
-        array: str | None = None
-        offset = Poly.const(0)
-        if node.type == "pointer_expression" and node_text(node.child_by_field_name("operator")) == "&":
-            argument = node.child_by_field_name("argument")
-            if argument is not None and argument.type == "subscript_expression":
-                base, indices = subscript_chain(argument)
-                if base is not None and base.type == "identifier":
-                    array = node_text(base)
-                    for index in indices:
-                        offset = offset + self._scope.poly(index)
-        elif node.type == "binary_expression" and node_text(node.child_by_field_name("operator")) == "+":
-            left = node.child_by_field_name("left")
-            if left is not None and left.type == "identifier":
-                array = node_text(left)
-                offset = self._scope.poly(node.child_by_field_name("right"))
-        elif node.type == "identifier":
-            array = node_text(node)
-        space: MemorySpace = "unknown"
-        if array is not None:
-            resolved = self._scope.resolve_array(array)
-            if resolved is not None:
-                array, space, base_offset, _ = resolved
-                offset = offset + base_offset
-                if space == "global":
-                    self._state.written.add(array)
-        self._state.atomics.append(Atomic(
-            function=name,
-            target=Expr(node_text(target), self.positions.span(target)),
-            span=span,
-            space=space,
-            array=array,
-            thread_dependent=offset.thread_dependent,
-            data_dependent=offset.memory_dependent,
-            single_thread_guard=ctx.single_guard,
-            loop_depth=len(ctx.loops),
-        ))
 
     def _launch(self, node: Node, function: Node | None, config: Node, args: tuple[Node, ...], ctx: WalkContext) -> None:
         name_node = function

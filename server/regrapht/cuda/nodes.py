@@ -93,7 +93,7 @@ def ambiguous_cast(node: Node | None) -> bool:
     """`(name) + x`, `(name) - x`, `(name) * x`, `(name) & x`: C++ reads a cast only when `name`
     is a type, an addition (product, ...) when it is a variable, as macro expansions write it
     (`((row) + (col) * (ld))`); tree-sitter cannot tell and always builds the cast, which loses
-    `name`. Readers of values treat such a node as unknown (`idioms/spelling.py` writes it
+    `name`. Readers of values treat such a node as unknown (`idioms/spelling/macros.py` writes it
     plainly when `name` is one of the kernel's variables)."""
     if node is None or node.type != "cast_expression":
         return False
