@@ -77,6 +77,10 @@ def _quotient(left: int, right: int) -> int:
     return quotient if (left >= 0) == (right > 0) else -quotient
 
 
+BINARY_OPERATORS = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "<", "<=", ">", ">=", "==", "!=",
+                              "&&", "||"})
+
+
 def fold_binary(operator: str, left: int, right: int) -> int | None:
     """`left operator right` in C, or None when C leaves it undefined or it overflows."""
     if operator in ("/", "%"):
