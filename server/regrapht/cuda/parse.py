@@ -20,10 +20,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import tree_sitter_cuda
-from tree_sitter import Language, Node, Parser, Tree
+from tree_sitter import Node, Tree
 
-from regrapht.cuda.extract import FunctionExtractor, Positions, declarator_name, int_literal, node_text
+from regrapht.cuda.extract import FunctionExtractor
+from regrapht.cuda.intexpr import int_literal
 from regrapht.cuda.model import (
     Function,
     PlacedFunction,
@@ -32,6 +32,7 @@ from regrapht.cuda.model import (
     move_function,
     shift_rows,
 )
+from regrapht.cuda.nodes import Positions, declarator_name, encode_source, make_parser, node_text
 
 log = logging.getLogger(__name__)
 
@@ -45,16 +46,6 @@ _DEFINE_VALUE = re.compile(r"^\(?\s*([0-9][0-9a-fA-FxX']*[uUlL]*)\s*\)?$")
 # Beyond this (generated code), later functions are skipped, with a warning. The cache holds one
 # entry per function of the latest tree, so it is bounded by this too.
 MAX_FUNCTIONS = 20_000
-
-
-def make_parser() -> Parser:
-    """A parser for CUDA (tree-sitter-cuda)."""
-    return Parser(Language(tree_sitter_cuda.language()))
-
-
-def encode_source(text: str) -> bytes:
-    # A lone surrogate cannot be UTF-8: "?" keeps one byte for one code point, so columns hold.
-    return text.encode("utf-8", errors="replace")
 
 
 def decode_source(data: bytes) -> tuple[str, list[str]]:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from tree_sitter import Node
 
 from regrapht.cuda.extract import ambiguous_cast
+from regrapht.cuda.intexpr import fold_binary
 from regrapht.idioms.syntax import call_args, call_name, condition_of, named_statements, text, unparen
 
 STEP_BUDGET = 400_000  # a few seconds at most; O(threads^2) combines of big blocks give up
@@ -289,25 +290,21 @@ def _binary(operator: str, a: int, b: int) -> int:
         if b == 0:
             raise _Unknown("division by zero")
         return a / b  # type: ignore[return-value]
-    if operator in ("/", "%"):
-        if b == 0:
-            raise _Unknown("division by zero")
-        quotient = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
-        return quotient if operator == "/" else a - quotient * b
-    table: dict[str, Callable[[int, int], int]] = {
-        "+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y,
-        "<": lambda x, y: int(x < y), ">": lambda x, y: int(x > y), "<=": lambda x, y: int(x <= y),
-        ">=": lambda x, y: int(x >= y), "==": lambda x, y: int(x == y), "!=": lambda x, y: int(x != y),
-        "<<": lambda x, y: x << y if 0 <= y < 64 else _refuse(), ">>": lambda x, y: x >> y if 0 <= y < 64 else _refuse(),
-        "&": lambda x, y: x & y, "|": lambda x, y: x | y, "^": lambda x, y: x ^ y,
-    }
-    if operator not in table:
-        raise _Unknown(operator)
-    return table[operator](a, b)
+    if isinstance(a, float) or isinstance(b, float):
+        if operator not in _FLOAT_OPERATORS:
+            raise _Unknown(operator)
+        return _FLOAT_OPERATORS[operator](a, b)
+    value = fold_binary(operator, a, b)  # C semantics, the one integer evaluator
+    if value is None:
+        raise _Unknown(operator)  # undefined (division by zero, a wide shift) or an overflow
+    return value
 
 
-def _refuse() -> int:
-    raise _Unknown("shift")
+_FLOAT_OPERATORS: dict[str, Callable[[int, int], int]] = {
+    "+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y,
+    "<": lambda x, y: int(x < y), ">": lambda x, y: int(x > y), "<=": lambda x, y: int(x <= y),
+    ">=": lambda x, y: int(x >= y), "==": lambda x, y: int(x == y), "!=": lambda x, y: int(x != y),
+}
 
 
 def prefix_of_totals(prelude: list[Node], total: str, totals: str, stored_at: Node, combine: list[Node], run: str,

@@ -31,6 +31,7 @@ from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly
 from regrapht.cuda.extract import ambiguous_cast
+from regrapht.cuda.intexpr import BINARY_OPERATORS, fold_binary, int_literal
 from regrapht.idioms.access import accesses, is_pure
 from regrapht.idioms.items import ItemLoop, SingleThread, scan_loop, single_thread_work
 from regrapht.idioms.syntax import (
@@ -630,17 +631,15 @@ Evaluator = Callable[[dict[str, "int | None"]], "int | None"]
 
 
 def _compiled(node: Node | None) -> Evaluator:
-    """The C integer value of a scalar expression (+ - * / % << >> min max ?: comparisons,
-    casts ignored) as a function of the names' values; None where it is not such an expression."""
+    """The C integer value of a scalar expression (the operators of `intexpr.fold_binary`, min,
+    max, ?:, casts ignored) as a function of the names' values; None where it is not such an
+    expression or the value is undefined or overflows."""
     node = unparen(node)
     if node is None:
         return lambda env: None
     kind = node.type
     if kind == "number_literal":
-        try:
-            constant: int | None = int(text(node).lower().rstrip("ul"), 0)
-        except ValueError:
-            constant = None
+        constant = int_literal(text(node))
         return lambda env: constant
     if kind in ("identifier", "field_expression"):
         name = "".join(text(node).split())
@@ -669,28 +668,11 @@ def _compiled(node: Node | None) -> Evaluator:
     if kind != "binary_expression":
         return lambda env: None
     left, right = _compiled(node.child_by_field_name("left")), _compiled(node.child_by_field_name("right"))
-    operation = _OPERATIONS.get(text(node.child_by_field_name("operator")))
-    if operation is None:
+    operator = text(node.child_by_field_name("operator"))
+    if operator not in BINARY_OPERATORS:
         return lambda env: None
 
     def binary(env: dict[str, int | None]) -> int | None:
         a, b = left(env), right(env)
-        return None if a is None or b is None else operation(a, b)
+        return None if a is None or b is None else fold_binary(operator, a, b)  # the one C integer evaluator
     return binary
-
-
-def _divide(a: int, b: int) -> int | None:
-    return None if b == 0 else abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
-
-
-def _remainder(a: int, b: int) -> int | None:
-    quotient = _divide(a, b)
-    return None if quotient is None else a - quotient * b
-
-
-_OPERATIONS: dict[str, Callable[[int, int], int | None]] = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": _divide, "%": _remainder,
-    "<": lambda a, b: int(a < b), ">": lambda a, b: int(a > b), "<=": lambda a, b: int(a <= b),
-    ">=": lambda a, b: int(a >= b), "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
-    "<<": lambda a, b: a << b if 0 <= b < 64 else None, ">>": lambda a, b: a >> b if 0 <= b < 64 else None,
-}

@@ -17,12 +17,11 @@ from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly, opaque_atom
 from regrapht.cuda.extract import (
-    ambiguous_cast,
     declarator_name,
     find_function_declarator,
-    int_literal,
     node_text,
 )
+from regrapht.cuda.intexpr import PolyFolder
 from regrapht.cuda.view import kernels_of
 
 BUILTINS = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
@@ -30,7 +29,6 @@ BUILTINS = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
 GLOBAL_X = Poly.of({("blockDim.x", "blockIdx.x"): 1, ("threadIdx.x",): 1})
 GLOBAL_Y = Poly.of({("blockDim.y", "blockIdx.y"): 1, ("threadIdx.y",): 1})
 GRID_THREADS_X = Poly.of({("blockDim.x", "gridDim.x"): 1})
-MAX_DEPTH = 100
 
 
 @dataclass(frozen=True)
@@ -190,15 +188,16 @@ def kernel_syntax(source: str, name: str) -> KernelSyntax | None:
                         template)
 
 
-class Symbols:
-    """Symbolic integer values of expressions, resolving local definitions made so far.
+class Symbols(PolyFolder):
+    """Symbolic integer values of expressions (`poly`, the `intexpr` evaluator), resolving
+    local definitions made so far.
 
     `define(name, node)` records `int name = node;`; a name assigned again later is `forget`-ed
     by the caller (its value is then unknown: an atom of its own name).
     """
 
     def __init__(self, constants: Mapping[str, int] | None = None) -> None:
-        self.constants = dict(constants or {})
+        super().__init__(dict(constants or {}))
         self.env: dict[str, Poly] = {}
         self.definitions: dict[str, Node] = {}
         # Local pointers into a parameter: `const float *row_in = x + row * cols` -> ("x", row*cols).
@@ -256,66 +255,10 @@ class Symbols:
         self.env.pop(name, None)
         self.definitions.pop(name, None)
 
-    def poly(self, node: Node | None, depth: int = 0) -> Poly:
-        node = unparen(node)
-        if node is None:
-            return Poly.const(0)
-        kind = node.type
-        if depth > MAX_DEPTH:
-            return self._opaque(node)
-        if kind == "number_literal":
-            value = int_literal(text(node))
-            return Poly.const(value) if value is not None else self._opaque(node)
-        if kind == "identifier":
-            name = text(node)
-            if name in self.env:
-                return self.env[name]
-            if name in self.constants:
-                return Poly.const(self.constants[name])
-            if name == "warpSize":
-                return Poly.const(32)
-            return Poly.atom(name)
-        if kind == "field_expression":
-            argument = node.child_by_field_name("argument")
-            if argument is not None and text(argument) in BUILTINS:
-                return Poly.atom(f"{text(argument)}.{text(node.child_by_field_name('field'))}")
-            return self._opaque(node)
-        if kind == "cast_expression":
-            if ambiguous_cast(node):
-                return self._opaque(node)
-            return self.poly(node.child_by_field_name("value"), depth + 1)
-        if kind == "call_expression" and call_name(node) in ("static_cast", "int", "long", "size_t"):
-            args = call_args(node)
-            return self.poly(args[0], depth + 1) if len(args) == 1 else self._opaque(node)
-        if kind == "unary_expression":
-            operator = text(node.child_by_field_name("operator"))
-            argument = node.child_by_field_name("argument")
-            if operator == "-":
-                return -self.poly(argument, depth + 1)
-            if operator == "+":
-                return self.poly(argument, depth + 1)
-            return self._opaque(node)
-        if kind == "binary_expression":
-            operator = text(node.child_by_field_name("operator"))
-            left = self.poly(node.child_by_field_name("left"), depth + 1)
-            right = self.poly(node.child_by_field_name("right"), depth + 1)
-            result: Poly | None = None
-            if operator == "+":
-                result = left + right
-            elif operator == "-":
-                result = left - right
-            elif operator == "*":
-                result = left * right
-            elif operator == "<<" and right.constant is not None and 0 <= right.constant < 31:
-                result = left * Poly.const(1 << right.constant)
-            elif operator in ("/", "%", ">>", "&") and left.constant is not None and right.constant:
-                a, b = left.constant, right.constant
-                result = Poly.const({"/": int(a / b), "%": a - int(a / b) * b, ">>": a >> b, "&": a & b}[operator])
-            if result is not None:
-                return result
-        return self._opaque(node)
+    def local_value(self, name: str) -> Poly | None:
+        return self.env.get(name)
 
-    def _opaque(self, node: Node) -> Poly:
+    def opaque(self, node: Node) -> Poly:
         memory = False
         dims = ""
         for current in walk(node):

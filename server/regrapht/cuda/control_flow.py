@@ -1,0 +1,212 @@
+"""Loops and thread-dependent branches of one function, as the extractor's walk meets them.
+
+`ControlFlow.loop` records a `Loop` (induction variable, trip count, header span) and defines
+the induction variable in the scope; `ControlFlow.if_statement` and `branch` record the
+thread-dependent `Branch`es and the walk context under them (single-thread guards, the first
+`if (...) return;` that makes later barriers divergent).
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from regrapht.cuda.affine import Poly
+from regrapht.cuda.arith_types import COMPARISON_OPERATORS, arithmetic_type
+from regrapht.cuda.function_scope import FunctionScope, WalkContext
+from regrapht.cuda.model import Branch, Expr, Loop, LoopKind
+from regrapht.cuda.nodes import (
+    Positions,
+    always_returns,
+    declarator_name,
+    node_text,
+    statement_count,
+    unit_step,
+)
+from regrapht.text import Span
+
+
+class ControlFlow:
+    """Reads the loops and branches of the function whose scope is `scope`."""
+
+    def __init__(self, scope: FunctionScope, positions: Positions, function: str | None) -> None:
+        self.scope = scope
+        self.positions = positions
+        self.function = function
+        self.unit_step_loops: set[int] = set()  # loops stepping their variable by +-1
+
+    def loop(self, node: Node, ctx: WalkContext) -> tuple[WalkContext, set[int]]:
+        state = self.scope.state
+        kind: LoopKind = "for" if node.type in ("for_statement", "for_range_loop") else \
+            "while" if node.type == "while_statement" else "do"
+        condition = node.child_by_field_name("condition")
+        init_node = node.child_by_field_name("initializer")
+        update = node.child_by_field_name("update")
+        variable: str | None = None
+        if init_node is not None:
+            if init_node.type == "declaration":
+                declarator = init_node.child_by_field_name("declarator")
+                name_node = declarator_name(declarator.child_by_field_name("declarator")
+                                            if declarator is not None and declarator.type == "init_declarator"
+                                            else declarator)
+                variable = node_text(name_node) if name_node is not None else None
+                value = declarator.child_by_field_name("value") if declarator is not None else None
+                if variable:
+                    state.env[variable] = self.scope.poly(value) + Poly.atom(variable)
+                    state.types[variable] = arithmetic_type(node_text(init_node.child_by_field_name("type")))
+            elif init_node.type == "assignment_expression":
+                left = init_node.child_by_field_name("left")
+                if left is not None and left.type == "identifier":
+                    variable = node_text(left)
+                    state.env[variable] = self.scope.poly(init_node.child_by_field_name("right")) + Poly.atom(variable)
+        if variable is None and condition is not None:
+            inner = condition.named_children[0] if condition.type in ("condition_clause", "parenthesized_expression") \
+                and condition.named_children else condition
+            if inner.type == "binary_expression":
+                left = inner.child_by_field_name("left")
+                if left is not None and left.type == "identifier":
+                    variable = node_text(left)
+                    if kind == "for" and variable not in state.env:
+                        state.env[variable] = Poly.atom(variable)
+        previous = node.prev_named_sibling
+        unrolled = previous is not None and previous.type == "preproc_call" and "unroll" in node_text(previous)
+        header_end = node.child_by_field_name("body")
+        if kind == "do":
+            header = Span(self.positions.start(node), self.positions.end(node.children[0]))
+        elif header_end is not None:
+            header = Span(self.positions.start(node), self.positions.start(header_end))
+        else:
+            header = self.positions.span(node)
+        index = len(state.loops)
+        state.loops.append(Loop(
+            kind=kind,
+            span=self.positions.span(node),
+            header_span=header,
+            variable=variable,
+            init=node_text(init_node),
+            condition=node_text(condition).strip("() ") if kind != "for" else node_text(condition),
+            step=node_text(update),
+            depth=len(ctx.loops) + 1,
+            function=self.function or "",
+            unrolled=unrolled,
+            trip_count=self._trip_count(init_node, condition, update, variable),
+            parent=ctx.loops[-1] if ctx.loops else None,
+        ))
+        if variable is not None and unit_step(node_text(update), variable):
+            self.unit_step_loops.add(index)
+        thread_branch = ctx.thread_branch
+        if condition is not None:
+            branch = self.branch(kind, condition, node)
+            if branch is not None and branch.thread_dependent and not self._uniform_comparison(condition):
+                thread_branch = branch.condition.text
+        # The initializer was evaluated above (with the induction atom); the update is a step.
+        skip = {n.id for n in (update, init_node) if n is not None}
+        return WalkContext(ctx.loops + (index,), thread_branch, ctx.single_guard, False), skip
+
+    def _uniform_comparison(self, condition: Node) -> bool:
+        """`t < end + tid` with `t = base + tid + k*C`: the thread index cancels, so every thread
+        runs the same number of iterations (the loop is not divergent)."""
+        inner = condition
+        while inner.type in ("condition_clause", "parenthesized_expression") and inner.named_child_count == 1:
+            inner = inner.named_children[0]
+        if inner.type != "binary_expression" or \
+                node_text(inner.child_by_field_name("operator")) not in COMPARISON_OPERATORS - {"=="}:
+            return False
+        difference = self.scope.poly(inner.child_by_field_name("left")) - self.scope.poly(inner.child_by_field_name("right"))
+        return not difference.thread_dependent and not difference.memory_dependent
+
+    def _trip_count(self, init: Node | None, condition: Node | None, update: Node | None,
+                    variable: str | None) -> int | None:
+        if init is None or condition is None or update is None or variable is None:
+            return None
+        start = self.scope.state.env.get(variable, Poly.atom(variable)).without(variable).constant
+        if condition.type != "binary_expression" or node_text(condition.child_by_field_name("left")) != variable:
+            return None
+        bound = self.scope.poly(condition.child_by_field_name("right")).constant
+        operator = node_text(condition.child_by_field_name("operator"))
+        update_text = node_text(update).replace(" ", "")
+        if start is None or bound is None or update_text not in (f"{variable}++", f"++{variable}", f"{variable}+=1"):
+            return None
+        if operator == "<":
+            return max(0, bound - start)
+        if operator == "<=":
+            return max(0, bound - start + 1)
+        return None
+
+    def if_statement(self, node: Node, ctx: WalkContext, stack: list[tuple[Node, WalkContext]]) -> None:
+        condition = node.child_by_field_name("condition")
+        consequence = node.child_by_field_name("consequence")
+        alternative = node.child_by_field_name("alternative")
+        branch = self.branch("if", condition, node, statement_count(consequence) + statement_count(alternative),
+                              alternative is not None) if condition is not None else None
+        inner = ctx
+        if branch is not None and branch.thread_dependent:
+            # `tid % 4 == 0` still selects a quarter of the threads: not a single-thread guard.
+            single = condition is not None and self._single_thread_condition(condition) and \
+                (branch.modulus is None or (branch.modulus_value or 0) >= 32)
+            inner = ctx._replace(thread_branch=branch.condition.text, single_guard=ctx.single_guard or single)
+            if alternative is None and consequence is not None and always_returns(consequence) \
+                    and self.scope.state.exit_condition is None:
+                # The walk is in source order, so only barriers after this statement see it.
+                self.scope.state.exit_condition = branch.condition.text
+        # Push in reverse source order: alternative, consequence, condition.
+        if alternative is not None:
+            stack.append((alternative, inner._replace(single_guard=ctx.single_guard)))
+        if consequence is not None:
+            stack.append((consequence, inner))
+        if condition is not None:
+            stack.append((condition, ctx))
+
+    def _single_thread_condition(self, condition: Node) -> bool:
+        """`tid == 0`, `lane == 0`, `!(tid & 31)`: one thread per group runs the branch."""
+        stack = [condition]
+        while stack:
+            current = stack.pop()
+            if current.type == "binary_expression":
+                operator = node_text(current.child_by_field_name("operator"))
+                if operator == "==":
+                    return True
+                if operator == "&&":
+                    stack.extend(current.named_children)
+            elif current.type == "unary_expression" and node_text(current.child_by_field_name("operator")) == "!":
+                return True
+            elif current.type in ("condition_clause", "parenthesized_expression"):
+                stack.extend(current.named_children)
+        return False
+
+    def branch(self, kind: str, condition: Node, statement: Node, statements: int = 0,
+                has_else: bool = False) -> Branch | None:
+        dims, _ = self.scope.dependencies(condition)
+        if not dims:
+            return None
+        modulus: Node | None = None
+        modulus_value: int | None = None
+        stack = [condition]
+        while stack and modulus is None:
+            current = stack.pop()
+            if current.type == "binary_expression":
+                operator = node_text(current.child_by_field_name("operator"))
+                left = current.child_by_field_name("left")
+                right = current.child_by_field_name("right")
+                if operator in ("%", "&") and left is not None and right is not None and \
+                        self.scope.poly(left).coefficient("threadIdx.x").kind in ("unit", "constant"):
+                    value = self.scope.poly(right).constant
+                    if operator == "%":
+                        modulus, modulus_value = right, value
+                    elif value is not None and value > 0 and (value + 1) & value == 0:
+                        modulus, modulus_value = right, value + 1
+            stack.extend(current.named_children)
+        text_node = condition.named_children[0] if condition.type == "condition_clause" and condition.named_children \
+            else condition
+        branch = Branch(
+            kind=kind,  # type: ignore[arg-type]
+            condition=Expr(node_text(text_node), self.positions.span(text_node)),
+            span=self.positions.span(statement),
+            thread_dependent=True,
+            modulus=Expr(node_text(modulus), self.positions.span(modulus)) if modulus is not None else None,
+            modulus_value=modulus_value,
+            statements=statements,
+            has_else=has_else,
+        )
+        self.scope.state.branches.append(branch)
+        return branch
+
