@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: lint + types, Python unit and end-to-end tests (real nvcc, real SmolLM2 GGUF,
-# real LSP clients over stdio, headless Neovim), the extension's unit tests, the .vsix build,
-# and the real-VS-Code smoke test. GPU tests run only where a CUDA device and pycuda exist.
+# Runs every test: lint + types, Python unit and end-to-end tests over both cores (real nvcc, real
+# SmolLM2 GGUF, real LSP clients over stdio, headless Neovim), the extension's unit tests, the .vsix
+# build, and the real-VS-Code smoke test. GPU tests run only where a CUDA device and pycuda exist.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
