@@ -1,4 +1,4 @@
-"""Rule precision on the labelled real-world corpus (tests/data/realworld/): the README's table.
+"""Rule precision on the labelled real-world corpus (tests/data/realworld/): the table in docs/benchmarks.md.
 
 For each rule: the warnings and errors it raises on ggml-cuda (llama-cpp-python 0.3.36, fetch
 with scripts/fetch-ggml-cuda.sh) and on the expert kernels written here, how many are labelled

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: lint + types, Python unit and end-to-end tests (real nvcc, real SmolLM2 GGUF,
-# real LSP clients over stdio, headless Neovim), the extension's unit tests, the .vsix build,
-# and the real-VS-Code smoke test. GPU tests run only where a CUDA device and pycuda exist.
+# Runs every test: lint + types, Python unit and end-to-end tests over both cores (real nvcc, real
+# SmolLM2 GGUF, real LSP clients over stdio, headless Neovim), the extension's unit tests, the .vsix
+# build, and the real-VS-Code smoke test. GPU tests run only where a CUDA device and pycuda exist.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,8 +22,13 @@ mypy
 echo "== real-world rule corpus (ggml-cuda, via pip download; its test skips if this fails)"
 bash scripts/fetch-ggml-cuda.sh || echo "ggml-cuda not fetched: tests/unit/rules/test_realworld.py skips it"
 
-echo "== pytest"
-python -m pytest -q -ra
+# Two workers (the CI VM has 2 cores; PYTEST_WORKERS overrides it). --dist loadgroup keeps the
+# modules marked xdist_group (an expensive module-scoped fixture) on one worker. The gpu tier runs
+# after, in one process: its timing tests must not share the device with another test.
+workers=${PYTEST_WORKERS:-2}
+echo "== pytest ($workers workers), then the gpu tier (skips without a CUDA device)"
+python -m pytest -q -ra -n "$workers" --dist loadgroup -m "not gpu"
+python -m pytest -q -ra -m gpu tests/gpu
 
 echo "== extension: unit tests, package"
 npm test

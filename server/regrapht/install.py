@@ -37,9 +37,17 @@ CACHE_ENV = "REGRAPHT_WHEEL_CACHE"
 BUILD_CORE_MINUTES = 24
 PROGRESS_EVERY_S = 30.0
 
+# Only the libraries the Python package loads (llama, ggml). llama.cpp is a subproject there, so its
+# tests, tools, examples and server are off by default; the flags say so in case that changes.
+# llama-cpp-python 0.3.36 forces its `common` library on (CACHE FORCE, 52 of the 140 build steps,
+# not shipped in the wheel): a -D cannot turn it off.
 _COMMON_ARGS = (
     "-DGGML_NATIVE=OFF",
     "-DLLAVA_BUILD=OFF",  # the multimodal library: ReGraphT never loads images
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_TOOLS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_BUILD_SERVER=OFF",
     "-DLLAMA_CURL=OFF",  # no downloads from inside llama.cpp
     "-DGGML_OPENMP=OFF",
     "-DGGML_AVX512=OFF",

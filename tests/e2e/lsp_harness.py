@@ -8,9 +8,10 @@ import json
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest_lsp
 from lsprotocol import types
@@ -26,6 +27,9 @@ PROFILES = ["visual-studio-code", "neovim"]
 INIT_SETTINGS = {"debounceMs": 10, "compilerConfirmation": False}
 
 
+T = TypeVar("T")
+
+
 def _record_publish(ls: Any, params: types.PublishDiagnosticsParams) -> None:
     ls.diagnostics[params.uri] = params.diagnostics
     ls.published.append(params)
@@ -35,15 +39,50 @@ def _record_status(ls: Any, params: Any) -> None:
     ls.statuses.append({"state": getattr(params, "state", None), "message": getattr(params, "message", None)})
 
 
+def _signalling(method: str, handler: Callable[..., Any]) -> Callable[..., Any]:
+    """`handler` (a client feature), then `arrived` set: what `wait_until` waits on. The first
+    parameter is named `ls` so that pygls passes the client."""
+
+    def ls_handler(ls: Any, params: Any) -> Any:
+        if method == types.WORKSPACE_CONFIGURATION:
+            ls.configuration_requests += 1
+        try:
+            return handler(ls, params)
+        finally:
+            ls.arrived.set()
+
+    return ls_handler
+
+
 def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=default_converter)
     client.published = []  # type: ignore[attr-defined]
     client.statuses = []  # type: ignore[attr-defined]
+    client.configuration_requests = 0  # type: ignore[attr-defined]
+    client.arrived = asyncio.Event()  # type: ignore[attr-defined]  # set after every message from the server
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = _record_publish
     features["regrapht/status"] = _record_status
-    register_lsp_features(client, features)
+    register_lsp_features(client, {method: _signalling(method, f) for method, f in features.items()})
     return client
+
+
+async def wait_until(client: Any, condition: Callable[[], T], timeout: float, what: str) -> T:
+    """`condition()`'s first truthy value, checked again each time the server sends the client a
+    notification or request (no polling interval); TimeoutError naming `what` after `timeout` s."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        client.arrived.clear()
+        found = condition()
+        if found:
+            return found
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            raise TimeoutError(f"{what}: not within {timeout} s")
+        waiter = asyncio.ensure_future(client.arrived.wait())
+        await asyncio.wait({waiter}, timeout=remaining)
+        waiter.cancel()
 
 
 CONFIG = ClientServerConfig(server_command=SERVER_COMMAND, client_factory=make_client)
@@ -109,14 +148,13 @@ def open_document(client: LanguageClient, uri: str, text: str, version: int = 1)
 
 
 async def wait_for_publication(client: Any, uri: str, version: int | None = None, timeout: float = 10.0):
-    """The first diagnostics publication for `uri` (with `version`, if given)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for params in reversed(client.published):
-            if params.uri == uri and (version is None or params.version == version):
-                return params
-        await asyncio.sleep(0.02)
-    raise TimeoutError(f"no diagnostics for {uri} version {version}")
+    """The latest diagnostics publication for `uri` (with `version`, if given)."""
+
+    def latest() -> types.PublishDiagnosticsParams | None:
+        return next((params for params in reversed(client.published)
+                     if params.uri == uri and (version is None or params.version == version)), None)
+
+    return await wait_until(client, latest, timeout, f"diagnostics for {uri} version {version}")
 
 
 def _write_raw(client: Any, message: dict[str, Any]) -> None:

@@ -5,12 +5,10 @@ the one nvcc narrows to float (`y * 2.0`) left a hint, "Not confirmed by nvcc"; 
 
 from __future__ import annotations
 
-import asyncio
 import shutil
-import time
 
 import pytest
-from lsp_harness import open_document, position_of, wait_for_publication
+from lsp_harness import open_document, position_of, wait_for_publication, wait_until
 from lsprotocol import types
 
 pytestmark = [pytest.mark.nvcc, pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")]
@@ -41,13 +39,11 @@ __global__ void twice(float *__restrict__ y, int n) {
 
 
 async def _publication_with(client, text: str, timeout: float = 180.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for params in reversed(client.published):
-            if params.uri == URI and any(text in d.message for d in params.diagnostics):
-                return params
-        await asyncio.sleep(0.1)
-    raise TimeoutError(f"no publication mentioning {text!r}")
+    def mentioning():
+        return next((params for params in reversed(client.published)
+                     if params.uri == URI and any(text in d.message for d in params.diagnostics)), None)
+
+    return await wait_until(client, mentioning, timeout, f"a publication mentioning {text!r}")
 
 
 async def test_nvcc_confirms_double_precision_in_the_background(client):

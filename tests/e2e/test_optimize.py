@@ -7,7 +7,6 @@ workspace/applyEdit is sent. The applyEdit path is covered by unit tests and the
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import time
 
@@ -17,6 +16,7 @@ from lsp_harness import (
     open_document,
     raw_code_actions,
     wait_for_publication,
+    wait_until,
 )
 from lsprotocol import types
 
@@ -56,13 +56,11 @@ async def test_optimize_action_and_no_gpu_run(client, tmp_path):
     assert time.monotonic() - started < 5  # returns at once; the search runs in the background
     token = answer["token"]
 
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
+    def ended():
         reports = client.progress_reports.get(token, [])
-        if reports and isinstance(reports[-1], types.WorkDoneProgressEnd):
-            break
-        await asyncio.sleep(0.1)
-    reports = client.progress_reports[token]
+        return reports if reports and isinstance(reports[-1], types.WorkDoneProgressEnd) else None
+
+    reports = await wait_until(client, ended, 180, "the search's progress to end")
     assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].cancellable
     assert "saxpy" in reports[0].title
     middle = [r.message for r in reports[1:-1] if isinstance(r, types.WorkDoneProgressReport)]
@@ -70,11 +68,8 @@ async def test_optimize_action_and_no_gpu_run(client, tmp_path):
     assert isinstance(reports[-1], types.WorkDoneProgressEnd)
     assert "cannot verify" in (reports[-1].message or "")
 
-    for _ in range(50):
-        if any("cannot verify" in m.message for m in client.messages):
-            break
-        await asyncio.sleep(0.1)
-    explained = [m for m in client.messages if "cannot verify" in m.message]
+    explained = await wait_until(client, lambda: [m for m in client.messages if "cannot verify" in m.message], 5,
+                                 "the popup saying it cannot verify")
     assert explained and "saxpy" in explained[0].message
     states = [s["state"] for s in client.statuses]
     assert "searching" in states and states[-1] == "ready"

@@ -5,7 +5,6 @@ timed because there is no CUDA device."""
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from lsp_harness import (
     open_document,
     raw_code_actions,
     wait_for_publication,
+    wait_until,
 )
 from lsprotocol import types
 
@@ -71,12 +71,9 @@ async def test_validate_kernel_progress_and_no_device(client, tmp_path):
         command="regrapht.validateKernel", arguments=[{"uri": uri, "kernel": "saxpy"}]))
     assert answer["summary"].startswith("does not compile") and "zz" in answer["summary"]
     assert isinstance(client.progress_reports[answer["token"]][-1], types.WorkDoneProgressEnd)
-    nvcc_errors: list[types.Diagnostic] = []
-    for _ in range(100):  # the publisher refreshes asynchronously
-        nvcc_errors = [d for p in client.published if p.uri == uri for d in p.diagnostics if "zz" in d.message]
-        if nvcc_errors:
-            break
-        await asyncio.sleep(0.05)
+    nvcc_errors = await wait_until(  # the publisher refreshes asynchronously
+        client, lambda: [d for p in client.published if p.uri == uri for d in p.diagnostics if "zz" in d.message],
+        5, "nvcc's error in the diagnostics")
     assert nvcc_errors and nvcc_errors[0].range.start.line == SAXPY.splitlines().index(
         next(line for line in SAXPY.splitlines() if "y[i] = a * x[i]" in line))
 

@@ -18,6 +18,9 @@ from regrapht.lsp.features.hover import hover_for
 from regrapht.lsp.state import DocumentState, ServerState
 from regrapht.text import Position, Span
 
+# One worker builds the module's expensive fixture once (scripts/test.sh: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_scale")
+
 KERNELS = 4200  # more than the 4,096 functions the extraction cache used to give up at
 URI = "file:///many/kernels.cu"
 

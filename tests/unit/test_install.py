@@ -28,6 +28,14 @@ def test_never_native_never_amx_or_avx512_even_where_the_cpu_advertises_them():
     assert "-DGGML_AVX2=ON" in target.cmake_args
 
 
+def test_only_the_libraries_are_built_on_every_target():
+    for target in (install.build_target("x86_64", install.cpu_flags(f"flags : {V3_FLAGS}")),
+                   install.build_target("x86_64", frozenset()), install.build_target("aarch64", frozenset())):
+        for part in ("LLAVA_BUILD", "LLAMA_BUILD_TESTS", "LLAMA_BUILD_TOOLS", "LLAMA_BUILD_EXAMPLES",
+                     "LLAMA_BUILD_SERVER"):
+            assert f"-D{part}=OFF" in target.cmake_args, (target.level, part)
+
+
 def test_a_cpu_without_the_v3_set_gets_the_baseline_and_arm64_its_family_baseline():
     old = install.build_target("x86_64", frozenset({"sse2", "avx"}))
     assert old.level == "x86_64-baseline"

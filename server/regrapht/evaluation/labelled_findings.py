@@ -3,7 +3,7 @@
 Owns the label format (`labels.tsv`: `path:line<TAB>rule<TAB>verdict<TAB>reason`, verdicts tp /
 fp / minor), running the rules over the corpus's files, and the comparison: which labelled true
 positives disappeared, which labelled false positives came back as warnings or errors, which
-warnings or errors carry no label, and the per-rule precision table the README shows.
+warnings or errors carry no label, and the per-rule precision table docs/benchmarks.md shows.
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ import pytest
 from regrapht.errors import InputError
 from regrapht.model import ChatMessage, LlamaBackend, ModelSettings, embedded_model_path
 
+# One worker builds the module's expensive fixture once (scripts/test.sh: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("llama_backend")
+
 
 @pytest.fixture(scope="module")
 def backend() -> LlamaBackend:

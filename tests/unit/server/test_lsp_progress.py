@@ -26,6 +26,15 @@ class FakeProgress:
         self.sent.append(("end", value))
 
 
+async def scheduled_callbacks_ran():
+    """Returns once the loop has run every callback scheduled before the call (`on_loop` sends
+    progress with call_soon_threadsafe; a callback scheduled now runs after them, in order)."""
+    loop = asyncio.get_running_loop()
+    turn = loop.create_future()
+    loop.call_soon(turn.set_result, None)
+    await turn
+
+
 def fake_server(progress_support: bool):
     capabilities = types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=progress_support))
     return SimpleNamespace(client_capabilities=capabilities, work_done_progress=FakeProgress())
@@ -42,7 +51,7 @@ async def test_progress_reports_and_client_cancel():
     server.work_done_progress.tokens[progress.token].cancel()  # window/workDoneProgress/cancel
     assert progress.cancelled
     progress.end("stopped")
-    await asyncio.sleep(0)
+    await scheduled_callbacks_ran()
     kinds = [kind for kind, _ in server.work_done_progress.sent]
     assert kinds == ["begin", "report", "end"]
     assert progress.token not in server.work_done_progress.tokens
@@ -58,5 +67,5 @@ async def test_without_client_support_only_the_flag_works():
     progress.cancel()
     assert progress.cancelled
     progress.end()
-    await asyncio.sleep(0)
+    await scheduled_callbacks_ran()
     assert server.work_done_progress.sent == []

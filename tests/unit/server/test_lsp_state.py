@@ -154,10 +154,10 @@ async def test_debouncer_runs_only_the_last_scheduled_work():
 
         return run
 
-    for n in range(5):
-        debouncer.schedule("uri", 0.02, work(n))
+    tasks = [debouncer.schedule("uri", 0.02, work(n)) for n in range(5)]
     assert debouncer.pending("uri")
-    await asyncio.sleep(0.08)
+    await asyncio.wait(tasks)  # the first four end cancelled, the last after its delay
+    assert [t.cancelled() for t in tasks] == [True, True, True, True, False]
     assert ran == [4]
     assert not debouncer.pending("uri")
 
@@ -177,5 +177,5 @@ async def test_debouncer_cancel_and_errors():
     task = debouncer.schedule("b", 0, fail)
     with pytest.raises(ValueError):
         await task
-    await asyncio.sleep(0)
+    # The debouncer's done-callback was added before this test awaited the task, so it has run.
     assert errors == [("b", "bad")]
