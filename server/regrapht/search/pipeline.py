@@ -25,6 +25,7 @@ from regrapht.search.run import Counters, ModelMemory, ModelUse, Progress, Searc
 from regrapht.search.source import find_kernel
 from regrapht.search.strategies import RUNNERS
 from regrapht.spec.launch import LaunchConfig
+from regrapht.text import TextEdit, compose_edits
 from regrapht.validate.types import Candidate, Evaluator, Timing
 
 
@@ -45,6 +46,9 @@ class BestVersion:
     launch: LaunchConfig
     source: str
     steps: tuple[StepRecord, ...]  # the technique path with the speedup after each step
+    # The edits of the searched text that give `source`, when every step of the path is an
+    # applier's rewrite; None when a step is the model's text (the editor compares texts then).
+    edits: tuple[TextEdit, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -168,7 +172,7 @@ def optimize(
         best = BestVersion(
             time_ms=judged.evaluation.timing.median_ms, speedup=judged.evaluation.speedup or 0.0,
             techniques=judged.candidate.techniques, launch=judged.candidate.launch, source=judged.candidate.source,
-            steps=tuple(session.path_of(judged.candidate)),
+            steps=tuple(session.path_of(judged.candidate)), edits=applier_edits(session, judged.candidate),
         )
     if best is None and not reason:
         reason = ("time limit reached before a faster verified version was found" if timed_out
@@ -186,6 +190,30 @@ def optimize(
         cancelled=session.cancelled() and not timed_out, model_use=dict(session.model_use),
         first_faster_s=session.first_faster_s, time_limited=timed_out,
     )
+
+
+def applier_edits(session: SearchRun, candidate: Candidate) -> tuple[TextEdit, ...] | None:
+    """The edits of the searched text that give `candidate`, composed along its path when each
+    step is a rewrite an applier made of the step before (memoized per state); None otherwise."""
+    steps: list[Rewrite] = []
+    current = candidate
+    while current.techniques:
+        parent = session.parents.get(current) or next(
+            (c for c in (session.original, *session.history) if c.techniques == current.techniques[:-1]), None)
+        if parent is None:
+            return None
+        rewrite = next((r for rewrites in session.rewrites_by_applier(parent) for r in rewrites
+                        if (r.source, r.launch) == (current.source, current.launch)), None)
+        if rewrite is None or rewrite.base != parent.source:
+            return None
+        steps.append(rewrite)
+        current = parent
+    if current.source != session.original.source:
+        return None
+    edits: tuple[TextEdit, ...] = ()
+    for rewrite in reversed(steps):
+        edits = compose_edits(session.original.source, edits, rewrite.edits)
+    return edits
 
 
 def _why_nothing(evaluator: Evaluator, session: SearchRun) -> str:
