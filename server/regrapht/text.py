@@ -70,7 +70,7 @@ def span_of(text: str, start: int, end: int) -> Span:
     return Span(position_of(text, start), position_of(text, end))
 
 
-def apply_edits(text: str, edits: list[TextEdit] | tuple[TextEdit, ...]) -> str:
+def apply_edits(text: str, edits: Sequence[TextEdit]) -> str:
     """Apply non-overlapping edits (any order) to `text`."""
     located = sorted(
         ((offset_of(text, e.span.start), offset_of(text, e.span.end), e.new_text) for e in edits),
@@ -79,6 +79,55 @@ def apply_edits(text: str, edits: list[TextEdit] | tuple[TextEdit, ...]) -> str:
     for start, end, new_text in located:
         text = text[:start] + new_text + text[end:]
     return text
+
+
+def edit_of(text: str, start: int, end: int, new_text: str) -> TextEdit:
+    """The edit replacing `text[start:end]` with `new_text`."""
+    return TextEdit(span_of(text, start, end), new_text)
+
+
+def edit_offsets(text: str, edits: Sequence[TextEdit]) -> list[tuple[int, int, str]]:
+    """`edits` as (start, end, new text) `str` indices of `text`, in text order; ValueError when
+    two overlap (an insertion at another edit's start or end does not overlap it, but two
+    insertions at one point do: their order would be undefined)."""
+    located = sorted((offset_of(text, e.span.start), offset_of(text, e.span.end), e.new_text) for e in edits)
+    for (start, end, _), (next_start, next_end, _) in zip(located, located[1:], strict=False):
+        if next_start < end or start == end == next_start == next_end:
+            raise ValueError(f"overlapping edits at offsets {start}-{end} and {next_start}-{next_end}")
+    return located
+
+
+def compose_edits(text: str, first: Sequence[TextEdit], then: Sequence[TextEdit]) -> tuple[TextEdit, ...]:
+    """Edits of `text` with the effect of applying `first` to it and then `then` to the result:
+    an edit of `then` that touches one of `first` merges with it into one edit, the others are
+    moved back over the text `first` inserted or removed before them."""
+    middle = apply_edits(text, first)
+    firsts = edit_offsets(text, first)
+    pieces: list[tuple[int, int, int, int]] = []  # (start, end) in `middle`, (start, end) in `text`
+    shift = 0
+    for start, end, new_text in firsts:
+        pieces.append((start + shift, start + shift + len(new_text), start, end))
+        shift += len(new_text) - (end - start)
+    touched = sorted([(a, b) for a, b, _, _ in pieces] + [(a, b) for a, b, _ in edit_offsets(middle, then)])
+    clusters: list[list[int]] = []
+    for start, end in touched:
+        if clusters and start <= clusters[-1][1]:
+            clusters[-1][1] = max(clusters[-1][1], end)
+        else:
+            clusters.append([start, end])
+    seconds = edit_offsets(middle, then)
+    composed = []
+    for start, end in clusters:
+        inside = [(a - start, b - start, t) for a, b, t in seconds if start <= a and b <= end]
+        new_text = middle[start:end]
+        for a, b, t in reversed(inside):
+            new_text = new_text[:a] + t + new_text[b:]
+        # Back to `text`: undo the shift of every `first` edit before each end of the cluster
+        # (every one that touches the cluster lies inside it).
+        before_start = sum(b - a - (d - c) for a, b, c, d in pieces if b <= start and not (a == b == start))
+        before_end = sum(b - a - (d - c) for a, b, c, d in pieces if b <= end)
+        composed.append(edit_of(text, start - before_start, end - before_end, new_text))
+    return tuple(composed)
 
 
 class SpanIndex(Generic[T]):

@@ -1,7 +1,9 @@
 """The text edits that put an optimize run's best version into the current document.
 
-Owns: replacing the kernel (with any helpers the answer put before it) in the text the user
-has now, rebased from the text the search started from; rewriting the kernel's launch sites
+Owns: the edits of the text the search started from that an applier's version carries
+(`BestVersion.edits`), rebased onto the text the user has now; for a version the model wrote
+(free text, no edits), replacing the kernel (with any helpers the answer put before it) found by
+comparing the texts; rewriting the kernel's launch sites
 when the launch configuration changed (spec-language expressions over the kernel's parameter
 names become C over each site's argument texts, `ceil_div(a, b)` becoming `(a + b - 1) / b`);
 and telling whether the kernel's text changed since the search started. Pure: text in, edits out.
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING
 from regrapht.cuda.scan import matching, split_top_level
 from regrapht.cuda.view import kernel_view, kernels_of
 from regrapht.spec.launch import LaunchConfig
-from regrapht.text import TextEdit, span_of
+from regrapht.text import TextEdit, edit_offsets, span_of
 
 if TYPE_CHECKING:  # annotations only: the server starts without the search engine
     from regrapht.search.pipeline import BestVersion
@@ -42,6 +44,12 @@ def build_edit(text: str, snapshot: str, kernel: str, best: BestVersion, before:
     current = kernel_view(text, kernel)
     if old is None or current is None or current.text(text) != old.text(snapshot):
         return KernelEdit((), (f"{kernel} changed since the search started",))
+    if best.edits is not None:
+        rebased = _rebased(text, snapshot, (old.start, old.end), current.start, best.edits)
+        if rebased is None:
+            return KernelEdit((), ("the optimized version changes text outside the kernel that changed since",))
+        launch_edits, problems = launch_site_edits(text, kernel, (current.start, current.end), before, best.launch)
+        return KernelEdit(tuple(rebased + launch_edits), tuple(problems))
     prefix, suffix = snapshot[: old.start], snapshot[old.end :]
     source = best.source
     if not (source.startswith(prefix) and source.endswith(suffix) and len(source) >= len(prefix) + len(suffix)):
@@ -50,6 +58,26 @@ def build_edit(text: str, snapshot: str, kernel: str, best: BestVersion, before:
     edits = [TextEdit(span_of(text, current.start, current.end), region)]
     launch_edits, problems = launch_site_edits(text, kernel, (current.start, current.end), before, best.launch)
     return KernelEdit(tuple(edits + launch_edits), tuple(problems))
+
+
+def _rebased(text: str, snapshot: str, kernel: tuple[int, int], now: int,
+             edits: Sequence[TextEdit]) -> list[TextEdit] | None:
+    """`edits` of `snapshot` as edits of `text`, whose kernel (`snapshot[kernel[0]:kernel[1]]`)
+    is the same and starts at `now`: an edit in the kernel (or an insertion just before it)
+    moves with it, an insertion at the top of the file stays there, and any other edit only
+    when the text is the snapshot; None when one cannot be placed."""
+    if text == snapshot:
+        return list(edits)
+    start, end = kernel
+    placed = []
+    for begin, finish, new_text in edit_offsets(snapshot, edits):
+        if start <= begin and finish <= end:
+            placed.append(TextEdit(span_of(text, begin - start + now, finish - start + now), new_text))
+        elif begin == finish == 0:
+            placed.append(TextEdit(span_of(text, 0, 0), new_text))
+        else:
+            return None
+    return placed
 
 
 def kernel_changed(kernel_text: str, text: str, kernel: str) -> bool:

@@ -22,9 +22,18 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from regrapht.cuda.model import Coefficient, FloatLiteral, Function, MemoryAccess, SharedArray, SourceModel
+from regrapht.cuda.model import Coefficient, FloatLiteral, Function, MemoryAccess, SourceModel
+from regrapht.rules.fixes import (
+    column_walks,
+    element_words,
+    float_call_edit,
+    float_literal_edit,
+    qualifier_edits,
+    shared_declaration,
+    unroll_edit,
+)
 from regrapht.rules.types import Finding, Fix, Severity
-from regrapht.text import Span, TextEdit
+from regrapht.text import Span
 
 if TYPE_CHECKING:
     from regrapht.rules.registry import RuleInfo
@@ -218,21 +227,15 @@ def missing_restrict_const(function: Function, model: SourceModel, info: RuleInf
             continue
         if parameter.is_const and parameter.is_restrict:
             continue
-        edits: list[TextEdit] = []
-        missing: list[str] = []
-        if not parameter.is_const:
-            missing.append("const")
-            edits.append(TextEdit(Span(parameter.span.start, parameter.span.start), "const "))
-        if not parameter.is_restrict:
-            missing.append("__restrict__")
-            gap = Span(parameter.star_end, parameter.name_span.start)
-            edits.append(TextEdit(gap, "__restrict__ " if gap.start == gap.end else " __restrict__ "))
+        missing = [q for q, present in (("const", parameter.is_const), ("__restrict__", parameter.is_restrict))
+                   if not present]
+        edits = qualifier_edits(parameter, const=True, restrict=True)
         spelled = " and ".join(f"`{m}`" for m in missing)
         yield _finding(
             info, parameter.span, function.name,
             f"`{parameter.name}` is only read but lacks {spelled}, so the compiler must assume it aliases "
             "the written pointers: loads cannot be reordered or served by the read-only cache.",
-            (Fix(f"Declare `{parameter.name}` as {' '.join(missing)}", tuple(edits)),),
+            (Fix(f"Declare `{parameter.name}` as {' '.join(missing)}", edits),),
         )
 
 
@@ -274,7 +277,7 @@ def double_literal(function: Function, model: SourceModel, info: RuleInfo) -> It
         severity = _literal_severity(literal)
         if severity is None:
             continue
-        fix = Fix(f"Write `{literal.text}f`", (TextEdit(Span(literal.span.end, literal.span.end), "f"),))
+        fix = Fix(f"Write `{literal.text}f`", (float_literal_edit(literal),))
         if severity == "hint":
             message = (f"`{literal.text}` is a double-precision literal; the compiler can narrow this exact "
                        f"operation back to float, but `{literal.text}f` says what is meant.")
@@ -291,7 +294,7 @@ def double_math_call(function: Function, model: SourceModel, info: RuleInfo) -> 
         # On float arguments CUDA C++ calls the float overload (`sqrt(float)` is `sqrtf`): nothing to say.
         if call.overload != "double":
             continue
-        fix = Fix(f"Call `{call.float_name}`", (TextEdit(call.span, call.float_name),))
+        fix = Fix(f"Call `{call.float_name}`", (float_call_edit(call),))
         yield _finding(info, call.span, _kernel_name(function),
                        f"`{call.name}` gets a double or integer argument here, so the double-precision "
                        f"function runs; call `{call.float_name}` (with float arguments) in float code.", (fix,))
@@ -343,39 +346,25 @@ def divergent_modulo_branch(function: Function, model: SourceModel, info: RuleIn
 
 
 # ---------------------------------------------------------------------------------------------- R011
-def _shared_declaration(model: SourceModel, function: Function, name: str) -> SharedArray | None:
-    for shared in function.shared_arrays + model.file_shared_arrays:
-        if shared.name == name:
-            return shared
-    return None
-
-
 def bank_conflicts(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
     if not _is_device(function):
         return
+    walks = {id(walk.access): walk for walk in column_walks(function, model)}
     for access in function.accesses:
         if access.space != "shared":
             continue
-        shared = _shared_declaration(model, function, access.array)
-        if shared is None:
-            continue
-        element_words = 2 if shared.element_type in ("double", "long long", "int64_t", "uint64_t") else 1
-        if len(access.indices) >= 2 and len(shared.dims) == len(access.indices):
-            row_words = shared.dim_values[-1]
-            column_walk = any(c.kind in ("unit", "constant") for c in access.index_tid_x[:-1])
-            if row_words is None or not column_walk or access.index_tid_x[-1].depends:
-                continue
-            if (row_words * element_words) % 32:
-                continue
-            last = shared.dims[-1]
-            padded = str(row_words + 1) if last.strip().isdigit() else f"{last} + 1"
-            fix = Fix(f"Pad `{shared.name}` rows to {padded}",
-                      (TextEdit(shared.dim_spans[-1], padded),))
+        walk = walks.get(id(access))
+        if walk is not None:
+            fix = Fix(f"Pad `{walk.shared.name}` rows to {walk.padded}", (walk.edit,))
             yield _finding(info, access.span, _kernel_name(function),
-                           f"`{_index_text(access)}` makes a warp read down a column of `{shared.name}`, whose "
-                           f"rows are {row_words} elements wide: all 32 threads hit the same bank and are "
-                           f"served one by one; pad each row by one element (`[{padded}]`).", (fix,))
-        elif len(access.indices) == 1 and access.tid_x.kind == "constant" and element_words == 1 \
+                           f"`{_index_text(access)}` makes a warp read down a column of `{walk.shared.name}`, whose "
+                           f"rows are {walk.row_words} elements wide: all 32 threads hit the same bank and are "
+                           f"served one by one; pad each row by one element (`[{walk.padded}]`).", (fix,))
+            continue
+        shared = shared_declaration(model, function, access.array)
+        if shared is None or len(access.indices) != 1:
+            continue
+        if access.tid_x.kind == "constant" and element_words(shared) == 1 \
                 and shared.element_type in FOUR_BYTE_TYPES and (access.tid_x.value or 0) % 2 == 0:
             stride = abs(access.tid_x.value or 0)
             ways = min(32, stride & -stride)
@@ -467,7 +456,8 @@ def unroll_candidate(function: Function, model: SourceModel, info: RuleInfo) -> 
             continue
         yield _finding(info, loop.header_span, _kernel_name(function),
                        f"This loop always runs {loop.trip_count} times; `#pragma unroll` removes the loop "
-                       "overhead and lets the compiler keep indices and operands in registers.")
+                       "overhead and lets the compiler keep indices and operands in registers.",
+                       (Fix("Add `#pragma unroll`", (unroll_edit(loop, None),)),))
 
 
 # ---------------------------------------------------------------------------------------------- R016

@@ -520,8 +520,8 @@ class MCGS(GraphWalker):
             for rewrite in self.session.applier_rewrites(shaped, technique):
                 if (rewrite.source, rewrite.launch) not in seen:
                     seen.add((rewrite.source, rewrite.launch))
-                    rewrites.append(with_block(Rewrite(rewrite.source, rewrite.launch, f"{rewrite.note}, {shape.note}",
-                                                       rewrite.params)))
+                    # the shape changed only the launch, so the rewrite's edits still apply to `parent`
+                    rewrites.append(with_block(replace(rewrite, note=f"{rewrite.note}, {shape.note}")))
         return rewrites
 
     def all_tried(self, path: list[str], parent: Candidate) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from regrapht.cuda.view import kernel_view
 from regrapht.errors import InputError
+from regrapht.search.appliers import Rewrite
 from regrapht.search.ledger import Counters, StepRecord
 from regrapht.search.model_policy import ModelUse
 from regrapht.search.options import STRATEGIES
@@ -22,7 +23,8 @@ from regrapht.search.request import KernelTarget, OptimizeRequest
 from regrapht.search.run import SearchHooks, SearchRun, SearchTools
 from regrapht.search.strategies import RUNNERS
 from regrapht.spec.launch import LaunchConfig
-from regrapht.validate.types import Evaluator, Timing
+from regrapht.text import TextEdit, compose_edits
+from regrapht.validate.types import Candidate, Evaluator, Timing
 
 __all__ = ["BestVersion", "KernelTarget", "OptimizeResult", "SearchHooks", "SearchTools", "optimize"]
 
@@ -35,6 +37,9 @@ class BestVersion:
     launch: LaunchConfig
     source: str
     steps: tuple[StepRecord, ...]  # the technique path with the speedup after each step
+    # The edits of the searched text that give `source`, when every step of the path is an
+    # applier's rewrite; None when a step is the model's text (the editor compares texts then).
+    edits: tuple[TextEdit, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -137,7 +142,7 @@ def optimize(request: OptimizeRequest, target: KernelTarget, tools: SearchTools,
         best = BestVersion(
             time_ms=judged.evaluation.timing.median_ms, speedup=judged.evaluation.speedup or 0.0,
             techniques=judged.candidate.techniques, launch=judged.candidate.launch, source=judged.candidate.source,
-            steps=tuple(ledger.path_of(judged.candidate)),
+            steps=tuple(ledger.path_of(judged.candidate)), edits=applier_edits(session, judged.candidate),
         )
     if best is None and not reason:
         reason = ("time limit reached before a faster verified version was found" if timed_out
@@ -155,6 +160,30 @@ def optimize(request: OptimizeRequest, target: KernelTarget, tools: SearchTools,
         cancelled=session.cancelled() and not timed_out, model_use=dict(session.model_policy.use),
         first_faster_s=ledger.first_faster_s, time_limited=timed_out,
     )
+
+
+def applier_edits(session: SearchRun, candidate: Candidate) -> tuple[TextEdit, ...] | None:
+    """The edits of the searched text that give `candidate`, composed along its path when each
+    step is a rewrite an applier made of the step before (memoized per state); None otherwise."""
+    steps: list[Rewrite] = []
+    current = candidate
+    while current.techniques:
+        parent = session.ledger.parents.get(current) or next(
+            (c for c in (session.original, *session.ledger.history) if c.techniques == current.techniques[:-1]), None)
+        if parent is None:
+            return None
+        rewrite = next((r for rewrites in session.applier_cache.by_applier(parent) for r in rewrites
+                        if (r.source, r.launch) == (current.source, current.launch)), None)
+        if rewrite is None or rewrite.base != parent.source:
+            return None
+        steps.append(rewrite)
+        current = parent
+    if current.source != session.original.source:
+        return None
+    edits: tuple[TextEdit, ...] = ()
+    for rewrite in reversed(steps):
+        edits = compose_edits(session.original.source, edits, rewrite.edits)
+    return edits
 
 
 def _why_nothing(evaluator: Evaluator, session: SearchRun) -> str:

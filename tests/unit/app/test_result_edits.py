@@ -3,6 +3,8 @@ replaced, launch sites rewritten for a new launch configuration (ceil_div as C),
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from regrapht.app.result_edits import (
     build_edit,
     ceil_div_to_c,
@@ -11,7 +13,7 @@ from regrapht.app.result_edits import (
     kernel_text,
 )
 from regrapht.spec.launch import LaunchConfig
-from regrapht.text import apply_edits
+from regrapht.text import apply_edits, edit_of
 
 from .optimize_fixtures import BEFORE, KERNEL_TEXT, NEW_KERNEL, SOURCE, best_version, optimized_source
 
@@ -78,3 +80,30 @@ def test_kernel_changed_and_kernel_text():
     assert not kernel_changed(KERNEL_TEXT, "// x\n" + SOURCE, "saxpy")
     assert kernel_changed(KERNEL_TEXT, SOURCE.replace("i < n", "i <= n"), "saxpy")
     assert kernel_changed(KERNEL_TEXT, "int main() {}", "saxpy")
+
+
+def test_an_applier_version_carries_its_edits_and_they_move_with_the_kernel():
+    """An applier's version brings its edits (an include at the top and the kernel's body here):
+    they are applied as they are, no comparison of texts, and follow the kernel when the user
+    has typed above it since the search started."""
+    kernel_at = SOURCE.index("__global__")
+    body_at = SOURCE.index("{", kernel_at) + 1
+    body_end = SOURCE.index("}\n", kernel_at)
+    new_body = "\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = a * x[i] + y[i] + 0.0f;\n"
+    edits = (edit_of(SOURCE, 0, 0, "#include <cub/cub.cuh>\n"), edit_of(SOURCE, body_at, body_end, new_body))
+    best = replace(best_version(apply_edits(SOURCE, edits), BEFORE), edits=edits)
+    built = build_edit(SOURCE, SOURCE, "saxpy", best, BEFORE)
+    assert built.problems == () and apply_edits(SOURCE, built.edits) == best.source
+    typed = "// typed since\n" + SOURCE
+    moved = build_edit(typed, SOURCE, "saxpy", best, BEFORE)
+    assert moved.problems == ()
+    assert apply_edits(typed, moved.edits) == "#include <cub/cub.cuh>\n// typed since\n" + SOURCE[:body_at] + new_body + \
+        SOURCE[body_end:]
+
+
+def test_an_applier_version_that_edits_text_the_user_changed_is_refused():
+    helper_at = SOURCE.index("__global__")
+    edits = (edit_of(SOURCE, helper_at - 1, helper_at - 1, "\n// helper\n"),)
+    best = replace(best_version(apply_edits(SOURCE, edits), BEFORE), edits=edits)
+    built = build_edit("// typed since\n" + SOURCE, SOURCE, "saxpy", best, BEFORE)
+    assert built.edits == () and built.problems

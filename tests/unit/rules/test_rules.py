@@ -53,7 +53,7 @@ def test_no_rule_fires_on_good_kernels(path: Path) -> None:
     assert analyze_text(path.read_text()) == []
 
 
-@pytest.mark.parametrize("code", ["R006", "R007", "R008", "R011"])
+@pytest.mark.parametrize("code", ["R006", "R007", "R008", "R011", "R015"])
 def test_applying_the_fixes_silences_the_rule(code: str) -> None:
     text = (DATA / "bad" / f"{code}.cu").read_text()
     findings = [f for f in analyze_text(text) if f.rule == code]

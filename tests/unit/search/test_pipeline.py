@@ -24,6 +24,7 @@ from regrapht.search import (
 from regrapht.search.mcgs import MCGS
 from regrapht.search.run import SearchRun
 from regrapht.spec.launch import LaunchConfig
+from regrapht.text import apply_edits
 from regrapht.validate.types import Candidate
 
 from .fakes import FakeEvaluator, search_request
@@ -275,3 +276,12 @@ def test_progress_reports_each_new_best_the_moment_it_is_measured() -> None:
     speeds = [seen[i].best_speedup for i in found]
     assert speeds == sorted(speeds) and len(set(speeds)) == len(speeds)  # once per new best
     assert result.first_faster_s is not None and result.to_json()["first_faster_s"] == result.first_faster_s
+
+
+def test_an_applier_best_version_carries_the_edits_of_its_path() -> None:
+    """Every step of the rules sweep is an applier's rewrite: the best version brings the edits of
+    the searched text that give it, composed along its path, for the editor to apply."""
+    result = optimize(search_request(SAXPY, "saxpy", "rules", 40, 0), TARGET, SearchTools(FakeEvaluator(speed_by_text)))
+    assert result.best is not None and len(result.best.techniques) >= 2
+    assert result.best.edits is not None and result.best.edits
+    assert apply_edits(SAXPY, result.best.edits) == result.best.source

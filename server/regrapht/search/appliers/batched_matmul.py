@@ -30,13 +30,14 @@ C <= N) x passes {1, 2} in lexicographic order; a block that holds one matrix ha
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.batched_gemm import BatchedOperand, BatchedProduct, batched_product, substitute
 from regrapht.idioms.pointer_walks import indexed_pointer_walks
 from regrapht.idioms.pointwise import coefficient_of
 from regrapht.idioms.spelling import plain_spelling
-from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, body_edits
 from regrapht.search.appliers.grid import grid_order
 from regrapht.search.source import KernelText, find_kernel
 from regrapht.spec.launch import LaunchConfig
@@ -115,10 +116,10 @@ class BatchedSmallMatmul:
             body = _body(product, rows, cols, threads, capacity, passes=passes)
             shape = f"{m}x{n}" if m is not None and n is not None else "small"
             held = (f"{group} matri{'x' if group == 1 else 'ces'}" if group is not None else "a group of matrices")
-            rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(threads),)),
+            rewrites.append(Rewrite(given.source, LaunchConfig((grid,), (str(threads),)),
                                     f"{held} of {shape} per block in shared memory, {rows}x{cols} outputs per thread"
                                     + (f", {passes} passes" if passes > 1 else ""),
-                                    (("thread_m", rows), ("thread_n", cols), ("passes", passes))))
+                                    (("thread_m", rows), ("thread_n", cols), ("passes", passes)), edits=body_edits(given, kernel, body)))
         first = len(_blockings(m, n))
         return grid_order(rewrites[:first], rewrites[first:])
 
@@ -147,10 +148,10 @@ def _block_per_matrix(given: ApplierInput, kernel: KernelText, product: BatchedP
     for rows, cols, passes in _points(m, n, (1,)):
         body = _body(product, rows, cols, 0, min(capacity, limit), axis=axis)
         size = _block_for(m, n, rows, cols, threads)
-        rewrites.append(Rewrite(with_body(given, kernel, body), LaunchConfig(grid, (str(size),)),
+        rewrites.append(Rewrite(given.source, LaunchConfig(grid, (str(size),)),
                                 f"a matrix per block (grid {axis}) in shared memory, {size} threads, "
                                 f"{rows}x{cols} outputs per thread",
-                                (("thread_m", rows), ("thread_n", cols), ("passes", passes))))
+                                (("thread_m", rows), ("thread_n", cols), ("passes", passes)), edits=body_edits(given, kernel, body)))
     first = len(_blockings(m, n))
     return grid_order(rewrites[:first], rewrites[first:])
 
@@ -217,7 +218,7 @@ def _scalars(poly: Poly) -> set[str]:
 
 
 def _load(product: BatchedProduct, operand: BatchedOperand, tile: str, extent_name: str, coordinate: str,
-          decode: str, slot: str, threads: int) -> str:
+          decode: str, slot: str, th: _Threads) -> str:
     """Copy the group's part of one operand into its tile, in the operand's memory order: with
     16-byte vectors when the group is one contiguous, aligned run, else element by element."""
     extent = product.m if tile == "as_bg" else product.n
@@ -225,7 +226,7 @@ def _load(product: BatchedProduct, operand: BatchedOperand, tile: str, extent_na
     address = _index(operand, coordinate, "kk_bg")
     generic = f"""
 #pragma unroll 4
-        for (int e_bg = threadIdx.x; e_bg < count_bg * {extent_name} * k_bg; e_bg += THREADS_BG) {{
+        for (int e_bg = {th.tid}; e_bg < count_bg * {extent_name} * k_bg; e_bg += {th.count}) {{
             const int l_bg = e_bg / ({extent_name} * k_bg), r_bg = e_bg % ({extent_name} * k_bg);
             {decode}
             const long long {NAMES['b']} = g_bg + l_bg;  // 64-bit: batch offsets may pass 2^31
@@ -251,15 +252,35 @@ def _load(product: BatchedProduct, operand: BatchedOperand, tile: str, extent_na
             int e0_bg = 0;
             if ((reinterpret_cast<unsigned long long>(run_bg) & 15) == 0) {{
 #pragma unroll 4
-                for (int v_bg = threadIdx.x; v_bg < total_bg / {width}; v_bg += THREADS_BG) {{
+                for (int v_bg = {th.tid}; v_bg < total_bg / {width}; v_bg += {th.count}) {{
                     const {vector} q_bg = reinterpret_cast<const {vector} *>(run_bg)[v_bg];
 {puts}
                 }}
                 e0_bg = total_bg / {width} * {width};
             }}
-            for (int e_bg = e0_bg + threadIdx.x; e_bg < total_bg; e_bg += THREADS_BG)
+            for (int e_bg = e0_bg + {th.tid}; e_bg < total_bg; e_bg += {th.count})
                 put_bg(e_bg, run_bg[e_bg]);
         }}"""
+
+
+@dataclass(frozen=True)
+class _Threads:
+    """How the generated body names a block's threads: x of a 1-D block (the batch on grid x,
+    `count` threads a block as the loops step), or a flat index over any block shape with the
+    batch on grid `axis` (the original launch kept)."""
+
+    count: str
+    tid: str = "threadIdx.x"
+    block: str = "blockIdx.x"
+    grid: str = "gridDim.x"
+    size: str = "blockDim.x"
+    preamble: str = ""  # declarations the names need
+
+    @staticmethod
+    def on_axis(axis: str) -> _Threads:
+        flat = "(int)((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x)"
+        return _Threads("threads_bg", "tid_bg", f"blockIdx.{axis}", f"gridDim.{axis}", "threads_bg",
+                        f"    const int threads_bg = (int)(blockDim.x * blockDim.y * blockDim.z), tid_bg = {flat};\n")
 
 
 def _body(product: BatchedProduct, rows: int, cols: int, threads: int, capacity: int, axis: str | None = None,
@@ -267,19 +288,12 @@ def _body(product: BatchedProduct, rows: int, cols: int, threads: int, capacity:
     """The kernel body; `threads` 0 with `axis`: the original launch is kept (any block shape,
     the batch is grid `axis`, one matrix per block). `passes`: a group holds the matrices for
     that many rounds of every thread's outputs."""
-    text = _body_1d(product, rows, cols, threads or 1, capacity, axis is not None, passes)
-    if axis is None:
-        return text.replace("THREADS_BG", str(threads))
-    flat = "(int)((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x)"
-    return (text.replace("THREADS_BG", "threads_bg").replace("threadIdx.x", "tid_bg")
-            .replace("blockIdx.x", f"blockIdx.{axis}").replace("gridDim.x", f"gridDim.{axis}")
-            .replace("blockDim.x", "threads_bg")
-            .replace("    const long long batch_bg", f"    const int threads_bg = (int)(blockDim.x * blockDim.y * blockDim.z), "
-                     f"tid_bg = {flat};\n    const long long batch_bg", 1))
+    th = _Threads(str(threads)) if axis is None else _Threads.on_axis(axis)
+    return _body_1d(product, rows, cols, threads or 1, capacity, axis is not None, th, passes)
 
 
 def _body_1d(product: BatchedProduct, rows: int, cols: int, threads: int, capacity: int, one: bool,
-             passes: int = 1) -> str:
+             th: _Threads, passes: int = 1) -> str:
     t, acc_t = product.element_text, product.acc_text  # as written: a template stays generic
     # the products are formed where the original forms them (`(double)a * (double)b` on float
     # data: in double), so each rounds as it did there
@@ -302,8 +316,8 @@ def _body_1d(product: BatchedProduct, rows: int, cols: int, threads: int, capaci
         b_decode = f"const int kk_bg = r_bg / n_bg, {j_} = r_bg % n_bg;"
     else:
         b_decode = f"const int {j_} = r_bg / k_bg, kk_bg = r_bg % k_bg;"
-    a_load = _load(product, a, "as_bg", "m_bg", i_, a_decode, "(l_bg * m_bg + {r}) * (k_bg + 1) + kk_bg", threads)
-    b_load = _load(product, b, "bs_bg", "n_bg", j_, b_decode, "(l_bg * k_bg + kk_bg) * (n_bg + 1) + {r}", threads)
+    a_load = _load(product, a, "as_bg", "m_bg", i_, a_decode, "(l_bg * m_bg + {r}) * (k_bg + 1) + kk_bg", th)
+    b_load = _load(product, b, "bs_bg", "n_bg", j_, b_decode, "(l_bg * k_bg + kk_bg) * (n_bg + 1) + {r}", th)
     direct_store = store.format(acc="sum_bg")
     group_store = store.format(acc="acc_bg[q_bg][p_bg]")
     return f"""
@@ -318,11 +332,11 @@ def _body_1d(product: BatchedProduct, rows: int, cols: int, threads: int, capaci
     {const} fit_bg = {capacity} / per_bg;
     {const} want_bg = {"1" if one else f"({threads} * rows_bg * cols_bg{f' * {passes}' if passes > 1 else ''} + m_bg * n_bg - 1) / (m_bg * n_bg)"};
     {const} group_bg = fit_bg < want_bg ? fit_bg : want_bg;
-    const long long batch_bg = {"gridDim.x" if one else _text(product.batch)};
+{th.preamble}    const long long batch_bg = {th.grid if one else _text(product.batch)};
     __shared__ __align__(16) {t} tiles_bg[{"group_bg * per_bg > 0 ? group_bg * per_bg : 1" if fixed else capacity}];
     if (group_bg == 0) {{  // a matrix larger than the shared budget: straight from global memory
-        for (long long o_bg = (long long)blockIdx.x * blockDim.x + threadIdx.x; o_bg < batch_bg * m_bg * n_bg;
-             o_bg += (long long)gridDim.x * blockDim.x) {{
+        for (long long o_bg = (long long){th.block} * {th.size} + {th.tid}; o_bg < batch_bg * m_bg * n_bg;
+             o_bg += (long long){th.grid} * {th.size}) {{
             const long long {b_} = o_bg / (m_bg * n_bg);
             const int {i_} = (int)(o_bg / n_bg % m_bg), {j_} = (int)(o_bg % n_bg);
             {acc_t} sum_bg = 0;
@@ -334,10 +348,10 @@ def _body_1d(product: BatchedProduct, rows: int, cols: int, threads: int, capaci
     }}
     {t} *const as_bg = tiles_bg;
     {t} *const bs_bg = tiles_bg + group_bg * m_bg * (k_bg + 1);
-    for (long long g_bg = (long long)blockIdx.x * group_bg; g_bg < batch_bg; g_bg += (long long)gridDim.x * group_bg) {{
+    for (long long g_bg = (long long){th.block} * group_bg; g_bg < batch_bg; g_bg += (long long){th.grid} * group_bg) {{
         const int count_bg = (int)(batch_bg - g_bg < group_bg ? batch_bg - g_bg : group_bg);
 {a_load}{b_load}        __syncthreads();
-        for (int e_bg = threadIdx.x; e_bg < count_bg * mr_bg * nc_bg; e_bg += THREADS_BG) {{
+        for (int e_bg = {th.tid}; e_bg < count_bg * mr_bg * nc_bg; e_bg += {th.count}) {{
             const int l_bg = e_bg / (mr_bg * nc_bg), r_bg = e_bg % (mr_bg * nc_bg);
             const int i0_bg = r_bg / nc_bg, j0_bg = r_bg % nc_bg;
             const {t} *const arow_bg = as_bg + (l_bg * m_bg) * (k_bg + 1);

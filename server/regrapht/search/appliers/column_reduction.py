@@ -36,7 +36,7 @@ from regrapht.idioms.items import ELEMENT, Accumulator, ItemLoop, ItemProgram, I
 from regrapht.idioms.normal_form import normal_form
 from regrapht.idioms.syntax import depends_on, kernel_syntax, text, walk
 from regrapht.idioms.threads import ItemIndex
-from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, body_edits
 from regrapht.search.appliers.cooperative import (
     PREFIX,
     Group,
@@ -362,12 +362,12 @@ class ColumnSplitReduction:
         params = shape_params(width, per_thread, block)
         if per_thread == 1:
             body = _ColumnEmitter(program, width, block).column_body()
-            return Rewrite(with_body(given, located, body), launch,
-                           f"column tiles of {width}, {block // width} threads per column, shared-memory combine", params)
+            return Rewrite(given.source, launch,
+                           f"column tiles of {width}, {block // width} threads per column, shared-memory combine", params, edits=body_edits(given, located, body))
         body = _MultiColumnEmitter(program, width, block, per_thread).column_body()
-        return Rewrite(with_body(given, located, body), launch,
+        return Rewrite(given.source, launch,
                        f"column tiles of {tile}, {per_thread} columns per thread, "
-                       f"{block // width} threads per column, shared-memory combine", params)
+                       f"{block // width} threads per column, shared-memory combine", params, edits=body_edits(given, located, body))
 
 
 def shape_params(width: int, per_thread: int, block: int) -> tuple[tuple[str, int], ...]:

@@ -9,14 +9,17 @@ differential check is the safety net, not the plan.
 from __future__ import annotations
 
 import functools
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from regrapht.cuda.model import Function, SourceModel
+from regrapht.cuda.parse import parse_source
+from regrapht.cuda.tokens import closing, is_digits, tokens, top_level_commas
 from regrapht.idioms.spelling import plain_spelling
-from regrapht.search.source import KernelText, code_mask, find_kernel, kernel_launch_bounds, matching
+from regrapht.search.source import KernelText, code_mask, find_kernel, kernel_launch_bounds
 from regrapht.spec.launch import LaunchConfig
+from regrapht.text import TextEdit, apply_edits, compose_edits, edit_of, edit_offsets, position_of
 
 
 @dataclass(frozen=True)
@@ -63,13 +66,74 @@ class ApplierInput:
 
 @dataclass(frozen=True)
 class Rewrite:
-    source: str
+    """One rewrite of an applier's input: `edits` of the text it was given (`base`: the kernel's
+    body, parameters or specifiers, an added helper or include; never the whole file) and the
+    launch it runs with. The new file text, `source`, is derived from them. A rewrite without
+    edits changes the launch only; one made by other means than edits (a test's fake, a model's
+    answer) may give its whole text as `base`."""
+
+    base: str  # the text `edits` apply to: the source of the applier's input
     launch: LaunchConfig
     note: str  # one line: what changed, shown in the technique path
     # Where the rewrite sits in its applier's parameter grid, e.g. (("threads_per_row", 128),
     # ("items", 4)): MCGS judges a proven technique's variants nearest the best one first
     # (`search/variants.py`). Categorical choices are small integer codes; () when not a grid point.
     params: tuple[tuple[str, int], ...] = ()
+    edits: tuple[TextEdit, ...] = ()
+
+    @functools.cached_property
+    def source(self) -> str:
+        """The whole new file: `edits` applied to `base`."""
+        return apply_edits(self.base, self.edits) if self.edits else self.base
+
+    def then(self, edits: Sequence[TextEdit]) -> Rewrite:
+        """This rewrite followed by `edits` of its new text, as edits of `base`."""
+        return replace(self, edits=compose_edits(self.base, self.edits, edits)) if edits else self
+
+    def rebased(self, onto: str) -> Rewrite:
+        """This rewrite as edits of `onto`, a text that `base` was derived from by rewriting one
+        region (a kernel written plainly, a loop taken out): the region's change composed with
+        the edits."""
+        if onto == self.base:
+            return self
+        return replace(self, base=onto, edits=compose_edits(onto, (changed_region(onto, self.base),), self.edits))
+
+
+def changed_region(before: str, after: str) -> TextEdit:
+    """The one edit of `before` that gives `after`: the text between their common prefix and
+    suffix. Only for inputs derived by a transformation that returns whole text (`idioms`)."""
+    size = min(len(before), len(after))
+    start = 0
+    while start < size and before[start] == after[start]:
+        start += 1
+    end = 0
+    while end < size - start and before[-1 - end] == after[-1 - end]:
+        end += 1
+    return edit_of(before, start, len(before) - end, after[start : len(after) - end])
+
+
+def edits(source: str, *changes: tuple[int, int, str]) -> tuple[TextEdit, ...]:
+    """(start, end, new text) changes of `source` as edits, checked not to overlap; insertions
+    at one point are joined in the order given."""
+    joined: list[tuple[int, int, str]] = []
+    for start, end, new_text in changes:
+        if joined and start == end and joined[-1][0] == joined[-1][1] == start:
+            joined[-1] = (start, end, joined[-1][2] + new_text)
+        else:
+            joined.append((start, end, new_text))
+    made = tuple(edit_of(source, start, end, new_text) for start, end, new_text in joined)
+    edit_offsets(source, made)  # raises on overlapping changes: an applier's bug
+    return made
+
+
+def body_change(kernel: KernelText, new_body: str) -> tuple[int, int, str]:
+    """The change putting `new_body` between `kernel`'s braces."""
+    return kernel.body_start, kernel.body_end, new_body
+
+
+def body_edits(given: ApplierInput, kernel: KernelText, new_body: str) -> tuple[TextEdit, ...]:
+    """The edit putting `new_body` between `kernel`'s braces in `given`'s source."""
+    return edits(given.source, body_change(kernel, new_body))
 
 
 class Applier(Protocol):
@@ -91,14 +155,17 @@ def rewrites_of(applier: Applier, given: ApplierInput, plain: Callable[[], str] 
     `__device__` helpers inlined, `T(0)`, do/while and count-down loops in plain form), so every
     recogniser, not only the scans', reads `in[IDX(r, c)]` as the subscript it is. Only the
     kernel's own text changes; the rest of the file is kept as written. `plain`: the plain form
-    shared by the callers asking every applier about one state (`plain_source(given)`)."""
+    shared by the callers asking every applier about one state (`plain_source(given)`). Every
+    rewrite comes back as edits of `given.source`, also one an applier made of an input it
+    derived itself (`Rewrite.rebased`)."""
     rewrites = applier.apply(given)
     if rewrites:
-        return rewrites
+        return [r.rebased(given.source) for r in rewrites]
     written = plain() if plain is not None else plain_spelling(given.source, given.kernel)
     if written == given.source:
         return []
-    return [replace(r, note=f"{r.note} (read in plain form)") for r in applier.apply(replace(given, source=written))]
+    return [replace(r, note=f"{r.note} (read in plain form)").rebased(given.source)
+            for r in applier.apply(replace(given, source=written))]
 
 
 class KernelApplier:
@@ -135,26 +202,63 @@ def located(given: ApplierInput) -> tuple[KernelText, str] | None:
     return kernel, body
 
 
-def int_literal(expr: str) -> int | None:
-    text = expr.strip()
-    if re.fullmatch(r"\d+[uU]?", text):
-        return int(text.rstrip("uU"))
+@dataclass(frozen=True)
+class KernelFacts:
+    kernel: KernelText
+    body: str  # comments blanked
+    function: Function  # the kernel in `model`
+    model: SourceModel  # of the comment-blanked file: its positions are the file's
+
+
+def kernel_model(given: ApplierInput) -> KernelFacts | None:
+    """The kernel, its body with comments blanked, and its facts in the source model (parsed
+    from the comment-blanked file, so that a comment never reads as code); None as for
+    `located`, or when the model has no such kernel there."""
+    found = located(given)
+    if found is None:
+        return None
+    kernel, body = found
+    model = parse_source(code_mask(given.source))
+    at = position_of(given.source, kernel.body_start)
+    for function in model.kernels:
+        if function.span.start <= at <= function.span.end:  # the name may be an instance, `k<float>`
+            return KernelFacts(kernel, body, function, model)
     return None
+
+
+def int_literal(expr: str) -> int | None:
+    """The value of a decimal integer literal (`256`, `256u`); None for anything else."""
+    text = expr.strip()
+    digits = text[:-1] if text[-1:] in ("u", "U") else text
+    return int(digits) if is_digits(digits) else None
 
 
 def ceil_parts(expr: str) -> tuple[str, int] | None:
     """("X", b) when `expr` is ceil(X / b) written as `(X + b-1) / b` or `ceil_div(X, b)`."""
     text = norm(expr)
-    match = re.fullmatch(r"ceil_div\((.+),\s*(\d+)\)", text)
-    if match:
-        return match.group(1).strip(), int(match.group(2))
-    match = re.fullmatch(r"\((.+)\+\s*(\d+)\s*\)\s*/\s*(\d+)", text)
-    if match and int(match.group(2)) + 1 == int(match.group(3)):
-        return match.group(1).strip(), int(match.group(3))
-    match = re.fullmatch(r"\((.+)\+\s*(\d+)\s*-\s*1\s*\)\s*/\s*(\d+)", text)
-    if match and int(match.group(2)) == int(match.group(3)):
-        return match.group(1).strip(), int(match.group(3))
-    return None
+    found = tokens(text)
+    if len(found) < 4:
+        return None
+    words = [t.text for t in found]
+    if words[0] == "ceil_div" and words[1] == "(" and closing(found, 1) == len(found) - 1:
+        commas = top_level_commas(found, 2, len(found) - 1)
+        if commas and commas[-1] == len(found) - 3 and found[-2].is_digits and commas[-1] > 2:
+            return text[found[2].start : found[commas[-1]].start].strip(), int(words[-2])
+        return None
+    # `( X + c ) / b` with c == b - 1, or `( X + b - 1 ) / b`
+    if words[0] != "(" or words[-2] != "/" or not found[-1].is_digits or words[-3] != ")" \
+            or closing(found, 0) != len(found) - 3:
+        return None
+    b = int(words[-1])
+    plus = None
+    if len(found) >= 7 and words[-5] == "+" and found[-4].is_digits and int(words[-4]) + 1 == b:
+        plus = len(found) - 5
+    elif len(found) >= 9 and words[-7] == "+" and found[-6].is_digits and words[-5] == "-" and words[-4] == "1" \
+            and int(words[-6]) == b:
+        plus = len(found) - 7
+    if plus is None or plus < 2:
+        return None
+    return text[found[1].start : found[plus].start].strip(), b
 
 
 def ceil_expr(x: str, b: int) -> str:
@@ -176,92 +280,3 @@ def block_dims(launch: LaunchConfig) -> list[int] | None:
 def has_launch_bounds(kernel: KernelText, source: str) -> bool:
     """Whether the kernel declares `__launch_bounds__` (its definition or a forward declaration)."""
     return bool(kernel.launch_bounds or kernel_launch_bounds(source, kernel.name))
-
-
-_TID_FORMS = (
-    r"blockIdx\.x \* blockDim\.x \+ threadIdx\.x",
-    r"blockDim\.x \* blockIdx\.x \+ threadIdx\.x",
-    r"threadIdx\.x \+ blockIdx\.x \* blockDim\.x",
-    r"threadIdx\.x \+ blockDim\.x \* blockIdx\.x",
-)
-TID_RE = "(?:" + "|".join(_TID_FORMS) + ")"
-_INT_TYPES = r"(?:int|unsigned int|unsigned|long|long long|size_t|unsigned long long|const int)"
-
-
-@dataclass(frozen=True)
-class Elementwise:
-    """`int i = <global x id>; if (i < n) { BODY }` (or `if (i >= n) return; BODY`)."""
-
-    index_type: str
-    index: str
-    bound: str
-    inner: str  # the guarded statements, comments blanked
-
-
-def elementwise_form(body: str) -> Elementwise | None:
-    text = norm(body)
-    decl = re.match(rf"({_INT_TYPES}) ([A-Za-z_]\w*) = \(?{TID_RE}\)?; ", text)
-    if decl is None:
-        return None
-    index = decl.group(2)
-    rest = text[decl.end() :]
-    guard = re.match(rf"if \( ?{index} < ([^(){{}};]+|[^{{}};]*\([^{{}};]*\)[^{{}};]*) ?\) ", rest)
-    if guard:
-        after = rest[guard.end() :]
-        if after.startswith("{"):
-            close = matching(after, 0)
-            if close < 0 or after[close + 1 :].strip():
-                return None
-            inner = after[1:close]
-        else:
-            if after.count(";") != 1 or not after.rstrip().endswith(";"):
-                return None
-            inner = after
-        return Elementwise(decl.group(1), index, guard.group(1).strip(), inner.strip())
-    guard = re.match(rf"if \( ?{index} >= ([^{{}};]+?) ?\) return; ", rest)
-    if guard:
-        inner = rest[guard.end() :]
-        if "return" in inner:
-            return None
-        return Elementwise(decl.group(1), index, guard.group(1).strip(), inner.strip())
-    return None
-
-
-def with_body(given: ApplierInput, kernel: KernelText, new_body: str) -> str:
-    """The input's source with `kernel`'s body (between its braces) replaced by `new_body`."""
-    return given.source[: kernel.body_start] + new_body + given.source[kernel.body_end :]
-
-
-def with_header(given: ApplierInput, kernel: KernelText, new_header: str) -> str:
-    return given.source[: kernel.start] + new_header + given.source[kernel.body_start :]
-
-
-def pointer_params(kernel: KernelText) -> dict[str, str]:
-    """Pointer parameter name -> element type."""
-    return {p.name: p.element_type for p in kernel.params if p.is_pointer}
-
-
-def writes_to(body: str, name: str) -> bool:
-    """Whether the (comment-blanked) body may write through pointer `name`."""
-    n = re.escape(name)
-    patterns = (
-        rf"\b{n}\s*\[[^;]*?\]\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)",
-        rf"\*\s*\(?\s*{n}\b[^;=]*?(?:[-+*/%&|^]|<<|>>)?=(?!=)",
-        rf"\batomic\w*\s*\(\s*&?\s*\(?\s*{n}\b",
-        rf"\b{n}\s*\[[^;]*?\]\s*(?:\+\+|--)",
-        rf"(?:\+\+|--)\s*{n}\s*\[",
-    )
-    if any(re.search(p, body) for p in patterns):
-        return True
-    # Passing the pointer itself somewhere (another function, an alias) may write through it.
-    return bool(re.search(rf"[(,=]\s*&?\s*{n}\s*[,)+;]", body))
-
-
-def grid_stride_header(index: str, index_type: str, bound: str) -> str:
-    """`for (...) {` over a 64-bit counter (so `+= stride` cannot overflow near INT_MAX), with
-    the original index re-declared in its original type so the statements see the same types."""
-    return (
-        f"for (long long {index}_gs = (long long)blockIdx.x * blockDim.x + threadIdx.x; {index}_gs < {bound};"
-        f" {index}_gs += (long long)blockDim.x * gridDim.x) {{\n        {index_type.replace('const ', '')} {index} = "
-        f"({index_type.replace('const ', '')}){index}_gs;"
-    )

@@ -13,11 +13,11 @@ variable, the item index and every local keep their names, so their expressions 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from regrapht.cuda.tokens import includes, word_id
 from regrapht.errors import InputError
 from regrapht.idioms.items import Accumulator, ItemLoop, ItemProgram, ItemStatement, SingleThread
 from regrapht.idioms.syntax import text, walk
@@ -60,15 +60,13 @@ class Group:
         return f"{who} per {{item}} ({self.block}-thread blocks)"
 
 
-def with_cub(source: str) -> str:
-    """`source` with the CUB header included once, at the top."""
-    if re.search(r"#\s*include\s*<cub/cub\.cuh>", source):
-        return source
-    return CUB_INCLUDE + source
+def cub_change(source: str) -> tuple[tuple[int, int, str], ...]:
+    """The change including the CUB header at the top of `source`; none when it is included."""
+    return () if includes(source, "cub/cub.cuh") else ((0, 0, CUB_INCLUDE),)
 
 
 def type_id(type_text: str) -> str:
-    return re.sub(r"\W+", "_", type_text.replace("const", "").strip())
+    return word_id(type_text.replace("const", "").strip())
 
 
 def plain_type(type_text: str) -> str:

@@ -22,15 +22,15 @@ from regrapht.idioms.items import ItemProgram, item_program
 from regrapht.idioms.normal_form import normal_form
 from regrapht.idioms.read_only import read_only_arrays, with_read_only_loads
 from regrapht.idioms.syntax import kernel_syntax
-from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, body_change, edits
 from regrapht.search.appliers.cooperative import (
     Group,
     cooperative_body,
+    cub_change,
     item_count,
     original_covers,
     template_instance,
     value_of,
-    with_cub,
 )
 from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.appliers.row_ops import group_params
@@ -82,8 +82,8 @@ class CsrGroupPerRow:
                 return None
             launch = LaunchConfig((f"({rows} + {group.per_block - 1}) / {group.per_block}",), (str(group.block),),
                                   given.launch.shared_bytes)
-            return Rewrite(with_cub(with_body(given, located, body)), launch,
-                           group.describe().format(item="CSR row") + ", cub::WarpReduce" + loads, group_params(group))
+            return Rewrite(given.source, launch,
+                           group.describe().format(item="CSR row") + ", cub::WarpReduce" + loads, group_params(group), edits=edits(given.source, *cub_change(given.source), body_change(located, body)))
 
         first = [r for r in (rewrite(Group("warp", BLOCK, lanes)) for lanes in widths) if r is not None]
         largest = thread_limit(given)

@@ -25,19 +25,19 @@ from __future__ import annotations
 from regrapht.idioms.items import single_program
 from regrapht.idioms.reductions import FullReduction, full_reduction
 from regrapht.idioms.syntax import identifiers_in, kernel_syntax, subscript_parts, text, unparen
-from regrapht.search.appliers.common import ApplierInput, Rewrite, block_dims, ceil_parts, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, block_dims, body_change, ceil_parts, edits
 from regrapht.search.appliers.cooperative import (
     PREFIX,
     Group,
     cooperative_body,
     covers_everywhere,
+    cub_change,
     indent_code,
     plain_type,
     resident_blocks,
     runs_once,
     template_arguments,
     value_of,
-    with_cub,
 )
 from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.source import find_kernel
@@ -193,12 +193,12 @@ def _variant(given: ApplierInput, found: FullReduction, count: str, array: str |
         grid = f"min(({count} + {per_block - 1}) / {per_block}, {resident * k})"
     else:
         grid = f"({count} + {threads * k - 1}) / {threads * k}"
-    source = with_cub(with_body(given, located, body))
     note = f"{how} + cub::BlockReduce, one {found.atomic} per block, grid {grid}"
     if threads != BLOCK:
         note += f", {threads} threads"
-    return Rewrite(source, LaunchConfig((grid,), (str(threads),), given.launch.shared_bytes), note,
-                   (("vector", vector), ("unroll", unroll), fill))
+    return Rewrite(given.source, LaunchConfig((grid,), (str(threads),), given.launch.shared_bytes), note,
+                   (("vector", vector), ("unroll", unroll), fill),
+                   edits(given.source, *cub_change(given.source), body_change(located, body)))
 
 
 def _finish(found: FullReduction) -> str:
@@ -289,7 +289,7 @@ class BlockReduceAtomic:
             if body is None:
                 continue
             launch = LaunchConfig(("1",), (str(threads),), given.launch.shared_bytes)
-            rewrites.append(Rewrite(with_cub(with_body(given, located, body)), launch,
+            rewrites.append(Rewrite(given.source, launch,
                                     f"one {threads}-thread block instead of one thread, cub::BlockReduce",
-                                    (("one_block", 1),)))
+                                    (("one_block", 1),), edits=edits(given.source, *cub_change(given.source), body_change(located, body))))
         return grid_order(rewrites[:1], rewrites[1:])

@@ -7,11 +7,17 @@ block, so the compiler fits its registers to the launch."""
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
-from dataclasses import replace
 
-from regrapht.search.appliers.common import ApplierInput, Rewrite, block_dims, has_launch_bounds, int_literal
+from regrapht.cuda.tokens import find_word, is_name
+from regrapht.search.appliers.common import (
+    ApplierInput,
+    Rewrite,
+    block_dims,
+    edits,
+    has_launch_bounds,
+    int_literal,
+)
 from regrapht.search.source import code_mask, find_kernel, integer_define, kernel_launch_bounds
 
 
@@ -44,7 +50,7 @@ def thread_limit(given: ApplierInput) -> int:
     if not bounds:
         return limit
     bound = int_literal(bounds[0])
-    if bound is None and re.fullmatch(r"[A-Za-z_]\w*", bounds[0]):
+    if bound is None and is_name(bounds[0]):
         bound = integer_define(given.source, bounds[0])
     if bound is not None:
         return min(limit, bound)
@@ -74,8 +80,8 @@ def with_launch_bounds(rewrite: Rewrite, kernel: str) -> Rewrite:
         return rewrite
     threads = math.prod(dims)
     header = code_mask(rewrite.source)[located.start:located.body_start]
-    at = re.search(r"\b__global__\b", header)
-    if at is None:
+    at = find_word(header, "__global__")
+    if at < 0:
         return rewrite
-    cut = located.start + at.end()
-    return replace(rewrite, source=f"{rewrite.source[:cut]} __launch_bounds__({threads}){rewrite.source[cut:]}")
+    cut = located.start + at + len("__global__")
+    return rewrite.then(edits(rewrite.source, (cut, cut, f" __launch_bounds__({threads})")))

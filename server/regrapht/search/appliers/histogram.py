@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from regrapht.idioms.histogram import Histogram, histogram
 from regrapht.idioms.pointwise import PointKernel, fresh
-from regrapht.search.appliers.common import ApplierInput, DeviceLimits, Rewrite, with_body
+from regrapht.search.appliers.common import ApplierInput, DeviceLimits, Rewrite, body_edits
 from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.appliers.points import point_view, prelude
 from regrapht.search.source import KernelText
@@ -82,9 +82,9 @@ class PrivatisedHistogram:
             current += [variant(1, c, THREADS, BATCH) for c in (1, 0) if fits(c, THREADS)]
         current += [variant(1, c, THREADS, 1) for c in (1, 0) if fits(c, THREADS)]
         body = _privatised_body(view, shape, count, 1, grid_stride=False)
-        current.append(Rewrite(with_body(given, kernel, body), given.launch,
+        current.append(Rewrite(given.source, given.launch,
                                f"shared-memory private histogram ({count} bins)",
-                               (("vector", 1), ("copies", 0), ("batch", 1), ("grid_stride", 0))))
+                               (("vector", 1), ("copies", 0), ("batch", 1), ("grid_stride", 0)), edits=body_edits(given, kernel, body)))
         # The grid: (uint4 loads of bytes) x copies per block/warp x block size x points per
         # thread in flight (batches need the atomic as a statement of its own).
         batches = (1,) if not shape.update.statement else (1, 4) if byte else GRID_BATCHES
@@ -119,8 +119,8 @@ def _variant(given: ApplierInput, kernel: KernelText, view: PointKernel, shape: 
         note = f"{what} ({count} bins), grid-stride"
     if threads != THREADS and vector == 1:
         note += f", {threads} threads"
-    return Rewrite(with_body(given, kernel, body), LaunchConfig((grid,), (str(threads),), given.launch.shared_bytes),
-                   note, params)
+    return Rewrite(given.source, LaunchConfig((grid,), (str(threads),), given.launch.shared_bytes),
+                   note, params, edits=body_edits(given, kernel, body))
 
 
 def _grid(device: DeviceLimits | None, upper: str, threads: int, per_thread: int) -> str:

@@ -10,8 +10,6 @@ the grid is sized from the device (`DeviceLimits`).
 
 from __future__ import annotations
 
-import re
-
 from regrapht.idioms.pointwise import fresh
 from regrapht.idioms.syntax import walk
 from regrapht.search.appliers.common import (
@@ -20,15 +18,17 @@ from regrapht.search.appliers.common import (
     KernelApplier,
     Rewrite,
     block_dims,
+    body_edits,
     ceil_expr,
     ceil_parts,
     has_launch_bounds,
-    with_body,
 )
 from regrapht.search.appliers.points import point_view, prelude
 from regrapht.search.source import KernelText
 from regrapht.spec.launch import LaunchConfig
 
+# What threads of a block share (a block size they may depend on): such kernels keep theirs.
+SHARING_WORDS = ("__shared__", "__syncthreads", "__shfl", "warpSize")
 BLOCKS_1D = (256, 512, 128, 1024)
 BLOCKS_2D = ((32, 8), (32, 4), (32, 16), (64, 4), (16, 16))
 # Without a device to size it by, a grid-stride grid gives each thread this many points.
@@ -39,7 +39,7 @@ class BlockSizeTuning(KernelApplier):
     technique = "launch_configuration"
 
     def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
-        if has_launch_bounds(kernel, given.source) or re.search(r"__shared__|__syncthreads|__shfl|warpSize", body):
+        if has_launch_bounds(kernel, given.source) or any(word in body for word in SHARING_WORDS):
             return []
         if "blockDim" not in body:
             return []  # the kernel may hard-code its block size
@@ -105,7 +105,7 @@ class GridStrideLoop:
         for threads in dict.fromkeys((block, 256)):
             grid = _filling_grid(given.device, upper, threads)
             launch = LaunchConfig((grid,), (str(threads),), given.launch.shared_bytes)
-            rewrites.append(Rewrite(with_body(given, kernel, body), launch, f"grid-stride loop, grid {grid}"))
+            rewrites.append(Rewrite(given.source, launch, f"grid-stride loop, grid {grid}", edits=body_edits(given, kernel, body)))
         return rewrites
 
 

@@ -24,11 +24,13 @@ most 256 threads (any register count up to 255 can then launch).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from regrapht.cuda.affine import Poly
 from regrapht.cuda.extract import node_text
 from regrapht.idioms.gemm import DenseProduct, Operand, dense_product
 from regrapht.idioms.pointwise import fresh
-from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, body_edits
 from regrapht.search.appliers.grid import grid_order
 from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
 from regrapht.spec.launch import LaunchConfig
@@ -81,8 +83,8 @@ class MatmulTiling:
                     f", K slabs of {bk}") + (", double-buffered" if double else ""))
             params = (("tile_m", bm), ("tile_n", bn), ("tile_k", bk), ("thread_m", tm), ("thread_n", tn),
                       ("double_buffer", int(double)))
-            return Rewrite(with_body(given, kernel, body), LaunchConfig(grid, block, given.launch.shared_bytes),
-                           note, params)
+            return Rewrite(given.source, LaunchConfig(grid, block, given.launch.shared_bytes),
+                           note, params, edits=body_edits(given, kernel, body))
 
         return grid_order(map(rewrite, first), [rewrite(t) for t in _grid(given, product) if t not in first])
 
@@ -172,9 +174,9 @@ def _tiled_body(product: DenseProduct, tiling: Tiling) -> tuple[str, tuple[str, 
     b_base = f"{b.array} + ({b.base.text()})" if b.base.terms else b.array
 
     def halves(operand: Operand, tile: str, rows: int, contiguous_first: bool, vec: str,
-               registers: str) -> tuple[str, str, int]:
-        """(fetch, put, count): `fetch` reads one BK-deep slab at `k0_next` into `registers`
-        (float4s), `put` writes them into `tile[buf_next]`. For A the tile is [k][m] of (m, k),
+               registers: str) -> tuple[Callable[[str], str], Callable[[str], str], int]:
+        """(fetch, put, count): `fetch(k_next)` reads one BK-deep slab at `k_next` into `registers`
+        (float4s), `put(buf_next)` writes them into that buffer of `tile`. For A the tile is [k][m] of (m, k),
         for B [k][n] of (k, n). `contiguous_first`: contiguous along m/n (A[k * lda + m])."""
         is_a = tile == n["As"]
         mn_bound = m_dim if is_a else n_dim
@@ -189,8 +191,9 @@ def _tiled_body(product: DenseProduct, tiling: Tiling) -> tuple[str, tuple[str, 
         e, r, c, gr, gc, q = n["e"], n["r"], n["c"], n["gr"], n["gc"], n["q"]
         if contiguous_first:  # four consecutive m (n) for one k: a float4 straight into the tile row
             split = f"const int {c} = {e} / {rows // 4}, {r} = ({e} % {rows // 4}) * 4;"
-            load = f"""{{
-                const int {gr} = {origin} + {r}, {gc} = k0_next + {c};
+            def load(k_next: str) -> str:
+                return f"""{{
+                const int {gr} = {origin} + {r}, {gc} = {k_next} + {c};
                 float4 {q} = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
                 if ({vec} && {gc} < {k_dim} && {gr} + 3 < {mn_bound}) {{
                     {q} = *reinterpret_cast<const float4 *>(&{operand.array}[{addr(gr, gc)}]);
@@ -202,11 +205,13 @@ def _tiled_body(product: DenseProduct, tiling: Tiling) -> tuple[str, tuple[str, 
                 }}
                 {registers}[u_rg] = {q};
             }}"""
-            store = f"*reinterpret_cast<float4 *>(&{tile}[buf_next][{c}][{r}]) = {registers}[u_rg];"
+            def store(buf_next: str) -> str:
+                return f"*reinterpret_cast<float4 *>(&{tile}[{buf_next}][{c}][{r}]) = {registers}[u_rg];"
         else:  # four consecutive k for one m (n): stored down a tile column
             split = f"const int {r} = {e} / {bk // 4}, {c} = ({e} % {bk // 4}) * 4;"
-            load = f"""{{
-                const int {gr} = {origin} + {r}, {gc} = k0_next + {c};
+            def load(k_next: str) -> str:
+                return f"""{{
+                const int {gr} = {origin} + {r}, {gc} = {k_next} + {c};
                 float4 {q} = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
                 if ({vec} && {gr} < {mn_bound} && {gc} + 3 < {k_dim}) {{
                     {q} = *reinterpret_cast<const float4 *>(&{operand.array}[{addr(gr, gc)}]);
@@ -218,17 +223,20 @@ def _tiled_body(product: DenseProduct, tiling: Tiling) -> tuple[str, tuple[str, 
                 }}
                 {registers}[u_rg] = {q};
             }}"""
-            store = (f"{{ {tile}[buf_next][{c}][{r}] = {registers}[u_rg].x; {tile}[buf_next][{c} + 1][{r}] = "
-                     f"{registers}[u_rg].y; {tile}[buf_next][{c} + 2][{r}] = {registers}[u_rg].z; "
-                     f"{tile}[buf_next][{c} + 3][{r}] = {registers}[u_rg].w; }}")
-        loop = f"""
+            def store(buf_next: str) -> str:
+                return (f"{{ {tile}[{buf_next}][{c}][{r}] = {registers}[u_rg].x; {tile}[{buf_next}][{c} + 1][{r}] = "
+                        f"{registers}[u_rg].y; {tile}[{buf_next}][{c} + 2][{r}] = {registers}[u_rg].z; "
+                        f"{tile}[{buf_next}][{c} + 3][{r}] = {registers}[u_rg].w; }}")
+        def loop(body: str) -> str:
+            return f"""
 #pragma unroll
         for (int u_rg = 0; u_rg < {count}; u_rg++) {{
             const int {e} = {n['tid']} + u_rg * {threads};
             {split}
-            {guard_open}BODY
+            {guard_open}{body}
         }}"""
-        return loop.replace("BODY", load), loop.replace("BODY", store), count
+
+        return (lambda k_next: loop(load(k_next))), (lambda buf_next: loop(store(buf_next))), count
 
     a_fetch, a_put, a_count = halves(a, n["As"], bm, not a.k_contiguous, n["a_vec"], n["a_pre"])
     b_fetch, b_put, b_count = halves(b, n["Bs"], bn, not b.k_contiguous, n["b_vec"], n["b_pre"])
@@ -245,8 +253,8 @@ def _tiled_body(product: DenseProduct, tiling: Tiling) -> tuple[str, tuple[str, 
         for g in range(tn // vn))
     store = _store_with(product, f"{n['acc']}[{n['i']}][{n['j']}]")
 
-    def step(fetch: str, put: str, k_next: str, buf_next: str) -> str:
-        return (fetch + put).replace("k0_next", f"({k_next})").replace("buf_next", buf_next)
+    def step(fetch: Callable[[str], str], put: Callable[[str], str], k_next: str, buf_next: str) -> str:
+        return fetch(f"({k_next})") + put(buf_next)
 
     compute = f"""
 #pragma unroll
@@ -268,9 +276,9 @@ def _tiled_body(product: DenseProduct, tiling: Tiling) -> tuple[str, tuple[str, 
     int {n['buf']} = 0;
     for (int {n['k0']} = 0; {n['k0']} < {k_dim}; {n['k0']} += {bk}) {{
         const bool {n['more']} = {n['k0']} + {bk} < {k_dim};
-        if ({n['more']}) {{{a_fetch.replace("k0_next", f"({n['k0']} + {bk})")}{b_fetch.replace("k0_next", f"({n['k0']} + {bk})")}
+        if ({n['more']}) {{{a_fetch(f"({n['k0']} + {bk})")}{b_fetch(f"({n['k0']} + {bk})")}
         }}{compute}
-        if ({n['more']}) {{{a_put.replace("buf_next", f"{n['buf']} ^ 1")}{b_put.replace("buf_next", f"{n['buf']} ^ 1")}
+        if ({n['more']}) {{{a_put(f"{n['buf']} ^ 1")}{b_put(f"{n['buf']} ^ 1")}
         }}
         __syncthreads();
         {n['buf']} ^= 1;

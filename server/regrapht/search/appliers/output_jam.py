@@ -30,7 +30,7 @@ from tree_sitter import Node
 
 from regrapht.cuda.parse import encode_source
 from regrapht.idioms.pointwise import AXES, PointKernel, fresh
-from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, body_edits
 from regrapht.search.appliers.grid import grid_order
 from regrapht.search.appliers.points import bind, ceil_div, point_view
 from regrapht.search.appliers.qualifiers import with_restricted_pointers
@@ -78,10 +78,9 @@ class JammedOutputs:
             launch = LaunchConfig(tuple(grid), given.launch.block, given.launch.shared_bytes)
             if rewrites and count > OUTPUTS_PER_THREAD[0] and not fills_device(given, launch):
                 continue  # more outputs per thread would leave SMs idle
-            source = with_restricted_pointers(with_body(given, kernel, body), given.kernel, launch)
-            rewrites.append(Rewrite(source, launch, f"{count} outputs per thread along {jammed}, "
-                                                    "sharing the loads that do not depend on it",
-                                    (("outputs_per_thread", count),)))
+            jam = Rewrite(given.source, launch, f"{count} outputs per thread along {jammed}, sharing the loads that "
+                          "do not depend on it", (("outputs_per_thread", count),), body_edits(given, kernel, body))
+            rewrites.append(with_restricted_pointers(jam, given.kernel))
         first = sum(1 for r in rewrites if r.params[0][1] in OUTPUTS_PER_THREAD)
         return grid_order(rewrites[:first], rewrites[first:])
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from regrapht.idioms.permutation import PermutationCopy, permutation_copy
 from regrapht.idioms.pointwise import fresh
-from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, body_edits
 from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
 from regrapht.search.source import KernelText
@@ -132,5 +132,5 @@ def _tiled(given: ApplierInput, kernel: KernelText, copy: PermutationCopy, a: st
         if rest else (ceil_div(view.bounds[a].upper, size), ceil_div(view.bounds[b].upper, size)),
         (str(across), str(rows)), given.launch.shared_bytes)
     note = f"{size}x{size} shared tiles of ({a}, {b}), padded, {across}x{rows} threads"
-    return Rewrite(with_body(given, kernel, body), launch, note,
-                   (("tile", size), ("items", size * size // (across * rows))))
+    return Rewrite(given.source, launch, note,
+                   (("tile", size), ("items", size * size // (across * rows))), edits=body_edits(given, kernel, body))

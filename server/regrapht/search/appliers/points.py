@@ -14,7 +14,14 @@ from regrapht.idioms.kept_loops import loop_around, loop_as_scalar
 from regrapht.idioms.loop_points import distinct_writes, loops_as_points
 from regrapht.idioms.pointwise import AXES, Bound, PointKernel, expression_poly, launch_block, point_kernel
 from regrapht.idioms.syntax import kernel_syntax
-from regrapht.search.appliers.common import ApplierInput, Rewrite, ceil_parts, int_literal, norm
+from regrapht.search.appliers.common import (
+    ApplierInput,
+    Rewrite,
+    ceil_parts,
+    changed_region,
+    int_literal,
+    norm,
+)
 from regrapht.search.source import KernelText, find_kernel
 from regrapht.spec.expr import names_in
 
@@ -156,8 +163,10 @@ def kept_loop_rewrites(given: ApplierInput, apply: Callable[[ApplierInput], list
             continue  # the launch would depend on the iteration
         source = loop_around(rewrite.source, given.kernel, kept)
         if source is not None:
-            rewrites.append(replace(rewrite, source=source, note=f"{rewrite.note}, in each iteration of the loop over "
-                                                                 f"{kept.variable} (no launch axis is free for it)"))
+            # `loop_around` returns the whole text: its change is the region it rewrote
+            wrapped = rewrite.then((changed_region(rewrite.source, source),)).rebased(given.source)
+            rewrites.append(replace(wrapped, note=f"{rewrite.note}, in each iteration of the loop over "
+                                                  f"{kept.variable} (no launch axis is free for it)"))
     return rewrites
 
 

@@ -26,17 +26,17 @@ from regrapht.cuda.affine import Poly, atom_is_memory
 from regrapht.idioms.items import ELEMENT, ItemProgram, item_program
 from regrapht.idioms.normal_form import normal_form
 from regrapht.idioms.syntax import depends_on, kernel_syntax
-from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, body_change, edits
 from regrapht.search.appliers.cooperative import (
     Group,
     cooperative_body,
+    cub_change,
     extent_of,
     item_count,
     original_covers,
     resident_warps,
     template_instance,
     value_of,
-    with_cub,
 )
 from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.source import find_kernel
@@ -155,8 +155,8 @@ class GroupPerRow:
                 return None
             blocks = rows if group.kind == "block" else f"({rows} + {group.per_block - 1}) / {group.per_block}"
             launch = LaunchConfig((blocks,), (str(group.block),), given.launch.shared_bytes)
-            return Rewrite(with_cub(with_body(given, located, body)), launch,
-                           group.describe().format(item="row") + ", CUB reductions", group_params(group))
+            return Rewrite(given.source, launch,
+                           group.describe().format(item="row") + ", CUB reductions", group_params(group), edits=edits(given.source, *cub_change(given.source), body_change(located, body)))
 
         first = [r for r in map(rewrite, groups_for(given, program, rows)) if r is not None]
         grid = [r for r in map(rewrite, grid_groups(given, program, thread_limit(given))) if r is not None]

@@ -60,11 +60,12 @@ from regrapht.idioms.syntax import (
     walk,
 )
 from regrapht.idioms.walk_loops import indexed_walk_loops
-from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, body_change, edits
 from regrapht.search.appliers.cooperative import (
     PREFIX,
     Group,
     cooperative_body,
+    cub_change,
     extent_of,
     item_count,
     original_covers,
@@ -72,7 +73,6 @@ from regrapht.search.appliers.cooperative import (
     resident_blocks,
     runs_once,
     value_of,
-    with_cub,
 )
 from regrapht.search.appliers.grid import bounded_grid_order, thread_limit
 from regrapht.search.appliers.lookback import (
@@ -163,9 +163,9 @@ class ParallelScan:
         grid = rows if group.kind == "block" else f"({rows} + {group.per_block - 1}) / {group.per_block}"
         # cub::BlockScan's default algorithm is raking (code 1); a warp scan has none (0)
         params = (("group", 1 if group.kind == "block" else 2), ("items", 1), ("algorithm", 1 if group.kind == "block" else 0))
-        return [Rewrite(with_cub(with_body(given, located, body)),
+        return [Rewrite(given.source,
                         LaunchConfig((grid,), (str(group.block),), given.launch.shared_bytes),
-                        group.describe().format(item="row") + ", tiles scanned by CUB with a carry", params)]
+                        group.describe().format(item="row") + ", tiles scanned by CUB with a carry", params, edits=edits(given.source, *cub_change(given.source), body_change(located, body)))]
 
     def _row_tiles(self, given: ApplierInput, program: ItemProgram, located: KernelText, rows: str,
                    extent: int | None, grid: bool = False) -> list[Rewrite]:
@@ -206,10 +206,10 @@ class ParallelScan:
         for block, n in shapes:
             body = row_tiles_body(plan, n, item.name, plain_type(item.type), " ".join(item.bound.split()), kept, block)
             launch = LaunchConfig((rows,), (str(block),), given.launch.shared_bytes)
-            rewrites.append(Rewrite(with_cub(with_body(given, located, body)), launch,
+            rewrites.append(Rewrite(given.source, launch,
                                     f"one {block}-thread block per row, tiles of {block}x{n} by cub::BlockScan "
                                     "(warp-striped loads, cub::BlockExchange), carry between tiles",
-                                    (("group", 0), ("items", n), ("algorithm", 0))))
+                                    (("group", 0), ("items", n), ("algorithm", 0)), edits=edits(given.source, *cub_change(given.source), body_change(located, body))))
         return rewrites
 
     # ------------------------------------------------------------------------------ whole array
@@ -341,13 +341,14 @@ class ParallelScan:
 
         def variant(block: int, n: int, algorithm: int) -> Rewrite:
             tile = block * n
-            source = with_body(given, located, single_pass_body(plan, n, block, algorithm))
-            source = source[: located.start] + state_globals(plan.kernel) + source[located.start:]
             grid = f"min(({count} + {tile - 1}) / {tile}, {self._grid_cap(given, block)})"
             how = "" if algorithm == 0 else f" ({SCAN_ALGORITHMS[algorithm].removeprefix('cub::')})"
-            return Rewrite(with_cub(source), LaunchConfig((grid,), (str(block),), given.launch.shared_bytes),
+            return Rewrite(given.source, LaunchConfig((grid,), (str(block),), given.launch.shared_bytes),
                            f"{what}: tiles of {block}x{n} by cub::BlockScan{how}, decoupled look-back",
-                           (("group", 0), ("items", n), ("algorithm", algorithm)))
+                           (("group", 0), ("items", n), ("algorithm", algorithm)),
+                           edits(given.source, *cub_change(given.source),
+                                 (located.start, located.start, state_globals(plan.kernel)),
+                                 body_change(located, single_pass_body(plan, n, block, algorithm))))
 
         # The grid: block size x items per thread (up to 64 bytes) x cub::BlockScan's algorithm,
         # tiles no smaller than the first variant's (the look-back state has MAX_TILES tiles, so a

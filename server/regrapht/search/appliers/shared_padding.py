@@ -1,36 +1,60 @@
 """Padding 2-D shared tiles by one column to remove bank conflicts: [32][32] -> [32][33].
 
-Safe when the tile is only ever indexed as `tile[a][b]` (never flattened through a pointer or
-measured with sizeof), since then the extra column is simply never read.
+Only tiles a warp reads down a column (the rules' matcher, `rules/fixes.py` `column_walks`, that
+R011 reports), with rows of a multiple of 16 words (16 or more threads of a warp in one bank;
+R011 itself warns from 32); the padding is R011's fix. Safe when the tile is only ever indexed
+as `tile[a][b]` (never flattened through a pointer or measured with sizeof), since then the
+extra column is simply never read.
 """
 
 from __future__ import annotations
 
-import re
+from regrapht.cuda.tokens import closing, tokens
+from regrapht.rules.fixes import column_walks
+from regrapht.search.appliers.common import ApplierInput, Rewrite, kernel_model
+from regrapht.search.source import code_mask
+from regrapht.text import offset_of
 
-from regrapht.search.appliers.common import ApplierInput, KernelApplier, Rewrite
-from regrapht.search.source import KernelText
-
-_DECL = re.compile(r"__shared__\s+[\w ]+?\s+(\w+)\s*\[\s*(\d+)\s*\]\s*\[\s*(\d+)\s*\]\s*;")
+CONFLICTING_ROW_WORDS = 16  # rows of a multiple of this many words put 16+ threads in one bank
 
 
-class SharedMemoryPadding(KernelApplier):
+class SharedMemoryPadding:
     technique = "bank_conflict_padding"
+    also: tuple[str, ...] = ()
 
-    def rewrite(self, given: ApplierInput, kernel: KernelText, body: str) -> list[Rewrite]:
-        source = given.source
-        padded = []
-        for decl in reversed(list(_DECL.finditer(body))):
-            name, cols = decl.group(1), int(decl.group(3))
-            if cols % 16 != 0:
-                continue  # only power-of-two-ish widths conflict
-            uses = re.findall(rf"\b{name}\b(\s*\[[^\]]*\]\s*\[)?", body[decl.end() :])
-            if any(not u for u in uses) or f"sizeof({name}" in body:
-                continue
-            at = kernel.body_start + decl.start(3)
-            end = kernel.body_start + decl.end(3)
-            source = source[:at] + str(cols + 1) + source[end:]
-            padded.append(name)
-        if not padded:
+    def apply(self, given: ApplierInput) -> list[Rewrite]:
+        found = kernel_model(given)
+        if found is None:
             return []
-        return [Rewrite(source, given.launch, f"padded shared {', '.join(padded)} by one column")]
+        function = found.function
+        masked = code_mask(given.source)
+        tiles = {}
+        for walk in column_walks(function, found.model, CONFLICTING_ROW_WORDS):
+            shared = walk.shared
+            if shared.function != function.name or shared.is_extern or shared.name in tiles:
+                continue
+            if _only_indexed(masked, shared.name, offset_of(given.source, shared.span.end), len(shared.dims)):
+                tiles[shared.name] = walk
+        if not tiles:
+            return []
+        ordered = sorted(tiles.values(), key=lambda w: (w.shared.span.start.line, w.shared.span.start.character))
+        return [Rewrite(given.source, given.launch,
+                        f"padded shared {', '.join(w.shared.name for w in reversed(ordered))} by one column",
+                        edits=tuple(w.edit for w in ordered))]
+
+
+def _only_indexed(masked: str, name: str, after: int, dims: int) -> bool:
+    """Whether every use of `name` after its declaration is indexed in all `dims` dimensions
+    (`tile[a][b]`), never bare (a pointer, `sizeof(tile)`)."""
+    found = tokens(masked[after:])
+    for index, token in enumerate(found):
+        if token.text != name:
+            continue
+        at = index + 1
+        for _ in range(dims):
+            if at >= len(found) or found[at].text != "[":
+                return False
+            at = closing(found, at) + 1
+            if at == 0:
+                return False
+    return True

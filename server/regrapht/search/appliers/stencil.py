@@ -25,7 +25,7 @@ from dataclasses import replace
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.pointwise import AXES, FreshNames, PointKernel, fresh
 from regrapht.idioms.stencil import NeighbourRead, Stencil, clamped_read, stencil
-from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, body_edits
 from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.appliers.points import (
     bind,
@@ -91,8 +91,8 @@ class HaloTiledStencil:
             block = (str(threads[0]), str(threads[1])) if threads[1] > 1 else (str(threads[0]),)
             tile_text = "x".join(str(t) for t in extents)
             note = f"{tile_text} tile of {shape.field} with a halo of {halos} in shared memory"
-            rewrites.append(Rewrite(with_body(given, kernel, template_pins(given) + body), LaunchConfig(grid, block, given.launch.shared_bytes),
-                                    note, tuple((f"tile_{axis}", t) for axis, t in zip(AXES, extents, strict=False))))
+            rewrites.append(Rewrite(given.source, LaunchConfig(grid, block, given.launch.shared_bytes),
+                                    note, tuple((f"tile_{axis}", t) for axis, t in zip(AXES, extents, strict=False)), edits=body_edits(given, kernel, template_pins(given) + body)))
             if (extents, threads) in TILES[len(shape.tiled)]:
                 first.append(rewrites[-1])
         return grid_order(first, rewrites[len(first):])

@@ -33,7 +33,7 @@ from functools import lru_cache
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.pointwise import FreshNames, PointKernel, expression_poly
 from regrapht.idioms.stencil import NeighbourRead, Stencil, clamped_read, stencil
-from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, body_edits
 from regrapht.search.appliers.cooperative import value_of
 from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.appliers.points import (
@@ -113,8 +113,9 @@ class RegisterColumnStencil:
             launch = LaunchConfig(grid, tuple(str(t) for t in threads), given.launch.shared_bytes)
             if rewrites and not fills_device(given, launch):
                 continue  # longer columns would leave SMs idle
-            rewrites.append(Rewrite(with_restricted_pointers(with_body(given, kernel, template_pins(given) + body), given.kernel, launch), launch, note,
-                                    (("points", points),)))
+            column = Rewrite(given.source, launch, note, (("points", points),),
+                             body_edits(given, kernel, template_pins(given) + body))
+            rewrites.append(with_restricted_pointers(column, given.kernel))
             if (points, threads) in measured:
                 first.append(rewrites[-1])
         return grid_order(first, rewrites[len(first):])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from regrapht.idioms.syntax import kernel_syntax, text, walk
 from regrapht.idioms.topk import RowTopK, row_topk
-from regrapht.search.appliers.common import ApplierInput, Rewrite, block_dims, ceil_parts, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, block_dims, body_edits, ceil_parts
 from regrapht.search.appliers.cooperative import (
     PREFIX,
     SHUFFLE_TYPES,
@@ -59,8 +59,8 @@ class WarpTopK:
         body = _warp_body(found, kept)
         grid = f"({bound} + {WARPS_PER_BLOCK - 1}) / {WARPS_PER_BLOCK}"
         launch = LaunchConfig((grid,), (str(32 * WARPS_PER_BLOCK),), given.launch.shared_bytes)
-        return [Rewrite(with_body(given, located, body), launch,
-                        f"one warp per row: per-lane top {found.k} lists merged by {found.k} warp arg-max rounds")]
+        return [Rewrite(given.source, launch,
+                        f"one warp per row: per-lane top {found.k} lists merged by {found.k} warp arg-max rounds", edits=body_edits(given, located, body))]
 
     @staticmethod
     def _covers(given: ApplierInput, found: RowTopK) -> bool:

@@ -17,12 +17,12 @@ launches); the alignment check is to the vector's size, the tail point by point,
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
+from regrapht.cuda.tokens import word_id
 from regrapht.idioms.elementwise import ElementwiseMap, Stream, elementwise_map
 from regrapht.idioms.pointwise import AXES, PointKernel, fresh
-from regrapht.search.appliers.common import ApplierInput, Rewrite, with_body
+from regrapht.search.appliers.common import ApplierInput, Rewrite, body_edits
 from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
 from regrapht.spec.launch import LaunchConfig
@@ -61,8 +61,8 @@ class VectorizedMap:
             body = _vector_body(view, shape, vectors, points, width)
             note = (f"{points} points per thread, {_vector_bytes(width, vectors)} vector loads/stores of "
                     f"{', '.join(s.array for s in vectors)}")
-            return Rewrite(with_body(given, kernel, body), LaunchConfig(tuple(grid), threads, given.launch.shared_bytes),
-                           note, (("points", points), ("vector", width)))
+            return Rewrite(given.source, LaunchConfig(tuple(grid), threads, given.launch.shared_bytes),
+                           note, (("points", points), ("vector", width)), edits=body_edits(given, kernel, body))
 
         # As before the grid: four points per thread in one vector each, the launch's block, then 256.
         current = [variant(LANES, LANES, block)]
@@ -89,7 +89,7 @@ def _vector_bytes(width: int, vectors: list[Stream]) -> str:
 
 
 def _vector_type(view: PointKernel, element: str) -> str:
-    return fresh(view, "vec_" + re.sub(r"\W+", "_", element))
+    return fresh(view, "vec_" + word_id(element))
 
 
 def _vector_body(view: PointKernel, shape: ElementwiseMap, vectors: list[Stream], lanes: int = LANES,

@@ -6,7 +6,7 @@ __global__ void leaky_relu(const float *x, float *y, float slope, int n)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         float v = x[i];
-                                                                                            
-        y[i] = v > 0.0f ? v : slope * v;                      
+        // negative inputs are scaled by slope (0.01 by default), positive ones kept (x 1.0)
+        y[i] = v > 0.0f ? v : slope * v; /* 0.0 is the kink */
     }
 }

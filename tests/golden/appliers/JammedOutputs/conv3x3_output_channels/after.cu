@@ -2,7 +2,8 @@
 // thread per output pixel, blockIdx.z the output channel.
 #include <cuda_runtime.h>
 
-__global__ void conv3x3_mc(const float *__restrict__ in, const float *__restrict__ weight, const float *__restrict__ bias, float *__restrict__ out, int cin, int cout, int h, int w)
+__global__ void conv3x3_mc(const float *__restrict__ in, const float *__restrict__ weight, const float *__restrict__ bias, float *__restrict__ out,
+                           int cin, int cout, int h, int w)
 {
     // 4 outputs per thread along oc: the loads that do not depend on it are shared.
     const int oc_first_rg = blockIdx.z * 4;

@@ -6,7 +6,7 @@ __global__ void box5(const float *in, float *out, int n)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < 2 || i >= n - 2) return;
     float s = 0.0f;
-    #pragma unroll 4
+    #pragma unroll
     for (int d = -2; d <= 2; d++)
         s += in[i + d];
     out[i] = s * 0.2f;
