@@ -10,7 +10,7 @@ polynomials, never spellings, so `row * cols + j`, `j + cols * row` and `(r * co
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -22,6 +22,7 @@ from regrapht.cuda.extract import (
     node_text,
 )
 from regrapht.cuda.intexpr import PolyFolder
+from regrapht.cuda.nodes import unparen, walk  # re-exported: the idioms' tree helpers are cuda's
 from regrapht.cuda.view import kernels_of
 
 BUILTINS = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
@@ -77,21 +78,6 @@ def named_statements(block: Node | None) -> list[Node]:
     if block.type != "compound_statement":
         return [block]
     return [c for c in block.named_children if c.type != "comment"]
-
-
-def walk(node: Node) -> Iterator[Node]:
-    """Every node under `node` (itself included), pre-order, iteratively."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
-
-
-def unparen(node: Node | None) -> Node | None:
-    while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
-        node = node.named_children[0]
-    return node
 
 
 def updated_target(node: Node) -> Node | None:
