@@ -12,12 +12,13 @@ import pytest
 
 from regrapht.cli import main
 from regrapht.errors import InputError
+from regrapht.gpu_arch import MAX_SHARED_BYTES_PER_BLOCK as MAX_SHARED_BYTES
 from regrapht.search.prompt import extract_launch
 from regrapht.spec.draw import generate
 from regrapht.spec.expr import evaluate, names_in
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import load_spec, parse_spec
-from regrapht.spec.resolve import MAX_SHARED_BYTES, resolve
+from regrapht.spec.resolve import resolve
 
 FILE = "k.regrapht.toml"
 
