@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from regrapht.commands.compiling import add_compile_arguments, flags_of
+from regrapht.errors import InputError
 from regrapht.spec.launch import LaunchConfig
-from regrapht.spec.model import load_spec, spec_path_for
-from regrapht.spec.resolve import spec_launch
+from regrapht.spec.model import KernelSpec, load_spec, spec_path_for
+from regrapht.spec.resolve import resolve, spec_launch
 from regrapht.validate.cache_dir import default_cache_dir
 from regrapht.validate.opening import open_evaluator, read_source, start_worker
 from regrapht.validate.types import Candidate
@@ -48,6 +49,26 @@ def candidate_launch(args: argparse.Namespace, default: LaunchConfig) -> LaunchC
                         shared_bytes=args.shared_bytes or base.shared_bytes)
 
 
+# The spec key `resolve` names for a candidate launch -> the flag that wrote it.
+_LAUNCH_FLAGS = {"launch.grid": "--grid", "launch.block": "--block", "launch.shared_bytes": "--shared-bytes"}
+
+
+def check_launch_flags(args: argparse.Namespace, kernel: KernelSpec, launch: LaunchConfig) -> None:
+    """A `--grid/--block/--shared-bytes` expression that does not evaluate with the kernel's
+    scalars (an unknown name, bad syntax, a dimension out of range) is bad input naming the flag
+    (exit 2), not a candidate that failed its check (exit 1)."""
+    if not (args.grid or args.block or args.shared_bytes):
+        return
+    try:
+        resolve(kernel, launch=launch)
+    except InputError as error:
+        key = error.key or ""
+        for prefix, flag in _LAUNCH_FLAGS.items():
+            if key.startswith(prefix):
+                raise InputError(error.message, key=flag + key[len(prefix):]) from error
+        raise  # the spec's own values failed: already reported by their key
+
+
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
@@ -60,6 +81,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
                                    flags=flags_of(args, Path(args.original), err))
         k = evaluator.kernel
         launch = candidate_launch(args, spec_launch(k))
+        check_launch_flags(args, k, launch)
         evaluation = evaluator.evaluate(Candidate(source=candidate_text, launch=launch))
         baseline = evaluator.baseline() if evaluation.verified else None
     finally:

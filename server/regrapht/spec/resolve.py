@@ -174,7 +174,8 @@ def resolve(
 def _dims(exprs: tuple[str | int | float, ...], scalars: dict[str, Number], kernel: KernelSpec,
           what: str, where: str) -> tuple[int, int, int]:
     if not 1 <= len(exprs) <= 3:
-        raise InputError(f"{where}: {what} needs 1 to 3 expressions", file=kernel.file, key=kernel.key(f".{what}"))
+        key = kernel.key(f".{what}") if where == "kernel" else f"launch.{what}"
+        raise InputError(f"{where}: {what} needs 1 to 3 expressions", file=kernel.file, key=key)
     values = []
     for i, expr in enumerate(exprs):
         key = kernel.key(f".{what}[{i}]") if where == "kernel" else f"launch.{what}[{i}]"
