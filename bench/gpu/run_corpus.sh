@@ -7,7 +7,8 @@
 #   MODE=both      the two, one after the other
 # MODE=appliers and MODE=both first prove the naive kernels themselves right: each runs once and is
 # compared with NumPy (bench/corpus/check_references.py -> $OUT/references.md).
-# Jobs run JOBS at a time, spread round-robin over the host's GPUs; each GPU has its own cache dir,
+# The eval runs through `regrapht eval --ray` (docs/scale.md); the applier jobs run JOBS at a time,
+# spread round-robin over the host's GPUs; each GPU has its own cache dir,
 # so its own GPU lock (the jobs of one GPU never time kernels at the same moment), while model
 # generation and nvcc use the host's cores. Without a GPU (or without pycuda) everything still runs
 # end to end and every report says there is no CUDA device (a dry run of the pipeline).
@@ -70,9 +71,6 @@ fi
 
 jobs_file="$RUN/jobs.txt"
 : > "$jobs_file.plain"
-if [ "$MODE" != appliers ]; then
-    for task in $eval_tasks; do echo "eval ${task%/}" >> "$jobs_file.plain"; done
-fi
 if [ "$MODE" != eval ]; then
     for task in ${TASKS:-$(ls -d bench/corpus/test/*/ bench/corpus/train/*/)}; do
         echo "appliers ${task%/}" >> "$jobs_file.plain"
@@ -80,20 +78,13 @@ if [ "$MODE" != eval ]; then
 fi
 awk -v ids="${GPU_LIST[*]}" '{ n = split(ids, gpu, " "); print gpu[(NR - 1) % n + 1], $0 }' "$jobs_file.plain" > "$jobs_file"
 
-run_job() {  # gpu kind taskdir
-    local gpu=$1 kind=$2 task=$3 name model=()
-    if [ "$USE_MODEL" = 1 ]; then model=(--model-threads "$MODEL_THREADS"); else model=(--no-model); fi
+run_job() {  # gpu kind taskdir (kind: appliers; the eval goes through Ray below)
+    local gpu=$1 task=$3 name
     name="$(basename "$(dirname "$task")")-$(basename "$task")"
     export CUDA_VISIBLE_DEVICES=$gpu XDG_CACHE_HOME=/tmp/corpus-cache-gpu$gpu XDG_DATA_HOME="$RUN/data-$STRATEGY"
-    if [ "$kind" = eval ]; then
-        timeout "$JOB_TIMEOUT" python3 -m regrapht --log-level INFO eval "$task" --strategy "$STRATEGY" \
-            --budget "$BUDGET" --seed "$SEED" --time-limit "$TIME_LIMIT" --out "$RUN/runs/eval-$STRATEGY-$name" "${model[@]}" \
-            > "$RUN/logs/eval-$name.log" 2>&1
-    else
-        timeout "$JOB_TIMEOUT" python3 bench/verify_appliers.py run "$task" --out "$RUN/appliers" \
-            > "$RUN/logs/appliers-$name.log" 2>&1
-    fi
-    echo "$kind $name exit=$?" >> "$RUN/status.txt"
+    timeout "$JOB_TIMEOUT" python3 bench/verify_appliers.py run "$task" --out "$RUN/appliers" \
+        > "$RUN/logs/appliers-$name.log" 2>&1
+    echo "appliers $name exit=$?" >> "$RUN/status.txt"
 }
 export -f run_job
 export RUN STRATEGY BUDGET SEED JOB_TIMEOUT TIME_LIMIT USE_MODEL MODEL_THREADS
@@ -105,7 +96,19 @@ if [ "$MODE" != eval ]; then
     echo "references exit=$?" | tee -a "$RUN/status.txt"
     tail -n 1 "$RUN/logs/references.log"
 fi
-timeout "$SUITE_TIMEOUT" xargs -P "$JOBS" -L 1 bash -c 'run_job "$@"' _ < "$jobs_file"
+if [ "$MODE" != appliers ]; then
+    # the eval: one Ray job per kernel (a local Ray on this host unless RAY_ADDRESS names a
+    # cluster), GPUS_PER_JOB of a GPU each (default 1/4: four jobs per GPU, as JOBS did, their
+    # timing serialised by the per-GPU lock), retried when a worker dies, killed past JOB_TIMEOUT
+    if [ "$USE_MODEL" = 1 ]; then model=(--model-threads "$MODEL_THREADS"); else model=(--no-model); fi
+    # shellcheck disable=SC2086
+    XDG_DATA_HOME="$RUN/data-$STRATEGY" timeout "$SUITE_TIMEOUT" python3 -m regrapht --log-level INFO eval $eval_tasks \
+        --strategy "$STRATEGY" --budget "$BUDGET" --seed "$SEED" --time-limit "$TIME_LIMIT" \
+        --out "$RUN/runs/eval-$STRATEGY-all" "${model[@]}" --ray ${RAY_ADDRESS:-} \
+        --job-timeout "$JOB_TIMEOUT" --gpus-per-job "${GPUS_PER_JOB:-0.25}" > "$RUN/logs/eval-all.log" 2>&1
+    echo "eval all exit=$?" >> "$RUN/status.txt"
+fi
+[ -s "$jobs_file" ] && timeout "$SUITE_TIMEOUT" xargs -P "$JOBS" -L 1 bash -c 'run_job "$@"' _ < "$jobs_file"
 echo "wall $(( $(date +%s) - start )) s for $(wc -l < "$jobs_file") jobs ($JOBS at a time on $GPUS GPU(s))" \
     | tee -a "$RUN/status.txt"
 
@@ -117,9 +120,9 @@ if [ "$MODE" != appliers ]; then
     cp "$RUN/summary.md" "$dest/summary.md"
     # A task whose job wrote no report (bad spec, killed by a time limit) is listed, not dropped.
     for task in $eval_tasks; do
-        name="$(basename "$(dirname "${task%/}")")-$(basename "${task%/}")"
-        [ -f "$RUN/runs/eval-$STRATEGY-$name/report.json" ] && continue
-        echo "- $name: no report ($(tail -n 1 "$RUN/logs/eval-$name.log" 2>/dev/null || echo 'not started'))"
+        name=$(basename "${task%/}")
+        grep -q "\"task\": \"$name\"" "$RUN/runs/eval-$STRATEGY-all/report.json" 2>/dev/null && continue
+        echo "- $name: no report ($(tail -n 1 "$RUN/logs/eval-all.log" 2>/dev/null || echo 'not started'))"
     done > "$dest/not_run.md"
     [ -s "$dest/not_run.md" ] && { echo "tasks without a report:"; cat "$dest/not_run.md"; } | tee -a "$dest/summary.md"
     cat "$dest/report.md" 2>/dev/null || cat "$RUN/summary.md"

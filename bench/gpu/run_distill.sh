@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Distil reasoning-graph trajectories from the corpus TRAIN split on a GPU host (issue 12):
-# `regrapht graph distill` per task (one job per task, JOBS at a time, spread over the GPUs), for
-# each strategy in STRATEGIES and each seed in SEEDS; the per-task files are merged, duplicate
+# Distil reasoning-graph trajectories from the corpus TRAIN split on a GPU host (issue 12): a thin
+# wrapper over `regrapht graph distill --ray` (one Ray job per task, kernel and seed, one GPU each,
+# retried when a worker dies, killed past JOB_TIMEOUT; a local Ray on this host unless RAY_ADDRESS
+# names a cluster), for each strategy in STRATEGIES; the per-strategy files are merged, duplicate
 # chains (the same steps found by two strategies) dropped, into $OUT/distilled-h200.jsonl, and
 # the graph is rebuilt from it plus the hand-written trajectories:
 # $OUT/reasoning-graph.msgpack, $OUT/reasoning-graph.svg, $OUT/graph-stats.{txt,json}.
 # To ship it: copy distilled-h200.jsonl to graph/trajectories/ and run the three commands of
 # graph/README.md ("Distilled trajectories").
 # Expected time on 2x H200 (defaults): 28 tasks, 4 searches each (mcgs and random, seeds 0 1,
-# budget 16, <= TIME_LIMIT 20 s each, appliers only) ~ 90 s per task, 8 at once: ~5-6 min.
+# budget 16, <= TIME_LIMIT 20 s each, appliers only) ~ 90 s per task over 2 GPUs: ~20 min (the
+# xargs version ran 8 jobs at once on 2 GPUs, sharing them; Ray gives each job its GPU).
 # Env: OUT (required), STRATEGIES ("mcgs random"), SEEDS ("0 1"), BUDGET (16), TIME_LIMIT (20),
-# JOBS (8), JOB_TIMEOUT (240), SUITE_TIMEOUT (480), MODEL (0: appliers only; 1: also the model,
-# from $REGRAPHT_MODEL or the embedded GGUF), SITE, WHEELS.
+# JOB_TIMEOUT (240), MODEL (0: appliers only; 1: also the model, from $REGRAPHT_MODEL or the
+# embedded GGUF), RAY_ADDRESS (a cluster; default a local Ray), SITE, WHEELS (with Ray's wheels).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT}
@@ -20,36 +22,25 @@ SEEDS=${SEEDS:-"0 1"}
 BUDGET=${BUDGET:-16}
 TIME_LIMIT=${TIME_LIMIT:-20}
 JOB_TIMEOUT=${JOB_TIMEOUT:-240}
-SUITE_TIMEOUT=${SUITE_TIMEOUT:-480}
 MODEL=${MODEL:-0}
 SITE=${SITE:-/tmp/site}
 RUN=${RUN_DIR:-$(mktemp -d /tmp/distill-run.XXXXXX)}
-mkdir -p "$OUT" "$RUN/traj" "$RUN/logs"
+mkdir -p "$OUT" "$RUN/traj"
 # shellcheck source=bench/gpu/host_env.sh
 . bench/gpu/host_env.sh
 host_python_env
-[ "$GPUS" -ge 1 ] 2>/dev/null || GPUS=1
-JOBS=${JOBS:-8}
-ls -d bench/corpus/train/*/ | awk -v gpus="$GPUS" '{ sub("/$", ""); print (NR - 1) % gpus, $0 }' > "$RUN/jobs.txt"
-
-run_job() {  # gpu taskdir
-    local gpu=$1 task=$2 name strategy flags=()
-    name=$(basename "$task")
-    [ "$MODEL" = 1 ] || flags=(--no-model)
-    export CUDA_VISIBLE_DEVICES=$gpu XDG_CACHE_HOME=/tmp/distill-cache-gpu$gpu XDG_DATA_HOME="$RUN/data-$name"
-    for strategy in $STRATEGIES; do
-        # shellcheck disable=SC2086
-        timeout "$JOB_TIMEOUT" python3 -m regrapht --log-level INFO graph distill "$task" \
-            -o "$RUN/traj/$name-$strategy.jsonl" --strategy "$strategy" --budget "$BUDGET" --seeds $SEEDS \
-            --time-limit "$TIME_LIMIT" "${flags[@]}" >> "$RUN/logs/$name.log" 2>&1
-        echo "$name $strategy exit=$?" >> "$RUN/status.txt"
-    done
-}
-export -f run_job
-export RUN STRATEGIES SEEDS BUDGET TIME_LIMIT JOB_TIMEOUT MODEL
+flags=()
+[ "$MODEL" = 1 ] || flags=(--no-model)
 start=$(date +%s)
-timeout "$SUITE_TIMEOUT" xargs -P "$JOBS" -L 1 bash -c 'run_job "$@"' _ < "$RUN/jobs.txt"
-echo "wall $(( $(date +%s) - start )) s for $(wc -l < "$RUN/jobs.txt") tasks" | tee -a "$RUN/status.txt"
+for strategy in $STRATEGIES; do
+    # shellcheck disable=SC2046,SC2086
+    python3 -m regrapht --log-level INFO graph distill $(ls -d bench/corpus/train/*/) \
+        -o "$RUN/traj/$strategy.jsonl" --strategy "$strategy" --budget "$BUDGET" --seeds $SEEDS \
+        --time-limit "$TIME_LIMIT" "${flags[@]}" --ray ${RAY_ADDRESS:-} --job-timeout "$JOB_TIMEOUT" \
+        2>&1 | tee -a "$RUN/distill.log"
+    echo "$strategy exit=${PIPESTATUS[0]}" >> "$RUN/status.txt"
+done
+echo "wall $(( $(date +%s) - start )) s" | tee -a "$RUN/status.txt"
 python3 - "$OUT/distilled-h200.jsonl" "$RUN"/traj/*.jsonl <<'PY'
 import json, sys
 from pathlib import Path

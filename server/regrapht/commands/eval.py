@@ -16,11 +16,12 @@ from typing import Any
 
 from regrapht.app.optimize import ModelCache, ModelConfig, OptimizeOptions
 from regrapht.app.resources import GpuResources
+from regrapht.commands.cluster_args import add_cluster_arguments, cluster_settings_of
 from regrapht.commands.compiling import add_compile_arguments, compile_setup_of
 from regrapht.commands.optimize import load_model
 from regrapht.errors import InputError
 from regrapht.evaluation.report import markdown, svg_chart, totals
-from regrapht.evaluation.runner import Task, load_task, measured_peaks, run_task_kernel
+from regrapht.evaluation.runner import Task, eval_row, load_task, measured_peaks, not_run_row, row_failed
 from regrapht.limits import DEFAULT_SEARCH_BUDGET, SEARCH_STRATEGIES
 
 
@@ -38,6 +39,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--time-limit", type=float, metavar="SECONDS",
                         help="per kernel: stop its search after this long and keep the best verified so far")
     add_compile_arguments(parser)
+    add_cluster_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -53,8 +55,11 @@ def run(args: Any) -> int:
                               compile=compile_setup_of(args))
     models = ModelCache()  # one model for every task
     load_model(args, models, options.model)  # before the first task (a bad file: exit 2)
-    with GpuResources(os.environ, Path.home()) as resources:
-        rows, failed = run_tasks(args, tasks, out, options, models, resources)
+    if args.ray is not None:
+        rows, failed = run_tasks_on_ray(args, [Path(t) for t in args.tasks], tasks, out, options)
+    else:
+        with GpuResources(os.environ, Path.home()) as resources:
+            rows, failed = run_tasks(args, tasks, out, options, models, resources)
     write_report(out, args, rows)
     print(f"wrote {out / 'report.json'}, {out / 'report.md'}, {out / 'speedups.svg'}")
     return 1 if failed else 0
@@ -66,23 +71,35 @@ def run_tasks(args: Any, tasks: list[Task], out: Path, options: OptimizeOptions,
     failed = False
     for task in tasks:
         for kernel in task.spec.kernels:
-            try:
-                row = run_task_kernel(task, kernel, strategy=args.strategy, budget=args.budget, seed=args.seed,
-                                      options=options, models=models, resources=resources, peaks=measured_peaks)
-            except InputError as error:
-                row = {"task": task.name, "kernel": kernel.name, "best": None, "error": str(error),
-                       "recheck": {"outcome": None, "reason": "task did not run"}}
-                if task.family is not None:
-                    row["family"] = task.family
-                failed = True
-            recheck = row.get("recheck")
-            if row.get("best") is not None and isinstance(recheck, dict) and recheck.get("outcome") not in ("faster", "slower"):
-                failed = True
+            row, kernel_failed = eval_row(task, kernel, strategy=args.strategy, budget=args.budget, seed=args.seed,
+                                          options=options, models=models, resources=resources, peaks=measured_peaks)
+            failed = failed or kernel_failed
             rows.append(row)
             # Written after every task, so a run stopped by a time limit keeps what it finished.
             write_report(out, args, rows)
             print(f"{task.name}/{kernel.name}: {task_line(row)}", file=sys.stderr, flush=True)
     return rows, failed
+
+
+def run_tasks_on_ray(args: Any, folders: list[Path], tasks: list[Task], out: Path,
+                     options: OptimizeOptions) -> tuple[list[dict[str, object]], bool]:
+    """`run_tasks` as Ray jobs, one per kernel on one GPU each; the results are kept in
+    OUT/jobs/ (a re-run skips the finished ones) and merged into the same report."""
+    from regrapht.cluster.jobs import Job
+    from regrapht.cluster.ray_pool import run_on_ray
+    from regrapht.cluster.store import ResultStore
+
+    settings = cluster_settings_of(args)
+    jobs = [Job("eval", folder, kernel.name, args.strategy, args.budget, args.seed, options)
+            for folder, task in zip(folders, tasks, strict=True) for kernel in task.spec.kernels]
+    by_folder = dict(zip(folders, tasks, strict=True))
+    outcomes = run_on_ray(jobs, ResultStore(out / "jobs").open(), settings,
+                          report=lambda line: print(line, file=sys.stderr, flush=True))
+    rows = [outcome.result if outcome.result is not None
+            else not_run_row(by_folder[outcome.job.task], outcome.job.kernel, f"cluster job failed: {outcome.reason}")
+            for outcome in outcomes]
+    write_report(out, args, rows)
+    return rows, any(row_failed(row) for row in rows)
 
 
 def write_report(out: Path, args: Any, rows: list[dict[str, object]]) -> None:

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from regrapht.commands.cluster_args import add_cluster_arguments, cluster_settings_of
 from regrapht.errors import InputError
 from regrapht.graph.build import build_graph, read_trajectories
 from regrapht.graph.canon import Canonicaliser
@@ -58,6 +59,7 @@ def register(subparsers: Any) -> None:
     distill.add_argument("--arch", help="target arch (default: the device's)")
     distill.add_argument("--time-limit", type=float, metavar="SECONDS",
                          help="per search: stop after this long and keep what was verified")
+    add_cluster_arguments(distill)
     distill.set_defaults(handler=run_distill)
 
     stats = commands.add_parser("stats", help="summary of the reasoning graph")
@@ -125,14 +127,13 @@ def run_distill(args: argparse.Namespace) -> int:
     # Imported here: distilling needs the search, the GPU worker and maybe the model.
     import os
 
-    from regrapht.app.optimize import ModelCache, ModelConfig, OptimizeOptions, OptimizeRequest, run_optimize
+    from regrapht.app.optimize import ModelCache, ModelConfig, OptimizeOptions
     from regrapht.app.resources import GpuResources
     from regrapht.commands.optimize import load_model
+    from regrapht.evaluation.distilling import distill_search
     from regrapht.evaluation.runner import load_task
-    from regrapht.inputs import read_source
     from regrapht.search import STRATEGIES
-    from regrapht.search.distill import check_train_split, trajectories_of, unique, write_jsonl
-    from regrapht.search.run import SearchRun
+    from regrapht.search.distill import check_train_split, unique, write_jsonl
 
     if args.strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {args.strategy!r} (one of {', '.join(STRATEGIES)})")
@@ -145,27 +146,48 @@ def run_distill(args: argparse.Namespace) -> int:
                               arch=args.arch, graph_path=args.graph, time_limit_s=args.time_limit)
     models = ModelCache()
     load_model(args, models, options.model)  # a bad model file is an error before any search
+    if args.ray is not None:
+        distilled = distill_on_ray(args, tasks, options)
+        print(f"wrote {len(distilled)} trajectories to {args.out}")
+        return 0 if distilled else 1
     records: list[dict[str, Any]] = []
     with GpuResources(os.environ, Path.home()) as resources:
         for task in tasks:
-            source, _warnings = read_source(task.source_path)  # size-limited, UTF-8 checked
             for kernel in task.spec.kernels:
                 for seed in args.seeds:
-                    finished: list[SearchRun] = []
-                    request = OptimizeRequest(kernel.name, source, task.source_path, task.spec, args.strategy,
-                                              args.budget, seed, options)
-                    result = run_optimize(request, resources, models=models, on_finish=finished.append).result
-                    assert result is not None
-                    found = trajectories_of(finished[0], task=task.name, strategy=args.strategy, seed=seed,
-                                            graph=finished[0].graph)
+                    found, line = distill_search(task, kernel, strategy=args.strategy, budget=args.budget, seed=seed,
+                                                 options=options, models=models, resources=resources)
                     records = unique([*records, *found])
                     # written after every search, so a run stopped by a time limit keeps what it found
                     write_jsonl(args.out, records)
-                    best = f"best {result.best.speedup:.2f}x" if result.best is not None else result.reason
-                    print(f"{task.name}/{kernel.name} seed {seed}: {len(found)} verified trajectories ({best})",
-                          file=sys.stderr, flush=True)
+                    print(line, file=sys.stderr, flush=True)
     print(f"wrote {len(records)} trajectories to {args.out}")
     return 0 if records else 1
+
+
+def distill_on_ray(args: argparse.Namespace, tasks: list[Any], options: Any) -> list[dict[str, Any]]:
+    """The searches of `run_distill` as Ray jobs (one per task, kernel and seed, one GPU each),
+    kept in OUT.jobs/ (a re-run skips the finished ones); their trajectories merged into OUT."""
+    from regrapht.cluster.jobs import Job
+    from regrapht.cluster.ray_pool import run_on_ray
+    from regrapht.cluster.store import ResultStore
+    from regrapht.search.distill import unique, write_jsonl
+
+    jobs = [Job("distill", directory, kernel.name, args.strategy, args.budget, seed, options)
+            for directory, task in zip(args.tasks, tasks, strict=True)
+            for kernel in task.spec.kernels for seed in args.seeds]
+    store = ResultStore(args.out.with_name(args.out.name + ".jobs")).open()
+    outcomes = run_on_ray(jobs, store, cluster_settings_of(args),
+                          report=lambda line: print(line, file=sys.stderr, flush=True))
+    records: list[dict[str, Any]] = []
+    for outcome in outcomes:
+        if outcome.result is not None:
+            found = outcome.result.get("records")
+            records = unique([*records, *(found if isinstance(found, list) else [])])
+        else:
+            print(f"{outcome.job.label}: cluster job failed: {outcome.reason}", file=sys.stderr)
+    write_jsonl(args.out, records)
+    return records
 
 
 def run_stats(args: argparse.Namespace) -> int:

@@ -127,6 +127,38 @@ def run_task_kernel(task: Task, kernel: KernelSpec, *, strategy: str, budget: in
     return row
 
 
+def eval_row(task: Task, kernel: KernelSpec, *, strategy: str, budget: int, seed: int, options: OptimizeOptions,
+             models: ModelCache, resources: GpuResources,
+             peaks: Callable[[GpuResources, str], tuple[float, float] | None]) -> tuple[dict[str, object], bool]:
+    """One kernel of `regrapht eval` (local or a cluster job): its report row, and whether it
+    failed (the task did not run, or the re-check of its answer did not pass). Bad input in the
+    task is the row's `error`, never an exception."""
+    try:
+        row = run_task_kernel(task, kernel, strategy=strategy, budget=budget, seed=seed, options=options,
+                              models=models, resources=resources, peaks=peaks)
+    except InputError as error:
+        return not_run_row(task, kernel.name, str(error)), True
+    return row, row_failed(row)
+
+
+def not_run_row(task: Task, kernel: str, error: str) -> dict[str, object]:
+    """The report row of a kernel whose search did not run (bad input, a failed cluster job)."""
+    row: dict[str, object] = {"task": task.name, "kernel": kernel, "best": None, "error": error,
+                              "recheck": {"outcome": None, "reason": "task did not run"}}
+    if task.family is not None:
+        row["family"] = task.family
+    return row
+
+
+def row_failed(row: dict[str, object]) -> bool:
+    """Whether a report row makes `eval` fail: it did not run, or its answer's re-check did not pass."""
+    if row.get("error"):
+        return True
+    recheck_row = row.get("recheck")
+    return (row.get("best") is not None and isinstance(recheck_row, dict)
+            and recheck_row.get("outcome") not in ("faster", "slower"))
+
+
 def recheck(task: Task, kernel: KernelSpec, source: str, result: OptimizeResult,
             resources: GpuResources, *, flags: CompileFlags = NO_FLAGS) -> dict[str, object]:
     """A fresh evaluator in a fresh GPU worker process (new random inputs, new worker state; the

@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("snapshot",),  # a document at one version under its settings, handed to background work
     ("app",),  # the two GPU workflows and what they share
     ("evaluation", "lsp"),  # `regrapht eval` on app/; the language server on app/
+    ("cluster",),  # eval/distill jobs on a Ray cluster (Ray imported only when asked)
     ("commands",),  # the CLI's subcommands (`serve` starts lsp/)
     ("cli", "install"),  # the `regrapht` command and the installer
     ("__main__",),  # `python -m regrapht`
