@@ -4,7 +4,7 @@
 # `regrapht eval --ray 127.0.0.1:6379`, then the same tasks the local way (one `regrapht eval`
 # per task, JOBS at a time, as run_corpus.sh did with xargs), and bench/compare_eval.py over the
 # two reports: $OUT/ray/, $OUT/local/, $OUT/comparison.md, $OUT/times.txt.
-# Env: OUT (required), SPLIT (test), STRATEGY (rules), BUDGET (6), NO_MODEL (1), JOBS (4),
+# Env: OUT (required), PATH_TIMEOUT (s per path, 270), SPLIT (test), STRATEGY (rules), BUDGET (6), NO_MODEL (1), JOBS (4),
 # GPUS_PER_JOB (0.25: four Ray jobs per GPU, like JOBS), JOB_TIMEOUT (240), RAY_WHEELS (a folder
 # of Ray's cp312 wheels and its dependencies, installed into $SITE), SITE, WHEELS.
 set -uo pipefail
@@ -28,18 +28,18 @@ flags=(--strategy "$STRATEGY" --budget "$BUDGET")
 [ "${NO_MODEL:-1}" = 1 ] && flags+=(--no-model)
 tasks=$(ls -d bench/corpus/"$SPLIT"/*/)
 # the workers inherit this environment (PYTHONPATH, REGRAPHT_MODEL, the cache dir), not the driver's
-XDG_CACHE_HOME=/tmp/ray-cache ray start --head --port 6379 --num-gpus "$GPUS" --include-dashboard false --disable-usage-stats \
+XDG_CACHE_HOME=/tmp/ray-cache python3 -m ray.scripts.scripts start --head --port 6379 --num-gpus "$GPUS" --include-dashboard false --disable-usage-stats \
     > "$OUT/ray-start.log" 2>&1 || { cat "$OUT/ray-start.log"; exit 2; }
 start=$(date +%s)
 # shellcheck disable=SC2086
-python3 -m regrapht eval $tasks "${flags[@]}" --out "$OUT/ray" --ray 127.0.0.1:6379 \
+timeout "${PATH_TIMEOUT:-270}" python3 -m regrapht eval $tasks "${flags[@]}" --out "$OUT/ray" --ray 127.0.0.1:6379 \
     --gpus-per-job "${GPUS_PER_JOB:-0.25}" --job-timeout "$JOB_TIMEOUT" > "$OUT/ray.log" 2>&1
 echo "ray: exit $? wall $(( $(date +%s) - start )) s" | tee "$OUT/times.txt"
-ray stop > /dev/null 2>&1
+python3 -m ray.scripts.scripts stop > /dev/null 2>&1
 start=$(date +%s)
 mkdir -p "$OUT/local-runs"
 # shellcheck disable=SC2086
-printf '%s\n' $tasks | XDG_CACHE_HOME=/tmp/local-cache xargs -P "$JOBS" -I{} sh -c \
+printf '%s\n' $tasks | XDG_CACHE_HOME=/tmp/local-cache timeout "${PATH_TIMEOUT:-270}" xargs -P "$JOBS" -I{} sh -c \
     'python3 -m regrapht eval "$1" '"${flags[*]}"' --out "$2/local-runs/$(basename "$1")" > /dev/null 2>&1' _ {} "$OUT"
 echo "local: wall $(( $(date +%s) - start )) s ($JOBS at a time)" | tee -a "$OUT/times.txt"
 python3 - "$OUT" <<'PY'
