@@ -18,3 +18,25 @@ host_python_env() {
         read -r -a GPU_LIST <<< "$(seq -s " " 0 $(( GPUS > 0 ? GPUS - 1 : 0 )))"
     fi
 }
+
+# The Ray cluster the jobs run on (bench/ray_jobs.py, `regrapht eval --ray`): RAY_ADDRESS if set,
+# else a local head started here with this host's GPUs (one logical GPU on a machine without
+# one: a dry run), stopped by ray_head_stop. Ray comes from the host's site (RAY_WHEELS) or pip.
+ray_head_start() {
+    if [ -n "${RAY_WHEELS:-}" ] && ! python3 -c 'import ray' 2>/dev/null; then
+        python3 -m pip install -q --no-index --no-deps --target "$SITE" "$RAY_WHEELS"/*.whl 2>&1 | tail -3
+    fi
+    # token authentication on, explicitly for the head and every driver of this shell (Ray 2.5x
+    # defaults: a driver given an address does not always pick the head's token up by itself)
+    export RAY_AUTH_MODE=${RAY_AUTH_MODE:-token}
+    if [ -n "${RAY_ADDRESS:-}" ]; then RAY_STARTED=0; return 0; fi
+    python3 -m ray.scripts.scripts start --head --port "${RAY_PORT:-6379}" --num-gpus "$(( GPUS > 0 ? GPUS : 1 ))" \
+        --include-dashboard false --disable-usage-stats > "${RAY_LOG:-/tmp/ray-start.log}" 2>&1 \
+        || { cat "${RAY_LOG:-/tmp/ray-start.log}"; return 2; }
+    export RAY_ADDRESS="127.0.0.1:${RAY_PORT:-6379}"
+    RAY_STARTED=1
+}
+ray_head_stop() {
+    [ "${RAY_STARTED:-0}" = 1 ] && python3 -m ray.scripts.scripts stop > /dev/null 2>&1
+    return 0
+}

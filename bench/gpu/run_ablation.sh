@@ -78,7 +78,7 @@ fi
 JOBS=${JOBS:-8}
 
 # the model failure memory starts empty: every run measures what the model does from scratch
-for gpu in $(seq 0 $(( GPUS - 1 ))); do rm -rf "/tmp/ablation-cache-gpu$gpu/regrapht/model-outcomes"; done
+rm -rf /tmp/ablation-cache/regrapht/gpu-*/model-outcomes
 
 # longest tasks first (ESTIMATES: "task seconds" lines; a task not listed counts as longest), so
 # the last wave is short tasks and the 8 lanes end together
@@ -96,8 +96,10 @@ sort -k1,1nr -k2,2 "$RUN/jobs.plain" | awk -v gpus="$GPUS" '{ print (NR - 1) % g
 echo "$(wc -l < "$RUN/jobs.txt") tasks x configurations [$CONFIGS] x seeds [$SEEDS], $JOBS jobs at once on $GPUS GPU(s)" \
     | tee "$RUN/status.txt"
 
-run_job() {  # gpu taskdir part/parts
-    local gpu=$1 task=$2 share=$3 name left configs part parts
+# one Ray job per task (or part): bench/ray_jobs.py on a GPU share each (JOBS per GPU), a hard
+# stop at JOB_TIMEOUT; the suite's deadline stops the driver and the cluster (what finished is kept)
+: > "$RUN/ray-jobs.txt"
+while read -r _gpu task share; do
     part=${share%/*} parts=${share#*/}
     name=$(basename "$task")
     configs=$CONFIGS
@@ -106,22 +108,19 @@ run_job() {  # gpu taskdir part/parts
         configs=$(echo $CONFIGS | tr ' ' '\n' | awk -v p="$part" -v n="$parts" '(NR - 1) % n == p' | tr '\n' ' ')
         name="$name-part$part"
     fi
-    # every job ends by the suite's deadline: none is left running when the table is merged
-    left=$(( DEADLINE - $(date +%s) ))
-    if [ "$left" -lt 20 ]; then echo "$name not started (suite deadline)" >> "$RUN/status.txt"; return; fi
-    [ "$left" -lt "$JOB_TIMEOUT" ] || left=$JOB_TIMEOUT
-    export CUDA_VISIBLE_DEVICES=$gpu XDG_CACHE_HOME=/tmp/ablation-cache-gpu$gpu ABLATION_DATA="$RUN/data"
     # shellcheck disable=SC2086
-    timeout "$left" python3 bench/ablation.py "$task" --out "$RUN/rows" --configs $configs \
-        --seeds $SEEDS --time-limit "$TIME_LIMIT" --model-time-budget "$MODEL_TIME_BUDGET" \
-        --model-threads "$MODEL_THREADS" $([ "$parts" -gt 1 ] && echo --part "part$part") > "$RUN/logs/$name.log" 2>&1
-    echo "$name exit=$? $(date +%s)" >> "$RUN/status.txt"
-}
-export -f run_job
+    echo "$name $RUN/logs/$name.log env ABLATION_DATA=$RUN/data python3 bench/ablation.py $task --out $RUN/rows" \
+        "--configs $configs --seeds $SEEDS --time-limit $TIME_LIMIT --model-time-budget $MODEL_TIME_BUDGET" \
+        "--model-threads $MODEL_THREADS $([ "$parts" -gt 1 ] && echo --part "part$part")" >> "$RUN/ray-jobs.txt"
+done < "$RUN/jobs.txt"
+# the jobs inherit the head's environment: one cache dir per GPU under this one
+XDG_CACHE_HOME=/tmp/ablation-cache RAY_LOG="$RUN/ray-start.log" ray_head_start || exit 2
 start=$(date +%s)
-DEADLINE=$(( start + SUITE_TIMEOUT ))
-export RUN CONFIGS SEEDS TIME_LIMIT MODEL_TIME_BUDGET JOB_TIMEOUT MODEL_THREADS DEADLINE
-xargs -P "$JOBS" -L 1 bash -c 'run_job "$@"' _ < "$RUN/jobs.txt"
+share=$(python3 -c "import sys; print(min(1.0, $GPUS / $JOBS) if $GPUS > 0 else 1.0 / $JOBS)")
+timeout "$SUITE_TIMEOUT" python3 bench/ray_jobs.py "$RUN/ray-jobs.txt" --store "$RUN/store" \
+    --status "$RUN/status.txt" --ray "$RAY_ADDRESS" --gpus-per-job "$share" --job-timeout "$JOB_TIMEOUT" \
+    2> "$RUN/logs/ray-driver.log"
+ray_head_stop
 echo "wall $(( $(date +%s) - start )) s for $(wc -l < "$RUN/jobs.txt") tasks ($JOBS at a time on $GPUS GPU(s))" \
     | tee -a "$RUN/status.txt"
 python3 bench/merge_ablation.py "$RUN/rows" --json "$OUT/ablation.json" > "$OUT/ablation.md" 2>&1

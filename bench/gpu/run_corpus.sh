@@ -76,18 +76,14 @@ if [ "$MODE" != eval ]; then
         echo "appliers ${task%/}" >> "$jobs_file.plain"
     done
 fi
-awk -v ids="${GPU_LIST[*]}" '{ n = split(ids, gpu, " "); print gpu[(NR - 1) % n + 1], $0 }' "$jobs_file.plain" > "$jobs_file"
-
-run_job() {  # gpu kind taskdir (kind: appliers; the eval goes through Ray below)
-    local gpu=$1 task=$3 name
+# the applier jobs for bench/ray_jobs.py (NAME LOG COMMAND...); each job's GPU and cache dir come from Ray
+while read -r _kind task; do
     name="$(basename "$(dirname "$task")")-$(basename "$task")"
-    export CUDA_VISIBLE_DEVICES=$gpu XDG_CACHE_HOME=/tmp/corpus-cache-gpu$gpu XDG_DATA_HOME="$RUN/data-$STRATEGY"
-    timeout "$JOB_TIMEOUT" python3 bench/verify_appliers.py run "$task" --out "$RUN/appliers" \
-        > "$RUN/logs/appliers-$name.log" 2>&1
-    echo "appliers $name exit=$?" >> "$RUN/status.txt"
-}
-export -f run_job
-export RUN STRATEGY BUDGET SEED JOB_TIMEOUT TIME_LIMIT USE_MODEL MODEL_THREADS
+    echo "appliers-$name $RUN/logs/appliers-$name.log python3 bench/verify_appliers.py run $task --out $RUN/appliers"
+done < "$jobs_file.plain" > "$jobs_file"
+# the jobs inherit the head's environment: one cache dir per GPU under this one
+XDG_CACHE_HOME=/tmp/corpus-cache XDG_DATA_HOME="$RUN/data-$STRATEGY" RAY_LOG="$RUN/ray-start.log" ray_head_start || exit 2
+share=$(python3 -c "print(min(1.0, $GPUS / $JOBS))")
 
 start=$(date +%s)
 if [ "$MODE" != eval ]; then
@@ -98,17 +94,20 @@ if [ "$MODE" != eval ]; then
 fi
 if [ "$MODE" != appliers ]; then
     # the eval: one Ray job per kernel (a local Ray on this host unless RAY_ADDRESS names a
-    # cluster), GPUS_PER_JOB of a GPU each (default 1/4: four jobs per GPU, as JOBS did, their
-    # timing serialised by the per-GPU lock), retried when a worker dies, killed past JOB_TIMEOUT
+    # cluster), GPUS/JOBS of a GPU each (JOBS at once: four per GPU by default, their timing
+    # serialised by the per-GPU lock), retried when a worker dies, killed past JOB_TIMEOUT
     if [ "$USE_MODEL" = 1 ]; then model=(--model-threads "$MODEL_THREADS"); else model=(--no-model); fi
     # shellcheck disable=SC2086
-    XDG_DATA_HOME="$RUN/data-$STRATEGY" timeout "$SUITE_TIMEOUT" python3 -m regrapht --log-level INFO eval $eval_tasks \
+    timeout "$SUITE_TIMEOUT" python3 -m regrapht --log-level INFO eval $eval_tasks \
         --strategy "$STRATEGY" --budget "$BUDGET" --seed "$SEED" --time-limit "$TIME_LIMIT" \
-        --out "$RUN/runs/eval-$STRATEGY-all" "${model[@]}" --ray ${RAY_ADDRESS:-} \
-        --job-timeout "$JOB_TIMEOUT" --gpus-per-job "${GPUS_PER_JOB:-0.25}" > "$RUN/logs/eval-all.log" 2>&1
+        --out "$RUN/runs/eval-$STRATEGY-all" "${model[@]}" --ray "$RAY_ADDRESS" \
+        --job-timeout "$JOB_TIMEOUT" --gpus-per-job "$share" > "$RUN/logs/eval-all.log" 2>&1
     echo "eval all exit=$?" >> "$RUN/status.txt"
 fi
-[ -s "$jobs_file" ] && timeout "$SUITE_TIMEOUT" xargs -P "$JOBS" -L 1 bash -c 'run_job "$@"' _ < "$jobs_file"
+[ -s "$jobs_file" ] && timeout "$SUITE_TIMEOUT" python3 bench/ray_jobs.py "$jobs_file" --store "$RUN/store" \
+    --status "$RUN/status.txt" --ray "$RAY_ADDRESS" --gpus-per-job "$share" --job-timeout "$JOB_TIMEOUT" \
+    2> "$RUN/logs/ray-driver.log"
+ray_head_stop
 echo "wall $(( $(date +%s) - start )) s for $(wc -l < "$jobs_file") jobs ($JOBS at a time on $GPUS GPU(s))" \
     | tee -a "$RUN/status.txt"
 

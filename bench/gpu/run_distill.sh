@@ -31,15 +31,17 @@ mkdir -p "$OUT" "$RUN/traj"
 host_python_env
 flags=()
 [ "$MODEL" = 1 ] || flags=(--no-model)
+RAY_LOG="$RUN/ray-start.log" ray_head_start || exit 2
 start=$(date +%s)
 for strategy in $STRATEGIES; do
     # shellcheck disable=SC2046,SC2086
     python3 -m regrapht --log-level INFO graph distill $(ls -d bench/corpus/train/*/) \
         -o "$RUN/traj/$strategy.jsonl" --strategy "$strategy" --budget "$BUDGET" --seeds $SEEDS \
-        --time-limit "$TIME_LIMIT" "${flags[@]}" --ray ${RAY_ADDRESS:-} --job-timeout "$JOB_TIMEOUT" \
+        --time-limit "$TIME_LIMIT" "${flags[@]}" --ray "$RAY_ADDRESS" --job-timeout "$JOB_TIMEOUT" \
         2>&1 | tee -a "$RUN/distill.log"
     echo "$strategy exit=${PIPESTATUS[0]}" >> "$RUN/status.txt"
 done
+ray_head_stop
 echo "wall $(( $(date +%s) - start )) s" | tee -a "$RUN/status.txt"
 python3 - "$OUT/distilled-h200.jsonl" "$RUN"/traj/*.jsonl <<'PY'
 import json, sys

@@ -20,22 +20,17 @@ mkdir -p "$OUT"
 # shellcheck source=bench/gpu/host_env.sh
 . bench/gpu/host_env.sh
 host_python_env
-if [ -n "${RAY_WHEELS:-}" ] && ! python3 -c 'import ray' 2>/dev/null; then
-    python3 -m pip install -q --no-index --no-deps --target "$SITE" "$RAY_WHEELS"/*.whl 2>&1 | tail -3
-fi
-export PATH="$SITE/bin:$PATH"
 flags=(--strategy "$STRATEGY" --budget "$BUDGET")
 [ "${NO_MODEL:-1}" = 1 ] && flags+=(--no-model)
 tasks=$(ls -d bench/corpus/"$SPLIT"/*/)
-# the workers inherit this environment (PYTHONPATH, REGRAPHT_MODEL, the cache dir), not the driver's
-XDG_CACHE_HOME=/tmp/ray-cache python3 -m ray.scripts.scripts start --head --port 6379 --num-gpus "$GPUS" --include-dashboard false --disable-usage-stats \
-    > "$OUT/ray-start.log" 2>&1 || { cat "$OUT/ray-start.log"; exit 2; }
+# the workers inherit the head's environment (PYTHONPATH, REGRAPHT_MODEL, the cache dir), not the driver's
+XDG_CACHE_HOME=/tmp/ray-cache RAY_LOG="$OUT/ray-start.log" ray_head_start || exit 2
 start=$(date +%s)
 # shellcheck disable=SC2086
-timeout "${PATH_TIMEOUT:-270}" python3 -m regrapht eval $tasks "${flags[@]}" --out "$OUT/ray" --ray 127.0.0.1:6379 \
+timeout "${PATH_TIMEOUT:-270}" python3 -m regrapht eval $tasks "${flags[@]}" --out "$OUT/ray" --ray "$RAY_ADDRESS" \
     --gpus-per-job "${GPUS_PER_JOB:-0.25}" --job-timeout "$JOB_TIMEOUT" > "$OUT/ray.log" 2>&1
 echo "ray: exit $? wall $(( $(date +%s) - start )) s" | tee "$OUT/times.txt"
-python3 -m ray.scripts.scripts stop > /dev/null 2>&1
+ray_head_stop
 start=$(date +%s)
 mkdir -p "$OUT/local-runs"
 # shellcheck disable=SC2086

@@ -14,6 +14,8 @@ import hashlib
 import json
 import os
 import re
+import subprocess
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,18 +23,20 @@ from pathlib import Path
 from regrapht.app.optimize import OptimizeOptions
 from regrapht.validate.cache_dir import default_cache_dir
 
-JOB_KINDS = ("eval", "distill")
+JOB_KINDS = ("eval", "distill", "command")
 
 
 @dataclass(frozen=True)
 class Job:
-    kind: str  # "eval" or "distill"
-    task: Path  # the task directory (.cu + .regrapht.toml): the same path on every worker
-    kernel: str
-    strategy: str
-    budget: int
-    seed: int
+    kind: str  # "eval", "distill", or "command" (a bench script's job: `argv` run in `task`)
+    task: Path  # the task directory (.cu + .regrapht.toml), or a command's working directory
+    kernel: str  # a command job's name
+    strategy: str = ""
+    budget: int = 0
+    seed: int = 0
     options: OptimizeOptions = field(default_factory=OptimizeOptions)
+    argv: tuple[str, ...] = ()  # a command job's program and arguments
+    log: Path | None = None  # where a command job's stdout and stderr go (appended)
 
     @property
     def key(self) -> str:
@@ -45,11 +49,16 @@ class Job:
 
     @property
     def label(self) -> str:
+        if self.kind == "command":
+            return self.kernel
         return f"{self.task.name}/{self.kernel} {self.strategy} b{self.budget} seed {self.seed}"
 
 
 def run_job(job: Job) -> dict[str, object]:
-    """Do `job` here (a Ray worker, or any process): its eval row, or its distilled trajectories."""
+    """Do `job` here (a Ray worker, or any process): its eval row, its distilled trajectories, or
+    a command's exit status."""
+    if job.kind == "command":
+        return run_command(job)
     # Imported here: a worker unpickling a `Job` needs only the data types above.
     from regrapht.app.optimize import ModelCache
     from regrapht.app.resources import GpuResources
@@ -79,3 +88,14 @@ def job_env(env: Mapping[str, str]) -> dict[str, str]:
         return dict(env)
     base = default_cache_dir(env)
     return {**env, "REGRAPHT_CACHE_DIR": str(base / f"gpu-{re.sub(r'[^0-9A-Za-z-]', '_', devices)}")}
+
+
+def run_command(job: Job) -> dict[str, object]:
+    """A bench script's job (bench/ray_jobs.py): `argv` in `task` with the job's environment, its
+    output appended to `log`; the exit status is the result (a failing command is a finished
+    job: its log says why; only a dead worker or a time-out makes the job fail)."""
+    start = time.monotonic()
+    with open(job.log if job.log is not None else os.devnull, "ab") as log:
+        done = subprocess.run(list(job.argv), cwd=job.task, env=job_env(os.environ), stdout=log,
+                              stderr=subprocess.STDOUT, check=False)
+    return {"name": job.kernel, "rc": done.returncode, "seconds": round(time.monotonic() - start, 3)}

@@ -6,8 +6,10 @@ are the doubles in tests/support/cluster_doubles.py; tests/e2e/test_ray_eval.py 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -151,3 +153,26 @@ def test_eval_on_ray_gives_the_local_report(local_ray: None, tmp_path: Path, mon
     assert main(["eval", *common, "--out", str(tmp_path / "ray"), "--ray"]) == 0
     assert "ray: 2/2 done (2 from an earlier run), 0 failed, 0 running, 0 queued" in capsys.readouterr().err
     assert comparable(json.loads((tmp_path / "ray" / "report.json").read_text())) == comparable(local)
+
+
+def test_bench_command_jobs_run_on_ray_with_their_status_and_logs(local_ray: None, tmp_path: Path) -> None:
+    """bench/ray_jobs.py, the bench scripts' scheduler: shell-word job lines, each a command run on a
+    GPU share with its output in its log; a failing command is a finished job with its exit status."""
+    spec = importlib.util.spec_from_file_location("ray_jobs", ROOT / "bench" / "ray_jobs.py")
+    assert spec is not None and spec.loader is not None
+    ray_jobs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ray_jobs)
+    py = shlex.quote(sys.executable)
+    lines = [f"ok {tmp_path}/ok.log {py} -c 'import os; print(\"gpu\", os.environ[\"CUDA_VISIBLE_DEVICES\"])'",
+             f"bad {tmp_path}/bad.log {py} -c 'import sys; print(\"no\"); sys.exit(3)'"]
+    (tmp_path / "jobs.txt").write_text("# a comment\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    common = [str(tmp_path / "jobs.txt"), "--store", str(tmp_path / "store"), "--status", str(tmp_path / "status"),
+              "--gpus-per-job", "0.5"]
+    assert ray_jobs.main(common) == 0
+    assert (tmp_path / "status").read_text(encoding="utf-8") == "ok exit=0\nbad exit=3\n"
+    assert (tmp_path / "ok.log").read_text(encoding="utf-8").strip() in ("gpu 0", "gpu 1")
+    assert (tmp_path / "bad.log").read_text(encoding="utf-8") == "no\n"
+    assert ray_jobs.main(common) == 0  # again: both found in the store, neither runs
+    assert (tmp_path / "bad.log").read_text(encoding="utf-8") == "no\n"
+    (tmp_path / "jobs.txt").write_text("lonely\n", encoding="utf-8")
+    assert ray_jobs.main(common) == 2  # bad input names the line
