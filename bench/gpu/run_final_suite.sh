@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole optimize evaluation on a GPU host in one go: every strategy on every bench task
 # (`regrapht eval`, one task per process) and on every example kernel (`regrapht optimize`),
-# run in parallel, spread over the host's GPUs. GPU work stays serialised per GPU by its GPU lock
+# run in parallel as Ray jobs (bench/ray_jobs.py) over the host's GPUs. GPU work stays serialised per GPU by its GPU lock
 # (one cache dir per GPU); model generation and nvcc use the host's cores. Each strategy keeps its own graph overlay so the
 # strategies do not learn from each other. Results: one tarball, $OUT/final.tgz.
 # SUITE_TIMEOUT (s) stops starting and waiting for jobs, then merges what finished.
@@ -45,32 +45,31 @@ for spec in examples/*.regrapht.toml; do
         done
     done
 done
-awk -v gpus="$GPUS" '{ print (NR - 1) % gpus, $0 }' "$jobs_file.plain" > "$jobs_file"
 JOBS=${JOBS:-$(( 4 * GPUS ))}
-
-run_job() {  # gpu kind strategy target [kernel]
-    local gpu=$1 kind=$2 strategy=$3 target=$4 kernel=${5:-}
-    local name model=()
-    export CUDA_VISIBLE_DEVICES=$gpu XDG_CACHE_HOME=/tmp/final-cache-gpu$gpu
-    [ "$strategy" != rules ] && model=(--model "$REGRAPHT_MODEL" --model-threads "$MODEL_THREADS")
+# one bench/ray_jobs.py line per job (NAME LOG COMMAND...): Ray gives each job a GPU share and
+# that GPU's cache dir (so its GPU lock); each strategy keeps its own graph overlay (XDG_DATA_HOME)
+while read -r kind strategy target kernel; do
+    model=""
+    [ "$strategy" != rules ] && model="--model $REGRAPHT_MODEL --model-threads $MODEL_THREADS"
     if [ "$kind" = eval ]; then
         name="eval-$strategy-$(basename "$target")"
-        XDG_DATA_HOME="$RUN/data-$strategy" timeout "$JOB_TIMEOUT" python3 -m regrapht --log-level INFO eval "$target" \
-            --strategy "$strategy" --budget "$TASK_BUDGET" --out "$RUN/runs/$name" "${model[@]}" \
-            > "$RUN/logs/$name.log" 2>&1
+        echo "$name $RUN/logs/$name.log env XDG_DATA_HOME=$RUN/data-$strategy python3 -m regrapht --log-level INFO" \
+            "eval $target --strategy $strategy --budget $TASK_BUDGET --out $RUN/runs/$name $model"
     else
         name="optimize-$strategy-$(basename "${target%.cu}")-$kernel"
-        XDG_DATA_HOME="$RUN/data-$strategy" timeout "$JOB_TIMEOUT" python3 -m regrapht --log-level INFO optimize "$target" \
-            --kernel "$kernel" --strategy "$strategy" --budget "$EXAMPLE_BUDGET" --json "${model[@]}" \
-            > "$RUN/runs/$name.json" 2> "$RUN/logs/$name.log"
+        echo "$name $RUN/logs/$name.log sh -c 'XDG_DATA_HOME=$RUN/data-$strategy python3 -m regrapht --log-level INFO" \
+            "optimize $target --kernel $kernel --strategy $strategy --budget $EXAMPLE_BUDGET --json $model" \
+            "> $RUN/runs/$name.json'"
     fi
-    echo "$name exit=$?" >> "$RUN/status.txt"
-}
-export -f run_job
-export RUN TASK_BUDGET EXAMPLE_BUDGET JOB_TIMEOUT REGRAPHT_MODEL MODEL_THREADS
+done < "$jobs_file.plain" > "$jobs_file"
+# shellcheck source=bench/gpu/host_env.sh
+. bench/gpu/host_env.sh
+XDG_CACHE_HOME=/tmp/final-cache RAY_LOG="$RUN/ray-start.log" ray_head_start || exit 2
 start=$(date +%s)
-timeout "${SUITE_TIMEOUT:-100000}" xargs -P "$JOBS" -L 1 bash -c 'run_job "$@"' _ < "$jobs_file"
-pkill -f "regrapht --log-level INFO" 2>/dev/null  # jobs still running when SUITE_TIMEOUT hit
+timeout "${SUITE_TIMEOUT:-100000}" python3 bench/ray_jobs.py "$jobs_file" --store "$RUN/store" \
+    --status "$RUN/status.txt" --ray "$RAY_ADDRESS" --gpus-per-job "$(python3 -c "print(min(1.0, $GPUS / $JOBS))")" \
+    --job-timeout "$JOB_TIMEOUT" 2> "$RUN/logs/ray-driver.log"
+ray_head_stop  # also stops jobs still running when SUITE_TIMEOUT hit
 echo "wall $(( $(date +%s) - start )) s for $(wc -l < "$jobs_file") jobs" | tee -a "$RUN/status.txt"
 python3 bench/merge_eval.py "$RUN/runs" "$RUN/merged" > "$RUN/summary.md" 2>&1
 cat "$RUN/summary.md"
