@@ -1,6 +1,6 @@
 import * as os from 'node:os';
 import * as vscode from 'vscode';
-import { ClientSettings, normalizeSettings, ServerSettings, toServerSettings } from './core/settings';
+import { ClientSettings, normalizeSettings, SERVER_KEYS, ServerSettings, toServerSettings } from './core/settings';
 import { log } from './logging';
 
 export const SECTION = 'regrapht';
@@ -21,9 +21,8 @@ const reported = new Set<string>();
 export function readSettings(scope?: vscode.ConfigurationScope | null): ClientSettings {
     const config = vscode.workspace.getConfiguration(SECTION, scope ?? undefined);
     const raw: Record<string, unknown> = {};
-    for (const key of ['python', 'enabledRules', 'severityOverrides', 'debounceMs', 'modelPath', 'modelGpuLayers',
-        'modelThreads', 'modelContext', 'arch', 'searchBudget', 'searchStrategy', 'backgroundValidation', 'compilerConfirmation',
-        'logLevel']) {
+    // every key the server takes (compileCommands and extraCompilerArgs were missing here before)
+    for (const key of ['python', ...SERVER_KEYS]) {
         raw[key] = config.get(key);
     }
     const { settings, problems } = normalizeSettings(raw, {

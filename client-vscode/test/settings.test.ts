@@ -18,12 +18,12 @@ test('empty input gives the documented defaults', () => {
 test('server settings carry exactly the architecture keys and never python', () => {
     const server = toServerSettings(normalizeSettings({ python: '/usr/bin/python3' }).settings);
     assert.deepEqual(Object.keys(server).sort(), [
-        'arch', 'backgroundValidation', 'compileCommands', 'compilerConfirmation', 'debounceMs', 'enabledRules',
+        'allowFastMath', 'arch', 'backgroundValidation', 'compileCommands', 'compilerConfirmation', 'debounceMs', 'enabledRules',
         'extraCompilerArgs', 'logLevel', 'modelContext', 'modelGpuLayers', 'modelPath', 'modelThreads', 'searchBudget', 'searchStrategy',
         'severityOverrides',
     ]);
     assert.equal('python' in server, false);
-    assert.equal(SERVER_KEYS.length, 15);
+    assert.equal(SERVER_KEYS.length, 16);
 });
 
 test('extraCompilerArgs keeps strings only, compileCommands expands like a path', () => {
@@ -109,4 +109,12 @@ test('only a python change needs a restart', () => {
     assert.deepEqual(changedKeys(before, after).sort(), ['python', 'searchBudget']);
     assert.equal(needsRestart(['searchBudget']), false);
     assert.equal(needsRestart(['searchBudget', 'python']), true);
+});
+
+test('allowFastMath defaults on, takes a boolean, and reports anything else', () => {
+    assert.equal(normalizeSettings({}).settings.allowFastMath, true);
+    assert.equal(normalizeSettings({ allowFastMath: false }).settings.allowFastMath, false);
+    const bad = normalizeSettings({ allowFastMath: 'no' });
+    assert.equal(bad.settings.allowFastMath, true);
+    assert.deepEqual(bad.problems, ['regrapht.allowFastMath: expected true or false']);
 });

@@ -64,6 +64,9 @@ class Settings:
     log_level: str = DEFAULT_LOG_LEVEL
     compile_commands: str = DEFAULT_COMPILE_COMMANDS  # compile_commands.json to read; "" = the nearest one
     extra_compiler_args: tuple[str, ...] = ()  # nvcc arguments after the database's (-I, -D, ...)
+    # Optimize may offer rewrites that approximate (fast-math intrinsics, float for double);
+    # off: such techniques are left out of the search (regrapht/techniques.py `numerics`)
+    allow_fast_math: bool = True
 
 
 @dataclass(frozen=True)

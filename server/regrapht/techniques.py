@@ -22,6 +22,13 @@ from types import MappingProxyType
 from typing import Literal
 
 Kind = Literal["structural", "refinement"]
+# How a technique's rewrites may change a kernel's floating-point results (the edit's title says
+# so; the `allowFastMath` setting off keeps the approximating ones out of the search): "exact",
+# the same operations in the same order; "reorders", the same operations in another order (a
+# parallel reduction or scan sums in a tree: exact for integers, rounded differently for floats);
+# "approximates", other operations (fast-math intrinsics, float literals and functions where
+# the source wrote double ones).
+Numerics = Literal["exact", "reorders", "approximates"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,7 @@ class Technique:
     rules: tuple[str, ...] = ()  # codes of the rules whose findings name it
     synonyms: tuple[str, ...] = ()  # normalised step names (graph/canon.py `normalise`) meaning it
     params: tuple[str, ...] = ()  # `Rewrite.params` keys of its appliers' grid points
+    numerics: Numerics = "exact"  # what its rewrites may do to floating-point results
 
     @property
     def doc(self) -> str:
@@ -61,30 +69,35 @@ TECHNIQUES: tuple[Technique, ...] = (
         appliers=("BlockReduceAtomic",),
         synonyms=("block_reduce", "cub_block_reduce", "block_reduction_atomic", "one_atomic_per_block"),
         params=("vector", "unroll", "elements_per_thread", "waves", "one_block"),
+        numerics="reorders",
     ),
     Technique(
         "block_per_row", "structural",
         appliers=("GroupPerRow", "WarpTopK"),
         synonyms=("row_per_block", "warp_per_row", "cooperative_rows", "fused_row_reduction"),
         params=("threads_per_row", "rows_per_block"),
+        numerics="reorders",
     ),
     Technique(
         "warp_per_row_csr", "structural",
         appliers=("CsrGroupPerRow",),
         synonyms=("csr_vector", "vector_csr", "spmv_warp_per_row"),
         params=("threads_per_row", "rows_per_block"),
+        numerics="reorders",
     ),
     Technique(
         "column_split_reduction", "structural",
         appliers=("ColumnSplitReduction",),
         synonyms=("column_reduction_split", "split_column_reduction"),
         params=("tile_columns", "columns_per_thread", "threads_per_column"),
+        numerics="reorders",
     ),
     Technique(
         "block_scan", "structural",
         appliers=("ParallelScan",),
         synonyms=("parallel_scan", "prefix_sum", "cub_block_scan", "decoupled_lookback"),
         params=("group", "items", "algorithm"),
+        numerics="reorders",
     ),
     Technique(
         "shared_memory_privatization", "structural",
@@ -145,6 +158,7 @@ TECHNIQUES: tuple[Technique, ...] = (
         appliers=("FastMath",),
         rules=("R007", "R008"),
         synonyms=("fast_math_intrinsics", "intrinsics", "use_fast_math"),
+        numerics="approximates",
     ),
     Technique(
         "bank_conflict_padding", "refinement",
@@ -164,6 +178,7 @@ TECHNIQUES: tuple[Technique, ...] = (
         also_by=("BlockReduceAtomic", "GroupPerRow", "CsrGroupPerRow", "WarpTopK"),
         rules=("R004", "R014"),
         synonyms=("warp_shuffle", "warp_reduce", "warp_reduction", "shfl_reduction", "shuffle_reduction"),
+        numerics="reorders",
     ),
     Technique("atomic_reduction", "structural", also_by=("BlockReduceAtomic", "PrivatisedHistogram")),
     Technique("register_promotion", "structural", also_by=("JammedOutputs", "RegisterColumnStencil")),
@@ -221,3 +236,12 @@ def is_structural(name: str) -> bool:
     """Whether `name` restructures code: every name but a refinement's, a name no record holds
     (a vertex a user's trajectories added) included."""
     return name not in REFINEMENTS
+
+
+def numerics_of(names: tuple[str, ...]) -> Numerics:
+    """What a path of techniques may do to floating-point results: its strongest technique's
+    `numerics` (a name without a record, a model-only step, counts as exact: the differential
+    check against the spec's tolerance is what bounds the model's text)."""
+    order = ("exact", "reorders", "approximates")
+    found = [_BY_NAME[n].numerics for n in names if n in _BY_NAME]
+    return max(found, key=order.index, default="exact")

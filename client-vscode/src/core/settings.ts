@@ -22,6 +22,7 @@ export interface ServerSettings {
     logLevel: LogLevel;
     compileCommands: string;
     extraCompilerArgs: string[];
+    allowFastMath: boolean;
 }
 
 /** Everything the client reads; `python` never goes to the server. */
@@ -46,12 +47,14 @@ export const DEFAULT_SETTINGS: Readonly<ClientSettings> = Object.freeze({
     logLevel: 'info',
     compileCommands: '',
     extraCompilerArgs: [],
+    allowFastMath: true,
 });
 
 export const SERVER_KEYS: readonly (keyof ServerSettings)[] = [
     'enabledRules', 'severityOverrides', 'debounceMs', 'modelPath', 'modelGpuLayers',
     'modelThreads', 'modelContext', 'arch', 'searchBudget', 'searchStrategy',
     'backgroundValidation', 'compilerConfirmation', 'logLevel', 'compileCommands', 'extraCompilerArgs',
+    'allowFastMath',
 ];
 
 /** Keys whose change needs a new server process rather than a configuration push. */
@@ -198,6 +201,11 @@ export function normalizeSettings(raw: Record<string, unknown> | undefined, ctx?
         problems.push('regrapht.compilerConfirmation: expected true or false');
     }
 
+    const allowFastMath = typeof r.allowFastMath === 'boolean' ? r.allowFastMath : DEFAULT_SETTINGS.allowFastMath;
+    if (r.allowFastMath !== undefined && typeof r.allowFastMath !== 'boolean') {
+        problems.push('regrapht.allowFastMath: expected true or false');
+    }
+
     const extraCompilerArgs: string[] = [];
     if (Array.isArray(r.extraCompilerArgs)) {
         for (const item of r.extraCompilerArgs) {
@@ -228,6 +236,7 @@ export function normalizeSettings(raw: Record<string, unknown> | undefined, ctx?
         logLevel: oneOf(r.logLevel, 'logLevel', LOG_LEVELS, problems, { warn: 'warning', information: 'info', trace: 'debug' }),
         compileCommands: expand(str(r.compileCommands, 'compileCommands', problems)),
         extraCompilerArgs,
+        allowFastMath,
     };
     return { settings, problems };
 }

@@ -29,6 +29,7 @@ from regrapht.app.optimize import (
     run_optimize,
 )
 from regrapht.app.result_edits import kernel_changed
+from regrapht.search.options import SearchOptions
 from regrapht.settings import Settings
 from regrapht.snapshot import DocumentSnapshot
 from regrapht.spec.launch import LaunchConfig
@@ -53,7 +54,8 @@ def optimize_request(document: DocumentSnapshot, kernel: str) -> OptimizeRequest
     settings = document.settings
     options = OptimizeOptions(model=model_config(settings), arch=settings.arch or None, infer_spec=True,
                               require_device=True,
-                              compile=compile_setup(settings.compile_commands, settings.extra_compiler_args))
+                              compile=compile_setup(settings.compile_commands, settings.extra_compiler_args),
+                              search=SearchOptions(allow_approximations=settings.allow_fast_math))
     return OptimizeRequest(kernel, document.text, document.path, None, settings.search_strategy,
                            settings.search_budget, 0, options)
 

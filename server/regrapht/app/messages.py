@@ -22,8 +22,18 @@ def action_title(kernel: str, running: bool) -> str:
     return f"Cancel optimizing {kernel}" if running else f"Optimize {kernel} with ReGraphT"
 
 
-def edit_title(kernel: str, speedup: float, gpu: str | None) -> str:
-    return f"Apply {speedup:.1f}x faster {kernel} (verified on {gpu or 'this GPU'})"
+# What a verified path does to floating-point results, as the edit says it (techniques.py `Numerics`).
+NUMERICS_NOTES = {
+    "exact": "",
+    "reorders": "sums floating-point values in another order (results round differently, within the spec's tolerance)",
+    "approximates": "changes numerics: fast-math approximations (within the spec's tolerance)",
+}
+
+
+def edit_title(kernel: str, speedup: float, gpu: str | None, numerics: str = "exact") -> str:
+    title = f"Apply {speedup:.1f}x faster {kernel} (verified on {gpu or 'this GPU'})"
+    short = {"approximates": "; changes numerics (fast math)", "reorders": "; float sums reordered"}
+    return title + short.get(numerics, "")
 
 
 def progress_message(progress: Progress) -> str:
@@ -78,8 +88,9 @@ def path_text(best: BestVersion) -> tuple[str, ...]:
 
 
 def path_description(best: BestVersion) -> str:
-    """The path as one line, for the edit's change annotation."""
-    return " -> ".join(path_text(best))
+    """The path as one line, for the edit's change annotation, with what it does to numerics."""
+    note = NUMERICS_NOTES.get(best.numerics, "")
+    return " -> ".join(path_text(best)) + (f"; {note}" if note else "")
 
 
 def card_section(result: OptimizeResult, applied: str) -> CardSection:
@@ -93,9 +104,11 @@ def card_section(result: OptimizeResult, applied: str) -> CardSection:
         f"{i}. `{s.technique}`" + (f": {s.speedup:.2f}x" if s.speedup is not None else "")
         for i, s in enumerate(best.steps, 1)
     )
+    note = NUMERICS_NOTES.get(best.numerics, "")
+    numerics = f"\n\nThis version {note}." if note else ""
     return CardSection(
         CARD_SECTION,
-        f"{best.speedup:.2f}x faster on {result.gpu}{baseline}, {applied}. {counts}.\n{steps}",
+        f"{best.speedup:.2f}x faster on {result.gpu}{baseline}, {applied}. {counts}.\n{steps}{numerics}",
     )
 
 

@@ -152,17 +152,19 @@ def kernel_target(kernel: KernelSpec) -> KernelTarget:
         elif isinstance(raw, str) and re.fullmatch(r"\s*\d+\s*", raw):
             constants[arg.name] = int(raw)
     size = size_scalar(kernel)
+    floating = any(a.is_pointer and a.role != "in" and a.ctype.info.dtype.startswith(("float", "complex"))
+                   for a in kernel.args)
     try:
         resolved = resolve(kernel)
     except InputError:
-        return KernelTarget(spec_launch(kernel), constants)
+        return KernelTarget(spec_launch(kernel), constants, floating)
     for buffer, arg in zip(resolved.buffers, (a for a in kernel.args if a.is_pointer), strict=False):
         if size is None or size not in names_in(arg.count if arg.count is not None else ""):
             constants.setdefault(buffer.name, buffer.count)
     for name, value in resolved.scalars.items():
         if name != size and isinstance(value, int) and not isinstance(value, bool):
             constants.setdefault(name, value)
-    return KernelTarget(spec_launch(kernel), constants)
+    return KernelTarget(spec_launch(kernel), constants, floating)
 
 
 @dataclass

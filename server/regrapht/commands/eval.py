@@ -23,6 +23,7 @@ from regrapht.errors import InputError
 from regrapht.evaluation.report import markdown, svg_chart, totals
 from regrapht.evaluation.runner import Task, eval_row, load_task, measured_peaks, not_run_row, row_failed
 from regrapht.limits import DEFAULT_SEARCH_BUDGET, SEARCH_STRATEGIES
+from regrapht.search.options import SearchOptions
 
 
 def register(subparsers: Any) -> None:
@@ -36,6 +37,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--model-threads", type=int, default=0)
     parser.add_argument("--model-gpu-layers", type=int, default=0)
     parser.add_argument("--no-model", action="store_true", help="appliers only, even for mcgs/random/greedy")
+    parser.add_argument("--no-fast-math", action="store_true",
+                        help="leave techniques that approximate (fast-math intrinsics, float for double) out")
     parser.add_argument("--time-limit", type=float, metavar="SECONDS",
                         help="per kernel: stop its search after this long and keep the best verified so far")
     add_compile_arguments(parser)
@@ -52,6 +55,7 @@ def run(args: Any) -> int:
         raise InputError(f"cannot create the output directory: {error.strerror}", file=str(out)) from error
     options = OptimizeOptions(model=ModelConfig(args.model, args.model_threads, args.model_gpu_layers),
                               use_model=not args.no_model, time_limit_s=args.time_limit,
+                              search=SearchOptions(allow_approximations=not args.no_fast_math),
                               compile=compile_setup_of(args))
     models = ModelCache()  # one model for every task
     load_model(args, models, options.model)  # before the first task (a bad file: exit 2)

@@ -48,5 +48,8 @@ class SearchOptions:
     # Start the model's answer with "```cuda" and the kernel's own header (name, parameters,
     # opening brace), so it writes a body for this kernel rather than prose or another kernel.
     prefill_header: bool = True
+    # Techniques whose rewrites approximate (`numerics == "approximates"` in regrapht/techniques.py:
+    # fast-math intrinsics, float for double) are searched; False: neither applier nor model writes them.
+    allow_approximations: bool = True
     temperature: float = 0.7
     max_new_tokens: int = 1536

@@ -23,6 +23,7 @@ from regrapht.search.request import KernelTarget, OptimizeRequest
 from regrapht.search.run import SearchHooks, SearchRun, SearchTools
 from regrapht.search.strategies import RUNNERS
 from regrapht.spec.launch import LaunchConfig
+from regrapht.techniques import Numerics, numerics_of
 from regrapht.text import TextEdit, compose_edits
 from regrapht.validate.types import Candidate, Evaluator, Timing
 
@@ -40,6 +41,9 @@ class BestVersion:
     # The edits of the searched text that give `source`, when every step of the path is an
     # applier's rewrite; None when a step is the model's text (the editor compares texts then).
     edits: tuple[TextEdit, ...] | None = None
+    # What the path may do to floating-point results (regrapht/techniques.py `Numerics`):
+    # "reorders" only where the kernel writes floating-point values.
+    numerics: Numerics = "exact"
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,7 @@ class OptimizeResult:
                            "shared_bytes": self.best.launch.shared_bytes},
                 "source": self.best.source,
                 "steps": [{"technique": s.technique, "note": s.note, "speedup": s.speedup} for s in self.best.steps],
+                "numerics": self.best.numerics,
             }
         return {
             "kernel": self.kernel,
@@ -99,6 +104,12 @@ class OptimizeResult:
             "first_faster_s": None if self.first_faster_s is None else round(self.first_faster_s, 3),
             "time_limited": self.time_limited,
         }
+
+
+def path_numerics(techniques: tuple[str, ...], floating_outputs: bool) -> Numerics:
+    """What a verified path may do to the kernel's results: a reordered sum is exact for integers."""
+    found = numerics_of(techniques)
+    return "exact" if found == "reorders" and not floating_outputs else found
 
 
 def optimize(request: OptimizeRequest, target: KernelTarget, tools: SearchTools,
@@ -143,6 +154,7 @@ def optimize(request: OptimizeRequest, target: KernelTarget, tools: SearchTools,
             time_ms=judged.evaluation.timing.median_ms, speedup=judged.evaluation.speedup or 0.0,
             techniques=judged.candidate.techniques, launch=judged.candidate.launch, source=judged.candidate.source,
             steps=tuple(ledger.path_of(judged.candidate)), edits=applier_edits(session, judged.candidate),
+            numerics=path_numerics(judged.candidate.techniques, target.floating_outputs),
         )
     if best is None and not reason:
         reason = ("time limit reached before a faster verified version was found" if timed_out

@@ -76,3 +76,6 @@ class KernelTarget:
     launch: LaunchConfig
     # Pointer element counts (and scalars) the spec fixes to integer literals, e.g. {"bins": 256}.
     constants: Mapping[str, int] = field(default_factory=dict)
+    # Whether a buffer the kernel writes holds floating-point values: then a reordered sum can
+    # round differently (the edit's title says so); integer results are exact in any order.
+    floating_outputs: bool = True

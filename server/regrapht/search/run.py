@@ -43,9 +43,17 @@ from regrapht.search.prompt import (
 from regrapht.search.request import KernelTarget, OptimizeRequest
 from regrapht.search.source import find_kernel
 from regrapht.spec.launch import LaunchConfig
+from regrapht.techniques import find_technique
 from regrapht.validate.types import BatchEvaluator, Candidate, Evaluation, Evaluator
 
 logger = logging.getLogger(__name__)
+
+
+def searchable(technique: str, options: SearchOptions) -> bool:
+    """Whether the search may write `technique`: always, unless it approximates and the options
+    leave approximations out (a name without a record is the model's own: searchable)."""
+    record = find_technique(technique)
+    return options.allow_approximations or record is None or record.numerics != "approximates"
 
 
 @dataclass(frozen=True)
@@ -116,12 +124,16 @@ class SearchRun:
         hooks = hooks or SearchHooks()
         cancel = hooks.cancel if cancel is None else cancel
         options = request.options.search
+        appliers = tuple(a for a in tools.appliers if searchable(a.technique, options)
+                         and all(searchable(t, options) for t in a.also))
+        # a memo shared between searches holds every applier's rewrites: only for the whole list
+        memo = {} if tools.rewrite_memo is None or appliers != tools.appliers else tools.rewrite_memo
         return cls(
             kernel=request.kernel, original=Candidate(request.source, target.launch, ()), evaluator=tools.evaluator,
             graph=tools.graph, rng=random.Random(request.seed), options=options,
             ledger=CandidateLedger(request.budget, hooks.clock, started),
             applier_cache=ApplierCache(request.kernel, target.constants, DeviceLimits.of(tools.evaluator.device),
-                                       tools.appliers, {} if tools.rewrite_memo is None else tools.rewrite_memo),
+                                       appliers, memo),
             model_policy=ModelPolicy(request.kernel, tools.model, options, tools.evaluator.hold_gpu, request.seed,
                                      tools.model_memory, cancel),
             cancel=cancel, progress=hooks.progress)
@@ -214,6 +226,8 @@ class SearchRun:
         """Apply `technique` to `state`: the applier's first `variants` rewrites (default
         `max_variants`) and, where the module docstring says so, one model rewrite are judged;
         the one with the highest reward is the step's result."""
+        if not searchable(technique, self.options):
+            return StepResult(technique, None, FAILED, None, "left out: its rewrites approximate (allowFastMath is off)")
         rewrites = self.applier_rewrites(state, technique)
         limit = self.options.max_variants if variants is None else min(variants, self.options.max_variants)
         judged = self.judge_many([(Candidate(r.source, r.launch, (*state.techniques, technique)), r.note)
