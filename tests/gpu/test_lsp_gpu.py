@@ -221,3 +221,52 @@ def test_no_answer_is_lost_while_a_model_search_runs(gpu_name: str, model_file: 
     assert answered >= 5, answered  # hovers really fell inside the search
     messages = [r.get("message") or "" for r in progress]
     assert any(m.startswith("generating") for m in messages), messages  # the model ran meanwhile
+
+
+# saxpy made slower without changing its results: 32 scattered reads whose products with 0.0f
+# add +0.0 (x is finite), which nvcc may not fold away without fast math
+SLOWER = "        float s = 0.0f;\n        for (int r = 0; r < 32; ++r) s += x[(i + r * 4099) % n] * 0.0f;\n" \
+         "        y[i] = a * x[i] + y[i] * 1.0 + s;\n"
+
+
+def test_a_slower_kernel_after_a_save_is_a_regression_with_its_faster_version(
+    gpu_name: str, workspace: Path, tmp_path: Path
+) -> None:
+    path = workspace / "saxpy.cu"
+    text, uri = path.read_text(), path.as_uri()
+    slower = text.replace("        y[i] = a * x[i] + y[i] * 1.0;\n", SLOWER)
+    assert slower != text
+
+    async def scenario() -> tuple[dict[str, Any], list[Any], Any]:
+        with (tmp_path / "server-regression.log").open("w") as log:
+            async with LspClient.spawn(cwd=workspace, stderr=log) as client:
+                await client.initialize(root_uri=workspace.as_uri(),
+                                        settings={"debounceMs": 0, "backgroundValidation": True})
+                client.open(uri, text)
+                await client.wait_for(published(uri, 1), 60)
+                first = await client.execute("regrapht.validateKernel", {"uri": uri, "kernel": KERNEL}, timeout=120)
+                assert first.get("kernels") and first["kernels"][0]["time_ms"], first
+                path.write_text(slower)
+                client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                                         "contentChanges": [{"text": slower}]})
+                client.save(uri, slower)
+
+                def regressed(message: dict[str, Any]) -> bool:
+                    return published(uri)(message) and any(
+                        d.get("code") == "V002" for d in message["params"]["diagnostics"])
+
+                diagnostics = await client.wait_for(regressed, 120)
+                line = kernel_name_position(slower)[0]
+                actions = await client.request("textDocument/codeAction", {
+                    "textDocument": {"uri": uri}, "range": {"start": {"line": line, "character": 0},
+                                                            "end": {"line": line, "character": 1}},
+                    "context": {"diagnostics": []}})
+                show = next(a for a in actions if a["title"] == f"Show the faster version of {KERNEL}")
+                shown = await client.execute(show["command"]["command"], *show["command"]["arguments"])
+                return diagnostics, actions, shown
+
+    diagnostics, _actions, shown = asyncio.run(scenario())
+    (v002,) = [d for d in diagnostics["params"]["diagnostics"] if d.get("code") == "V002"]
+    assert re.match(rf"{KERNEL} is \d+\.\dx slower than at \d\d:\d\d: [\d.e-]+ -> [\d.e-]+ ms", v002["message"]), v002
+    assert v002["severity"] == 2  # a warning
+    assert Path(shown["path"]).read_text() == text and shown["gpu"] == gpu_name

@@ -22,6 +22,7 @@ from regrapht.validate.compile_db import NO_FLAGS, CompileFlags
 
 if TYPE_CHECKING:
     from regrapht.validate.background import FileValidation
+    from regrapht.validate.timing_history import Measured, Regression
 
 
 class ValidationService:
@@ -50,3 +51,39 @@ class ValidationService:
                                    arch=arch or DEFAULT_ARCH, kernels=kernels, should_stop=should_stop,
                                    on_step=on_step, gpu_lock=resources.gpu_lock, flags=flags)
         return path, result
+
+    def record_timings(self, path: Path, text: str, result: FileValidation,
+                       now: Callable[[], float] | None = None) -> tuple[Regression, ...]:
+        """Keep every kernel's fresh measurement in the timing history (a cached validation
+        measured nothing new) and return the kernels that became slower than their last version."""
+        import time
+
+        from regrapht.validate.timing_history import Measured, TimingHistory, text_digest
+
+        if result.cached:
+            return ()
+        history = TimingHistory(self.resources.ensure_cache_dir() / "timings")
+        digest, at = text_digest(text), (now or time.time)()
+        found = []
+        for kernel in result.kernels:
+            report = kernel.report
+            if report is None or report.get("time_ms") is None or not report.get("gpu"):
+                continue
+            measured = Measured(digest, float(report["time_ms"]), float(report["time_p10_ms"]),
+                                float(report["time_p90_ms"]), at, text)
+            regression = history.record(str(path), kernel.kernel, str(report["gpu"]), measured)
+            if regression is not None:
+                found.append(regression)
+        return tuple(found)
+
+    def measured_gpus(self, path: Path, kernel: str) -> tuple[str, ...]:
+        """The GPUs `kernel` of the file at `path` was measured on (most recent last)."""
+        from regrapht.validate.timing_history import TimingHistory
+
+        return TimingHistory(self.resources.ensure_cache_dir() / "timings").gpus(str(path), kernel)
+
+    def fastest_version(self, path: Path, kernel: str, gpu: str) -> Measured | None:
+        """The fastest measured version of `kernel` in the file at `path` on `gpu`, if any."""
+        from regrapht.validate.timing_history import TimingHistory
+
+        return TimingHistory(self.resources.ensure_cache_dir() / "timings").fastest(str(path), kernel, gpu)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from regrapht.app.resources import GpuResources
@@ -25,7 +26,7 @@ from regrapht.errors import InputError
 from regrapht.lsp.features.common import file_path, in_worker, kernel_argument, require_document, send_status
 from regrapht.lsp.features.compile_flags import project_flags, record_flags
 from regrapht.lsp.features.progress import CancellableProgress
-from regrapht.lsp.state import ServerState
+from regrapht.lsp.state import Analysis, DocumentState, ServerState
 from regrapht.rules.types import Finding
 from regrapht.snapshot import DocumentSnapshot
 from regrapht.text import Span
@@ -33,11 +34,15 @@ from regrapht.validate.types import Timing
 
 if TYPE_CHECKING:
     from regrapht.validate.background import FileValidation
+    from regrapht.validate.timing_history import Measured, Regression
 
 VALIDATE_COMMAND = "regrapht.validateKernel"
+SHOW_FASTER_COMMAND = "regrapht.showFasterVersion"
+REGRESSION_RULE = "V002"
 
 
-def findings_of(path: Path, analysis_kernels: dict[str, Span], result: FileValidation) -> list[Finding]:
+def findings_of(path: Path, analysis_kernels: dict[str, Span], result: FileValidation,
+                regressions: tuple[Regression, ...] = ()) -> list[Finding]:
     findings = []
     for d in result.diagnostics:
         if d.line is None or Path(d.file).name != path.name:
@@ -56,10 +61,16 @@ def findings_of(path: Path, analysis_kernels: dict[str, Span], result: FileValid
         if k.error:
             findings.append(Finding(rule="V000", severity="warning", span=span, kernel=k.kernel,
                                     message=k.error, technique="", doc=""))
+    for regression in regressions:
+        span = analysis_kernels.get(regression.kernel.split("<", 1)[0])
+        if span is not None:
+            findings.append(Finding(rule=REGRESSION_RULE, severity="warning", span=span, kernel=regression.kernel,
+                                    message=regression.message(), technique="", doc=""))
     return findings
 
 
-def publish(state: ServerState, uri: str, path: Path, result: FileValidation) -> dict[str, Any]:
+def publish(state: ServerState, uri: str, path: Path, result: FileValidation,
+            regressions: tuple[Regression, ...] = ()) -> dict[str, Any]:
     """Worker thread (it may analyse the document): records facts and findings, republishes."""
     document = state.get(uri)
     spans: dict[str, Span] = {}
@@ -77,11 +88,12 @@ def publish(state: ServerState, uri: str, path: Path, result: FileValidation) ->
             occupancy=report["occupancy"], arch=report["arch"], limiter=report.get("occupancy_limited_by") or ""),
             timing=Timing(report["time_ms"], report["time_p10_ms"], report["time_p90_ms"], report["runs"])
             if report["time_ms"] is not None else None)
-    state.set_external_findings(uri, "validation", findings_of(path, spans, result))
+    state.set_external_findings(uri, "validation", findings_of(path, spans, result, regressions))
     if state.publisher is not None:
         state.publisher.refresh(uri)
     return {"diagnostics": [str(d) for d in result.diagnostics], "kernels": [k.report for k in result.kernels],
-            "messages": [k.slow_message or k.error for k in result.kernels if k.slow_message or k.error]}
+            "messages": [k.slow_message or k.error for k in result.kernels if k.slow_message or k.error],
+            "regressions": [r.message() for r in regressions]}
 
 
 def summary(result: FileValidation, cancelled: bool) -> str:
@@ -103,20 +115,45 @@ def summary(result: FileValidation, cancelled: bool) -> str:
     return f"cancelled ({text})" if cancelled else text
 
 
+def write_fastest(service: ValidationService, path: Path, kernel: str) -> dict[str, Any] | None:
+    """Worker thread: the fastest kept version of `kernel` (on any GPU measured), as a file in
+    the cache dir named after the file, kernel and time: {uri, path, time_ms, at, gpu}."""
+    best: tuple[Measured, str] | None = None
+    for gpu in service.measured_gpus(path, kernel):
+        found = service.fastest_version(path, kernel, gpu)
+        if found is not None and (best is None or found.median_ms < best[0].median_ms):
+            best = (found, gpu)
+    if best is None:
+        return None
+    measured, gpu = best
+    folder = service.resources.ensure_cache_dir() / "faster"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{path.stem}.{kernel}.{measured.clock.replace(':', '')}{path.suffix}"
+    target.write_text(measured.text, encoding="utf-8")
+    return {"uri": target.as_uri(), "path": str(target), "time_ms": measured.median_ms, "at": measured.clock,
+            "gpu": gpu}
+
+
+def show_document_supported(server: LanguageServer) -> bool:
+    window = server.client_capabilities.window
+    return bool(window is not None and window.show_document is not None and window.show_document.support)
+
+
 def register(server: LanguageServer, state: ServerState, resources: GpuResources) -> None:
     service = ValidationService(resources)
 
     def run(document: DocumentSnapshot, kernels: tuple[str, ...] | None, progress: CancellableProgress) \
-            -> tuple[Path, FileValidation] | None:
+            -> tuple[Path, FileValidation, tuple[Regression, ...]] | None:
         """Worker thread: reads the snapshot (text, file, settings), never the live document; the
         project's flags are looked up (and their one-time notices sent) here."""
         flags = project_flags(server, state, document.uri)
         done = service.run(document.path, document.text, kernels, arch=document.settings.arch or None,
                            should_stop=lambda: progress.cancelled, on_step=lambda message: progress.report(message),
                            flags=flags)
-        if done is not None:
-            record_flags(state, document.uri, (k.kernel.split("<", 1)[0] for k in done[1].kernels), flags)
-        return done
+        if done is None:
+            return None
+        record_flags(state, document.uri, (k.kernel.split("<", 1)[0] for k in done[1].kernels), flags)
+        return (*done, service.record_timings(done[0], document.text, done[1]))
 
     async def validate(document: DocumentSnapshot, kernels: tuple[str, ...] | None) -> dict[str, Any]:
         """On the loop: progress and status; the validation and `publish` run in workers."""
@@ -142,8 +179,36 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
         cancelled = progress.cancelled
         message = summary(done[1], cancelled)
         progress.end(message)
-        published = await in_worker(server, publish, state, uri, done[0], done[1])
+        published = await in_worker(server, publish, state, uri, *done)
         return {**published, "summary": message, "cancelled": cancelled, "token": progress.token}
+
+    def provider(document: DocumentState, analysis: Analysis, span: Span, document_changes: bool) -> list[Any]:
+        """"Show the faster version" on a kernel whose measurement regressed (V002)."""
+        return [types.CodeAction(
+            title=f"Show the faster version of {finding.kernel}", kind=types.CodeActionKind.QuickFix,
+            command=types.Command(title=f"Show the faster version of {finding.kernel}", command=SHOW_FASTER_COMMAND,
+                                  arguments=[{"uri": document.uri, "kernel": finding.kernel}]))
+            for finding in state.findings_overlapping(document.uri, analysis, span)
+            if finding.rule == REGRESSION_RULE and finding.kernel]
+
+    state.code_action_providers.append(provider)
+
+    @server.command(SHOW_FASTER_COMMAND)
+    async def show_faster_version(*arguments: Any) -> dict[str, Any]:
+        """The fastest measured version of the kernel's file, written to the cache dir and shown
+        (window/showDocument where the client has it): the user compares it with the current text."""
+        uri, kernel = kernel_argument(arguments)
+        path = file_path(uri)
+        if path is None:
+            raise JsonRpcInvalidParams(f"not a file URI: {uri}")
+        written = await in_worker(server, write_fastest, service, path, kernel)
+        if written is None:
+            raise JsonRpcInvalidParams(f"no measured version of {kernel} in {path.name} is kept")
+        shown = False
+        if show_document_supported(server):
+            answer = await server.window_show_document_async(types.ShowDocumentParams(uri=written["uri"]))
+            shown = bool(answer is not None and answer.success)
+        return {**written, "shown": shown}
 
     @server.command(VALIDATE_COMMAND)
     async def validate_kernel(*arguments: Any) -> dict[str, Any]:
