@@ -122,6 +122,13 @@ export class ServerManager implements vscode.Disposable {
             middleware: {
                 // Server commands run from CodeLenses: show what showKernelReport returns.
                 executeCommand: async (command, args, next) => {
+                    if (command === 'regrapht.showFasterVersion') {
+                        // a compare view, not a second editor: the server only writes the file
+                        const asked = (args[0] ?? {}) as { uri?: string; kernel?: string };
+                        const written = await next(command, [{ ...asked, show: false }]);
+                        await showFasterDiff(asked.uri, asked.kernel, written);
+                        return written;
+                    }
                     const result = await next(command, args);
                     const markdown = command === 'regrapht.showKernelReport' ? reportMarkdown(result) : undefined;
                     if (markdown !== undefined) {
@@ -293,4 +300,14 @@ export class ServerManager implements vscode.Disposable {
         }
         await this.stop();
     }
+}
+
+/** The faster version the server wrote beside the current file, as VS Code's diff editor. */
+async function showFasterDiff(current: string | undefined, kernel: string | undefined, written: unknown): Promise<void> {
+    const faster = written as { uri?: unknown; at?: unknown; time_ms?: unknown } | undefined;
+    if (current === undefined || typeof faster?.uri !== 'string') {
+        return;
+    }
+    const title = `${kernel ?? 'kernel'}: the faster version (${String(faster.at)}, ${String(faster.time_ms)} ms) ↔ now`;
+    await vscode.commands.executeCommand('vscode.diff', vscode.Uri.parse(faster.uri), vscode.Uri.parse(current), title);
 }

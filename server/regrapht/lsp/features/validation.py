@@ -196,7 +196,8 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
     @server.command(SHOW_FASTER_COMMAND)
     async def show_faster_version(*arguments: Any) -> dict[str, Any]:
         """The fastest measured version of the kernel's file, written to the cache dir and shown
-        (window/showDocument where the client has it): the user compares it with the current text."""
+        (window/showDocument where the client has it, unless `show: false`: VS Code's client opens
+        a compare view itself): the user compares it with the current text."""
         uri, kernel = kernel_argument(arguments)
         path = file_path(uri)
         if path is None:
@@ -205,7 +206,8 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
         if written is None:
             raise JsonRpcInvalidParams(f"no measured version of {kernel} in {path.name} is kept")
         shown = False
-        if show_document_supported(server):
+        wanted = not (isinstance(arguments[0], dict) and arguments[0].get("show") is False) if arguments else True
+        if wanted and show_document_supported(server):
             answer = await server.window_show_document_async(types.ShowDocumentParams(uri=written["uri"]))
             shown = bool(answer is not None and answer.success)
         return {**written, "shown": shown}
