@@ -67,6 +67,8 @@ class Settings:
     # Optimize may offer rewrites that approximate (fast-math intrinsics, float for double);
     # off: such techniques are left out of the search (regrapht/techniques.py `numerics`)
     allow_fast_math: bool = True
+    # run Optimize's answer under compute-sanitizer (memcheck, racecheck, synccheck) before offering it
+    sanitize: bool = True
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,7 @@ def test_float_math_is_found_and_marked_and_left_out_when_asked(
     best = allowed["best"]
     assert isinstance(best, dict), allowed["reason"]
     assert "fast_math" in best["techniques"] and best["numerics"] == "approximates", best["techniques"]
+    assert best["sanitizer"] == "clean (memcheck, racecheck, synccheck)", best["sanitizer"]  # the gate ran
     refused = optimize_json(tmp_path, capsys, "--no-fast-math")
     other = refused["best"]
     assert other is None or ("fast_math" not in other["techniques"] and other["numerics"] != "approximates")

@@ -23,6 +23,7 @@ export interface ServerSettings {
     compileCommands: string;
     extraCompilerArgs: string[];
     allowFastMath: boolean;
+    sanitize: boolean;
 }
 
 /** Everything the client reads; `python` never goes to the server. */
@@ -48,13 +49,14 @@ export const DEFAULT_SETTINGS: Readonly<ClientSettings> = Object.freeze({
     compileCommands: '',
     extraCompilerArgs: [],
     allowFastMath: true,
+    sanitize: true,
 });
 
 export const SERVER_KEYS: readonly (keyof ServerSettings)[] = [
     'enabledRules', 'severityOverrides', 'debounceMs', 'modelPath', 'modelGpuLayers',
     'modelThreads', 'modelContext', 'arch', 'searchBudget', 'searchStrategy',
     'backgroundValidation', 'compilerConfirmation', 'logLevel', 'compileCommands', 'extraCompilerArgs',
-    'allowFastMath',
+    'allowFastMath', 'sanitize',
 ];
 
 /** Keys whose change needs a new server process rather than a configuration push. */
@@ -206,6 +208,11 @@ export function normalizeSettings(raw: Record<string, unknown> | undefined, ctx?
         problems.push('regrapht.allowFastMath: expected true or false');
     }
 
+    const sanitize = typeof r.sanitize === 'boolean' ? r.sanitize : DEFAULT_SETTINGS.sanitize;
+    if (r.sanitize !== undefined && typeof r.sanitize !== 'boolean') {
+        problems.push('regrapht.sanitize: expected true or false');
+    }
+
     const extraCompilerArgs: string[] = [];
     if (Array.isArray(r.extraCompilerArgs)) {
         for (const item of r.extraCompilerArgs) {
@@ -237,6 +244,7 @@ export function normalizeSettings(raw: Record<string, unknown> | undefined, ctx?
         compileCommands: expand(str(r.compileCommands, 'compileCommands', problems)),
         extraCompilerArgs,
         allowFastMath,
+        sanitize,
     };
     return { settings, problems };
 }

@@ -217,7 +217,7 @@ class OptimizeController:
         document, kernel, best = run.document, run.request.kernel, result.best
         assert best is not None and run.kernel_text
         support = self.editor.edit_support()
-        title = edit_title(kernel, best.speedup, result.gpu, best.numerics)
+        title = edit_title(kernel, best.speedup, result.gpu, best.numerics, best.sanitizer)
         if not self.documents.is_current(document.uri, document.open_id, document.version) or not support.apply_edit:
             self.editor.show(logging.WARNING, kept_message(kernel, best.speedup, title, support.apply_edit))
             return KEPT

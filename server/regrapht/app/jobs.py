@@ -55,7 +55,8 @@ def optimize_request(document: DocumentSnapshot, kernel: str) -> OptimizeRequest
     options = OptimizeOptions(model=model_config(settings), arch=settings.arch or None, infer_spec=True,
                               require_device=True,
                               compile=compile_setup(settings.compile_commands, settings.extra_compiler_args),
-                              search=SearchOptions(allow_approximations=settings.allow_fast_math))
+                              search=SearchOptions(allow_approximations=settings.allow_fast_math),
+                              sanitize=settings.sanitize)
     return OptimizeRequest(kernel, document.text, document.path, None, settings.search_strategy,
                            settings.search_budget, 0, options)
 

@@ -30,8 +30,15 @@ NUMERICS_NOTES = {
 }
 
 
-def edit_title(kernel: str, speedup: float, gpu: str | None, numerics: str = "exact") -> str:
-    title = f"Apply {speedup:.1f}x faster {kernel} (verified on {gpu or 'this GPU'})"
+def sanitizer_word(sanitizer: str) -> str:
+    """The title's word for compute-sanitizer's verdict: ", sanitizer: clean", ", unsanitized"."""
+    if sanitizer.startswith("clean"):
+        return ", sanitizer: clean"
+    return ", unsanitized" if sanitizer else ""
+
+
+def edit_title(kernel: str, speedup: float, gpu: str | None, numerics: str = "exact", sanitizer: str = "") -> str:
+    title = f"Apply {speedup:.1f}x faster {kernel} (verified on {gpu or 'this GPU'}{sanitizer_word(sanitizer)})"
     short = {"approximates": "; changes numerics (fast math)", "reorders": "; float sums reordered"}
     return title + short.get(numerics, "")
 
@@ -106,6 +113,8 @@ def card_section(result: OptimizeResult, applied: str) -> CardSection:
     )
     note = NUMERICS_NOTES.get(best.numerics, "")
     numerics = f"\n\nThis version {note}." if note else ""
+    if best.sanitizer:
+        numerics += f"\n\ncompute-sanitizer: {best.sanitizer}."
     return CardSection(
         CARD_SECTION,
         f"{best.speedup:.2f}x faster on {result.gpu}{baseline}, {applied}. {counts}.\n{steps}{numerics}",

@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # the language server starts without the search engine, graph
     from regrapht.search.run import Progress, SearchRun
     from regrapht.validate.evaluator import CudaEvaluator
     from regrapht.validate.measurements import MeasurementCache
-    from regrapht.validate.types import Evaluator
+    from regrapht.validate.types import Evaluator, Sanitizer
 
 __all__ = ["MODEL_STRATEGIES", "ModelCache", "ModelConfig", "OptimizeOptions", "OptimizeOutcome", "OptimizeRequest",
            "OptimizeRun", "SpecChoice", "Wire", "choose_spec", "kernel_target", "llama_model", "open_evaluator",
@@ -202,6 +202,14 @@ def open_run(source: str, file: str, kernel: str, spec: Spec, resources: GpuReso
     return OptimizeRun(evaluator, graph, overlay_path, kernel_target(spec.kernel(kernel)))
 
 
+def open_sanitizer_for(evaluator: Evaluator, resources: GpuResources) -> Sanitizer | None:
+    """compute-sanitizer for a CUDA evaluator's kernel (None for another evaluator, a test's)."""
+    from regrapht.validate.evaluator import CudaEvaluator
+    from regrapht.validate.sanitizer import open_sanitizer
+
+    return open_sanitizer(evaluator, resources.env) if isinstance(evaluator, CudaEvaluator) else None
+
+
 def save_statistics(graph: ReasoningGraph, overlay_path: Path) -> None:
     """Add this run's verified outcomes to the overlay file (keeping other runs' saves)."""
     from regrapht.graph import merge_into_file
@@ -254,7 +262,8 @@ def run_optimize(
         model = (models or ModelCache()).get(options.model)
         if options.model_memory:
             memory = _model_memory(request, resources, model)
-    result = optimize(request, wired.target, SearchTools(evaluator, model, wired.graph, memory),
+    sanitizer = open_sanitizer_for(evaluator, resources) if options.sanitize and evaluator.gpu_name else None
+    result = optimize(request, wired.target, SearchTools(evaluator, model, wired.graph, memory, sanitizer=sanitizer),
                       SearchHooks(cancel, progress, on_finish))
     save_statistics(wired.graph, wired.overlay_path)
     kind: Literal["found", "nothing", "cancelled"] = (

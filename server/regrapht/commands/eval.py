@@ -39,6 +39,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--no-model", action="store_true", help="appliers only, even for mcgs/random/greedy")
     parser.add_argument("--no-fast-math", action="store_true",
                         help="leave techniques that approximate (fast-math intrinsics, float for double) out")
+    parser.add_argument("--no-sanitize", action="store_true",
+                        help="offer the answer without running it under compute-sanitizer first")
     parser.add_argument("--time-limit", type=float, metavar="SECONDS",
                         help="per kernel: stop its search after this long and keep the best verified so far")
     add_compile_arguments(parser)
@@ -56,7 +58,7 @@ def run(args: Any) -> int:
     options = OptimizeOptions(model=ModelConfig(args.model, args.model_threads, args.model_gpu_layers),
                               use_model=not args.no_model, time_limit_s=args.time_limit,
                               search=SearchOptions(allow_approximations=not args.no_fast_math),
-                              compile=compile_setup_of(args))
+                              compile=compile_setup_of(args), sanitize=not args.no_sanitize)
     models = ModelCache()  # one model for every task
     load_model(args, models, options.model)  # before the first task (a bad file: exit 2)
     if args.ray is not None:

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 from regrapht.cuda.view import kernel_view
 from regrapht.errors import InputError
+from regrapht.search.answer import choose_answer
 from regrapht.search.appliers import Rewrite
-from regrapht.search.ledger import Counters, StepRecord
+from regrapht.search.ledger import Counters, Judged, StepRecord
 from regrapht.search.model_policy import ModelUse
 from regrapht.search.options import STRATEGIES
 from regrapht.search.request import KernelTarget, OptimizeRequest
@@ -25,7 +26,7 @@ from regrapht.search.strategies import RUNNERS
 from regrapht.spec.launch import LaunchConfig
 from regrapht.techniques import Numerics, numerics_of
 from regrapht.text import TextEdit, compose_edits
-from regrapht.validate.types import Candidate, Evaluator, Timing
+from regrapht.validate.types import Candidate, Evaluator, Sanitizer, Timing
 
 __all__ = ["BestVersion", "KernelTarget", "OptimizeResult", "SearchHooks", "SearchTools", "optimize"]
 
@@ -44,6 +45,9 @@ class BestVersion:
     # What the path may do to floating-point results (regrapht/techniques.py `Numerics`):
     # "reorders" only where the kernel writes floating-point values.
     numerics: Numerics = "exact"
+    # compute-sanitizer's word on it: "clean (memcheck, racecheck, synccheck)", "not run: <why>",
+    # or "" where no sanitizer gate was wired
+    sanitizer: str = ""
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,7 @@ class OptimizeResult:
                 "source": self.best.source,
                 "steps": [{"technique": s.technique, "note": s.note, "speedup": s.speedup} for s in self.best.steps],
                 "numerics": self.best.numerics,
+                "sanitizer": self.best.sanitizer,
             }
         return {
             "kernel": self.kernel,
@@ -104,6 +109,32 @@ class OptimizeResult:
             "first_faster_s": None if self.first_faster_s is None else round(self.first_faster_s, 3),
             "time_limited": self.time_limited,
         }
+
+
+MAX_SANITIZED = 3  # answers tried under compute-sanitizer (each costs seconds per tool)
+
+
+def sanitized_answer(session: SearchRun, sanitizer: Sanitizer, judged: Judged) -> tuple[Judged | None, str, str]:
+    """The answer that passes compute-sanitizer: `judged`, or the next answer among the other
+    verified faster candidates when a tool reports it (at most `MAX_SANITIZED` tried); with the
+    sanitizer's word for the card and the title, and the last finding when none passed. A
+    sanitizer that cannot run leaves the answer as it is, marked unsanitized."""
+    refused: list[Candidate] = []
+    finding = ""
+    current: Judged | None = judged
+    while current is not None and len(refused) < MAX_SANITIZED:
+        session.report("sanitizing", f"compute-sanitizer on {' -> '.join(current.candidate.techniques) or 'the answer'}")
+        verdict = sanitizer.sanitize(current.candidate)
+        if verdict.status == "clean":
+            return current, f"clean ({', '.join(verdict.tools)})", ""
+        if verdict.status == "unavailable":
+            session.report("sanitizing", f"compute-sanitizer not run: {verdict.reason}")
+            return current, f"not run: {verdict.reason}", ""
+        finding = verdict.reason
+        session.report("sanitizing", f"rejected {' -> '.join(current.candidate.techniques)}: {finding}")
+        refused.append(current.candidate)
+        current = choose_answer([j for j in session.ledger.verified_faster if j.candidate not in refused])
+    return None, "", finding
 
 
 def path_numerics(techniques: tuple[str, ...], floating_outputs: bool) -> Numerics:
@@ -149,12 +180,17 @@ def optimize(request: OptimizeRequest, target: KernelTarget, tools: SearchTools,
         reason = ""
     best: BestVersion | None = None
     judged = ledger.answer()  # the simplest verified candidate within the timing noise of the fastest
+    sanitized = ""
+    if tools.sanitizer is not None and judged is not None and not session.cancelled():
+        judged, sanitized, refused = sanitized_answer(session, tools.sanitizer, judged)
+        if judged is None:
+            reason = f"every verified faster candidate tried failed compute-sanitizer ({refused})"
     if judged is not None and judged.evaluation.outcome == "faster" and judged.evaluation.timing is not None:
         best = BestVersion(
             time_ms=judged.evaluation.timing.median_ms, speedup=judged.evaluation.speedup or 0.0,
             techniques=judged.candidate.techniques, launch=judged.candidate.launch, source=judged.candidate.source,
             steps=tuple(ledger.path_of(judged.candidate)), edits=applier_edits(session, judged.candidate),
-            numerics=path_numerics(judged.candidate.techniques, target.floating_outputs),
+            numerics=path_numerics(judged.candidate.techniques, target.floating_outputs), sanitizer=sanitized,
         )
     if best is None and not reason:
         reason = ("time limit reached before a faster verified version was found" if timed_out

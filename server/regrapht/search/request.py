@@ -54,6 +54,9 @@ class OptimizeOptions:
     model_memory: bool = True
     # each file's compile flags: its compile_commands.json entry, then the user's (compile_db.py)
     compile: CompileSetup = field(default_factory=CompileSetup)
+    # run the answer under compute-sanitizer (memcheck, racecheck, synccheck) before offering it,
+    # where a device is present; a finding rejects it for the next verified faster candidate
+    sanitize: bool = True
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ from regrapht.search.request import KernelTarget, OptimizeRequest
 from regrapht.search.source import find_kernel
 from regrapht.spec.launch import LaunchConfig
 from regrapht.techniques import find_technique
-from regrapht.validate.types import BatchEvaluator, Candidate, Evaluation, Evaluator
+from regrapht.validate.types import BatchEvaluator, Candidate, Evaluation, Evaluator, Sanitizer
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +77,8 @@ class SearchTools:
     # the appliers' rewrites by code state, shared with other searches of this kernel, spec and device
     rewrite_memo: RewriteMemo | None = None
     appliers: tuple[Applier, ...] = APPLIERS  # in the `rules` order; tests pass their own
+    # runs the answer under compute-sanitizer before it is offered (None: no such gate)
+    sanitizer: Sanitizer | None = None
 
 
 @dataclass(frozen=True)

@@ -309,6 +309,31 @@ class CudaEvaluator:
         details["baseline_ms"] = baseline.median_ms if baseline else None
         return Evaluation(outcome, "", timing=timed, speedup=speedup, details=details)
 
+    def probe_request(self, candidate: Candidate) -> Time | Evaluation:
+        """The worker request that runs `candidate` twice (a warm-up and one timed run) on the
+        smallest input set of the check (the odd size when there is one), and nothing else: for
+        a tool that watches the runs from outside the worker (compute-sanitizer). An `Evaluation`
+        when the candidate cannot get that far (contract, launch, compile)."""
+        early = self._precheck(candidate)
+        if isinstance(early, Evaluation):
+            return early
+        compiled = self.compiler.compile(candidate.source, arch=self.arch, file="candidate.cu",
+                                         include_dirs=self.include_dirs, flags=self.flags)
+        if not compiled.ok or compiled.cubin is None:
+            return Evaluation("compile_error", compiled.first_error())
+        entry = find_entry(compiled.entries(), self.kernel.name, self.params, self.compiler.demangle) or \
+            find_entry(compiled.entries(), self.kernel.name, self.params, self.compiler.demangle,
+                       ignore_template_args=True)
+        if entry is None:
+            return Evaluation("rejected", f"the compiled candidate has no kernel {self.kernel.signature()}")
+        plan, overrides = self._input_sets()[-1]
+        try:
+            resolved = resolve(self.kernel, overrides=overrides, launch=candidate.launch)
+        except InputError as error:
+            return Evaluation("rejected", f"launch configuration at the check sizes: {error}")
+        return Time(self.workspace(), plan.key, ModuleRef(compiled.cubin, entry), resolved.to_wire(),
+                    1, 1, 1, 0.0, None)
+
     def _input_sets(self) -> list[tuple[InputPlan, dict[str, int] | None]]:
         """(input set, size overrides) of the workspace, spec size first."""
         sets: list[tuple[InputPlan, dict[str, int] | None]] = []

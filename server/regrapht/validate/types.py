@@ -90,3 +90,23 @@ class BatchEvaluator(Evaluator, Protocol):
     """An evaluator that judges several candidates at once (compiling them in parallel)."""
 
     def evaluate_many(self, candidates: Sequence[Candidate]) -> list[Evaluation]: ...
+
+
+SanitizerStatus = Literal["clean", "dirty", "unavailable"]
+
+
+@dataclass(frozen=True)
+class Sanitized:
+    """What compute-sanitizer said of a candidate: clean under every tool, a finding (the tool
+    and its first report), or that it could not run (missing, the device refused it)."""
+
+    status: SanitizerStatus
+    tools: tuple[str, ...] = ()  # the tools that ran (all of them when clean)
+    reason: str = ""  # the finding, or why the sanitizer could not run
+
+
+@runtime_checkable
+class Sanitizer(Protocol):
+    """Runs a verified candidate under compute-sanitizer before it is offered (validate/sanitizer.py)."""
+
+    def sanitize(self, candidate: Candidate) -> Sanitized: ...

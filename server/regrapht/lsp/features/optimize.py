@@ -81,7 +81,7 @@ def provide_actions(
 
     built = build_edit("\n".join(analysis.lines), kept.snapshot, kernel, best, kept.launch)
     if built.edits and not built.problems:
-        title = edit_title(kernel, best.speedup, kept.result.gpu, best.numerics)
+        title = edit_title(kernel, best.speedup, kept.result.gpu, best.numerics, best.sanitizer)
         edit = confirmed_workspace_edit(document.uri, analysis.version, built.edits, analysis.lines, encoding, title,
                                         path_description(best), document_changes=document_changes,
                                         annotations=annotations)
