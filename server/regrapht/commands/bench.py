@@ -16,10 +16,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from regrapht.commands.compiling import add_compile_arguments, flags_of
+from regrapht.inputs import read_source
+from regrapht.spec.resolve import spec_launch
 from regrapht.validate.bench import bench, slow_kernel_message
 from regrapht.validate.cache_dir import default_cache_dir
-from regrapht.validate.evaluator import OriginalCompileError
+from regrapht.validate.evaluator import CudaEvaluator, OriginalCompileError
 from regrapht.validate.opening import open_evaluator, start_worker
+from regrapht.validate.profiler import Profile, ProfileFailure, find_ncu, profile_kernel
+from regrapht.validate.types import Candidate
 
 
 def register(subparsers: Any) -> None:
@@ -30,6 +34,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--arch", default="", help="e.g. sm_90 (default: the device's, else sm_90)")
     parser.add_argument("--no-run", action="store_true", help="compile and report resources only")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--profile", action="store_true",
+                        help="also profile one launch with Nsight Compute (ncu): throughput, occupancy, stalls, rules")
     add_compile_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -51,10 +57,13 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         for diagnostic in evaluator.original.diagnostics:
             print(str(diagnostic), file=err)
         report = bench(evaluator, measure=not args.no_run)
+        profile = profile_for(args, evaluator, env) if args.profile else None
     finally:
         if worker is not None:
             worker.close()
     data = report.to_json()
+    if profile is not None:
+        data["profile"] = profile.to_json() if isinstance(profile, Profile) else {"error": profile.reason}
     if args.json:
         json.dump(data, out, indent=2)
         out.write("\n")
@@ -77,4 +86,31 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             print(f"  {message}", file=out)
     else:
         print(f"  not timed: {report.reason}", file=out)
+    if profile is not None:
+        for line in profile_lines(profile):
+            print(f"  {line}", file=out)
     return 0
+
+
+def profile_for(args: argparse.Namespace, evaluator: CudaEvaluator, env: dict[str, str]) -> Profile | ProfileFailure:
+    ncu = find_ncu(env)
+    if ncu is None:
+        return ProfileFailure("ncu (Nsight Compute) not found on PATH or beside nvcc")
+    if not evaluator.has_device:
+        return ProfileFailure(evaluator.no_device_reason or "no CUDA device")
+    source, _warnings = read_source(Path(args.file))
+    return profile_kernel(evaluator, Candidate(source, spec_launch(evaluator.kernel)), ncu, env=env)
+
+
+def profile_lines(profile: Profile | ProfileFailure) -> list[str]:
+    if isinstance(profile, ProfileFailure):
+        return [f"not profiled: {profile.reason}"]
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{value:.0f}%"
+    lines = [f"Nsight Compute: DRAM {pct(profile.dram_pct)} of peak, SM {pct(profile.sm_pct)}, "
+             f"achieved occupancy {pct(profile.occupancy_pct)}"]
+    if profile.stalls:
+        lines.append("top stalls (cycles per issued instruction): "
+                     + ", ".join(f"{reason} {value:g}" for reason, value in profile.stalls))
+    lines += [f"{rule.kind} {rule.text}" + (f" [{rule.technique}]" if rule.technique else "") for rule in profile.rules]
+    return lines

@@ -309,11 +309,12 @@ class CudaEvaluator:
         details["baseline_ms"] = baseline.median_ms if baseline else None
         return Evaluation(outcome, "", timing=timed, speedup=speedup, details=details)
 
-    def probe_request(self, candidate: Candidate) -> Time | Evaluation:
+    def probe_request(self, candidate: Candidate, *, at_spec_size: bool = False) -> Time | Evaluation:
         """The worker request that runs `candidate` twice (a warm-up and one timed run) on the
-        smallest input set of the check (the odd size when there is one), and nothing else: for
-        a tool that watches the runs from outside the worker (compute-sanitizer). An `Evaluation`
-        when the candidate cannot get that far (contract, launch, compile)."""
+        smallest input set of the check (the odd size when there is one; the spec's own with
+        `at_spec_size`), and nothing else: for a tool that watches the runs from outside the
+        worker (compute-sanitizer, Nsight Compute). An `Evaluation` when the candidate cannot get
+        that far (contract, launch, compile)."""
         early = self._precheck(candidate)
         if isinstance(early, Evaluation):
             return early
@@ -326,7 +327,7 @@ class CudaEvaluator:
                        ignore_template_args=True)
         if entry is None:
             return Evaluation("rejected", f"the compiled candidate has no kernel {self.kernel.signature()}")
-        plan, overrides = self._input_sets()[-1]
+        plan, overrides = self._input_sets()[0 if at_spec_size else -1]
         try:
             resolved = resolve(self.kernel, overrides=overrides, launch=candidate.launch)
         except InputError as error:
