@@ -23,7 +23,8 @@ export function readSettings(scope?: vscode.ConfigurationScope | null): ClientSe
     const raw: Record<string, unknown> = {};
     // every key the server takes (compileCommands and extraCompilerArgs were missing here before)
     for (const key of ['python', ...SERVER_KEYS]) {
-        raw[key] = config.get(key);
+        // the one dotted setting: `regrapht.profile.enabled` is the server's `profileEnabled`
+        raw[key] = config.get(key === 'profileEnabled' ? 'profile.enabled' : key);
     }
     const { settings, problems } = normalizeSettings(raw, {
         home: os.homedir(),

@@ -19,11 +19,11 @@ test('server settings carry exactly the architecture keys and never python', () 
     const server = toServerSettings(normalizeSettings({ python: '/usr/bin/python3' }).settings);
     assert.deepEqual(Object.keys(server).sort(), [
         'allowFastMath', 'arch', 'backgroundValidation', 'compileCommands', 'compilerConfirmation', 'debounceMs', 'enabledRules',
-        'extraCompilerArgs', 'logLevel', 'modelContext', 'modelGpuLayers', 'modelPath', 'modelThreads', 'sanitize', 'searchBudget',
-        'searchStrategy', 'severityOverrides',
+        'extraCompilerArgs', 'logLevel', 'modelContext', 'modelGpuLayers', 'modelPath', 'modelThreads', 'profileEnabled',
+        'sanitize', 'searchBudget', 'searchStrategy', 'severityOverrides',
     ]);
     assert.equal('python' in server, false);
-    assert.equal(SERVER_KEYS.length, 17);
+    assert.equal(SERVER_KEYS.length, 18);
 });
 
 test('extraCompilerArgs keeps strings only, compileCommands expands like a path', () => {

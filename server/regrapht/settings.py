@@ -69,6 +69,8 @@ class Settings:
     allow_fast_math: bool = True
     # run Optimize's answer under compute-sanitizer (memcheck, racecheck, synccheck) before offering it
     sanitize: bool = True
+    # background validation also profiles each measured kernel once with Nsight Compute (ncu)
+    profile_enabled: bool = False
 
 
 @dataclass(frozen=True)

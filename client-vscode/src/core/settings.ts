@@ -24,6 +24,7 @@ export interface ServerSettings {
     extraCompilerArgs: string[];
     allowFastMath: boolean;
     sanitize: boolean;
+    profileEnabled: boolean;
 }
 
 /** Everything the client reads; `python` never goes to the server. */
@@ -50,13 +51,14 @@ export const DEFAULT_SETTINGS: Readonly<ClientSettings> = Object.freeze({
     extraCompilerArgs: [],
     allowFastMath: true,
     sanitize: true,
+    profileEnabled: false,
 });
 
 export const SERVER_KEYS: readonly (keyof ServerSettings)[] = [
     'enabledRules', 'severityOverrides', 'debounceMs', 'modelPath', 'modelGpuLayers',
     'modelThreads', 'modelContext', 'arch', 'searchBudget', 'searchStrategy',
     'backgroundValidation', 'compilerConfirmation', 'logLevel', 'compileCommands', 'extraCompilerArgs',
-    'allowFastMath', 'sanitize',
+    'allowFastMath', 'sanitize', 'profileEnabled',
 ];
 
 /** Keys whose change needs a new server process rather than a configuration push. */
@@ -213,6 +215,11 @@ export function normalizeSettings(raw: Record<string, unknown> | undefined, ctx?
         problems.push('regrapht.sanitize: expected true or false');
     }
 
+    const profileEnabled = typeof r.profileEnabled === 'boolean' ? r.profileEnabled : DEFAULT_SETTINGS.profileEnabled;
+    if (r.profileEnabled !== undefined && typeof r.profileEnabled !== 'boolean') {
+        problems.push('regrapht.profile.enabled: expected true or false');
+    }
+
     const extraCompilerArgs: string[] = [];
     if (Array.isArray(r.extraCompilerArgs)) {
         for (const item of r.extraCompilerArgs) {
@@ -245,6 +252,7 @@ export function normalizeSettings(raw: Record<string, unknown> | undefined, ctx?
         extraCompilerArgs,
         allowFastMath,
         sanitize,
+        profileEnabled,
     };
     return { settings, problems };
 }

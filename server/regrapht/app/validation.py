@@ -22,6 +22,7 @@ from regrapht.validate.compile_db import NO_FLAGS, CompileFlags
 
 if TYPE_CHECKING:
     from regrapht.validate.background import FileValidation
+    from regrapht.validate.profiler import Profile, ProfileFailure
     from regrapht.validate.timing_history import Measured, Regression
 
 
@@ -87,3 +88,27 @@ class ValidationService:
         from regrapht.validate.timing_history import TimingHistory
 
         return TimingHistory(self.resources.ensure_cache_dir() / "timings").fastest(str(path), kernel, gpu)
+
+    def profile(self, path: Path, text: str, kernel: str, *, arch: str | None = None,
+                flags: CompileFlags = NO_FLAGS) -> Profile | ProfileFailure:
+        """One launch of `kernel` (the file's text, its spec beside it) under Nsight Compute."""
+        from regrapht.spec.model import load_spec, spec_path_for
+        from regrapht.spec.resolve import spec_launch
+        from regrapht.validate.evaluator import CudaEvaluator
+        from regrapht.validate.profiler import ProfileFailure, find_ncu, profile_kernel
+        from regrapht.validate.types import Candidate
+
+        ncu = find_ncu(self.resources.env)
+        if ncu is None:
+            return ProfileFailure("ncu (Nsight Compute) not found on PATH or beside nvcc")
+        worker = self.resources.device_worker()
+        if worker is None:
+            return ProfileFailure("no CUDA device")
+        resources = self.resources
+        with self._lock:
+            evaluator = CudaEvaluator(text, kernel, load_spec(spec_path_for(path)), arch=arch, worker=worker,
+                                      cache_dir=resources.ensure_cache_dir(), compiler=resources.compiler(),
+                                      file=str(path), include_dirs=(str(path.parent),), flags=flags,
+                                      gpu_lock=resources.gpu_lock)
+            return profile_kernel(evaluator, Candidate(text, spec_launch(evaluator.kernel)), ncu,
+                                  env=resources.env)

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             worker.close()
     data = report.to_json()
     if profile is not None:
-        data["profile"] = profile.to_json() if isinstance(profile, Profile) else {"error": profile.reason}
+        data["profile"] = profile.to_json()
     if args.json:
         json.dump(data, out, indent=2)
         out.write("\n")

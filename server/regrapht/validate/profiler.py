@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from regrapht.validate.compiler import find_nvcc
 from regrapht.validate.evaluator import CudaEvaluator
@@ -73,6 +74,7 @@ class Profile:
     occupancy_pct: float | None
     stalls: tuple[tuple[str, float], ...]  # (reason, cycles per issued instruction), largest first
     rules: tuple[ProfileRule, ...]
+    outcome: Literal["profiled"] = "profiled"  # tells a Profile from a ProfileFailure without importing either
 
     def to_json(self) -> dict[str, object]:
         return {"kernel": self.kernel, "dram_pct": self.dram_pct, "sm_pct": self.sm_pct,
@@ -83,6 +85,10 @@ class Profile:
 @dataclass(frozen=True)
 class ProfileFailure:
     reason: str
+    outcome: Literal["failed"] = "failed"
+
+    def to_json(self) -> dict[str, object]:
+        return {"error": self.reason}
 
 
 def find_ncu(env: Mapping[str, str]) -> Path | None:

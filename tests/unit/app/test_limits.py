@@ -24,6 +24,13 @@ PROPERTIES: dict[str, dict[str, Any]] = SCHEMA["contributes"]["configuration"]["
 CLIENT_TS = (ROOT / "client-vscode" / "src" / "core" / "settings.ts").read_text(encoding="utf-8")
 FIELDS = [f for f in dataclasses.fields(Settings)]
 CLIENT_ONLY = {"regrapht.python", "regrapht.trace.server"}
+# the one server setting whose VS Code key is dotted (client-vscode/src/settings.ts maps it)
+DOTTED = {"profileEnabled": "profile.enabled"}
+
+
+def schema_key(field_name: str) -> str:
+    wire = to_camel(field_name)
+    return f"regrapht.{DOTTED.get(wire, wire)}"
 
 
 def wire_default(value: object) -> object:
@@ -41,13 +48,13 @@ def default_of(field: dataclasses.Field[Any]) -> object:
 
 
 def test_every_server_setting_is_in_the_schema_and_nothing_else() -> None:
-    server_keys = {f"regrapht.{to_camel(f.name)}" for f in FIELDS}
+    server_keys = {schema_key(f.name) for f in FIELDS}
     assert set(PROPERTIES) - CLIENT_ONLY == server_keys
 
 
 @pytest.mark.parametrize("field", FIELDS, ids=lambda f: f.name)
 def test_schema_default_range_and_choices_match_the_server(field: dataclasses.Field[Any]) -> None:
-    entry = PROPERTIES[f"regrapht.{to_camel(field.name)}"]
+    entry = PROPERTIES[schema_key(field.name)]
     assert entry["default"] == wire_default(default_of(field))
     if field.name in INT_RANGES:
         assert entry["type"] == "integer"

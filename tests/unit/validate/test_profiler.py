@@ -86,3 +86,21 @@ def test_bench_profile_says_why_nothing_was_profiled(tmp_path: Path, monkeypatch
         assert profile["error"]
     else:
         assert profile["dram_pct"] is not None
+
+
+def test_the_card_section_and_the_findings_of_a_profile() -> None:
+    from regrapht.lsp.features.validation import PROFILE_SECTION, profile_findings, profile_section
+    from regrapht.text import Span
+    from regrapht.validate.profiler import ProfileFailure
+
+    profile = profile_of("saxpy", parse_raw(RAW, "_Z5saxpyifPfS_"), DETAILS)
+    section = profile_section(profile)
+    assert section.title == PROFILE_SECTION
+    assert section.body.startswith("DRAM 66% of peak, SM 18%, achieved occupancy 75% (one launch)")
+    assert "long scoreboard 45.01 cycles per issued instruction" in section.body
+    assert "- WRN: Uncoalesced global accesses" in section.body and "(`memory_coalescing`)" in section.body
+    findings = profile_findings(Span.of(4, 16, 4, 21), "saxpy", profile)
+    assert [f.technique for f in findings] == ["launch_configuration", "memory_coalescing"]  # OPT and WRN, not INF
+    assert findings[1].message.startswith("Nsight Compute: Uncoalesced") and "Optimize can apply it" in findings[1].message
+    failed = profile_section(ProfileFailure("profiling is not permitted on this GPU (ERR_NVGPUCTRPERM): ..."))
+    assert failed.body.startswith("Not profiled: profiling is not permitted")

@@ -19,9 +19,10 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
+from regrapht.app.messages import with_section
 from regrapht.app.resources import GpuResources
 from regrapht.app.validation import ValidationService
-from regrapht.cards import Resources
+from regrapht.cards import CardSection, Resources
 from regrapht.errors import InputError
 from regrapht.lsp.features.common import file_path, in_worker, kernel_argument, require_document, send_status
 from regrapht.lsp.features.compile_flags import project_flags, record_flags
@@ -34,11 +35,14 @@ from regrapht.validate.types import Timing
 
 if TYPE_CHECKING:
     from regrapht.validate.background import FileValidation
+    from regrapht.validate.profiler import Profile, ProfileFailure
     from regrapht.validate.timing_history import Measured, Regression
 
 VALIDATE_COMMAND = "regrapht.validateKernel"
 SHOW_FASTER_COMMAND = "regrapht.showFasterVersion"
 REGRESSION_RULE = "V002"
+PROFILE_RULE = "P001"
+PROFILE_SECTION = "Profile (Nsight Compute)"
 
 
 def findings_of(path: Path, analysis_kernels: dict[str, Span], result: FileValidation,
@@ -69,8 +73,35 @@ def findings_of(path: Path, analysis_kernels: dict[str, Span], result: FileValid
     return findings
 
 
+def profile_section(profile: Profile | ProfileFailure) -> CardSection:
+    """The card's Nsight Compute section: throughputs, occupancy, top stalls, the tool's rules."""
+    if profile.outcome == "failed":
+        return CardSection(PROFILE_SECTION, f"Not profiled: {profile.reason}")
+
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{value:.0f}%"
+
+    body = [f"DRAM {pct(profile.dram_pct)} of peak, SM {pct(profile.sm_pct)}, achieved occupancy "
+            f"{pct(profile.occupancy_pct)} (one launch)"]
+    if profile.stalls:
+        body.append("Top warp stalls: " + ", ".join(f"{r.replace('_', ' ')} {v:g}" for r, v in profile.stalls)
+                    + " cycles per issued instruction")
+    body += [f"- {r.kind}: {r.text}" + (f" (`{r.technique}`)" if r.technique else "") for r in profile.rules[:4]]
+    return CardSection(PROFILE_SECTION, "\n\n".join(body))
+
+
+def profile_findings(span: Span, kernel: str, profile: Profile) -> list[Finding]:
+    """Nsight Compute's optimization and warning rules as findings on the kernel's name."""
+    return [Finding(rule=PROFILE_RULE, severity="information", span=span, kernel=kernel,
+                    message=f"Nsight Compute: {r.text}" + (f" (technique: {r.technique}; Optimize can apply it)"
+                                                           if r.technique else ""),
+                    technique=r.technique, doc="")
+            for r in profile.rules if r.kind in ("OPT", "WRN")]
+
+
 def publish(state: ServerState, uri: str, path: Path, result: FileValidation,
-            regressions: tuple[Regression, ...] = ()) -> dict[str, Any]:
+            regressions: tuple[Regression, ...] = (),
+            profiles: dict[str, Profile | ProfileFailure] | None = None) -> dict[str, Any]:
     """Worker thread (it may analyse the document): records facts and findings, republishes."""
     document = state.get(uri)
     spans: dict[str, Span] = {}
@@ -88,12 +119,21 @@ def publish(state: ServerState, uri: str, path: Path, result: FileValidation,
             occupancy=report["occupancy"], arch=report["arch"], limiter=report.get("occupancy_limited_by") or ""),
             timing=Timing(report["time_ms"], report["time_p10_ms"], report["time_p90_ms"], report["runs"])
             if report["time_ms"] is not None else None)
-    state.set_external_findings(uri, "validation", findings_of(path, spans, result, regressions))
+    findings = findings_of(path, spans, result, regressions)
+    for kernel, profile in (profiles or {}).items():
+        base = kernel.split("<", 1)[0]
+        facts = state.facts_for(uri, base)
+        state.update_kernel_facts(uri, base, sections=with_section(facts.sections if facts else (),
+                                                                   profile_section(profile)))
+        if base in spans and profile.outcome == "profiled":
+            findings += profile_findings(spans[base], kernel, profile)
+    state.set_external_findings(uri, "validation", findings)
     if state.publisher is not None:
         state.publisher.refresh(uri)
     return {"diagnostics": [str(d) for d in result.diagnostics], "kernels": [k.report for k in result.kernels],
             "messages": [k.slow_message or k.error for k in result.kernels if k.slow_message or k.error],
-            "regressions": [r.message() for r in regressions]}
+            "regressions": [r.message() for r in regressions],
+            "profiles": {k: p.to_json() for k, p in (profiles or {}).items()}}
 
 
 def summary(result: FileValidation, cancelled: bool) -> str:
@@ -143,7 +183,7 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
     service = ValidationService(resources)
 
     def run(document: DocumentSnapshot, kernels: tuple[str, ...] | None, progress: CancellableProgress) \
-            -> tuple[Path, FileValidation, tuple[Regression, ...]] | None:
+            -> tuple[Path, FileValidation, tuple[Regression, ...], dict[str, Profile | ProfileFailure]] | None:
         """Worker thread: reads the snapshot (text, file, settings), never the live document; the
         project's flags are looked up (and their one-time notices sent) here."""
         flags = project_flags(server, state, document.uri)
@@ -153,7 +193,14 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
         if done is None:
             return None
         record_flags(state, document.uri, (k.kernel.split("<", 1)[0] for k in done[1].kernels), flags)
-        return (*done, service.record_timings(done[0], document.text, done[1]))
+        profiles: dict[str, Profile | ProfileFailure] = {}
+        if document.settings.profile_enabled and not progress.cancelled:
+            for kernel in done[1].kernels:
+                if kernel.report is not None and kernel.report.get("time_ms") is not None:
+                    progress.report(f"profiling {kernel.kernel} (Nsight Compute)")
+                    profiles[kernel.kernel] = service.profile(done[0], document.text, kernel.kernel,
+                                                              arch=document.settings.arch or None, flags=flags)
+        return (*done, service.record_timings(done[0], document.text, done[1]), profiles)
 
     async def validate(document: DocumentSnapshot, kernels: tuple[str, ...] | None) -> dict[str, Any]:
         """On the loop: progress and status; the validation and `publish` run in workers."""
