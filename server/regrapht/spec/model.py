@@ -36,6 +36,7 @@ class ArgSpec:
     count: Expr | None = None  # pointers
     init: InitSpec | None = None
     role: Role | None = None  # pointers
+    expect: InitSpec | None = None  # extension: `file(...)`, the output a captured launch left here
 
     @property
     def is_pointer(self) -> bool:
@@ -89,7 +90,7 @@ class Spec:
 
 _TOP_KEYS = ("kernel",)
 _KERNEL_KEYS = ("name", "grid", "block", "shared_bytes", "rtol", "atol", "arg", "flops")
-_ARG_KEYS = ("name", "type", "value", "count", "init", "role")
+_ARG_KEYS = ("name", "type", "value", "count", "init", "role", "expect")
 
 
 def _check_keys(table: dict[str, object], known: tuple[str, ...], key: str, file: str | None) -> None:
@@ -238,7 +239,7 @@ def _parse_arg(raw: object, key: str, earlier: list[ArgSpec], file: str | None) 
         raise InputError("missing 'type'", file=file, key=f"{key}.type")
     ctype = parse_ctype(raw["type"], file=file, key=f"{key}.type")
     if not ctype.pointer:
-        for other in ("count", "init", "role"):
+        for other in ("count", "init", "role", "expect"):
             if other in raw:
                 raise InputError(f"{other!r} is for pointers; scalar {name!r} takes 'value'",
                                  file=file, key=f"{key}.{other}")
@@ -268,4 +269,13 @@ def _parse_arg(raw: object, key: str, earlier: list[ArgSpec], file: str | None) 
         init = parse_init_spec(raw["init"], file=file, key=f"{key}.init")
     elif role in ("in", "inout"):
         raise InputError(f"{role} pointer {name!r} needs an 'init'", file=file, key=f"{key}.init")
-    return ArgSpec(name=name, ctype=ctype, count=count, init=init, role=role)
+    expect = None
+    if "expect" in raw:
+        if role == "in":
+            raise InputError(f"'expect' is the captured output of an out or inout pointer; {name!r} is 'in'",
+                             file=file, key=f"{key}.expect")
+        expect = parse_init_spec(raw["expect"], file=file, key=f"{key}.expect")
+        if expect.kind != "file":
+            raise InputError("'expect' takes file(PATH.npy), the output the original must reproduce",
+                             file=file, key=f"{key}.expect")
+    return ArgSpec(name=name, ctype=ctype, count=count, init=init, role=role, expect=expect)
