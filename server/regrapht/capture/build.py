@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from regrapht.children import ToolLimits, run_tool
-from regrapht.errors import InputError
 
 SOURCE = Path(__file__).resolve().parents[1] / "data" / "capture" / "regrapht_capture.cpp"
 LIBRARY_NAME = "libregrapht_capture.so"
@@ -194,7 +193,3 @@ def cupti_or_error(env: Mapping[str, str]) -> Path:
         raise CaptureSetupError("libcupti.so not found: install the CUDA toolkit's CUPTI or the "
                                 "nvidia-cuda-cupti wheel, or set $REGRAPHT_CUPTI to the library")
     return cupti
-
-
-def input_error(error: CaptureSetupError) -> InputError:
-    return InputError(str(error))

@@ -1,0 +1,293 @@
+"""Benchmark specs from captured launches: one `NAME.regrapht.toml` per kernel and launch shape.
+
+Owns turning a `manifest.Launch` into a spec (docs/kernel-spec.md, docs/capture.md): the kernel's
+name and parameter types from the demangled signature (a template instance as the mangled name
+spells it), the exact grid, block, dynamic shared memory and scalar values, each pointer's count
+from its allocation (elements from the pointer to the allocation's end), its role from the
+observed write set (never written: `in`; written: `inout`), and with data the inputs as
+`file(captures/....npy)` and the outputs as `expect = "file(...)"`, sliced from the allocation
+snapshots. A kernel whose parameters the format cannot express (a struct by value, an
+`extern "C"` kernel whose name carries no types) is skipped with the reason; its parameter bytes
+stay in launches.jsonl. Every written spec is read back with the spec parser before it counts.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from regrapht.capture.manifest import Allocation, Launch, SpecEntry
+from regrapht.errors import InputError
+from regrapht.spec.ctypes_ import CType
+from regrapht.spec.model import load_spec
+from regrapht.validate.mangle import normalise_signature
+
+SPECS = "specs"
+CAPTURES = "captures"  # beside the specs: the .npy data their file() inputs name
+
+
+@dataclass(frozen=True)
+class Skipped:
+    kernel: str
+    launch: int
+    reason: str
+
+
+@dataclass
+class Written:
+    entries: list[SpecEntry] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Typed:
+    """The kernel's name as a spec writes it and its parameter types, from the demangled signature."""
+
+    name: str
+    params: tuple[CType, ...]
+
+
+def typed_signature(launch: Launch) -> Typed | str:
+    """The spec name and parameter types of a launch's kernel, or why they cannot be known."""
+    demangled = launch.demangled
+    if demangled == launch.mangled and "(" not in demangled:
+        return (f"{launch.mangled} is an extern \"C\" kernel: its name does not carry its parameter types, "
+                "so no spec can be written (the parameter bytes are in launches.jsonl)")
+    head = re.match(r"\s*(?:void\s+)?([A-Za-z_][\w:]*)\s*(<.*>)?\s*\(", demangled)
+    parsed = normalise_signature(demangled)
+    if head is None or parsed is None:
+        params_text = demangled[demangled.find("(") + 1: demangled.rfind(")")]
+        return (f"parameters ({params_text}) include a type the spec format cannot express (a struct or "
+                "class by value, a pointer to one, a pointer to pointer): recorded as bytes in launches.jsonl only")
+    name = head.group(1) + (head.group(2) or "")
+    return Typed(re.sub(r"\s+", " ", name).strip(), parsed[2])
+
+
+def file_stem(name: str) -> str:
+    """`ns::blur<float, 3>` -> `ns_blur_float_3`: a spec file name for a kernel."""
+    stem = re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
+    return stem[:120] or "kernel"
+
+
+def _scalar_value(param: bytes, ctype: CType) -> str | None:
+    """The scalar's value as a spec expression that reproduces it exactly, None for NaN/inf."""
+    value = np.frombuffer(param[: np.dtype(ctype.info.dtype).itemsize], dtype=ctype.info.dtype)[0]
+    if ctype.info.dtype == "bool":
+        return "1" if bool(value) else "0"
+    if np.dtype(ctype.info.dtype).kind == "f":
+        number = float(value)
+        if not math.isfinite(number):
+            return None
+        return repr(number)  # the double nearest the float32 is the float32 again
+    return str(int(value))
+
+
+def _count_expression(count: int, scalars: dict[str, int]) -> str | int:
+    """`count` spelled with a scalar (or a product of two) of the same value, else the number."""
+    for name, value in scalars.items():
+        if value == count:
+            return name
+    names = list(scalars)
+    for i, a in enumerate(names):
+        for b in names[i:]:
+            if scalars[a] > 1 and scalars[b] > 1 and scalars[a] * scalars[b] == count:
+                return f"{a} * {b}"
+    return count
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return str(value)
+
+
+def _dims(values: Sequence[int]) -> list[int]:
+    dims = list(values)
+    while len(dims) > 1 and dims[-1] == 1:
+        dims.pop()
+    return dims
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What makes two launches of one kernel the same benchmark: launch, scalars, buffer counts."""
+
+    mangled: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared: int
+    scalars: tuple[bytes, ...]
+    counts: tuple[int, ...]
+
+
+def shape_of(launch: Launch) -> Shape:
+    scalars, counts = [], []
+    for param in launch.params:
+        if param.allocation is not None and param.allocation < len(launch.allocations):
+            counts.append(launch.allocations[param.allocation].size - param.alloc_offset)
+        else:
+            scalars.append(param.data)
+    return Shape(launch.mangled, launch.grid, launch.block, launch.shared_bytes, tuple(scalars), tuple(counts))
+
+
+def _written_in(allocation: Allocation, start: int, nbytes: int) -> bool | None:
+    """Whether a byte in [start, start + nbytes) of the allocation changed; None if not observed."""
+    if allocation.written is None:
+        return None
+    w = allocation.written
+    return w.bytes > 0 and w.first < start + nbytes and w.last >= start
+
+
+class SpecWriter:
+    """Writes the specs of one capture directory (`specs/`, data under `specs/captures/`)."""
+
+    def __init__(self, directory: Path, program: str) -> None:
+        self.directory = directory
+        self.program = program
+        self.specs = directory / SPECS
+        self.data = self.specs / CAPTURES
+
+    def write_all(self, launches: Sequence[Launch]) -> Written:
+        result = Written()
+        groups: dict[Shape, list[Launch]] = {}
+        for launch in launches:
+            groups.setdefault(shape_of(launch), []).append(launch)
+        used: dict[str, int] = {}
+        for members in groups.values():
+            chosen = next((m for m in members if m.complete and not m.error), members[0])
+            typed = typed_signature(chosen)
+            if isinstance(typed, str):
+                result.skipped.append(Skipped(chosen.demangled, chosen.id, typed))
+                continue
+            stem = file_stem(typed.name)
+            used[stem] = used.get(stem, 0) + 1
+            name = stem if used[stem] == 1 else f"{stem}.{used[stem]}"
+            outcome = self.write_one(chosen, typed, name, [m.id for m in members])
+            if isinstance(outcome, Skipped):
+                result.skipped.append(outcome)
+            else:
+                result.entries.append(outcome)
+        return result
+
+    def write_one(self, launch: Launch, typed: Typed, name: str, members: list[int]) -> SpecEntry | Skipped:
+        def skip(reason: str) -> Skipped:
+            return Skipped(typed.name, launch.id, reason)
+
+        if launch.error:
+            return skip(f"launch {launch.id} failed in the program: {launch.error}")
+        if len(launch.params) != len(typed.params):
+            return skip(f"the driver reports {len(launch.params)} parameters, the signature has {len(typed.params)} "
+                        f"({launch.param_info} layout)")
+        names = [f"p{i}" for i in range(len(typed.params))]
+        scalars: dict[str, int] = {}
+        lines = [f"# Captured by regrapht from `{self.program}`: launch {launch.id} of {typed.name} "
+                 f"({len(members)} launch{'es' if len(members) != 1 else ''} of this shape recorded: "
+                 f"{', '.join(map(str, members[:8]))}{', ...' if len(members) > 8 else ''}).",
+                 f"# {launch.demangled}",
+                 "# Launch and scalars are exact; counts run to the end of each pointer's allocation."]
+        args: list[list[tuple[str, object]]] = []
+        seen_allocations: dict[int, str] = {}
+        data_used = False
+        for i, (ctype, param) in enumerate(zip(typed.params, launch.params, strict=True)):
+            arg: list[tuple[str, object]] = [("name", names[i]), ("type", ctype.spelled())]
+            if not ctype.pointer:
+                if param.size != np.dtype(ctype.info.dtype).itemsize:
+                    return skip(f"parameter {i} is {ctype.spelled()} but {param.size} bytes were passed")
+                value = _scalar_value(param.data, ctype)
+                if value is None:
+                    return skip(f"scalar parameter {i} is not finite: a spec value cannot spell it")
+                if ctype.info.integer:
+                    scalars[names[i]] = int(value)
+                arg.append(("value", value))
+                args.append(arg)
+                continue
+            if param.allocation is None or param.allocation >= len(launch.allocations):
+                pointer = int.from_bytes(param.data[:8], "little") if len(param.data) >= 8 else 0
+                what = "null" if pointer == 0 else f"0x{pointer:x}, which is not in device memory (host or mapped?)"
+                return skip(f"pointer parameter {i} is {what}: a spec buffer cannot stand for it")
+            allocation = launch.allocations[param.allocation]
+            itemsize = np.dtype(ctype.info.dtype).itemsize
+            count = (allocation.size - param.alloc_offset) // itemsize
+            if count <= 0:
+                return skip(f"pointer parameter {i} points at the end of its allocation")
+            if param.allocation in seen_allocations:
+                lines.append(f"# {names[i]} and {seen_allocations[param.allocation]} point into one allocation; "
+                             "the replay gives each its own copy")
+            seen_allocations.setdefault(param.allocation, names[i])
+            arg.append(("count", _count_expression(count, scalars)))
+            nbytes = count * itemsize
+            written = _written_in(allocation, param.alloc_offset, nbytes)
+            if allocation.managed:
+                lines.append(f"# {names[i]} is managed memory: the replay uses device memory")
+            if written is None:
+                role = "in" if ctype.const else "inout"
+                reason = allocation.note or "captured without --data"
+                lines.append(f"# {names[i]}: no data ({reason}): drawn at random, role {role} from its constness")
+                arg.append(("init", "randint(0, 2)" if ctype.info.integer else "uniform(-1, 1)"))
+                arg.append(("role", role))
+                args.append(arg)
+                continue
+            before = self._slice(allocation.before, param.alloc_offset, count, ctype.info.dtype)
+            if before is None:
+                return skip(f"the snapshot of {names[i]}'s allocation is missing or short")
+            stem = f"L{launch.id:06d}-{names[i]}"
+            arg.append(("init", f"file({CAPTURES}/{self._save(stem, before)})"))
+            data_used = True
+            if written and ctype.const:
+                lines.append(f"# {names[i]} is const but its bytes changed during the launch (another pointer wrote "
+                             "them?): kept as in")
+            if written and not ctype.const:
+                after = self._slice(allocation.after, param.alloc_offset, count, ctype.info.dtype)
+                if after is None:
+                    return skip(f"the snapshot of {names[i]}'s allocation after the launch is missing or short")
+                arg.append(("role", "inout"))
+                arg.append(("expect", f"file({CAPTURES}/{self._save(stem + '.after', after)})"))
+            else:
+                arg.append(("role", "in"))
+            args.append(arg)
+        text = "\n".join(lines) + "\n[[kernel]]\n"
+        text += f"name = {_toml(typed.name)}\ngrid = {_toml(_dims(launch.grid))}\nblock = {_toml(_dims(launch.block))}\n"
+        if launch.shared_bytes:
+            text += f"shared_bytes = {_toml(str(launch.shared_bytes))}\n"
+        for arg in args:
+            text += "\n[[kernel.arg]]\n" + "".join(f"{key} = {_toml(value)}\n" for key, value in arg)
+        path = self.specs / f"{name}.regrapht.toml"
+        self.specs.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        try:
+            load_spec(path)
+        except InputError as error:
+            path.unlink()
+            return skip(f"the written spec does not read back: {error}")
+        return SpecEntry(typed.name, launch.mangled, str(path.relative_to(self.directory)), tuple(members),
+                         launch.grid, launch.block, data_used)
+
+    def _slice(self, file: str | None, offset: int, count: int, dtype: str) -> np.ndarray | None:
+        if file is None:
+            return None
+        path = self.directory / file
+        nbytes = count * np.dtype(dtype).itemsize
+        try:
+            with path.open("rb") as handle:
+                handle.seek(offset)
+                raw = handle.read(nbytes)
+        except OSError:
+            return None
+        if len(raw) != nbytes:
+            return None
+        return np.frombuffer(raw, dtype=dtype)
+
+    def _save(self, stem: str, array: np.ndarray) -> str:
+        self.data.mkdir(parents=True, exist_ok=True)
+        name = f"{stem}.npy"
+        np.save(self.data / name, array, allow_pickle=False)
+        return name
