@@ -8,11 +8,15 @@ each parent (the default `--out` of `regrapht capture` run from there), at most 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from regrapht.capture.manifest import MANIFEST, Capture, SpecEntry, load_capture
+from regrapht.capture.sources import param_names, rename_positional
 from regrapht.errors import InputError
+from regrapht.inputs import MAX_SPEC_BYTES, read_text_bounded
+from regrapht.validate.signature import kernel_decls
 
 CAPTURES_DIR = Path(".regrapht") / "captures"
 MAX_PARENTS = 6
@@ -51,6 +55,24 @@ def spec_from_capture(directory: Path, kernel: str) -> Path:
         raise InputError(f"the capture has no spec for kernel {kernel!r} (specs for: {known}){why}",
                          file=str(directory))
     return capture.directory / specs[0].file
+
+
+def spec_for_source(directory: Path, kernel: str, source_text: str) -> Path:
+    """`spec_from_capture`, with positional parameter names (`p0`, ...) renamed after the kernel's
+    declaration in `source_text` (a spec beside the capture's, `NAME.named.regrapht.toml`)."""
+    path = spec_from_capture(directory, kernel)
+    text = read_text_bounded(path, MAX_SPEC_BYTES, "spec")
+    positional = re.findall(r'^name = "p(\d+)"$', text, flags=re.M)
+    if not positional:
+        return path
+    base = kernel.split("<", 1)[0].strip().split("::")[-1]
+    for decl in kernel_decls(source_text):
+        names = param_names(decl)
+        if decl.name == base and names is not None and len(names) == len(positional):
+            named = path.with_name(path.name.replace(".regrapht.toml", ".named.regrapht.toml"))
+            named.write_text(rename_positional(text, names), encoding="utf-8")
+            return named
+    return path
 
 
 def captures_near(source: Path, *, max_parents: int = MAX_PARENTS) -> list[Path]:

@@ -170,6 +170,7 @@ class SpecEntry:
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     data: bool  # inputs and outputs from the captured buffers
+    source: str | None = None  # the file declaring the kernel, when one was found under the program's folder
 
 
 @dataclass(frozen=True)
@@ -214,7 +215,7 @@ def load_capture(directory: Path) -> Capture:
     try:
         specs = tuple(SpecEntry(str(s["kernel"]), str(s["mangled"]), str(s["file"]),
                                 tuple(int(i) for i in s["launches"]), _dims(s["grid"]), _dims(s["block"]),
-                                bool(s.get("data", False)))
+                                bool(s.get("data", False)), None if s.get("source") is None else str(s["source"]))
                       for s in raw.get("specs", []))
         return Capture(directory, tuple(str(c) for c in raw.get("command", [])),
                        None if raw.get("exit_code") is None else int(raw["exit_code"]),

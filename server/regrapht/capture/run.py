@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from regrapht.capture.build import CaptureSetupError, cupti_or_error, ensure_library
 from regrapht.capture.manifest import (
@@ -31,6 +32,7 @@ from regrapht.capture.manifest import (
     read_recorded,
     write_manifest,
 )
+from regrapht.capture.sources import SourceIndex
 from regrapht.capture.specs import SPECS, SpecWriter, Written
 from regrapht.errors import InputError
 
@@ -52,6 +54,7 @@ class CaptureOptions:
     data: bool = False
     max_bytes: int = DEFAULT_MAX_BYTES
     total_bytes: int = DEFAULT_TOTAL_BYTES
+    sources: Path | None = None  # where kernels' declarations are looked for (default: the current folder)
 
 
 @dataclass
@@ -188,13 +191,13 @@ def finish(options: CaptureOptions, code: int, started: float) -> CaptureOutcome
         error = ("the capture library never started: the program did not initialise CUDA, or the driver did not "
                  "load CUDA_INJECTION64_PATH")
     program = options.command[0]
-    writer = SpecWriter(options.out, program)
+    writer = SpecWriter(options.out, program, SourceIndex(options.sources or Path.cwd()))
     written = writer.write_all(recorded.launches)
-    kernels: dict[str, dict[str, object]] = {}
+    kernels: dict[str, dict[str, Any]] = {}
     for launch in recorded.launches:
-        entry = kernels.setdefault(launch.mangled, {"mangled": launch.mangled, "signature": launch.demangled,
-                                                    "recorded": 0, "seen": None})
-        entry["recorded"] = int(str(entry["recorded"])) + 1
+        record = kernels.setdefault(launch.mangled, {"mangled": launch.mangled, "signature": launch.demangled,
+                                                     "recorded": 0, "seen": None})
+        record["recorded"] += 1
     for mangled, seen in (recorded.seen or {}).items():
         kernels.setdefault(mangled, {"mangled": mangled, "signature": mangled, "recorded": 0})["seen"] = seen
     notes = list(recorded.notes)
@@ -215,7 +218,8 @@ def finish(options: CaptureOptions, code: int, started: float) -> CaptureOutcome
                                                              "error": recorded.status.error},
         "kernels": list(kernels.values()),
         "specs": [{"kernel": s.kernel, "mangled": s.mangled, "file": s.file, "launches": list(s.launches),
-                   "grid": list(s.grid), "block": list(s.block), "data": s.data} for s in written.entries],
+                   "grid": list(s.grid), "block": list(s.block), "data": s.data, "source": s.source}
+                  for s in written.entries],
         "skipped": [{"kernel": s.kernel, "launch": s.launch, "reason": s.reason} for s in written.skipped],
         "notes": notes,
     })

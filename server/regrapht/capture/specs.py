@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from regrapht.capture.manifest import Allocation, Launch, SpecEntry
+from regrapht.capture.sources import SourceIndex
 from regrapht.errors import InputError
 from regrapht.spec.ctypes_ import CType
 from regrapht.spec.model import load_spec
@@ -150,9 +151,10 @@ def _written_in(allocation: Allocation, start: int, nbytes: int) -> bool | None:
 class SpecWriter:
     """Writes the specs of one capture directory (`specs/`, data under `specs/captures/`)."""
 
-    def __init__(self, directory: Path, program: str) -> None:
+    def __init__(self, directory: Path, program: str, sources: SourceIndex | None = None) -> None:
         self.directory = directory
         self.program = program
+        self.sources = sources or SourceIndex(None)
         self.specs = directory / SPECS
         self.data = self.specs / CAPTURES
 
@@ -187,13 +189,20 @@ class SpecWriter:
         if len(launch.params) != len(typed.params):
             return skip(f"the driver reports {len(launch.params)} parameters, the signature has {len(typed.params)} "
                         f"({launch.param_info} layout)")
-        names = [f"p{i}" for i in range(len(typed.params))]
+        declared = self.sources.find(typed.name, len(typed.params))
+        names = list(declared.names) if declared is not None and declared.names else \
+            [f"p{i}" for i in range(len(typed.params))]
         scalars: dict[str, int] = {}
         lines = [f"# Captured by regrapht from `{self.program}`: launch {launch.id} of {typed.name} "
                  f"({len(members)} launch{'es' if len(members) != 1 else ''} of this shape recorded: "
                  f"{', '.join(map(str, members[:8]))}{', ...' if len(members) > 8 else ''}).",
                  f"# {launch.demangled}",
                  "# Launch and scalars are exact; counts run to the end of each pointer's allocation."]
+        if declared is not None:
+            lines.append(f"# Parameter names from {declared.file}:{declared.decl.line}.")
+        else:
+            lines.append("# Parameters are named by position: no source under the program's folder declares "
+                         "this kernel (`optimize --capture` renames them after the file it optimizes).")
         args: list[list[tuple[str, object]]] = []
         seen_allocations: dict[int, str] = {}
         data_used = False
@@ -269,7 +278,8 @@ class SpecWriter:
             path.unlink()
             return skip(f"the written spec does not read back: {error}")
         return SpecEntry(typed.name, launch.mangled, str(path.relative_to(self.directory)), tuple(members),
-                         launch.grid, launch.block, data_used)
+                         launch.grid, launch.block, data_used,
+                         None if declared is None else str(declared.file.resolve()))
 
     def _slice(self, file: str | None, offset: int, count: int, dtype: str) -> np.ndarray | None:
         if file is None:

@@ -16,7 +16,14 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from regrapht.capture.run import DEFAULT_LAUNCHES, DEFAULT_MAX_BYTES, DEFAULT_TOTAL_BYTES, CaptureOptions, capture, default_out
+from regrapht.capture.run import (
+    DEFAULT_LAUNCHES,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_TOTAL_BYTES,
+    CaptureOptions,
+    capture,
+    default_out,
+)
 from regrapht.validate.cache_dir import default_cache_dir
 
 
@@ -37,6 +44,8 @@ def register(subparsers: Any) -> None:
                         help=f"largest allocation snapshotted with --data (default {DEFAULT_MAX_BYTES >> 20} MiB)")
     parser.add_argument("--total-bytes", type=int, default=DEFAULT_TOTAL_BYTES,
                         help=f"all snapshots together (default {DEFAULT_TOTAL_BYTES >> 30} GiB)")
+    parser.add_argument("--sources", metavar="DIR",
+                        help="where the kernels' .cu files are, for parameter names (default: the current folder)")
     parser.add_argument("program", nargs=argparse.REMAINDER, metavar="-- CMD ARGS...",
                         help="the program to run and its arguments")
     parser.set_defaults(handler=run)
@@ -49,7 +58,7 @@ def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
         command = command[1:]
     out = Path(args.out) if args.out else default_out(command or ["program"], Path.cwd())
     options = CaptureOptions(tuple(command), out, args.kernel, args.launches, args.data, args.max_bytes,
-                             args.total_bytes)
+                             args.total_bytes, Path(args.sources) if args.sources else None)
     env = dict(os.environ)
     outcome = capture(options, env, default_cache_dir(env))
     for line in outcome.lines:

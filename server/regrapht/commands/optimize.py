@@ -25,6 +25,7 @@ from regrapht.app.optimize import (
 )
 from regrapht.app.resources import GpuResources
 from regrapht.commands.compiling import add_compile_arguments, compile_setup_of, flags_of
+from regrapht.commands.from_capture import add_capture_argument, spec_argument
 from regrapht.inputs import read_source
 from regrapht.limits import DEFAULT_SEARCH_BUDGET, DEFAULT_SEARCH_STRATEGY, SEARCH_STRATEGIES
 from regrapht.model.locate import validate_model
@@ -53,6 +54,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--epsilon", type=float, default=SearchOptions.epsilon)
     parser.add_argument("--visit-penalty", type=float, default=SearchOptions.visit_penalty, help="lambda")
     parser.add_argument("--progress", action="store_true", help="progress lines on stderr")
+    add_capture_argument(parser)
     add_compile_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -75,7 +77,7 @@ def optimize_file(args: Any, resources: GpuResources) -> OptimizeResult:
         arch=args.arch, graph_path=Path(args.graph) if args.graph else None, time_limit_s=args.time_limit,
         search=SearchOptions(step_cap=args.step_cap, epsilon=args.epsilon, visit_penalty=args.visit_penalty),
         compile=compile_setup_of(args))
-    request = OptimizeRequest(args.kernel, source, Path(args.file), Path(args.spec) if args.spec else None,
+    request = OptimizeRequest(args.kernel, source, Path(args.file), spec_argument(args, path),
                               args.strategy, args.budget, args.seed, options)
     request = replace(request, spec=choose_spec(request).spec)  # a bad spec: exit 2 before the model loads
     flags_of(args, path)  # a bad compile database or a neighbour's flags: said on stderr

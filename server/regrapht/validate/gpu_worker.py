@@ -335,7 +335,8 @@ def input_set(dev: Device, workspace: KernelWorkspace, key: str) -> tuple[InputS
         dev.make_room(workspace, sum(a.nbytes for a in host.values()) + outputs)
         captured = make_expected(kernel)
         dev.make_room(workspace, sum(a.nbytes for a in captured.values()))
-        pristine, expected = {}, {}
+        pristine: dict[str, Any] = {}
+        expected: dict[str, Any] = {}
         for target, arrays in ((pristine, host), (expected, captured)):
             for name, array in arrays.items():
                 target[name] = dev.alloc(array.nbytes)
