@@ -237,18 +237,24 @@ class SpecWriter:
             written = _written_in(allocation, param.alloc_offset, nbytes)
             if allocation.managed:
                 lines.append(f"# {names[i]} is managed memory: the replay uses device memory")
+            before = self._slice(allocation.before, param.alloc_offset, count, ctype.info.dtype)
+            stem = f"L{launch.id:06d}-{names[i]}"
             if written is None:
                 role = "in" if ctype.const else "inout"
-                reason = allocation.note or "captured without --data"
-                lines.append(f"# {names[i]}: no data ({reason}): drawn at random, role {role} from its constness")
-                arg.append(("init", "randint(0, 2)" if ctype.info.integer else "uniform(-1, 1)"))
+                if before is not None:  # the program stopped during the launch: inputs, but no write set
+                    lines.append(f"# {names[i]}: data from before the launch; not seen whether it was written "
+                                 f"(the launch did not return), role {role} from its constness")
+                    arg.append(("init", f"file({CAPTURES}/{self._save(stem, before)})"))
+                    data_used = True
+                else:
+                    reason = allocation.note or "captured without --data"
+                    lines.append(f"# {names[i]}: no data ({reason}): drawn at random, role {role} from its constness")
+                    arg.append(("init", "randint(0, 2)" if ctype.info.integer else "uniform(-1, 1)"))
                 arg.append(("role", role))
                 args.append(arg)
                 continue
-            before = self._slice(allocation.before, param.alloc_offset, count, ctype.info.dtype)
             if before is None:
                 return skip(f"the snapshot of {names[i]}'s allocation is missing or short")
-            stem = f"L{launch.id:06d}-{names[i]}"
             arg.append(("init", f"file({CAPTURES}/{self._save(stem, before)})"))
             data_used = True
             if written and ctype.const:
