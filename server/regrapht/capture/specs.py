@@ -203,6 +203,11 @@ class SpecWriter:
         else:
             lines.append("# Parameters are named by position: no source under the program's folder declares "
                          "this kernel (`optimize --capture` renames them after the file it optimizes).")
+        for ctype, param, scalar in zip(typed.params, launch.params, names, strict=True):
+            if not ctype.pointer and ctype.info.integer and param.size == np.dtype(ctype.info.dtype).itemsize:
+                value = _scalar_value(param.data, ctype)  # every scalar, so a count may name a later one
+                if value is not None and ctype.base != "bool":
+                    scalars[scalar] = int(value)
         args: list[list[tuple[str, object]]] = []
         seen_allocations: dict[int, str] = {}
         data_used = False
@@ -214,8 +219,6 @@ class SpecWriter:
                 value = _scalar_value(param.data, ctype)
                 if value is None:
                     return skip(f"scalar parameter {i} is not finite: a spec value cannot spell it")
-                if ctype.info.integer:
-                    scalars[names[i]] = int(value)
                 arg.append(("value", value))
                 args.append(arg)
                 continue
