@@ -81,8 +81,11 @@ def captures_near(source: Path, *, max_parents: int = MAX_PARENTS) -> list[Path]
     folder = source.resolve().parent
     for _ in range(max_parents + 1):
         root = folder / CAPTURES_DIR
-        if root.is_dir():
-            found.extend(sorted(p for p in root.iterdir() if (p / MANIFEST).is_file())[:MAX_CAPTURES])
+        try:
+            if root.is_dir():
+                found.extend(sorted(p for p in root.iterdir() if (p / MANIFEST).is_file())[:MAX_CAPTURES])
+        except OSError:  # an unreadable folder is no capture
+            pass
         if folder.parent == folder:
             break
         folder = folder.parent
