@@ -55,6 +55,8 @@ class CaptureOptions:
     max_bytes: int = DEFAULT_MAX_BYTES
     total_bytes: int = DEFAULT_TOTAL_BYTES
     sources: Path | None = None  # where kernels' declarations are looked for (default: the current folder)
+    rtol: float | None = None  # every spec's tolerances; None: the format's defaults, a reduction's looser ones
+    atol: float | None = None
 
 
 @dataclass
@@ -83,6 +85,9 @@ def check_options(options: CaptureOptions) -> None:
         raise InputError(f"--launches must be at least 1, got {options.launches}")
     if options.max_bytes < 0 or options.total_bytes < 0:
         raise InputError("--max-bytes and --total-bytes cannot be negative")
+    for flag, value in (("--rtol", options.rtol), ("--atol", options.atol)):
+        if value is not None and not (value >= 0 and value != float("inf")):
+            raise InputError(f"{flag} must be a finite number >= 0, got {value}")
 
 
 def prepare_out(out: Path) -> None:
@@ -191,7 +196,8 @@ def finish(options: CaptureOptions, code: int, started: float) -> CaptureOutcome
         error = ("the capture library never started: the program did not initialise CUDA, or the driver did not "
                  "load CUDA_INJECTION64_PATH")
     program = options.command[0]
-    writer = SpecWriter(options.out, program, SourceIndex(options.sources or Path.cwd()))
+    writer = SpecWriter(options.out, program, SourceIndex(options.sources or Path.cwd()), rtol=options.rtol,
+                        atol=options.atol)
     written = writer.write_all(recorded.launches)
     kernels: dict[str, dict[str, Any]] = {}
     for launch in recorded.launches:

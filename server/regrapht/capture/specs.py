@@ -30,6 +30,12 @@ from regrapht.validate.mangle import normalise_signature
 
 SPECS = "specs"
 CAPTURES = "captures"  # beside the specs: the .npy data their file() inputs name
+# A float output at least this many times smaller than the kernel's largest float input is a
+# reduction: its sums depend on the order of the additions (atomics, a candidate's tree), so the
+# spec takes the tolerances examples/reduce_sum.regrapht.toml uses.
+REDUCTION_RATIO = 64
+REDUCTION_RTOL = 1e-3
+REDUCTION_ATOL = 1e-2
 
 
 @dataclass(frozen=True)
@@ -151,10 +157,13 @@ def _written_in(allocation: Allocation, start: int, nbytes: int) -> bool | None:
 class SpecWriter:
     """Writes the specs of one capture directory (`specs/`, data under `specs/captures/`)."""
 
-    def __init__(self, directory: Path, program: str, sources: SourceIndex | None = None) -> None:
+    def __init__(self, directory: Path, program: str, sources: SourceIndex | None = None, *,
+                 rtol: float | None = None, atol: float | None = None) -> None:
         self.directory = directory
         self.program = program
         self.sources = sources or SourceIndex(None)
+        self.rtol = rtol  # given: every spec's tolerances (`regrapht capture --rtol/--atol`)
+        self.atol = atol
         self.specs = directory / SPECS
         self.data = self.specs / CAPTURES
 
@@ -209,6 +218,7 @@ class SpecWriter:
                 if value is not None and ctype.base != "bool":
                     scalars[scalar] = int(value)
         args: list[list[tuple[str, object]]] = []
+        counts: dict[str, int] = {}  # pointer -> element count
         seen_allocations: dict[int, str] = {}
         data_used = False
         for i, (ctype, param) in enumerate(zip(typed.params, launch.params, strict=True)):
@@ -236,6 +246,7 @@ class SpecWriter:
                              "the replay gives each its own copy")
             seen_allocations.setdefault(param.allocation, names[i])
             arg.append(("count", _count_expression(count, scalars)))
+            counts[names[i]] = count
             nbytes = count * itemsize
             written = _written_in(allocation, param.alloc_offset, nbytes)
             if allocation.managed:
@@ -272,10 +283,12 @@ class SpecWriter:
             else:
                 arg.append(("role", "in"))
             args.append(arg)
+        tolerances = self._tolerances(args, counts, lines)
         text = "\n".join(lines) + "\n[[kernel]]\n"
         text += f"name = {_toml(typed.name)}\ngrid = {_toml(_dims(launch.grid))}\nblock = {_toml(_dims(launch.block))}\n"
         if launch.shared_bytes:
             text += f"shared_bytes = {_toml(str(launch.shared_bytes))}\n"
+        text += "".join(f"{key} = {value!r}\n" for key, value in tolerances)
         for arg in args:
             text += "\n[[kernel.arg]]\n" + "".join(f"{key} = {_toml(value)}\n" for key, value in arg)
         path = self.specs / f"{name}.regrapht.toml"
@@ -289,6 +302,24 @@ class SpecWriter:
         return SpecEntry(typed.name, launch.mangled, str(path.relative_to(self.directory)), tuple(members),
                          launch.grid, launch.block, data_used,
                          None if declared is None else str(declared.file.resolve()))
+
+    def _tolerances(self, args: list[list[tuple[str, object]]], counts: dict[str, int],
+                    lines: list[str]) -> list[tuple[str, float]]:
+        """`rtol`/`atol` of the spec: the given ones, a reduction's, or none (the format's defaults)."""
+        if self.rtol is not None or self.atol is not None:
+            return [(key, value) for key, value in (("rtol", self.rtol), ("atol", self.atol)) if value is not None]
+        floats_in, floats_out = [], []
+        for arg in args:
+            table = dict(arg)
+            kind = str(table["type"]).replace("const ", "").rstrip("*")
+            if str(table["name"]) not in counts or kind not in ("float", "double"):
+                continue
+            (floats_out if table.get("role") == "inout" else floats_in).append(counts[str(table["name"])])
+        if floats_in and floats_out and min(floats_out) * REDUCTION_RATIO <= max(floats_in):
+            lines.append(f"# A reduction ({max(floats_in)} inputs into {min(floats_out)} outputs): float sums depend "
+                         "on their order, so the tolerances of a reduction.")
+            return [("rtol", REDUCTION_RTOL), ("atol", REDUCTION_ATOL)]
+        return []
 
     def _slice(self, file: str | None, offset: int, count: int, dtype: str) -> np.ndarray | None:
         if file is None:

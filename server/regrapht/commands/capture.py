@@ -46,6 +46,9 @@ def register(subparsers: Any) -> None:
                         help=f"all snapshots together (default {DEFAULT_TOTAL_BYTES >> 30} GiB)")
     parser.add_argument("--sources", metavar="DIR",
                         help="where the kernels' .cu files are, for parameter names (default: the current folder)")
+    parser.add_argument("--rtol", type=float, help="tolerance of every spec written (default: the spec format's; "
+                                                    "1e-3 for a float reduction)")
+    parser.add_argument("--atol", type=float, help="absolute tolerance of every spec written")
     parser.add_argument("program", nargs=argparse.REMAINDER, metavar="-- CMD ARGS...",
                         help="the program to run and its arguments")
     parser.set_defaults(handler=run)
@@ -58,7 +61,7 @@ def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
         command = command[1:]
     out = Path(args.out) if args.out else default_out(command or ["program"], Path.cwd())
     options = CaptureOptions(tuple(command), out, args.kernel, args.launches, args.data, args.max_bytes,
-                             args.total_bytes, Path(args.sources) if args.sources else None)
+                             args.total_bytes, Path(args.sources) if args.sources else None, args.rtol, args.atol)
     env = dict(os.environ)
     outcome = capture(options, env, default_cache_dir(env))
     for line in outcome.lines:
