@@ -100,10 +100,10 @@ def _count_expression(count: int, scalars: dict[str, int]) -> str | int:
         if value == count:
             return name
     names = list(scalars)
-    for i, a in enumerate(names):
-        for b in names[i:]:
-            if scalars[a] > 1 and scalars[b] > 1 and scalars[a] * scalars[b] == count:
-                return f"{a} * {b}"
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]] + [(a, a) for a in names]
+    for a, b in pairs:  # two different scalars first (`width * height`), then a square
+        if scalars[a] > 1 and scalars[b] > 1 and scalars[a] * scalars[b] == count:
+            return f"{a} * {b}"
     return count
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from regrapht.capture.manifest import load_capture, read_recorded
+from regrapht.capture.manifest import Allocation, Launch, Param, Written, load_capture, read_recorded
 from regrapht.capture.run import CaptureOptions, finish
-from regrapht.capture.specs import file_stem, typed_signature
+from regrapht.capture.specs import SpecWriter, file_stem, typed_signature
 from regrapht.errors import InputError
 from regrapht.spec.model import load_spec
 from regrapht.spec.resolve import resolve
@@ -120,3 +120,33 @@ def test_names_of_kernels_and_files() -> None:
     typed = typed_signature(recorded.launches[0])
     assert not isinstance(typed, str) and typed.name == "blur<float, 3>"
     assert [p.spelled() for p in typed.params] == ["const float*", "float*", "int", "int", "float"]
+
+
+def _launch(mangled: str, demangled: str, params: list[Param], allocations: list[Allocation]) -> Launch:
+    return Launch(1, "exit", "cuLaunchKernel", mangled, demangled, (64, 1, 1), (128, 1, 1), 0, 0, 0, False,
+                  "driver", tuple(params), tuple(allocations))
+
+
+def test_a_float_reduction_gets_a_reductions_tolerances(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "in.bin").write_bytes(np.ones(4096, np.float32).tobytes())
+    (data / "out.before.bin").write_bytes(np.zeros(1, np.float32).tobytes())
+    (data / "out.after.bin").write_bytes(np.float32([4096]).tobytes())
+    allocations = [Allocation(0x1000, 4096 * 4, before="data/in.bin", written=Written(0, -1, -1)),
+                   Allocation(0x90000, 4, before="data/out.before.bin", after="data/out.after.bin",
+                              written=Written(2, 2, 3))]
+    params = [Param(0, 8, (0x1000).to_bytes(8, "little"), 0), Param(8, 8, (0x90000).to_bytes(8, "little"), 1),
+              Param(16, 4, np.int32(4096).tobytes()), Param(20, 4, np.int32(4096).tobytes())]
+    writer = SpecWriter(tmp_path, "./app")
+    result = writer.write_all([_launch("_Z3sumPKfPfii", "sum(float const*, float*, int, int)", params, allocations)])
+    kernel = load_spec(tmp_path / result.entries[0].file).kernel("sum")
+    assert (kernel.rtol, kernel.atol) == (1e-3, 1e-2)
+    assert kernel.args[0].count == "p2"  # equal to two scalars: the first one names it
+    square = [Param(0, 8, (0x1000).to_bytes(8, "little"), 0), Param(8, 4, np.int32(64).tobytes()),
+              Param(12, 4, np.int32(64).tobytes()), Param(16, 4, np.int32(2).tobytes())]
+    result = SpecWriter(tmp_path, "./app", rtol=1e-4).write_all(
+        [_launch("_Z3blkPKfiii", "blk(float const*, int, int, int)", square, allocations[:1])])
+    text = (tmp_path / result.entries[0].file).read_text()
+    assert 'count = "p1 * p3"' not in text and 'count = "p1 * p2"' in text  # different scalars before a square
+    assert load_spec(tmp_path / result.entries[0].file).kernel("blk").rtol == 1e-4  # --rtol wins
