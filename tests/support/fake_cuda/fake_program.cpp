@@ -2,7 +2,8 @@
 // calls InitializeInjection as the driver does, then makes launches through the fake CUPTI's
 // callbacks, running each "kernel" on the host between the enter and exit callbacks:
 //   saxpy(int, float, const float*, float*)   cuLaunchKernel, 5 times (y = a*x + y)
-//   scale<float, 4>(float*, int)              __cudaLaunchKernel with a nested cuLaunchKernel
+//   scale<float, 4>(float*, int)              __cudaLaunchKernel with a nested cuLaunchKernel, twice
+//                                             (the second time without parameters: the driver's records)
 //   add(const int*, const int*, int*, int)    the legacy cudaLaunchKernel path (layout from the name)
 //   move(Params, float*)                      a struct by value (no spec can express it)
 // FAKE_PROGRAM_CRASH=1 aborts inside the first saxpy launch; it prints "program output" on stdout
@@ -123,6 +124,14 @@ int main() {
     driver_launch(&scale, 4, 128, scale_args, scale_body);  // nested: the same launch, recorded once
     fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, CUPTI_API_EXIT,
                     scale.name, &rp, &correlation);
+
+    // a runtime launch whose parameters CUPTI does not give: the nested driver call records it
+    correlation = 0;
+    fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, CUPTI_API_ENTER,
+                    scale.name, nullptr, &correlation);
+    driver_launch(&scale, 4, 128, scale_args, scale_body);
+    fake_cupti_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, CUPTI_API_EXIT,
+                    scale.name, nullptr, &correlation);
 
     // cudaLaunchKernel with a host stub: the layout comes from the demangled signature
     const int *pa = ia, *pb = ib;

@@ -152,7 +152,7 @@ struct State {
 };
 
 State *g_state = nullptr;  // made once in InitializeInjection, never freed (driver teardown order)
-thread_local int t_depth = 0;  // launch API calls of this thread in progress (runtime -> driver nesting)
+thread_local int t_depth = 0;  // decoded launch calls of this thread in progress (runtime -> driver nesting)
 
 std::string json_string(const std::string &text) {
     std::string out = "\"";
@@ -705,9 +705,6 @@ void on_enter(State &s, const Launch &l, const CUpti_CallbackData *info) {
 
 void on_exit(State &s, const CUpti_CallbackData *info) {
     auto *p = reinterpret_cast<Pending *>(*info->correlationData);
-    if (p == nullptr) {
-        return;
-    }
     *info->correlationData = 0;
     std::lock_guard<std::mutex> lock(s.mutex);
     if (s.config.data && !p->capturing) {
@@ -742,6 +739,11 @@ private:
     bool pushed_ = false;
 };
 
+// correlationData between a call's enter and exit callbacks: 0 not counted (not a launch we
+// decode, or nested inside one), kCounted a launch not recorded (filtered, over --launches), else
+// the Pending record.
+constexpr uint64_t kCounted = 1;
+
 void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data) {
     auto *s = static_cast<State *>(userdata);
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API) {
@@ -749,22 +751,28 @@ void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain, CUpti_Callba
     }
     const auto *info = static_cast<const CUpti_CallbackData *>(data);
     if (info->callbackSite == CUPTI_API_ENTER) {
-        // A launch inside another launch call of this thread (the runtime calling the driver) is
-        // the same launch: the outermost call records it.
-        if (t_depth++ > 0) {
-            *info->correlationData = 0;
-            return;
-        }
         *info->correlationData = 0;
-        Launch launch;
-        if (!decode(domain, cbid, info, launch)) {
+        // A launch inside another launch call of this thread (the runtime calling the driver) is
+        // the same launch: the outermost call that could be decoded records it.
+        if (t_depth > 0) {
             return;
         }
+        Launch launch;
+        if (info->functionParams == nullptr || !decode(domain, cbid, info, launch)) {
+            return;  // a nested driver call, if any, records it
+        }
+        t_depth++;
+        *info->correlationData = kCounted;
         ContextGuard guard(*s, info->context);
         on_enter(*s, launch, info);
         return;
     }
-    if (--t_depth > 0) {
+    uint64_t correlation = *info->correlationData;
+    if (correlation == 0) {
+        return;
+    }
+    t_depth--;
+    if (correlation == kCounted) {
         return;
     }
     ContextGuard guard(*s, info->context);
