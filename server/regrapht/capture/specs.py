@@ -308,7 +308,8 @@ class SpecWriter:
         """`rtol`/`atol` of the spec: the given ones, a reduction's, or none (the format's defaults)."""
         if self.rtol is not None or self.atol is not None:
             return [(key, value) for key, value in (("rtol", self.rtol), ("atol", self.atol)) if value is not None]
-        floats_in, floats_out = [], []
+        floats_in: list[int] = []
+        floats_out: list[int] = []
         for arg in args:
             table = dict(arg)
             kind = str(table["type"]).replace("const ", "").rstrip("*")
