@@ -117,6 +117,8 @@ def driver_problem(load: Callable[[str], ctypes.CDLL] = ctypes.CDLL) -> str | No
         cuda = load("libcuda.so.1")
     except OSError as error:
         return f"no CUDA driver (libcuda.so.1 cannot be loaded: {error}); capture needs an NVIDIA GPU and its driver"
+    if not all(hasattr(cuda, name) for name in ("cuInit", "cuDeviceGetCount", "cuGetErrorName")):
+        return "libcuda.so.1 is not a CUDA driver (cuInit, cuDeviceGetCount or cuGetErrorName missing)"
     status = int(cuda.cuInit(0))
     if status != 0:
         name = ctypes.c_char_p()

@@ -3,6 +3,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 namespace {
@@ -84,6 +85,17 @@ CUresult CUDAAPI cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t size) {
 
 CUresult CUDAAPI cuStreamIsCapturing(CUstream, CUstreamCaptureStatus *status) {
     *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+
+// what `regrapht capture` asks before it runs the program: FAKE_CUINIT_FAIL=1 as a broken driver,
+// FAKE_NO_DEVICE=1 as a machine without a GPU
+CUresult CUDAAPI cuInit(unsigned int) {
+    return std::getenv("FAKE_CUINIT_FAIL") != nullptr ? CUDA_ERROR_NO_DEVICE : CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetCount(int *count) {
+    *count = std::getenv("FAKE_NO_DEVICE") != nullptr ? 0 : 1;
     return CUDA_SUCCESS;
 }
 

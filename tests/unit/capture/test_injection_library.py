@@ -146,3 +146,34 @@ def test_the_kernel_filter_and_no_data(fake_cuda, capture_library: Path, tmp_pat
     assert not any((out / "data").iterdir())
     kernel = load_spec(out / load_capture(out).specs_for("saxpy")[0].file).kernel("saxpy")
     assert [(a.init.kind, a.role) for a in kernel.args if a.is_pointer] == [("uniform", "in"), ("uniform", "inout")]
+
+
+def _cli(fake_cuda, capture_library: Path, tmp_path: Path, *args: str, extra: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LD_LIBRARY_PATH": str(fake_cuda.folder), "REGRAPHT_CAPTURE_LIBRARY": str(capture_library),
+           "REGRAPHT_CUPTI": str(fake_cuda.cupti), **(extra or {})}
+    env.pop("CUDA_INJECTION64_PATH", None)
+    return subprocess.run([sys.executable, "-m", "regrapht", "capture", *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_the_command_line_end_to_end(fake_cuda, capture_library: Path, tmp_path: Path) -> None:
+    done = _cli(fake_cuda, capture_library, tmp_path, "--data", "--launches", "1", "--",
+                str(fake_cuda.program), extra={"FAKE_PROGRAM_EXIT": "3"})
+    assert done.returncode == 3  # the program's exit code
+    assert done.stdout == "program output\n"  # the program's stdout, and only it
+    assert "regrapht capture: 4 launches of 4 kernel(s) recorded from" in done.stderr
+    out = tmp_path / ".regrapht" / "captures" / "fake_program"  # the default --out
+    manifest = load_capture(out)
+    assert manifest.exit_code == 3 and [len(s.launches) for s in manifest.specs_for("saxpy")] == [1]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ({"FAKE_NO_DEVICE": "1"}, "regrapht capture: error: no CUDA device is present"),
+    ({"FAKE_CUINIT_FAIL": "1"}, "regrapht capture: error: the CUDA driver does not start (cuInit: CUDA_ERROR_FAKE)"),
+])
+def test_no_usable_gpu_is_said_before_the_program_runs(fake_cuda, capture_library: Path, tmp_path: Path,
+                                                       extra: dict[str, str], message: str) -> None:
+    done = _cli(fake_cuda, capture_library, tmp_path, "--", str(fake_cuda.program), extra=extra)
+    assert done.returncode == 1 and done.stdout == ""  # the program did not run
+    assert done.stderr.strip().splitlines()[-1].startswith(message), done.stderr
