@@ -9,8 +9,8 @@
 // parameter buffer (offsets and sizes from cuFuncGetParamInfo / cuKernelGetParamInfo, or from the
 // demangled signature on the legacy runtime path), and for each 8-byte parameter that points into
 // device memory the allocation (cuMemGetAddressRange) and the offset. With data on, each such
-// allocation is copied to DIR/data/ before the launch and again after it (the device synchronised
-// both times), up to a size cap, and the changed byte range is recorded.
+// allocation is copied to DIR/data/ before the launch and again after it (the launch's stream
+// synchronised both times), up to a size cap, and the changed byte range is recorded.
 //
 // Nothing in the program is changed: the library only reads. CUPTI itself and the driver entry
 // points are resolved at run time (dlopen/dlsym), so a missing or incompatible libcupti is written
@@ -69,6 +69,7 @@ struct Driver {
     decltype(&cuFuncGetName) funcGetName = nullptr;
     decltype(&cuKernelGetName) kernelGetName = nullptr;
     decltype(&cuCtxSynchronize) ctxSynchronize = nullptr;
+    decltype(&cuStreamSynchronize) streamSynchronize = nullptr;
     decltype(&cuCtxGetDevice) ctxGetDevice = nullptr;
     decltype(&cuCtxGetCurrent) ctxGetCurrent = nullptr;
     decltype(&cuCtxPushCurrent) ctxPushCurrent = nullptr;
@@ -125,6 +126,7 @@ struct Pending {
     unsigned block[3] = {1, 1, 1};
     unsigned long long shared = 0;
     unsigned long long stream = 0;
+    CUstream stream_handle = nullptr;  // what the launch runs on (the per-thread stream for a _ptsz null)
     int device = -1;
     bool capturing = false;
     std::string param_info;  // "driver", "kernel", "signature", "none"
@@ -407,14 +409,24 @@ std::string snapshot_name(long id, size_t k, const char *when) {
     return buf;
 }
 
+// Waits for the launch's stream: what the kernel depends on is ordered before it there, and the
+// kernel itself before what follows. Other streams run on (a whole-context synchronisation
+// would also break another stream's graph capture).
+CUresult synchronize(State &s, const Pending &p) {
+    if (s.driver.streamSynchronize != nullptr) {
+        return s.driver.streamSynchronize(p.stream_handle);
+    }
+    return s.driver.ctxSynchronize();
+}
+
 void take_before(State &s, Pending &p) {
     if (p.capturing) {
         p.notes.push_back("the stream is being captured into a CUDA graph: the launch does not run now, no data");
         return;
     }
-    CUresult sync = s.driver.ctxSynchronize();
+    CUresult sync = synchronize(s, p);
     if (sync != CUDA_SUCCESS) {
-        p.notes.push_back("cuCtxSynchronize before the launch failed (" + cu_error(s, sync) + "): no data");
+        p.notes.push_back("synchronizing the stream before the launch failed (" + cu_error(s, sync) + "): no data");
         return;
     }
     for (size_t k = 0; k < p.snapshots.size(); ++k) {
@@ -454,7 +466,7 @@ void take_after(State &s, Pending &p) {
     if (!any) {
         return;
     }
-    CUresult sync = s.driver.ctxSynchronize();
+    CUresult sync = synchronize(s, p);
     if (sync != CUDA_SUCCESS) {
         p.error = "the launch failed: " + cu_error(s, sync);
         return;
@@ -669,6 +681,10 @@ void on_enter(State &s, const Launch &l, const CUpti_CallbackData *info) {
     std::memcpy(p->block, l.block, sizeof p->block);
     p->shared = l.shared;
     p->stream = reinterpret_cast<unsigned long long>(l.stream);
+    p->stream_handle = l.stream;
+    if (l.stream == nullptr && l.api.size() > 5 && l.api.compare(l.api.size() - 5, 5, "_ptsz") == 0) {
+        p->stream_handle = CU_STREAM_PER_THREAD;  // a null stream of a per-thread-stream entry point
+    }
     CUdevice device = -1;
     if (s.driver.ctxGetDevice != nullptr && s.driver.ctxGetDevice(&device) == CUDA_SUCCESS) {
         p->device = device;
@@ -848,6 +864,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     load(cuda, d.funcGetName, RG_XSTR(cuFuncGetName));
     load(cuda, d.kernelGetName, RG_XSTR(cuKernelGetName));
     load(cuda, d.ctxSynchronize, RG_XSTR(cuCtxSynchronize));
+    load(cuda, d.streamSynchronize, RG_XSTR(cuStreamSynchronize));
     load(cuda, d.ctxGetDevice, RG_XSTR(cuCtxGetDevice));
     load(cuda, d.ctxGetCurrent, RG_XSTR(cuCtxGetCurrent));
     load(cuda, d.ctxPushCurrent, RG_XSTR(cuCtxPushCurrent));
