@@ -177,3 +177,15 @@ def test_no_usable_gpu_is_said_before_the_program_runs(fake_cuda, capture_librar
     done = _cli(fake_cuda, capture_library, tmp_path, "--", str(fake_cuda.program), extra=extra)
     assert done.returncode == 1 and done.stdout == ""  # the program did not run
     assert done.stderr.strip().splitlines()[-1].startswith(message), done.stderr
+
+
+def test_a_cupti_that_cannot_load_is_a_clear_error(fake_cuda, capture_library: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "libcupti.so"
+    broken.write_bytes(b"not a shared object")
+    outcome = _capture(fake_cuda, capture_library, tmp_path / "cap", extra={"REGRAPHT_CUPTI": str(broken)})
+    assert outcome.program_code == 0 and outcome.exit_code == 1
+    assert outcome.error is not None and outcome.error.startswith("CUPTI could not capture: cannot load CUPTI: ")
+    assert str(broken) in outcome.error
+    missing = _capture(fake_cuda, capture_library, tmp_path / "cap2", extra={"REGRAPHT_CUPTI": str(tmp_path / "no.so")})
+    assert missing.program_code is None and missing.exit_code == 1  # found missing before the program runs
+    assert missing.error is not None and missing.error.startswith("libcupti.so not found")
