@@ -78,6 +78,7 @@ export async function captureKernelLaunches(server: ServerManager): Promise<void
     const task = new vscode.Task({ type: CAPTURE_TASK_TYPE, command }, folder, `capture ${command}`, 'ReGraphT',
         new vscode.ProcessExecution(run.command, run.args, { cwd: folder.uri.fsPath }));
     task.presentationOptions = { reveal: vscode.TaskRevealKind.Always, clear: true };
+    const started = Date.now();
     const exitCode = await vscode.window.withProgress({
         location: vscode.ProgressLocation.Notification, cancellable: true,
         title: `ReGraphT: capturing the kernel launches of ${command}`,
@@ -89,7 +90,10 @@ export async function captureKernelLaunches(server: ServerManager): Promise<void
     const manifestPath = path.join(out, 'capture.json');
     let manifest: unknown;
     try {
-        manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
+        // an earlier capture's manifest is not this one's (a capture that could not start writes none)
+        if (fs.statSync(manifestPath).mtimeMs >= started - 1000) {
+            manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
+        }
     } catch (error) {
         log.warn(`cannot read ${manifestPath}: ${error instanceof Error ? error.message : String(error)}`);
     }
