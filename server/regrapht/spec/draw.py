@@ -21,6 +21,8 @@ class NpyError(ValueError):
 
 def npy_layout(path: Path) -> tuple[np.dtype, int]:
     """The dtype and element count of a .npy file, from its header alone."""
+    if path.exists() and not path.is_file():  # a FIFO or a device would block or never end
+        raise NpyError(f"{path} is not a regular file")
     try:
         with path.open("rb") as handle:
             version = np.lib.format.read_magic(handle)

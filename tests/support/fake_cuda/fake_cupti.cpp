@@ -10,6 +10,7 @@ namespace {
 CUpti_CallbackFunc g_callback = nullptr;
 void *g_userdata = nullptr;
 int g_enabled = 0;
+int g_result = 0;  // what the next calls "return" (CUresult or cudaError_t: both int-sized)
 }  // namespace
 
 extern "C" {
@@ -35,6 +36,8 @@ CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char **text)
 
 int fake_cupti_enabled(void) { return g_enabled; }
 
+void fake_cupti_set_result(int result) { g_result = result; }
+
 void fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
                      const char *symbol, const void *params, uint64_t *correlation) {
     if (g_callback == nullptr) return;
@@ -46,6 +49,7 @@ void fake_cupti_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_A
     data.symbolName = symbol;
     data.context = reinterpret_cast<CUcontext>(1);
     data.correlationData = correlation;
+    data.functionReturnValue = &g_result;
     g_callback(g_userdata, domain, cbid, &data);
 }
 }

@@ -5,7 +5,7 @@
 //   scale<float, 4>(float*, int)              __cudaLaunchKernel with a nested cuLaunchKernel, twice
 //                                             (the second time without parameters: the driver's records)
 //   add(const int*, const int*, int*, int)    the legacy cudaLaunchKernel path (layout from the name)
-//   move(Params, float*)                      a struct by value (no spec can express it)
+//   move(Params, float*)                      a struct by value (no spec can express it); the call fails
 // FAKE_PROGRAM_CRASH=1 aborts inside the first saxpy launch; it prints "program output" on stdout
 // and exits with FAKE_PROGRAM_EXIT (default 0).
 #include <cuda.h>
@@ -25,6 +25,7 @@ struct FakeFunction {
 };
 
 extern "C" void fake_register(void *base, size_t size);
+extern "C" void fake_cupti_set_result(int result);
 extern "C" void fake_cupti_call(CUpti_CallbackDomain, CUpti_CallbackId, CUpti_ApiCallbackSite, const char *,
                                 const void *, uint64_t *);
 
@@ -155,7 +156,9 @@ int main() {
     FakeFunction move = {"_Z4move6ParamsPf", 2, move_offsets, move_sizes};
     Params params = {1.0f, 2.0f, 3.0f, 4.0f};
     void *move_args[] = {&params, &px};
+    fake_cupti_set_result(CUDA_ERROR_INVALID_VALUE);  // this launch call fails: its kernel never runs
     driver_launch(&move, 1, 32, move_args, nothing);
+    fake_cupti_set_result(CUDA_SUCCESS);
 
     const char *code = std::getenv("FAKE_PROGRAM_EXIT");
     return code != nullptr ? std::atoi(code) : 0;

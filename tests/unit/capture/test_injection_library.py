@@ -74,6 +74,8 @@ def test_a_capture_through_the_fake_driver(fake_cuda, capture_library: Path, tmp
         ("_Z3addPKiS0_Pii", "cudaLaunchKernel"), ("_Z4move6ParamsPf", "cuLaunchKernel")]
     assert recorded.seen == {"_Z5saxpyifPKfPf": 5, "_Z5scaleIfLi4EEvPT_i": 2, "_Z3addPKiS0_Pii": 1,
                              "_Z4move6ParamsPf": 1}
+    move = recorded.launches[-1]
+    assert move.error == "the launch call returned error 1 (CUDA_ERROR_FAKE)" and move.allocations[0].after is None
     first = recorded.launches[0]
     assert first.grid == (4, 1, 1) and first.block == (256, 1, 1) and first.param_info == "driver"
     assert [(p.offset, p.size) for p in first.params] == [(0, 4), (4, 4), (8, 8), (16, 8)]

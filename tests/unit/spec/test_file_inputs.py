@@ -108,3 +108,13 @@ def test_file_init_parses_alone() -> None:
     assert parse_init_spec('file("a b/c.npy")').path == "a b/c.npy"
     with pytest.raises(InputError, match="file\\(path.npy\\)"):
         parse_init_spec("fil(a.npy)")
+
+
+def test_a_file_input_that_is_not_a_regular_file_is_refused(spec_path: Path) -> None:
+    import os
+
+    fifo = spec_path.parent / "data" / "fifo.npy"
+    os.mkfifo(fifo)  # opening it would wait for a writer forever
+    spec_path.write_text(SPEC.replace("file(data/x.npy)", "file(data/fifo.npy)"))
+    with pytest.raises(InputError, match="is not a regular file"):
+        load_spec(spec_path)

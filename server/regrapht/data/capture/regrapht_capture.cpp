@@ -719,11 +719,19 @@ void on_enter(State &s, const Launch &l, const CUpti_CallbackData *info) {
     *info->correlationData = reinterpret_cast<uint64_t>(p);
 }
 
-void on_exit(State &s, const CUpti_CallbackData *info) {
+void on_exit(State &s, CUpti_CallbackDomain domain, const CUpti_CallbackData *info) {
     auto *p = reinterpret_cast<Pending *>(*info->correlationData);
     *info->correlationData = 0;
     std::lock_guard<std::mutex> lock(s.mutex);
-    if (s.config.data && !p->capturing) {
+    int returned = 0;  // the launch call's own result: an error means the kernel never ran
+    if (info->functionReturnValue != nullptr) {
+        returned = domain == CUPTI_CB_DOMAIN_DRIVER_API ? static_cast<int>(*static_cast<CUresult *>(info->functionReturnValue))
+                                                        : static_cast<int>(*static_cast<cudaError_t *>(info->functionReturnValue));
+    }
+    if (returned != 0) {
+        p->error = std::string("the launch call returned error ") + std::to_string(returned) +
+                   (domain == CUPTI_CB_DOMAIN_DRIVER_API ? " (" + cu_error(s, static_cast<CUresult>(returned)) + ")" : "");
+    } else if (s.config.data && !p->capturing) {
         take_after(s, *p);
     }
     emit(s, *p, "exit");
@@ -792,7 +800,7 @@ void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain, CUpti_Callba
         return;
     }
     ContextGuard guard(*s, info->context);
-    on_exit(*s, info);
+    on_exit(*s, domain, info);
 }
 
 void write_counts() {
