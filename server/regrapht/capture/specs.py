@@ -218,7 +218,7 @@ class SpecWriter:
                 if value is not None and ctype.base != "bool":
                     scalars[scalar] = int(value)
         args: list[list[tuple[str, object]]] = []
-        counts: dict[str, int] = {}  # pointer -> element count
+        counts: dict[str, int] = {}  # pointer -> element count (an output's: the extent written)
         seen_allocations: dict[int, str] = {}
         data_used = False
         for i, (ctype, param) in enumerate(zip(typed.params, launch.params, strict=True)):
@@ -275,6 +275,10 @@ class SpecWriter:
                 lines.append(f"# {names[i]} is const but its bytes changed during the launch (another pointer wrote "
                              "them?): kept as in")
             if written and not ctype.const:
+                assert allocation.written is not None
+                first = max(allocation.written.first - param.alloc_offset, 0) // itemsize
+                last = min(allocation.written.last - param.alloc_offset, nbytes - 1) // itemsize
+                counts[names[i]] = last - first + 1  # a reduction's output: the elements it wrote
                 after = self._slice(allocation.after, param.alloc_offset, count, ctype.info.dtype)
                 if after is None:
                     return skip(f"the snapshot of {names[i]}'s allocation after the launch is missing or short")
