@@ -6,9 +6,10 @@ spells it), the exact grid, block, dynamic shared memory and scalar values, each
 from its allocation (elements from the pointer to the allocation's end), its role from the
 observed write set (never written: `in`; written: `inout`), and with data the inputs as
 `file(captures/....npy)` and the outputs as `expect = "file(...)"`, sliced from the allocation
-snapshots. A kernel whose parameters the format cannot express (a struct by value, an
-`extern "C"` kernel whose name carries no types) is skipped with the reason; its parameter bytes
-stay in launches.jsonl. Every written spec is read back with the spec parser before it counts.
+snapshots; a struct passed by value as its bytes (`type = "struct NAME"`, `bytes`, `align`). A
+kernel whose parameters the format cannot express (a pointer to a struct, an `extern "C"` kernel
+whose name carries no types) is skipped with the reason; its parameter bytes stay in
+launches.jsonl. Every written spec is read back with the spec parser before it counts.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ import numpy as np
 from regrapht.capture.manifest import Allocation, Launch, SpecEntry
 from regrapht.capture.sources import SourceIndex
 from regrapht.errors import InputError
-from regrapht.spec.ctypes_ import CType
+from regrapht.spec.ctypes_ import CType, parse_ctype, struct_type
 from regrapht.spec.model import load_spec
-from regrapht.validate.mangle import normalise_signature
+from regrapht.validate.mangle import normalise_signature, split_top
 
 SPECS = "specs"
 CAPTURES = "captures"  # beside the specs: the .npy data their file() inputs name
@@ -67,12 +68,56 @@ def typed_signature(launch: Launch) -> Typed | str:
                 "so no spec can be written (the parameter bytes are in launches.jsonl)")
     head = re.match(r"\s*(?:void\s+)?([A-Za-z_][\w:]*)\s*(<.*>)?\s*\(", demangled)
     parsed = normalise_signature(demangled)
-    if head is None or parsed is None:
+    params = parsed[2] if parsed is not None else _with_structs(launch) if head and not head.group(2) else None
+    if head is None or params is None:
         params_text = demangled[demangled.find("(") + 1: demangled.rfind(")")]
-        return (f"parameters ({params_text}) include a type the spec format cannot express (a struct or "
-                "class by value, a pointer to one, a pointer to pointer): recorded as bytes in launches.jsonl only")
+        return (f"parameters ({params_text}) include a type the spec format cannot express (a pointer to a "
+                "struct, a pointer to pointer, a reference, a struct in a template kernel): recorded as bytes "
+                "in launches.jsonl only")
     name = head.group(1) + (head.group(2) or "")
-    return Typed(re.sub(r"\s+", " ", name).strip(), parsed[2])
+    return Typed(re.sub(r"\s+", " ", name).strip(), params)
+
+
+def _with_structs(launch: Launch) -> tuple[CType, ...] | None:
+    """The parameter types of a non-template kernel whose signature names a struct passed by value
+    (`step(Params, float*)`): the struct as its bytes, sized by the driver's layout; None when a
+    type is neither a spec type nor a plain class name."""
+    inner = launch.demangled[launch.demangled.find("(") + 1: launch.demangled.rfind(")")].strip()
+    parts = split_top(inner) if inner and inner != "void" else []
+    if len(parts) != len(launch.params):
+        return None
+    types: list[CType] = []
+    for part, param in zip(parts, launch.params, strict=True):
+        try:
+            types.append(parse_ctype(part))
+            continue
+        except InputError:
+            pass
+        struct = struct_type(f"struct {part}", param.size)
+        if struct is None or param.size <= 0:
+            return None
+        types.append(struct)
+    return tuple(types)
+
+
+def struct_alignments(typed: Typed, launch: Launch) -> dict[int, int] | None:
+    """Per struct parameter, an alignment that puts it where the driver's layout has it when the
+    parameters are laid out in order (scalars and pointers at multiples of their size); None when no
+    choice reproduces the captured offsets."""
+    aligns: dict[int, int] = {}
+    end = 0
+    for i, (ctype, param) in enumerate(zip(typed.params, launch.params, strict=True)):
+        size = param.size
+        if ctype.is_struct:
+            align = next((a for a in (16, 8, 4, 2, 1) if param.offset % a == 0 and -(-end // a) * a == param.offset),
+                         None)
+            if align is None:
+                return None
+            aligns[i] = align
+        elif -(-end // size) * size != param.offset:
+            return None
+        end = param.offset + size
+    return aligns
 
 
 def file_stem(name: str) -> str:
@@ -213,7 +258,7 @@ class SpecWriter:
             lines.append("# Parameters are named by position: no source under the program's folder declares "
                          "this kernel (`optimize --capture` renames them after the file it optimizes).")
         for ctype, param, scalar in zip(typed.params, launch.params, names, strict=True):
-            if not ctype.pointer and ctype.info.integer and param.size == np.dtype(ctype.info.dtype).itemsize:
+            if not ctype.pointer and not ctype.is_struct and ctype.info.integer and param.size == np.dtype(ctype.info.dtype).itemsize:
                 value = _scalar_value(param.data, ctype)  # every scalar, so a count may name a later one
                 if value is not None and ctype.base != "bool":
                     scalars[scalar] = int(value)
@@ -221,8 +266,16 @@ class SpecWriter:
         counts: dict[str, int] = {}  # pointer -> element count (an output's: the extent written)
         seen_allocations: dict[int, str] = {}
         data_used = False
+        aligns = struct_alignments(typed, launch) if any(c.is_struct for c in typed.params) else {}
+        if aligns is None:
+            return skip("the driver's parameter layout cannot be reproduced by laying the parameters out in order")
         for i, (ctype, param) in enumerate(zip(typed.params, launch.params, strict=True)):
             arg: list[tuple[str, object]] = [("name", names[i]), ("type", ctype.spelled())]
+            if ctype.is_struct:  # passed by value: its bytes as the program passed them
+                arg = [("name", names[i]), ("type", f"struct {ctype.base}"), ("bytes", param.data.hex()),
+                       ("align", aligns[i])]
+                args.append(arg)
+                continue
             if not ctype.pointer:
                 if param.size != np.dtype(ctype.info.dtype).itemsize:
                     return skip(f"parameter {i} is {ctype.spelled()} but {param.size} bytes were passed")

@@ -7,7 +7,7 @@ and a candidate's own launch configuration) into plain numbers, and choosing the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +53,7 @@ class ResolvedKernel:
     rtol: float
     atol: float
     flops: float | None = None
+    structs: dict[str, tuple[bytes, int]] = field(default_factory=dict)  # struct args: (bytes, alignment)
 
     @property
     def bytes_moved(self) -> int:
@@ -75,6 +76,8 @@ class ResolvedKernel:
             "buffers": [_buffer_wire(b) for b in self.buffers],
             "grid": list(self.grid), "block": list(self.block), "shared_bytes": self.shared_bytes,
             "rtol": self.rtol, "atol": self.atol,
+            # only then: the wire (and the workspace's hash) of a kernel without structs is unchanged
+            **({"structs": {k: [v.hex(), a] for k, (v, a) in self.structs.items()}} if self.structs else {}),
         }
 
 
@@ -156,7 +159,7 @@ def resolve(
     scalars: dict[str, Number] = {}
     dtypes: dict[str, str] = {}
     for i, arg in enumerate(kernel.args):
-        if arg.is_pointer:
+        if not arg.is_scalar:
             continue
         key = kernel.key(f".arg[{i}].value")
         if overrides and arg.name in overrides:
@@ -210,7 +213,8 @@ def resolve(
                              key=f"{block_key}[{i}]")
     return ResolvedKernel(
         name=kernel.name, scalars=scalars,
-        args=tuple((a.name, "buffer" if a.is_pointer else "scalar") for a in kernel.args),
+        args=tuple((a.name, "buffer" if a.is_pointer else "bytes" if a.is_struct else "scalar") for a in kernel.args),
+        structs={a.name: (a.raw, a.align) for a in kernel.args if a.is_struct and a.raw is not None},
         scalar_dtypes=dtypes, buffers=tuple(buffers), grid=grid, block=block, shared_bytes=shared,
         rtol=kernel.rtol, atol=kernel.atol,
         flops=None if kernel.flops is None else float(
@@ -240,7 +244,7 @@ def size_scalar(kernel: KernelSpec) -> str | None:
         if arg.is_pointer:
             mentioned += sorted(names_in(arg.count if arg.count is not None else ""))
     for arg in kernel.args:
-        if not arg.is_pointer and arg.ctype.info.integer and arg.ctype.base != "bool" and arg.name in mentioned:
+        if arg.is_scalar and arg.ctype.info.integer and arg.ctype.base != "bool" and arg.name in mentioned:
             return arg.name
     return None
 

@@ -251,9 +251,13 @@ class Working:
         for name, kind in kernel["args"]:
             if kind == "buffer":
                 values.append(np.uintp(self.ptrs[name]))
+            elif kind == "bytes":
+                values.append(None)  # a struct: packed below
             else:
                 values.append(np.dtype(kernel["scalar_dtypes"][name]).type(kernel["scalars"][name]))
-        return values
+        if not kernel.get("structs"):
+            return values
+        return [packed_parameters(kernel, values)]
 
     def read_element(self, pointer: int, index: int, dtype: str) -> np.ndarray:
         out = np.empty(1, dtype=np.dtype(dtype))
@@ -265,6 +269,23 @@ class Working:
             alloc.free()
         self.allocs.clear()
         self.results.free()
+
+
+def packed_parameters(kernel: dict[str, Any], values: list[Any]) -> np.void:
+    """The whole parameter buffer of a kernel with a struct passed by value, laid out as the compiler
+    does (each parameter at the next multiple of its alignment: a scalar's or pointer's size, a
+    struct's `align`), as one value: pycuda packs a np.void as its bytes, without padding."""
+    buffer = bytearray()
+    for (name, kind), value in zip(kernel["args"], values, strict=True):
+        if kind == "bytes":
+            hexed, align = kernel["structs"][name]
+            data = bytes.fromhex(str(hexed))
+        else:
+            data = value.tobytes()
+            align = len(data)
+        buffer += b"\0" * (-len(buffer) % int(align))
+        buffer += data
+    return np.void(bytes(buffer))
 
 
 @dataclass

@@ -89,7 +89,8 @@ def test_a_capture_through_the_fake_driver(fake_cuda, capture_library: Path, tmp
     manifest = load_capture(out)
     assert manifest.exit_code == 0 and manifest.program == str(fake_cuda.program)
     assert sorted(s.kernel for s in manifest.specs) == ["add", "saxpy", "scale<float, 4>"]
-    assert any("move" in str(s["kernel"]) and "struct" in str(s["reason"]) for s in manifest.skipped)
+    # move(Params, float*) is a struct by value, but its launch call failed: no spec from it
+    assert any(str(s["kernel"]) == "move" and "returned error 1" in str(s["reason"]) for s in manifest.skipped)
     saxpy = manifest.specs_for("saxpy")[0]
     assert saxpy.launches == (1, 2, 3) and saxpy.data
     kernel = load_spec(out / saxpy.file).kernel("saxpy")

@@ -125,3 +125,70 @@ def test_a_candidate_is_also_held_to_the_capture(cuda: FakeCuda, spec: Path) -> 
     assert reply["status"] == "wrong", reply
     assert reply["reason"].startswith("differs from the captured output: y["), reply
     assert "wrote outside" not in reply["reason"]
+
+
+STRUCT_SPEC = """[[kernel]]
+name = "shift"
+grid = [4]
+block = [256]
+
+[[kernel.arg]]
+name = "tag"
+type = "char"
+value = "7"
+
+[[kernel.arg]]
+name = "params"
+type = "struct Affine"
+bytes = "0000004000008040000000000000000000000000"
+align = 16
+
+[[kernel.arg]]
+name = "y"
+type = "float*"
+count = "n"
+init = "ones"
+role = "inout"
+
+[[kernel.arg]]
+name = "n"
+type = "int"
+value = "1000"
+"""
+
+
+def affine(cuda: FakeCuda, args: list[Any], _state: dict[str, int]) -> None:
+    """shift(char tag, Affine params, float *y, int n) with Affine {float a, b; ...} (20 bytes, align 16)
+    reads its one packed parameter buffer: tag at 0, params at 16, y at 40, n at 48."""
+    (packed,) = args
+    raw = bytes(packed)
+    assert raw[0] == 7 and len(raw) == 52
+    a, b = np.frombuffer(raw[16:24], np.float32)
+    y_ptr = int(np.frombuffer(raw[40:48], np.uint64)[0])
+    n = int(np.frombuffer(raw[48:52], np.int32)[0])
+    y = cuda.array(y_ptr, n, np.float32)
+    y[:] = a * y + b
+
+
+def test_a_struct_passed_by_value_is_its_bytes_in_the_parameter_buffer(tmp_path: Path) -> None:
+    path = tmp_path / "s.regrapht.toml"
+    path.write_text(STRUCT_SPEC)
+    kernel = resolve(load_spec(path).kernel("shift"))
+    wire = kernel.to_wire()
+    assert wire["args"] == [["tag", "scalar"], ["params", "bytes"], ["y", "buffer"], ["n", "scalar"]]
+    assert wire["structs"] == {"params": ["0000004000008040000000000000000000000000", 16]}
+    fake = FakeCuda()
+    fake.modules[b"original"] = {"shift": affine}
+    fake.modules[b"good"] = {"*": affine}
+    dev = fake_device(fake)
+    request = {"op": "check", "workspace": {"id": "struct", "original": {"cubin": b"original", "entry": "shift"},
+                                            "checker_cubin": b"checker",
+                                            "inputs": [{"key": "s", "kernel": wire, "seed": 1}]},
+               "candidate": {"cubin": b"good", "entry": "shift"},
+               "trials": [{"input": "s", "candidate": wire, "label": "s", "candidate_runs": 1}]}
+    request = msgpack.unpackb(msgpack.packb(request, use_bin_type=True), raw=False)
+    reply = reply_to_wire(gpu_worker.handle(dev, "", request_from_wire(request)))
+    assert reply["status"] == "ok", reply
+    workspace = next(iter(dev.workspaces.values()))
+    working = next(iter(workspace.working.values()))
+    assert np.all(fake.array(working.ptrs["y"], 1000, np.float32) == 2 * 1 + 4)  # y = 2 y + 4 with y = 1
