@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ROOT / "tests" / "data" / "capture" / "programs"
 # program -> (arguments, the kernels it launches as specs name them, kernels to optimize in order)
 CASES: dict[str, tuple[list[str], set[str], list[str]]] = {
-    "image_pipeline": ([], {"to_gray", "blur3x3", "transpose_image", "threshold"},
+    "image_pipeline": ([], {"to_gray", "blur3x3", "levels", "transpose_image", "threshold"},
                        ["transpose_image", "blur3x3", "to_gray"]),
     "iterative_solver": ([], {"jacobi_step", "relax", "residual", "reduce_sum"},
                          ["reduce_sum", "jacobi_step", "relax"]),
@@ -125,6 +125,10 @@ def test_every_launched_kernel_gets_a_spec(captures: dict[str, Capture], program
         assert launch.complete and launch.error is None, launch
         assert launch.param_info in ("driver", "kernel", "signature")
         assert all(a.before is not None for a in launch.allocations), [a.note for a in launch.allocations]
+    if program == "image_pipeline":  # levels(float*, int, Levels): the struct by value as its bytes
+        spec = load_spec(capture.directory / capture.specs_for("levels")[0].file).kernel("levels")
+        adjust = spec.args[2]
+        assert adjust.is_struct and adjust.raw == np.float32([8.0, 1.25]).tobytes() and adjust.align == 4
     if program == "iterative_solver":  # the three launch paths, each seen by CUPTI
         apis = {launch.demangled.split("(")[0]: launch.api for launch in recorded.launches}
         assert apis["relax"].startswith("cuLaunchKernel")

@@ -112,3 +112,19 @@ def test_bench_compiles_the_kernel_with_the_captures_spec(tmp_path: Path) -> Non
     named = (capture / "specs" / "blur_float_3.named.regrapht.toml").read_text()
     assert 'name = "width"' in named and 'count = "width * height"' in named
     assert "file(captures/L000001-p0.npy)" in named  # data paths are not renamed
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc on PATH")
+def test_a_kernel_with_a_struct_by_value_is_found_by_its_mangled_name(tmp_path: Path) -> None:
+    """levels(float*, int, Levels) of the image pipeline, with the spec capture writes for it."""
+    (tmp_path / "levels.regrapht.toml").write_text(
+        '[[kernel]]\nname = "levels"\ngrid = [65536]\nblock = [256]\n\n'
+        '[[kernel.arg]]\nname = "image"\ntype = "float*"\ncount = "n"\ninit = "uniform(0, 255)"\nrole = "inout"\n\n'
+        '[[kernel.arg]]\nname = "n"\ntype = "int"\nvalue = "16777216"\n\n'
+        '[[kernel.arg]]\nname = "adjust"\ntype = "struct Levels"\nbytes = "000000410000a03f"\nalign = 4\n')
+    source = ROOT / "tests" / "data" / "capture" / "programs" / "image_pipeline" / "image_pipeline.cu"
+    done = regrapht(tmp_path, "bench", str(source), "--kernel", "levels", "--spec", "levels.regrapht.toml",
+                    "--no-run", "--json")
+    assert done.returncode == 0, done.stderr
+    assert '"kernel": "levels"' in done.stdout

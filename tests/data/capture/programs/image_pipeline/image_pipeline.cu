@@ -1,5 +1,6 @@
-// An image pipeline: RGB planes -> gray -> 3x3 box blur -> transpose -> threshold mask.
-// Four kernels launched with <<<>>> on one 4096 x 4096 frame; prints the mask's pixel count.
+// An image pipeline: RGB planes -> gray -> 3x3 box blur -> levels (a struct passed by value) ->
+// transpose -> threshold mask. Five kernels launched with <<<>>> on one 4096 x 4096 frame; prints
+// the mask's pixel count.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -42,6 +43,19 @@ __global__ void blur3x3(const float *src, float *dst, int width, int height)
         }
     }
     dst[y * width + x] = sum / count;
+}
+
+struct Levels {
+    float black;  // subtracted first
+    float gain;   // then multiplied
+};
+
+__global__ void levels(float *image, int n, Levels adjust)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        image[i] = (image[i] - adjust.black) * adjust.gain;
+    }
 }
 
 // Rotates the frame for the column pass: one thread per pixel, reads along rows, writes along columns.
@@ -88,6 +102,7 @@ int main(int argc, char **argv)
 
     to_gray<<<(n + 255) / 256, 256>>>(r, g, b, gray, n);
     blur3x3<<<dim3((width + 15) / 16, (height + 15) / 16), dim3(16, 16)>>>(gray, blurred, width, height);
+    levels<<<(n + 255) / 256, 256>>>(blurred, n, Levels{8.0f, 1.25f});
     transpose_image<<<dim3((width + 31) / 32, (height + 31) / 32), dim3(32, 32)>>>(rotated, blurred, height, width);
     threshold<<<(n + 255) / 256, 256>>>(rotated, mask, n, 127.5f);
     CHECK(cudaGetLastError());
