@@ -808,7 +808,11 @@ void write_counts() {
     if (s == nullptr) {
         return;
     }
-    std::lock_guard<std::mutex> lock(s->mutex);
+    // another thread may be inside a launch callback as the program exits: never wait for it
+    std::unique_lock<std::mutex> lock(s->mutex, std::try_to_lock);
+    if (!lock.owns_lock()) {
+        return;
+    }
     std::string text = "{\"seen\": {";
     bool first = true;
     for (const auto &entry : s->seen) {
