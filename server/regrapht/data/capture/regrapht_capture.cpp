@@ -690,7 +690,7 @@ void on_enter(State &s, const Launch &l, const CUpti_CallbackData *info) {
         p->device = device;
     }
     CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (s.driver.streamIsCapturing != nullptr && s.driver.streamIsCapturing(l.stream, &capture) == CUDA_SUCCESS) {
+    if (s.driver.streamIsCapturing != nullptr && s.driver.streamIsCapturing(p->stream_handle, &capture) == CUDA_SUCCESS) {
         p->capturing = capture != CU_STREAM_CAPTURE_STATUS_NONE;
     }
     if (l.function != nullptr && s.driver.funcGetParamInfo != nullptr) {
