@@ -39,7 +39,7 @@ from regrapht.errors import InputError
 DEFAULT_LAUNCHES = 3
 DEFAULT_MAX_BYTES = 256 << 20
 DEFAULT_TOTAL_BYTES = 4 << 30
-OUR_FILES = (MANIFEST, LAUNCHES, STATUS, COUNTS)
+OUR_FILES = (MANIFEST, LAUNCHES, STATUS, COUNTS, "owner.pid")
 OUR_FOLDERS = ("data", SPECS)
 PRIVILEGES_HINT = ("the driver lets only administrators profile: run as root, or set the nvidia module option "
                    "NVreg_RestrictProfilingToAdminUsers=0 (NVIDIA's ERR_NVGPUCTRPERM page)")

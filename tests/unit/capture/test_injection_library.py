@@ -192,3 +192,16 @@ def test_a_cupti_that_cannot_load_is_a_clear_error(fake_cuda, capture_library: P
     missing = _capture(fake_cuda, capture_library, tmp_path / "cap2", extra={"REGRAPHT_CUPTI": str(tmp_path / "no.so")})
     assert missing.program_code is None and missing.exit_code == 1  # found missing before the program runs
     assert missing.error is not None and missing.error.startswith("libcupti.so not found")
+
+
+def test_a_second_cuda_process_records_nothing(fake_cuda, capture_library: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cap"
+    assert _capture(fake_cuda, capture_library, out, data=False).exit_code == 0
+    before = (out / "launches.jsonl").read_bytes()
+    # a CUDA program the captured one starts inherits the library: it finds the capture owned
+    env = {**os.environ, "LD_LIBRARY_PATH": str(fake_cuda.folder), "CUDA_INJECTION64_PATH": str(capture_library),
+           "REGRAPHT_CAPTURE_DIR": str(out), "REGRAPHT_CAPTURE_CUPTI": str(fake_cuda.cupti)}
+    done = subprocess.run([str(fake_cuda.program)], env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and done.stdout == "program output\n"
+    assert (out / "launches.jsonl").read_bytes() == before
+    assert (out / "owner.pid").read_text().strip().isdigit()

@@ -31,6 +31,7 @@
 
 #include <cxxabi.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -842,6 +843,18 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         std::fprintf(stderr, "regrapht capture: REGRAPHT_CAPTURE_DIR is not set; nothing is captured\n");
         return 1;
     }
+    // The first process of the program to initialise CUDA records; a CUDA program it starts (which
+    // inherits CUDA_INJECTION64_PATH) must not write into the same files.
+    std::string owner = std::string(dir) + "/owner.pid";
+    int claim = open(owner.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (claim < 0) {
+        return 1;
+    }
+    std::string pid = std::to_string(getpid()) + "\n";
+    if (write(claim, pid.data(), pid.size()) < 0) {
+        std::fprintf(stderr, "regrapht capture: cannot write %s\n", owner.c_str());
+    }
+    close(claim);
     auto *s = new State();
     s->config.dir = dir;
     const char *filter = std::getenv("REGRAPHT_CAPTURE_KERNEL");
