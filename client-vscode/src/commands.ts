@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest } from 'vscode-languageclient/node';
+import { captureKernelLaunches } from './capture';
 import { findKernels, kernelAtLine } from './core/kernels';
 import { log, showOutput } from './logging';
 import { LspProgress } from './progress';
@@ -142,5 +143,6 @@ export function registerCommands(context: vscode.ExtensionContext, server: Serve
         vscode.commands.registerCommand('regrapht.restartServer', () => server.restart('requested by the user')),
         vscode.commands.registerCommand('regrapht.selectModelFile', () => selectModelFile()),
         vscode.commands.registerCommand('regrapht.showOutput', () => showOutput(false)),
+        vscode.commands.registerCommand('regrapht.captureKernelLaunches', () => captureKernelLaunches(server)),
     );
 }

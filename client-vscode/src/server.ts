@@ -39,6 +39,8 @@ export class ServerManager implements vscode.Disposable {
     private crashTimer: NodeJS.Timeout | undefined;
     private stderrTail: string[] = [];
     private disposed = false;
+    /** The interpreter the running server uses (argv prefix); other commands run `regrapht` with it. */
+    pythonCommand: string[] | undefined;
 
     constructor(private readonly context: vscode.ExtensionContext, private readonly status: StatusItem) {}
 
@@ -82,6 +84,7 @@ export class ServerManager implements vscode.Disposable {
         this.status.setPhase('resolving');
         const folder = vscode.workspace.workspaceFolders?.[0];
         const python = await this.findServerPython(folder?.uri);
+        this.pythonCommand = python.command;
         const { command, args } = serverCommand(python.command);
         this.status.setInterpreter(`Python: ${python.command.join(' ')} (${python.source})`);
         this.status.setPhase('starting');

@@ -129,8 +129,10 @@ def kernel_card(
     *,
     long: bool = False,
     doc_link: Callable[[str], str] | None = None,
+    captures: Sequence[tuple[str, int, str]] = (),
 ) -> str:
-    """Markdown for one kernel. `long` adds parameters, techniques per finding and fixes."""
+    """Markdown for one kernel. `long` adds parameters, techniques per finding and fixes.
+    `captures`: (program, recorded launches, spec file) of each capture of the kernel."""
     blocks = [f"```cuda\n{kernel.signature}\n```"]
     if kernel.launch_bounds:
         blocks.append(f"`__launch_bounds__({', '.join(kernel.launch_bounds)})`")
@@ -172,7 +174,15 @@ def kernel_card(
             blocks.append("**Optimization path**: " + " → ".join(f"`{t}`" for t in facts.technique_path))
         for section in facts.sections:
             blocks.append(f"**{section.title}**\n{section.body}")
+    if captures:
+        blocks.append("**Captured launches**\n" + "\n".join(
+            f"- {capture_summary(program, launches)}: {_code(spec)}" for program, launches, spec in captures))
     return "\n\n".join(blocks) + "\n"
+
+
+def capture_summary(program: str, launches: int) -> str:
+    """"captured from `./app` (3 launches)": a capture of the kernel, on its card and CodeLens."""
+    return f"captured from {_code(program)} ({launches} launch{'es' if launches != 1 else ''})"
 
 
 def lens_title(findings: Sequence[Finding]) -> str:

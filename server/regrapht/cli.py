@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "optimize",
     "graph",
     "eval",
+    "capture",
 )
 
 

@@ -15,6 +15,7 @@ import asyncio
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from regrapht.app.messages import progress_message, progress_percentage
@@ -48,16 +49,17 @@ def model_config(settings: Settings) -> ModelConfig:
                        settings.model_context)
 
 
-def optimize_request(document: DocumentSnapshot, kernel: str) -> OptimizeRequest:
+def optimize_request(document: DocumentSnapshot, kernel: str, spec: Path | None = None) -> OptimizeRequest:
     """The editor's search of `kernel`: the snapshot's text, its settings' strategy, budget and
-    model; a spec beside the file or inferred; nothing is judged without a device."""
+    model; `spec` (a capture's, docs/capture.md), else a spec beside the file or inferred;
+    nothing is judged without a device."""
     settings = document.settings
     options = OptimizeOptions(model=model_config(settings), arch=settings.arch or None, infer_spec=True,
                               require_device=True,
                               compile=compile_setup(settings.compile_commands, settings.extra_compiler_args),
                               search=SearchOptions(allow_approximations=settings.allow_fast_math),
                               sanitize=settings.sanitize)
-    return OptimizeRequest(kernel, document.text, document.path, None, settings.search_strategy,
+    return OptimizeRequest(kernel, document.text, document.path, spec, settings.search_strategy,
                            settings.search_budget, 0, options)
 
 

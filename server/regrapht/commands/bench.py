@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from regrapht.commands.compiling import add_compile_arguments, flags_of
+from regrapht.commands.from_capture import add_capture_argument, spec_argument
 from regrapht.inputs import read_source
 from regrapht.spec.resolve import spec_launch
 from regrapht.validate.bench import bench, slow_kernel_message
@@ -36,6 +37,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--profile", action="store_true",
                         help="also profile one launch with Nsight Compute (ncu): throughput, occupancy, stalls, rules")
+    add_capture_argument(parser)
     add_compile_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -45,10 +47,11 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     err = err or sys.stderr
     env = dict(os.environ)
     cache_dir = default_cache_dir(env)
+    spec = spec_argument(args, Path(args.file))
     worker = None if args.no_run else start_worker(env)
     try:
         try:
-            evaluator = open_evaluator(Path(args.file), args.kernel, spec=Path(args.spec) if args.spec else None,
+            evaluator = open_evaluator(Path(args.file), args.kernel, spec=spec,
                                        arch=args.arch or None, env=env, cache_dir=cache_dir, worker=worker,
                                        flags=flags_of(args, Path(args.file), err))
         except OriginalCompileError as error:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from regrapht.commands.compiling import add_compile_arguments, flags_of
+from regrapht.commands.from_capture import add_capture_argument, spec_argument
 from regrapht.errors import InputError
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec, load_spec, spec_path_for
@@ -37,6 +38,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--block", nargs="+", help="the candidate's block expressions")
     parser.add_argument("--shared-bytes", help="the candidate's dynamic shared memory expression")
     parser.add_argument("--json", action="store_true")
+    add_capture_argument(parser)
     add_compile_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -74,9 +76,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     err = err or sys.stderr
     env = dict(os.environ)
     candidate_text = read_source(Path(args.candidate))
+    spec = spec_argument(args, Path(args.original))
     worker = start_worker(env)
     try:
-        evaluator = open_evaluator(Path(args.original), args.kernel, spec=Path(args.spec) if args.spec else None,
+        evaluator = open_evaluator(Path(args.original), args.kernel, spec=spec,
                                    arch=args.arch or None, env=env, cache_dir=default_cache_dir(env), worker=worker,
                                    flags=flags_of(args, Path(args.original), err))
         k = evaluator.kernel

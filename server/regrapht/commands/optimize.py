@@ -25,6 +25,7 @@ from regrapht.app.optimize import (
 )
 from regrapht.app.resources import GpuResources
 from regrapht.commands.compiling import add_compile_arguments, compile_setup_of, flags_of
+from regrapht.commands.from_capture import add_capture_argument, spec_argument
 from regrapht.inputs import read_source
 from regrapht.limits import DEFAULT_SEARCH_BUDGET, DEFAULT_SEARCH_STRATEGY, SEARCH_STRATEGIES
 from regrapht.model.locate import validate_model
@@ -57,6 +58,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--epsilon", type=float, default=SearchOptions.epsilon)
     parser.add_argument("--visit-penalty", type=float, default=SearchOptions.visit_penalty, help="lambda")
     parser.add_argument("--progress", action="store_true", help="progress lines on stderr")
+    add_capture_argument(parser)
     add_compile_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -80,7 +82,7 @@ def optimize_file(args: Any, resources: GpuResources) -> OptimizeResult:
         search=SearchOptions(step_cap=args.step_cap, epsilon=args.epsilon, visit_penalty=args.visit_penalty,
                              allow_approximations=not args.no_fast_math),
         compile=compile_setup_of(args), sanitize=not args.no_sanitize)
-    request = OptimizeRequest(args.kernel, source, Path(args.file), Path(args.spec) if args.spec else None,
+    request = OptimizeRequest(args.kernel, source, Path(args.file), spec_argument(args, path),
                               args.strategy, args.budget, args.seed, options)
     request = replace(request, spec=choose_spec(request).spec)  # a bad spec: exit 2 before the model loads
     flags_of(args, path)  # a bad compile database or a neighbour's flags: said on stderr

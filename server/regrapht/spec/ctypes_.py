@@ -1,7 +1,8 @@
 """C types of kernel parameters as the spec writes them: parsing, numpy dtypes, Itanium codes.
 
 Owns the list of scalar types the spec allows and the normal form of a parameter type
-(`const float* __restrict__` -> pointee `float`, pointer, pointee const).
+(`const float* __restrict__` -> pointee `float`, pointer, pointee const), and `struct_type`, a
+struct passed by value as its bytes (the `struct NAME` extension, docs/kernel-spec.md).
 """
 
 from __future__ import annotations
@@ -62,12 +63,21 @@ _IGNORED = {"__restrict__", "restrict", "__restrict", "volatile_ignored"}
 
 @dataclass(frozen=True)
 class CType:
-    base: str  # a key of SCALARS
+    base: str  # a key of SCALARS; for a struct passed by value, its name
     pointer: bool = False
     const: bool = False  # const pointee (pointers) / const scalar (ignored for scalars)
+    struct_size: int = 0  # > 0: a struct or class passed by value, as bytes (an extension)
+
+    @property
+    def is_struct(self) -> bool:
+        return self.struct_size > 0
 
     @property
     def info(self) -> ScalarInfo:
+        if self.is_struct:  # raw bytes; the Itanium code is the (maybe qualified) class name
+            parts = [p for p in self.base.split("::") if p]
+            code = f"{len(parts[0])}{parts[0]}" if len(parts) == 1 else "N" + "".join(f"{len(p)}{p}" for p in parts) + "E"
+            return ScalarInfo(f"V{self.struct_size}", code, False)
         return SCALARS[self.base]
 
     def spelled(self) -> str:
@@ -104,3 +114,12 @@ def parse_ctype(text: str, *, file: str | None = None, key: str | None = None) -
         known = ", ".join(SCALARS)
         raise InputError(f"unknown type {text!r} (known: {known}, and pointers to them)", file=file, key=key)
     return CType(base=base, pointer=bool(stars), const=const and bool(stars))
+
+
+def struct_type(text: object, size: int) -> CType | None:
+    """`struct Params` (a struct or class passed by value, `size` bytes) as a CType; None when
+    `text` is not that spelling."""
+    if not isinstance(text, str):
+        return None
+    match = re.fullmatch(r"\s*struct\s+([A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\s*", text)
+    return CType(base=match.group(1), struct_size=size) if match else None

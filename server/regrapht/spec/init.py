@@ -1,8 +1,10 @@
 """Buffer initialisers of the kernel spec: parsing `uniform(-1, 1)` and friends, and drawing data.
 
 Owns the initialiser language (`uniform`, `normal`, `randint`, `zeros`, `ones`, `const`,
-`arange`): `InitSpec` as written (arguments are expressions over the kernel's scalars) and `Init`
-once evaluated. Turning an `Init` into data is `regrapht.spec.draw` (numpy): the spec language
+`arange`, and `file(PATH)`, an extension: the elements of a `.npy` file, e.g. a captured buffer,
+docs/kernel-spec.md): `InitSpec` as written (arguments are expressions over the kernel's scalars;
+a file's path is text, relative to the spec's folder) and `Init` once evaluated. Turning an `Init`
+into data is `regrapht.spec.draw` (numpy): the spec language
 is read by the language server, which must not load numpy to start.
 """
 
@@ -24,12 +26,15 @@ class Init:
 
     kind: str
     params: tuple[float, ...] = ()
+    path: str | None = None  # `file`: the .npy file, made absolute when the kernel is resolved
 
     @property
     def random(self) -> bool:
         return self.kind in ("uniform", "normal", "randint")
 
     def text(self) -> str:
+        if self.kind == "file":
+            return f"file({self.path})"
         if not _ARITY[self.kind]:
             return self.kind
         return f"{self.kind}({', '.join(_fmt(p) for p in self.params)})"
@@ -42,6 +47,7 @@ class InitSpec:
 
     kind: str
     args: tuple[str, ...] = ()
+    path: str | None = None  # `file(PATH)`: the path as written
 
     @property
     def random(self) -> bool:
@@ -52,6 +58,8 @@ class InitSpec:
 
     def evaluate(self, names: Mapping[str, Number], *, file: str | None = None,
                  key: str | None = None) -> Init:
+        if self.kind == "file":
+            return Init("file", (), self.path)
         params = tuple(float(evaluate(a, names, file=file, key=key)) for a in self.args)
         shown = f"{self.kind}({', '.join(self.args)})"
         if self.kind in ("uniform", "randint") and not params[0] < params[1]:
@@ -79,16 +87,30 @@ def _split_args(text: str) -> list[str]:
     return [p.strip() for p in parts]
 
 
+def _file_path(inner: str, text: str, file: str | None, key: str | None) -> str:
+    """The path of `file(PATH)`: optionally quoted, a `.npy` file, no control characters."""
+    path = inner.strip()
+    if len(path) >= 2 and path[0] == path[-1] and path[0] in "'\"":
+        path = path[1:-1]
+    if not path or len(path) > 4096 or any(ord(c) < 32 for c in path):
+        raise InputError(f"file() needs the path of a .npy file, got {text[:80]!r}", file=file, key=key)
+    if not path.endswith(".npy"):
+        raise InputError(f"file({path}): only .npy files are read (numpy.save writes them)", file=file, key=key)
+    return path
+
+
 def parse_init_spec(text: object, *, file: str | None = None, key: str | None = None) -> InitSpec:
     """Parse an initialiser's shape (kind and argument count); its arguments stay expressions."""
     if not isinstance(text, str):
         raise InputError(f"init must be a string such as \"uniform(-1, 1)\", got {text!r}", file=file, key=key)
+    if (found := re.fullmatch(r"\s*file\s*\((.*)\)\s*", text, flags=re.S)) is not None:
+        return InitSpec("file", (), _file_path(found.group(1), text, file, key))
     match = re.fullmatch(r"\s*([A-Za-z_]+)\s*(?:\((.*)\))?\s*", text, flags=re.S)
     if match is None or match.group(1) not in _ARITY:
         shown = text if len(text) <= 80 else text[:60] + "..."
         raise InputError(
             f"unknown initialiser {shown!r} (known: uniform(lo, hi), normal(mean, std), randint(lo, hi), "
-            "zeros, ones, const(v), arange(start, step))", file=file, key=key,
+            "zeros, ones, const(v), arange(start, step), file(path.npy))", file=file, key=key,
         )
     kind, inner = match.group(1), match.group(2)
     args = _split_args(inner) if inner is not None and inner.strip() else []

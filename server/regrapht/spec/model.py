@@ -17,7 +17,7 @@ from typing import Literal
 
 from regrapht.errors import InputError
 from regrapht.inputs import MAX_SPEC_BYTES, read_text_bounded
-from regrapht.spec.ctypes_ import CType, parse_ctype
+from regrapht.spec.ctypes_ import CType, parse_ctype, struct_type
 from regrapht.spec.expr import names_in, shown
 from regrapht.spec.init import InitSpec, parse_init_spec
 
@@ -36,10 +36,22 @@ class ArgSpec:
     count: Expr | None = None  # pointers
     init: InitSpec | None = None
     role: Role | None = None  # pointers
+    expect: InitSpec | None = None  # extension: `file(...)`, the output a captured launch left here
+    raw: bytes | None = None  # extension: a struct passed by value, its bytes as captured
+    align: int = 1  # a struct's alignment in the parameter buffer
 
     @property
     def is_pointer(self) -> bool:
         return self.ctype.pointer
+
+    @property
+    def is_struct(self) -> bool:
+        return self.ctype.is_struct
+
+    @property
+    def is_scalar(self) -> bool:
+        """A number the launch and the counts may name (not a pointer, not a struct)."""
+        return not self.ctype.pointer and not self.ctype.is_struct
 
 
 @dataclass(frozen=True)
@@ -89,7 +101,8 @@ class Spec:
 
 _TOP_KEYS = ("kernel",)
 _KERNEL_KEYS = ("name", "grid", "block", "shared_bytes", "rtol", "atol", "arg", "flops")
-_ARG_KEYS = ("name", "type", "value", "count", "init", "role")
+_ARG_KEYS = ("name", "type", "value", "count", "init", "role", "expect", "bytes", "align")
+MAX_STRUCT_BYTES = 4096  # CUDA's parameter space is 4 KiB (32 KiB since 12.1): a struct at most this
 
 
 def _check_keys(table: dict[str, object], known: tuple[str, ...], key: str, file: str | None) -> None:
@@ -186,7 +199,7 @@ def _parse_kernel(table: object, index: int, file: str | None) -> KernelSpec:
     args: list[ArgSpec] = []
     for i, raw in enumerate(raw_args):
         args.append(_parse_arg(raw, f"{key}.arg[{i}]", args, file))
-    scalars = {a.name for a in args if not a.is_pointer}
+    scalars = {a.name for a in args if a.is_scalar}
     for dim_key, dims in (("grid", grid), ("block", block)):
         for i, dim in enumerate(dims):
             _check_names(dim, scalars, f"{key}.{dim_key}[{i}]", file)
@@ -236,9 +249,15 @@ def _parse_arg(raw: object, key: str, earlier: list[ArgSpec], file: str | None) 
         raise InputError(f"parameter {name!r} appears twice", file=file, key=f"{key}.name")
     if "type" not in raw:
         raise InputError("missing 'type'", file=file, key=f"{key}.type")
+    if struct_type(raw["type"], 1) is not None:
+        return _parse_struct_arg(raw, name, key, file)
+    for other in ("bytes", "align"):
+        if other in raw:
+            raise InputError(f"{other!r} is for a struct passed by value (type = \"struct NAME\")", file=file,
+                             key=f"{key}.{other}")
     ctype = parse_ctype(raw["type"], file=file, key=f"{key}.type")
     if not ctype.pointer:
-        for other in ("count", "init", "role"):
+        for other in ("count", "init", "role", "expect"):
             if other in raw:
                 raise InputError(f"{other!r} is for pointers; scalar {name!r} takes 'value'",
                                  file=file, key=f"{key}.{other}")
@@ -249,7 +268,7 @@ def _parse_arg(raw: object, key: str, earlier: list[ArgSpec], file: str | None) 
             value = int(value)
         if not isinstance(value, str | int | float):
             raise InputError(f"must be an expression, got {value!r}", file=file, key=f"{key}.value")
-        _check_names(value, {a.name for a in earlier if not a.is_pointer}, f"{key}.value", file)
+        _check_names(value, {a.name for a in earlier if a.is_scalar}, f"{key}.value", file)
         return ArgSpec(name=name, ctype=ctype, value=value)
     if "value" in raw:
         raise InputError(f"pointer {name!r} takes 'count' and 'init', not 'value'", file=file, key=f"{key}.value")
@@ -268,4 +287,37 @@ def _parse_arg(raw: object, key: str, earlier: list[ArgSpec], file: str | None) 
         init = parse_init_spec(raw["init"], file=file, key=f"{key}.init")
     elif role in ("in", "inout"):
         raise InputError(f"{role} pointer {name!r} needs an 'init'", file=file, key=f"{key}.init")
-    return ArgSpec(name=name, ctype=ctype, count=count, init=init, role=role)
+    expect = None
+    if "expect" in raw:
+        if role == "in":
+            raise InputError(f"'expect' is the captured output of an out or inout pointer; {name!r} is 'in'",
+                             file=file, key=f"{key}.expect")
+        expect = parse_init_spec(raw["expect"], file=file, key=f"{key}.expect")
+        if expect.kind != "file":
+            raise InputError("'expect' takes file(PATH.npy), the output the original must reproduce",
+                             file=file, key=f"{key}.expect")
+    return ArgSpec(name=name, ctype=ctype, count=count, init=init, role=role, expect=expect)
+
+
+def _parse_struct_arg(raw: dict[str, object], name: str, key: str, file: str | None) -> ArgSpec:
+    """`type = "struct NAME"`, `bytes = "HEX"` (its bytes), optional `align` (default: the largest
+    power of two up to 16 that divides its size): a struct passed by value, as captured."""
+    for other in ("value", "count", "init", "role", "expect"):
+        if other in raw:
+            raise InputError(f"{other!r} is not for struct {name!r}: it takes 'bytes' (and 'align')", file=file,
+                             key=f"{key}.{other}")
+    data = raw.get("bytes")
+    if not isinstance(data, str) or not re.fullmatch(r"(?:[0-9a-fA-F]{2})+", data):
+        raise InputError(f"struct {name!r} needs 'bytes': its bytes in hexadecimal, two digits each", file=file,
+                         key=f"{key}.bytes")
+    value = bytes.fromhex(data)
+    if len(value) > MAX_STRUCT_BYTES:
+        raise InputError(f"struct {name!r} has {len(value)} bytes; a kernel parameter has at most {MAX_STRUCT_BYTES}",
+                         file=file, key=f"{key}.bytes")
+    natural = max(a for a in (1, 2, 4, 8, 16) if len(value) % a == 0)
+    align = raw.get("align", natural)
+    if isinstance(align, bool) or not isinstance(align, int) or align not in (1, 2, 4, 8, 16, 32, 64, 128, 256):
+        raise InputError(f"align must be a power of two from 1 to 256, got {align!r}", file=file, key=f"{key}.align")
+    ctype = struct_type(raw["type"], len(value))
+    assert ctype is not None
+    return ArgSpec(name=name, ctype=ctype, raw=value, align=align)

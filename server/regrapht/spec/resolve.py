@@ -7,14 +7,16 @@ and a candidate's own launch configuration) into plain numbers, and choosing the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from regrapht.errors import InputError
 from regrapht.gpu_arch import MAX_SHARED_BYTES_PER_BLOCK
+from regrapht.spec.draw import NpyError, check_npy
 from regrapht.spec.expr import Number, evaluate, evaluate_int, names_in
-from regrapht.spec.init import Init
+from regrapht.spec.init import Init, InitSpec
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec
 
@@ -31,6 +33,7 @@ class Buffer:
     count: int
     role: str
     init: Init | None
+    expect: str | None = None  # extension: the .npy file of the output a captured launch left
 
     @property
     def nbytes(self) -> int:
@@ -50,6 +53,7 @@ class ResolvedKernel:
     rtol: float
     atol: float
     flops: float | None = None
+    structs: dict[str, tuple[bytes, int]] = field(default_factory=dict)  # struct args: (bytes, alignment)
 
     @property
     def bytes_moved(self) -> int:
@@ -69,14 +73,55 @@ class ResolvedKernel:
             "scalars": {k: (float(v) if np.dtype(self.scalar_dtypes[k]).kind == "f" else int(v))
                         for k, v in self.scalars.items()},
             "scalar_dtypes": self.scalar_dtypes,
-            "buffers": [
-                {"name": b.name, "dtype": b.dtype, "count": b.count, "role": b.role,
-                 "init": None if b.init is None else [b.init.kind, list(b.init.params)]}
-                for b in self.buffers
-            ],
+            "buffers": [_buffer_wire(b) for b in self.buffers],
             "grid": list(self.grid), "block": list(self.block), "shared_bytes": self.shared_bytes,
             "rtol": self.rtol, "atol": self.atol,
+            # only then: the wire (and the workspace's hash) of a kernel without structs is unchanged
+            **({"structs": {k: [v.hex(), a] for k, (v, a) in self.structs.items()}} if self.structs else {}),
         }
+
+
+def _buffer_wire(buffer: Buffer) -> dict[str, object]:
+    wire: dict[str, object] = {"name": buffer.name, "dtype": buffer.dtype, "count": buffer.count, "role": buffer.role}
+    init = buffer.init
+    wire["init"] = None if init is None else [init.kind, list(init.params)]
+    if init is not None and init.kind == "file":
+        wire["init"] = [init.kind, [], init.path, _stamp(init.path)]
+    if buffer.expect is not None:  # only then: the wire (and the workspace's hash) of other specs is unchanged
+        wire["expect"] = [buffer.expect, _stamp(buffer.expect)]
+    return wire
+
+
+def _stamp(path: str | None) -> list[int]:
+    """Size and modification time of a data file, so that a changed file is a new workspace."""
+    try:
+        stat = Path(path or "").stat()
+    except OSError:
+        return [0, 0]
+    return [int(stat.st_size), int(stat.st_mtime_ns)]
+
+
+def data_file(spec_file: str | None, written: str) -> Path:
+    """A `file(...)` path as the spec writes it, relative to the spec's folder."""
+    path = Path(written)
+    if path.is_absolute() or spec_file is None:
+        return path
+    return Path(spec_file).resolve().parent / path
+
+
+def _checked_file(init: InitSpec, kernel: KernelSpec, count: int, dtype: str, key: str) -> str:
+    assert init.path is not None
+    path = data_file(kernel.file, init.path)
+    try:
+        check_npy(path, count, dtype)
+    except NpyError as error:
+        raise InputError(f"file({init.path}): {error}", file=kernel.file, key=key) from None
+    return str(path)
+
+
+def uses_files(kernel: KernelSpec) -> bool:
+    """Whether a buffer of `kernel` is read from a file (its sizes are then the file's, fixed)."""
+    return any((a.init is not None and a.init.kind == "file") or a.expect is not None for a in kernel.args)
 
 
 def _cast(value: Number, dtype: str, key: str, file: str | None) -> Number:
@@ -114,7 +159,7 @@ def resolve(
     scalars: dict[str, Number] = {}
     dtypes: dict[str, str] = {}
     for i, arg in enumerate(kernel.args):
-        if arg.is_pointer:
+        if not arg.is_scalar:
             continue
         key = kernel.key(f".arg[{i}].value")
         if overrides and arg.name in overrides:
@@ -138,7 +183,12 @@ def resolve(
                              file=file, key=key)
         init = None if arg.init is None else arg.init.evaluate(
             scalars, file=file, key=kernel.key(f".arg[{i}].init"))
-        buffers.append(Buffer(arg.name, arg.ctype.info.dtype, count, arg.role, init))
+        dtype = arg.ctype.info.dtype
+        if init is not None and init.kind == "file" and arg.init is not None:
+            init = Init("file", (), _checked_file(arg.init, kernel, count, dtype, kernel.key(f".arg[{i}].init")))
+        expect = None if arg.expect is None else _checked_file(arg.expect, kernel, count, dtype,
+                                                               kernel.key(f".arg[{i}].expect"))
+        buffers.append(Buffer(arg.name, dtype, count, arg.role, init, expect))
     grid_exprs, block_exprs, shared_expr = kernel.grid, kernel.block, kernel.shared_bytes
     where = "kernel"
     if launch is not None:
@@ -163,7 +213,8 @@ def resolve(
                              key=f"{block_key}[{i}]")
     return ResolvedKernel(
         name=kernel.name, scalars=scalars,
-        args=tuple((a.name, "buffer" if a.is_pointer else "scalar") for a in kernel.args),
+        args=tuple((a.name, "buffer" if a.is_pointer else "bytes" if a.is_struct else "scalar") for a in kernel.args),
+        structs={a.name: (a.raw, a.align) for a in kernel.args if a.is_struct and a.raw is not None},
         scalar_dtypes=dtypes, buffers=tuple(buffers), grid=grid, block=block, shared_bytes=shared,
         rtol=kernel.rtol, atol=kernel.atol,
         flops=None if kernel.flops is None else float(
@@ -194,7 +245,7 @@ def size_scalar(kernel: KernelSpec) -> str | None:
         if arg.is_pointer:
             mentioned += sorted(names_in(arg.count if arg.count is not None else ""))
     for arg in kernel.args:
-        if not arg.is_pointer and arg.ctype.info.integer and arg.ctype.base != "bool" and arg.name in mentioned:
+        if arg.is_scalar and arg.ctype.info.integer and arg.ctype.base != "bool" and arg.name in mentioned:
             return arg.name
     return None
 
@@ -203,7 +254,7 @@ def odd_size_variant(kernel: KernelSpec, base: ResolvedKernel, *, cap: int = 1 <
     """Overrides for a smaller size of the leading scalar that is not a multiple of the block
     size (so tail handling is exercised), or None when the spec's sizes do not allow one."""
     name = size_scalar(kernel)
-    if name is None:
+    if name is None or uses_files(kernel):  # captured data has the one size it was captured at
         return None
     value = int(base.scalars[name])
     block = base.block[0]

@@ -33,7 +33,7 @@ import msgpack
 from regrapht.errors import InputError
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec, Spec
-from regrapht.spec.resolve import ResolvedKernel, odd_size_variant, resolve
+from regrapht.spec.resolve import ResolvedKernel, odd_size_variant, resolve, uses_files
 from regrapht.validate.checker import CHECK_KERNELS
 from regrapht.validate.compile_db import NO_FLAGS, CompileFlags
 from regrapht.validate.compiler import DEFAULT_ARCH, Compiler, CompileResult, KernelResources
@@ -340,7 +340,10 @@ class CudaEvaluator:
         sets: list[tuple[InputPlan, dict[str, int] | None]] = []
         base = self.session_seed
         spec_size = self.resolved.to_wire()
-        for offset in self.settings.seeds:
+        seeds = self.settings.seeds
+        if uses_files(self.kernel) and not any(b.init is not None and b.init.random for b in self.resolved.buffers):
+            seeds = seeds[:1]  # captured data (files) only: more seeds would be the same data again
+        for offset in seeds:
             sets.append((InputPlan(f"seed {base + offset}", spec_size, base + offset), None))
         if self.odd_overrides is not None:
             seed = base + max(self.settings.seeds, default=0) + 100

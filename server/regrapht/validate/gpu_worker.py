@@ -15,6 +15,9 @@ a changed set is dropped (made again when next needed) and the candidate judged 
 H200 one such write had made every later candidate of a search fail on one seed. Timing uses
 CUDA events (warm-up, L2 flushed by writing a 2x-L2 buffer before every run, at least min_runs
 and about target_ms of wall time).
+A buffer with an `expect` file (a captured launch's output, docs/capture.md) is also compared
+with it: the original's output when the reference is made (a spec that does not reproduce its
+capture is "original_failed"), and every candidate's output after the usual comparison.
 Workspaces are evicted least-recently-used past a device-memory budget. Requests and replies are
 the dataclasses of worker_protocol.py, as msgpack frames on stdin/stdout (worker.py is the
 parent side). Imports stay light (numpy, msgpack, pycuda, the package's pure modules): this runs
@@ -32,12 +35,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, BinaryIO
 
 import msgpack
 import numpy as np
 
-from regrapht.spec.draw import generate
+from regrapht.spec.draw import NpyError, generate, read_npy
 from regrapht.spec.init import Init
 from regrapht.validate.checker import CHECK_ENTRIES, SLOTS_PER_BUFFER, THREADS, blocks_for, decode_first
 from regrapht.validate.compare import (
@@ -188,6 +192,7 @@ class InputSet:
     seed: int
     pristine: dict[str, Any]
     reference: dict[str, Any] = field(default_factory=dict)
+    expected: dict[str, Any] = field(default_factory=dict)  # captured outputs (`expect` files)
     nbytes: int = 0
     fingerprints: dict[str, int] = field(default_factory=dict)  # cached buffer label -> fingerprint
 
@@ -196,13 +201,16 @@ class InputSet:
         reference outputs only, without `pristine`)."""
         sizes = {b["name"]: nbytes_of(b) for b in self.kernel["buffers"]}
         inputs = [(f"input {name}", int(a), sizes[name]) for name, a in self.pristine.items()] if pristine else []
+        inputs += [(f"captured output {name}", int(a), sizes[name]) for name, a in self.expected.items()] \
+            if pristine else []
         return inputs + [(f"reference {name}", int(a), sizes[name]) for name, a in self.reference.items()]
 
     def free(self) -> None:
-        for alloc in (*self.pristine.values(), *self.reference.values()):
+        for alloc in (*self.pristine.values(), *self.reference.values(), *self.expected.values()):
             alloc.free()
         self.pristine.clear()
         self.reference.clear()
+        self.expected.clear()
 
 
 class Working:
@@ -243,9 +251,13 @@ class Working:
         for name, kind in kernel["args"]:
             if kind == "buffer":
                 values.append(np.uintp(self.ptrs[name]))
+            elif kind == "bytes":
+                values.append(None)  # a struct: packed below
             else:
                 values.append(np.dtype(kernel["scalar_dtypes"][name]).type(kernel["scalars"][name]))
-        return values
+        if not kernel.get("structs"):
+            return values
+        return [packed_parameters(kernel, values)]
 
     def read_element(self, pointer: int, index: int, dtype: str) -> np.ndarray:
         out = np.empty(1, dtype=np.dtype(dtype))
@@ -257,6 +269,23 @@ class Working:
             alloc.free()
         self.allocs.clear()
         self.results.free()
+
+
+def packed_parameters(kernel: dict[str, Any], values: list[Any]) -> np.void:
+    """The whole parameter buffer of a kernel with a struct passed by value, laid out as the compiler
+    does (each parameter at the next multiple of its alignment: a scalar's or pointer's size, a
+    struct's `align`), as one value: pycuda packs a np.void as its bytes, without padding."""
+    buffer = bytearray()
+    for (name, kind), value in zip(kernel["args"], values, strict=True):
+        if kind == "bytes":
+            hexed, align = kernel["structs"][name]
+            data = bytes.fromhex(str(hexed))
+        else:
+            data = value.tobytes()
+            align = len(data)
+        buffer += b"\0" * (-len(buffer) % int(align))
+        buffer += data
+    return np.void(bytes(buffer))
 
 
 @dataclass
@@ -285,14 +314,30 @@ class KernelWorkspace:
 
 
 def make_inputs(kernel: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
-    """Host contents for every buffer that has an init, drawn from `seed`."""
+    """Host contents for every buffer that has an init, drawn from `seed` (or read from its file)."""
     rng = np.random.default_rng(seed)
     host = {}
     for buf in kernel["buffers"]:
         if buf["init"] is not None:
-            kind, params = buf["init"]
-            host[buf["name"]] = generate(Init(kind, tuple(params)), int(buf["count"]), buf["dtype"], rng)
+            kind, params = buf["init"][0], buf["init"][1]
+            path = str(buf["init"][2]) if kind == "file" else None
+            try:
+                host[buf["name"]] = generate(Init(kind, tuple(params), path), int(buf["count"]), buf["dtype"], rng)
+            except NpyError as error:
+                raise Fatal(f"input {buf['name']}: {error}") from error
     return host
+
+
+def make_expected(kernel: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The captured outputs (`expect` files) of the buffers that have one."""
+    expected = {}
+    for buf in kernel["buffers"]:
+        if buf.get("expect"):
+            try:
+                expected[buf["name"]] = read_npy(Path(str(buf["expect"][0])), int(buf["count"]), buf["dtype"])
+            except NpyError as error:
+                raise Fatal(f"captured output of {buf['name']}: {error}") from error
+    return expected
 
 
 def input_set(dev: Device, workspace: KernelWorkspace, key: str) -> tuple[InputSet, Working]:
@@ -309,12 +354,17 @@ def input_set(dev: Device, workspace: KernelWorkspace, key: str) -> tuple[InputS
             host = make_inputs(kernel, plan.seed)
         outputs = sum(nbytes_of(b) for b in kernel["buffers"] if b["role"] in ("out", "inout"))
         dev.make_room(workspace, sum(a.nbytes for a in host.values()) + outputs)
-        pristine = {}
-        for name, array in host.items():
-            pristine[name] = dev.alloc(array.nbytes)
-            if array.nbytes:
-                dev.cuda.memcpy_htod(pristine[name], array)
-        made = InputSet(kernel, plan.seed, pristine, nbytes=sum(a.nbytes for a in host.values()))
+        captured = make_expected(kernel)
+        dev.make_room(workspace, sum(a.nbytes for a in captured.values()))
+        pristine: dict[str, Any] = {}
+        expected: dict[str, Any] = {}
+        for target, arrays in ((pristine, host), (expected, captured)):
+            for name, array in arrays.items():
+                target[name] = dev.alloc(array.nbytes)
+                if array.nbytes:
+                    dev.cuda.memcpy_htod(target[name], array)
+        made = InputSet(kernel, plan.seed, pristine, expected=expected,
+                        nbytes=sum(a.nbytes for a in (*host.values(), *captured.values())))
         made.fingerprints = fingerprints_of(dev, workspace.checker, made.cached())
         workspace.inputs[key] = made
     return workspace.inputs[key], workspace.working[layout]
@@ -390,6 +440,54 @@ def reference_for(dev: Device, workspace: KernelWorkspace, inputs: InputSet, wor
     # the pristine inputs keep their fingerprints from the upload: damage done to them before
     # this reference was made is still found by the audit
     inputs.fingerprints |= fingerprints_of(dev, workspace.checker, inputs.cached(pristine=False))
+    reason = against_captured(dev, workspace, inputs, working,
+                              {name: int(alloc) for name, alloc in inputs.reference.items()})
+    if reason is not None:
+        return (f"the original does not reproduce the captured output ({reason}): the spec lacks state the "
+                "program had (docs/capture.md)")
+    return None
+
+
+def against_captured(dev: Device, workspace: KernelWorkspace, inputs: InputSet, working: Working,
+                     pointers: dict[str, int]) -> str | None:
+    """Compare the outputs at `pointers` with the captured outputs (`expect` files), on the device;
+    the first mismatch's reason, or None. Same tolerances and rule as the differential check."""
+    kernel = inputs.kernel
+    buffers = [b for b in kernel["buffers"] if b["name"] in inputs.expected and b["name"] in pointers]
+    if not buffers:
+        return None
+    fns = workspace.checker.functions
+    results = dev.alloc(32 * len(buffers))  # per buffer: (nonfinite count, ~first), (bad count, ~first)
+    try:
+        dev.cuda.memset_d8(results, 0, 32 * len(buffers))
+        for j, buf in enumerate(buffers):
+            name, dtype, count = buf["name"], np.dtype(buf["dtype"]), int(buf["count"])
+            slots = int(results) + 32 * j
+            grid = (blocks_for(count, dev.sms), 1)
+            captured, got = np.uintp(int(inputs.expected[name])), np.uintp(pointers[name])
+            if count == 0:
+                continue
+            if dtype.kind == "f":
+                fns["rg_cmp_f32" if dtype.itemsize == 4 else "rg_cmp_f64"](
+                    captured, got, np.uint64(count), np.float64(kernel["atol"]), np.float64(kernel["rtol"]),
+                    np.uintp(slots), block=(THREADS, 1, 1), grid=grid)
+            else:
+                fns[_exact_kernel(dtype)](captured, got, np.uint64(count), np.uintp(slots + 16),
+                                          block=(THREADS, 1, 1), grid=grid)
+        summary = np.empty(4 * len(buffers), dtype=np.uint64)
+        dev.cuda.memcpy_dtoh(summary, results)  # synchronous: waits for the kernels above
+    finally:
+        results.free()
+    for j, buf in enumerate(buffers):
+        words = [int(w) for w in summary[4 * j: 4 * j + 4]]
+        result = OutputSummary(words[0], decode_first(words[0], words[1]), words[2], decode_first(words[2], words[3]))
+        if result.ok:
+            continue
+        name = buf["name"]
+        element = ElementReader(working, {"ref": int(inputs.expected[name]), "got": pointers[name]}, buf["dtype"])
+        reason = describe_output(name, result, element, rtol=float(kernel["rtol"]), atol=float(kernel["atol"]))
+        if reason:
+            return reason.replace("the original has", "the capture has")
     return None
 
 
@@ -474,6 +572,8 @@ def verify(dev: Device, workspace: KernelWorkspace, inputs: InputSet, working: W
         reason = describe_output(name, result, element, rtol=float(kernel["rtol"]), atol=float(kernel["atol"]))
         if reason:
             return reason
+    if (captured := against_captured(dev, workspace, inputs, working, dict(working.ptrs))) is not None:
+        return f"differs from the captured output: {captured}"
     return None
 
 

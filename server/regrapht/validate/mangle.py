@@ -3,7 +3,8 @@
 Owns how a spec's kernel (name + parameter types) is found in a compiled module. The lookup is:
 1. an `extern "C"` kernel: the entry whose name is the plain kernel name;
 2. a non-template kernel: the Itanium mangled name computed here (`saxpy(int, float, float*,
-   float*)` -> `_Z5saxpyifPfS_`, `const float*` -> `PKf`, `__restrict__` ignored);
+   float*)` -> `_Z5saxpyifPfS_`, `const float*` -> `PKf`, `__restrict__` ignored; a struct passed
+   by value by its class name, `step(Params, Params)` -> `_Z4step6ParamsS_`);
 3. anything else (templates, namespaces): every entry is demangled with `cu++filt`/`c++filt`
    (passed in by the caller) and its normalised signature compared with the spec's.
 Computing template manglings here is not attempted: they depend on how the parameters are
@@ -37,6 +38,9 @@ def mangle(name: str, params: Sequence[CType]) -> str:
         return "S_" if index == 0 else f"S{_base36(index - 1)}_"
 
     for param in params:
+        if param.is_struct:
+            out += _struct_code(param.base, substitutions, sub_ref)
+            continue
         if not param.pointer:
             out += param.info.code
             continue
@@ -56,6 +60,24 @@ def mangle(name: str, params: Sequence[CType]) -> str:
         out += full
         substitutions.extend(pieces)
     return out
+
+
+def _struct_code(name: str, substitutions: list[str], sub_ref: Callable[[int], str]) -> str:
+    """A class passed by value, `ns::Params` -> `N2ns6ParamsE`: the class and each enclosing
+    namespace are substitution candidates (a builtin type is not), so a repeat is `S0_` and a
+    second class of a namespace already seen is `NS_6OtherE`."""
+    parts = [p for p in name.split("::") if p]
+    keys = ["C:" + "::".join(parts[:k]) for k in range(1, len(parts) + 1)]
+    if keys[-1] in substitutions:
+        return sub_ref(substitutions.index(keys[-1]))
+    seen = max((k for k in range(len(parts) - 1) if keys[k] in substitutions), default=None)
+    tail = "".join(f"{len(p)}{p}" for p in parts[(seen + 1 if seen is not None else 0):])
+    if seen is not None:
+        code = f"N{sub_ref(substitutions.index(keys[seen]))}{tail}E"
+    else:
+        code = tail if len(parts) == 1 else f"N{tail}E"
+    substitutions.extend(key for key in keys if key not in substitutions)
+    return code
 
 
 def _base36(value: int) -> str:
@@ -94,6 +116,11 @@ def normalise_signature(demangled: str) -> tuple[str, str | None, tuple[CType, .
                 return None
     template = re.sub(r"\s+", "", targs) if targs is not None else None
     return name, template, tuple(params)
+
+
+def split_top(text: str) -> list[str]:
+    """`text` split at its top-level commas (not inside <...> or (...)), each part stripped."""
+    return _split_top(text)
 
 
 def _split_top(text: str) -> list[str]:

@@ -24,7 +24,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("inputs",),  # reading source files (decoding through cuda)
     ("spec",),  # *.regrapht.toml, LaunchConfig; spec inference reads the source model
     ("idioms", "validate", "model"),  # idiom recognisers; nvcc/ptxas/GPU worker; the GGUF model process
-    ("rules", "graph"),  # R001... (confirmed from validate's PTX facts); the reasoning graph (its model)
+    ("rules", "graph", "capture"),  # R001... (confirmed from validate's PTX facts); the reasoning graph (its
+    # model); captured launches -> specs (reads validate's signature normaliser)
     ("search",),  # MCGS, baselines, appliers, the optimize() pipeline
     ("cards", "settings"),  # kernel-card formatting and the typed editor settings, shared by app/ and lsp/
     ("snapshot",),  # a document at one version under its settings, handed to background work

@@ -23,7 +23,8 @@ SCHEMA = json.loads((ROOT / "client-vscode" / "package.json").read_text(encoding
 PROPERTIES: dict[str, dict[str, Any]] = SCHEMA["contributes"]["configuration"]["properties"]
 CLIENT_TS = (ROOT / "client-vscode" / "src" / "core" / "settings.ts").read_text(encoding="utf-8")
 FIELDS = [f for f in dataclasses.fields(Settings)]
-CLIENT_ONLY = {"regrapht.python", "regrapht.trace.server"}
+CLIENT_ONLY = {"regrapht.python", "regrapht.trace.server", "regrapht.captureCommand", "regrapht.captureKernel",
+               "regrapht.captureLaunches", "regrapht.captureData"}  # the capture command's, client-side
 # the one server setting whose VS Code key is dotted (client-vscode/src/settings.ts maps it)
 DOTTED = {"profileEnabled": "profile.enabled"}
 

@@ -1,4 +1,5 @@
-"""CodeLens above each kernel: its findings (opens the kernel report) and "Optimize"."""
+"""CodeLens above each kernel: its findings (opens the kernel report), "Optimize", and one
+"Optimize against capture (captured from `./app` (3 launches))" per capture of the kernel."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from regrapht.cards import lens_title
-from regrapht.lsp.converters import kernel_lenses
+from regrapht.lsp.converters import kernel_lenses, to_lsp_range
+from regrapht.lsp.features.captured import capture_lenses
 from regrapht.lsp.features.common import in_worker, require_document
 from regrapht.lsp.features.optimize import OPTIMIZE_COMMAND
 from regrapht.lsp.features.report import REPORT_COMMAND
@@ -23,6 +25,8 @@ def lenses_for(state: ServerState, document: DocumentState) -> list[types.CodeLe
         lenses += kernel_lenses(
             document.uri, kernel, title, analysis.lines, state.encoding, REPORT_COMMAND, OPTIMIZE_COMMAND
         )
+        line = to_lsp_range(kernel.name_span, analysis.lines, state.encoding)
+        lenses += capture_lenses(document.uri, kernel.name, line, OPTIMIZE_COMMAND)
     return lenses
 
 

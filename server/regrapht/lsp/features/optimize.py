@@ -27,12 +27,14 @@ from pygls.lsp.server import LanguageServer
 
 from regrapht.app.messages import action_title
 from regrapht.cards import kernel_at
+from regrapht.errors import InputError
 from regrapht.lsp.converters import (
     confirmed_workspace_edit,
     from_lsp_position,
     refactor_command_action,
     refactor_edit_action,
 )
+from regrapht.lsp.features.captured import capture_spec
 from regrapht.lsp.features.common import (
     edit_capabilities,
     file_path,
@@ -183,7 +185,12 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
         analysis = await in_worker(server, state.ensure_analysis, document)
         at = from_lsp_position(position, analysis.lines, state.encoding) if position is not None else None
         found = kernel_to_optimize(uri, analysis, kernel, at)
-        return await optimize.start(state.snapshot(document, analysis, file_path(uri)), found)
+        snapshot = state.snapshot(document, analysis, file_path(uri))
+        try:  # `{uri, kernel, capture: DIR}` (the capture CodeLens): that capture's spec and data
+            spec = await in_worker(server, capture_spec, arguments[0], found, snapshot.text)
+        except InputError as error:
+            raise JsonRpcInvalidParams(str(error)) from None
+        return await optimize.start(snapshot, found, spec)
 
     @server.command(CANCEL_COMMAND)
     def cancel_optimize(*arguments: Any) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from regrapht.cards import kernel_card
+from regrapht.lsp.features.captured import card_captures
 from regrapht.lsp.features.common import in_worker, kernel_argument, require_document
 from regrapht.lsp.state import Analysis, DocumentState, ServerState
 
@@ -18,7 +19,8 @@ REPORT_COMMAND = "regrapht.showKernelReport"
 
 
 def card_for(state: ServerState, uri: str, analysis: Analysis, kernel: Function, *, long: bool = False) -> str:
-    """The kernel card from everything the server knows: launches, all findings, facts."""
+    """The kernel card from everything the server knows: launches, all findings, facts, and the
+    captures of the kernel near the file (read from disk: call it in a worker thread)."""
     assert analysis.model is not None  # `kernel` comes from it
     return kernel_card(
         kernel,
@@ -27,6 +29,7 @@ def card_for(state: ServerState, uri: str, analysis: Analysis, kernel: Function,
         state.facts_for(uri, kernel.name),
         long=long,
         doc_link=state.doc_link,
+        captures=card_captures(uri, kernel.name),
     )
 
 
