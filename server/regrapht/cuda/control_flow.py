@@ -51,6 +51,7 @@ class ControlFlow:
                 variable = node_text(name_node) if name_node is not None else None
                 value = declarator.child_by_field_name("value") if declarator is not None else None
                 if variable:
+                    state.declare(variable)  # scoped to the loop (the walk opened its frame)
                     state.env[variable] = self.scope.poly(value) + Poly.atom(variable)
                     state.types[variable] = arithmetic_type(node_text(init_node.child_by_field_name("type")))
             elif init_node.type == "assignment_expression":
@@ -148,6 +149,7 @@ class ControlFlow:
                     and self.scope.state.exit_condition is None:
                 # The walk is in source order, so only barriers after this statement see it.
                 self.scope.state.exit_condition = branch.condition.text
+                self.scope.state.exit_span = branch.span
         # Push in reverse source order: alternative, consequence, condition.
         if alternative is not None:
             stack.append((alternative, inner._replace(single_guard=ctx.single_guard)))

@@ -31,7 +31,7 @@ from regrapht.cuda.arith_types import (
     is_double_literal,
 )
 from regrapht.cuda.control_flow import ControlFlow
-from regrapht.cuda.function_scope import ExtractionState, FunctionScope, WalkContext
+from regrapht.cuda.function_scope import ExtractionState, FunctionScope, ScopeFrame, WalkContext
 from regrapht.cuda.intexpr import int_literal, type_bytes
 from regrapht.cuda.memory import READ_ONLY_CALLS, MemoryAccesses
 from regrapht.cuda.model import (
@@ -50,6 +50,7 @@ from regrapht.cuda.model import (
 from regrapht.cuda.nodes import (
     CAST_NAMES,
     Positions,
+    always_returns,
     ambiguous_cast,
     declarator_name,
     find_function_declarator,
@@ -59,6 +60,9 @@ from regrapht.text import Position, Span
 
 MAX_LOCAL_VALUES = 256  # host-function scalar definitions kept for spec inference
 _DOUBLE_WORD = re.compile(rb"\bdouble\b")
+# Nodes whose declarations are scoped to them (a for loop's `int i`, a block's locals).
+SCOPES = frozenset({"compound_statement", "for_statement", "for_range_loop"})
+RESTRICT_SPELLINGS = frozenset({"__restrict__", "__restrict", "restrict"})
 
 
 class FunctionExtractor:
@@ -158,8 +162,9 @@ class FunctionExtractor:
             for child in declarator.children:
                 if child.type == "*":
                     star_end = self.positions.end(child)
-                elif child.type == "type_qualifier" and node_text(child) in ("__restrict__", "__restrict", "restrict"):
-                    is_restrict = True
+                elif child.type in ("type_qualifier", "ms_pointer_modifier") and \
+                        node_text(child) in RESTRICT_SPELLINGS:
+                    is_restrict = True  # `__restrict` (GNU/MSVC) parses as an MS pointer modifier
             declarator = declarator.child_by_field_name("declarator")
         text = node_text(node)
         if name_node is not None:
@@ -190,12 +195,22 @@ class FunctionExtractor:
                 state.types[parameter.name] = arithmetic_type(parameter.base_type)
         device_code = kind != "host"
         float_code = device_code and not uses_double
-        stack: list[tuple[Node, WalkContext]] = [(body, WalkContext((), None, False, False))]
+        stack: list[tuple[Node | None, WalkContext]] = [(body, WalkContext((), None, False, False))]
+        leaving: list[Node] = []  # the blocks whose scope frame is open, innermost last
         while stack:
-            node, ctx = stack.pop()
+            popped, ctx = stack.pop()
+            if popped is None:  # the end of a block: its declarations go out of scope
+                block = leaving.pop()
+                state.leave(always_returns(block))
+                continue
+            node = popped
             node_type = node.type
             children_ctx = ctx
             skip_children: set[int] = set()
+            if node_type in SCOPES:
+                state.frames.append(ScopeFrame(exit_condition=state.exit_condition, exit_span=state.exit_span))
+                leaving.append(node)
+                stack.append((None, ctx))  # popped after every child
             if node_type == "declaration":
                 if not ctx.skip_env:
                     self._declaration(node, ctx)
@@ -213,6 +228,10 @@ class FunctionExtractor:
                 self._memory.subscript(node, ctx)
             elif node_type == "call_expression":
                 self._call(node, ctx, float_code)
+                # An argument or a cast operand is converted, not part of the arithmetic around the call.
+                children_ctx = ctx._replace(chain=False)
+            elif node_type == "cast_expression":
+                children_ctx = ctx._replace(chain=False)
             elif node_type in ("for_statement", "while_statement", "do_statement", "for_range_loop"):
                 children_ctx, skip = self._control.loop(node, ctx)
                 skip_children.update(skip)
@@ -251,6 +270,7 @@ class FunctionExtractor:
             if name_node is None:
                 continue
             name = node_text(name_node)
+            state.declare(name)
             if "__shared__" in qualifiers:
                 shared = self.shared_array(node, target, name, type_text, "extern" in qualifiers, self._function)
                 state.shared_arrays.append(shared)
@@ -370,7 +390,8 @@ class FunctionExtractor:
         if name.startswith("__syncthreads"):
             exited = ctx.thread_branch is None and state.exit_condition is not None
             condition = ctx.thread_branch or state.exit_condition
-            state.syncs.append(SyncCall(span, condition is not None, condition or "", after_early_exit=exited))
+            state.syncs.append(SyncCall(span, condition is not None, condition or "", after_early_exit=exited,
+                                        exit_span=state.exit_span if exited else None))
         elif name.startswith("atomic") and args:
             self._memory.atomic(name, args[0], span, ctx)
         elif name in DOUBLE_MATH and float_code and function.type == "identifier":

@@ -35,6 +35,7 @@ from regrapht.cuda.model import (
     SyncCall,
 )
 from regrapht.cuda.nodes import node_text
+from regrapht.text import Span
 
 # Local variables and device-function parameters that hold a lane or thread rank by convention.
 LANE_NAMES = frozenset({"lane", "lane_id", "laneId", "laneid", "lane_idx", "tid", "thread_id"})
@@ -83,6 +84,42 @@ class ExtractionState:
     mallocs: list[MallocCall] = field(default_factory=list)
     # Condition of the first `if (<thread-dependent>) return;` seen: later barriers are divergent.
     exit_condition: str | None = None
+    exit_span: Span | None = None  # that `if` statement
+    # Block scopes being walked, innermost last: what their declarations shadowed (`ScopeFrame`).
+    frames: list[ScopeFrame] = field(default_factory=list)
+
+    def declare(self, name: str) -> None:
+        """`name` is declared in the innermost block: remember what it shadows, restored when
+        the walk leaves the block (a loop's `int j` does not leak into the next loop)."""
+        if self.frames:
+            frame = self.frames[-1]
+            if name not in frame.declared:
+                frame.declared[name] = (self.env.get(name), self.types.get(name), self.aliases.get(name),
+                                        self.local_arrays.get(name))
+
+    def leave(self, always_exits: bool) -> None:
+        """The walk leaves the innermost block; `always_exits`: the block ends in a `return`, so
+        no thread that continues after it went through an early exit inside it."""
+        frame = self.frames.pop()
+        for name, (value, type_, alias, local_array) in frame.declared.items():
+            for table, old in ((self.env, value), (self.types, type_), (self.aliases, alias),
+                               (self.local_arrays, local_array)):
+                if old is None:
+                    table.pop(name, None)  # type: ignore[attr-defined]
+                else:
+                    table[name] = old  # type: ignore[index]
+        if always_exits:
+            self.exit_condition, self.exit_span = frame.exit_condition, frame.exit_span
+
+
+@dataclass
+class ScopeFrame:
+    """One block being walked: the outer meaning of each name it declares (value, type, alias,
+    local array: None where there was none), and the early exit known when it was entered."""
+
+    declared: dict[str, tuple[Poly | None, str | None, PointerAlias | None, str | None]] = field(default_factory=dict)
+    exit_condition: str | None = None
+    exit_span: Span | None = None
 
 
 

@@ -134,6 +134,7 @@ class SyncCall:
     under_thread_branch: bool  # inside a branch whose condition depends on the thread (or after one's exit)
     branch_condition: str
     after_early_exit: bool = False  # reached after `if (<thread-dependent>) return;`
+    exit_span: Span | None = None  # that `if` statement, when `after_early_exit`
 
 
 @dataclass(frozen=True)
@@ -471,7 +472,7 @@ _SHIFT_PLAN: dict[type, tuple[tuple[str, str], ...]] = {
     Loop: (("span", "span"), ("header_span", "span")),
     MemoryAccess: (("indices", "objs"), ("span", "span")),
     Atomic: (("target", "obj"), ("span", "span")),
-    SyncCall: (("span", "span"),),
+    SyncCall: (("span", "span"), ("exit_span", "span?")),
     Branch: (("condition", "obj"), ("span", "span"), ("modulus", "obj?")),
     SharedArray: (("dim_spans", "spans"), ("span", "span")),
     FloatLiteral: (("span", "span"),),

@@ -21,7 +21,7 @@ from dataclasses import replace
 from regrapht.cuda.model import Function, PlacedFunction, SourceModel
 from regrapht.cuda.parse import parse_source
 from regrapht.rules.registry import ALL_RULES, Rule, RuleConfig
-from regrapht.rules.types import Finding, Fix, Severity
+from regrapht.rules.types import Finding, Fix, Related, Severity
 from regrapht.text import Position, Span, TextEdit
 
 DEFAULT_CONFIG = RuleConfig()
@@ -144,6 +144,10 @@ def _move_finding(finding: Finding, rows: int) -> Finding:
             Fix(fix.title, tuple(TextEdit(_move_span(edit.span, rows), edit.new_text) for edit in fix.edits))
             for fix in finding.fixes
         )
+    if finding.related:
+        attributes["related"] = tuple(Related(_move_span(r.span, rows), r.message) for r in finding.related)
+    if finding.scope is not None:
+        attributes["scope"] = _move_span(finding.scope, rows)
     moved = object.__new__(Finding)
     # On the edit path for every finding below an inserted line: skip the frozen __init__.
     object.__setattr__(moved, "__dict__", attributes)
