@@ -19,7 +19,7 @@ import re
 
 from tree_sitter import Node
 
-from regrapht.cuda.affine import Poly
+from regrapht.cuda.affine import Poly, opaque_atom
 from regrapht.cuda.arith_types import (
     ARITHMETIC_OPERATORS,
     DOUBLE_MATH,
@@ -60,6 +60,9 @@ from regrapht.text import Position, Span
 
 MAX_LOCAL_VALUES = 256  # host-function scalar definitions kept for spec inference
 _DOUBLE_WORD = re.compile(rb"\bdouble\b")
+# Statement calls that take their arguments by value (barriers, output, assertions, atomics).
+VALUE_ONLY_CALLS = ("__sync", "__threadfence", "printf", "assert", "static_assert", "atomic", "__nanosleep",
+                    "cudaMemcpy", "cudaMemset", "cudaFree", "cudaMalloc")
 # Nodes whose declarations are scoped to them (a for loop's `int i`, a block's locals).
 SCOPES = frozenset({"compound_statement", "for_statement", "for_range_loop"})
 RESTRICT_SPELLINGS = frozenset({"__restrict__", "__restrict", "restrict"})
@@ -387,6 +390,7 @@ class FunctionExtractor:
         if name not in READ_ONLY_CALLS and name not in CAST_NAMES:
             for argument in args:
                 self._memory.mark_escape(argument)
+            self._out_parameters(node, name, args)
         if name.startswith("__syncthreads"):
             exited = ctx.thread_branch is None and state.exit_condition is not None
             condition = ctx.thread_branch or state.exit_condition
@@ -408,6 +412,31 @@ class FunctionExtractor:
                 pointer = inner
             state.mallocs.append(MallocCall(name, node_text(pointer) if pointer.type == "identifier" else None,
                                             node_text(args[1]), span))
+
+    def _out_parameters(self, node: Node, name: str, args: tuple[Node, ...]) -> None:
+        """Local scalars a call may write: `f(&x)` always, and `f(i, D, x)` when the call is a
+        statement of its own (its value unused: it works through reference parameters, as
+        `udivmod(i, D, x)` does). Their values become opaque from here on, keeping only the
+        thread dimensions and loads they depended on: no stride is claimed through them."""
+        env = self._state.env
+        statement = node.parent is not None and node.parent.type == "expression_statement" \
+            and not name.startswith(VALUE_ONLY_CALLS)
+        for argument in args:
+            target = argument
+            if target.type == "pointer_expression" and node_text(target.child_by_field_name("operator")) == "&":
+                target = target.child_by_field_name("argument")
+            elif not statement:
+                continue
+            if target is None or target.type != "identifier":
+                continue
+            variable = node_text(target)
+            known = env.get(variable)
+            if known is None:
+                continue  # a parameter or an unknown name: already an atom without a stride
+            # Named by the call's rank in the function: the facts stay independent of its row.
+            atom = opaque_atom(f"{variable} after call {len(self._state.calls)}", known.thread_dims(),
+                               known.memory_dependent)
+            env[variable] = Poly.atom(atom)
 
     def _launch(self, node: Node, function: Node | None, config: Node, args: tuple[Node, ...], ctx: WalkContext) -> None:
         name_node = function

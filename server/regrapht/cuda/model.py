@@ -147,6 +147,10 @@ class Branch:
     modulus_value: int | None  # k when it is a constant
     statements: int = 0  # statements the branch guards (both arms of an `if`); 0 for loops, ternaries
     has_else: bool = False  # an `if` with an `else` arm: the warp runs both paths in turn
+    modulus_operator: str = "%"  # "%" or "&" (`tid & 1`: `modulus_value` is then 2)
+    # The modulus grows with an enclosing loop's variable (`tid % (2 * s)` in a loop over s): the
+    # interleaved reduction, whose active lanes thin out within every warp.
+    loop_stepped: bool = False
 
 
 @dataclass(frozen=True)

@@ -71,11 +71,16 @@ def analyze_text(text: str, config: RuleConfig | None = None) -> list[Finding]:
 
 
 def _deduplicated(findings: Iterable[Finding]) -> list[Finding]:
-    """One finding per (rule, span): the first one, in rule order."""
+    """One finding per (rule, span): the first one, in rule order; and one per cause: a finding
+    standing where another rule of the same technique names a related location of its cause
+    (an R001 access inside the row-per-thread pass R002 reports) is part of that finding."""
     unique: dict[tuple[str, Span], Finding] = {}
     for finding in findings:
         unique.setdefault((finding.rule, finding.span), finding)
-    return list(unique.values())
+    causes = {(f.technique, r.span): f.rule for f in unique.values() for r in f.related}
+    if not causes:
+        return list(unique.values())
+    return [f for f in unique.values() if causes.get((f.technique, f.span), f.rule) == f.rule]
 
 
 def _with_severity(finding: Finding, severity: Severity | None) -> Finding:
