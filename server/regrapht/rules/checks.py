@@ -292,25 +292,33 @@ def _power_of_two(text: str) -> bool:
 
 
 def _literal_severity(literal: FloatLiteral) -> Severity | None:
-    """warning when the literal makes double instructions, hint when nvcc can narrow them back
-    to float, None when the literal is only converted (`float x = 0.0;`).
+    """warning when the literal makes double instructions, hint when nvcc narrows them back to
+    float, None when the literal is only converted (`float x = 0.0;`, `T(2.0)`, an argument).
 
     Double rounding is innocuous for one +, -, *, / of floats (53 >= 2 * 24 + 2 bits), so nvcc
-    narrows `x * 0.75` or `x + 1.5` (an exact literal, one operation) to float, and a scaling by
-    a power of two (`y * 1.0`, `0.5 * v`) is exact anywhere in a chain; an inexact literal
-    (`0.1`), an integer or double operand, or a chain around an inexact value stays in f64."""
+    narrows `x * 0.75`, `x * 0.5` or `x + 1.5` (an exact literal, one operation) to float, and
+    `y * 1.0` anywhere; an inexact literal (`0.1`), an integer or double operand, or a chain of
+    two or more operations around any literal (`0.5 * a + 0.5 * b`, `acc * 0.5 * x`) stays in
+    f64 (tests/unit/rules/test_confirm_nvcc.py checks each case against nvcc's PTX)."""
     if literal.operations == 0:
         return None
     others = literal.operand_types
     if "int" in others or "double" in others:
         return "warning"  # an integer converted to double, or double data: f64 instructions remain
-    if literal.operator in ("*", "/") and _power_of_two(literal.text):
-        return "hint"
-    if literal.operations == 1 and others and all(t == "float" for t in others):
-        return "hint" if literal.exact_in_float else "warning"
-    if literal.operations >= 2 and not literal.exact_in_float:
+    if literal.operator in ("*", "/") and _is_one(literal.text):
+        return "hint"  # the identity: nothing is computed in double
+    if literal.operations >= 2:
         return "warning"
-    return "hint"  # an exact literal in a chain, or a template / unknown operand type
+    if not literal.exact_in_float and not (literal.operator in ("*", "/") and _power_of_two(literal.text)):
+        return "warning"
+    return "hint"  # one operation with an exact literal (or a template / unknown operand type)
+
+
+def _is_one(text: str) -> bool:
+    try:
+        return float(text.rstrip("lL")) == 1.0
+    except ValueError:
+        return False
 
 
 def double_literal(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
@@ -330,17 +338,18 @@ def _line_of_literals(info: RuleInfo, function: Function, found: list[tuple[Floa
     severity: Severity = "warning" if any(s == "warning" for _, s in found) else "hint"
     # Name the literals that make the claim: for a warning, those that promote.
     named = [literal for literal, s in found if s == severity]
-    texts = [literal.text for literal in named]
+    texts = list(dict.fromkeys(literal.text for literal in named))  # each spelling once
     fixed = _names([t + "f" for t in texts])
-    subject = f"{_names(texts)} is a double-precision literal" if len(texts) == 1 else \
-        f"{_names(texts)} are double-precision literals"
+    counted = f" ({len(named)} literals)" if len(named) > len(texts) else ""
+    subject = f"`{texts[0]}` is a double-precision literal" if len(named) == 1 else \
+        f"{_names(texts)}{counted} are double-precision literals"
     if severity == "hint":
-        these = "this exact operation" if len(texts) == 1 else "these exact operations"
+        these = "this exact operation" if len(named) == 1 else "these exact operations"
         says = "says" if len(texts) == 1 else "say"
         message = f"{subject}; the compiler can narrow {these} back to float, but {fixed} {says} what is meant."
         proven = f"{subject} and the float arithmetic around it stays in double precision; write {fixed}."
     else:
-        message = (f"{subject}, so the float arithmetic around {'it' if len(texts) == 1 else 'them'} is promoted "
+        message = (f"{subject}, so the float arithmetic around {'it' if len(named) == 1 else 'them'} is promoted "
                    f"to double (up to 64x slower on many GPUs); write {fixed}.")
         proven = ""
     title = f"Write `{found[0][0].text}f`" if len(found) == 1 else \
