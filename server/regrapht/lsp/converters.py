@@ -119,12 +119,16 @@ _SEVERITIES = {
 
 
 def finding_to_diagnostic(
-    finding: Finding, lines: Sequence[str], encoding: str, doc_link: Callable[[str], str]
+    finding: Finding, lines: Sequence[str], encoding: str, doc_link: Callable[[str], str], uri: str = ""
 ) -> types.Diagnostic:
-    """A diagnostic whose `data` says what code actions need to find the finding again. (The
-    document version is the publication's, not each diagnostic's: a diagnostic of an unchanged
-    kernel is reused as it is by the next publication.)"""
+    """A diagnostic whose `data` says what code actions need to find the finding again, and the
+    other locations of its cause (`finding.related`, in document `uri`) as related information.
+    (The document version is the publication's, not each diagnostic's: a diagnostic of an
+    unchanged kernel is reused as it is by the next publication.)"""
+    related = [types.DiagnosticRelatedInformation(types.Location(uri, to_lsp_range(r.span, lines, encoding)), r.message)
+               for r in finding.related] if uri else []
     return types.Diagnostic(
+        related_information=related or None,
         range=to_lsp_range(finding.span, lines, encoding),
         message=finding.message,
         severity=_SEVERITIES.get(finding.severity, types.DiagnosticSeverity.Warning),

@@ -1,0 +1,56 @@
+"""End-to-end: one finding per cause over stdio. The real server publishes one R011 diagnostic for
+the four butterflies of a radix-2 stage and one R007 diagnostic for the literals of one line, the
+other locations as `relatedInformation` in the same document; the quick fix of the grouped R007
+writes every literal of the line as float."""
+
+from __future__ import annotations
+
+from lsp_harness import open_document, wait_for_publication
+from lsprotocol import types
+
+URI = "file:///work/related/stage.cu"
+TEXT = """__global__ void radix2(float *__restrict__ data, const float *__restrict__ w) {
+    __shared__ float s[1024];
+    int t = threadIdx.x;
+    s[t] = data[t];
+    __syncthreads();
+    for (int half = 1; half < 512; half *= 2) {
+        float a = s[2 * t];
+        float b = s[2 * t + 1];
+        s[2 * t] = a + b;
+        s[2 * t + 1] = a - b;
+        __syncthreads();
+    }
+    data[t] = s[t] * 0.7071067811 + s[t + 1] * 0.3826834324;
+}
+"""
+
+
+async def test_grouped_findings_carry_related_information(client):
+    open_document(client, URI, TEXT)
+    published = await wait_for_publication(client, URI, version=1)
+    r011 = [d for d in published.diagnostics if d.code == "R011"]
+    assert len(r011) == 1, [d.message for d in r011]
+    (stage,) = r011
+    assert stage.range.start.line == 6
+    assert "(4 accesses of `s` here)" in stage.message
+    related = stage.related_information or []
+    assert [r.location.range.start.line for r in related] == [7, 8, 9]
+    assert all(r.location.uri == URI and "the same conflict" in r.message for r in related)
+
+    r007 = [d for d in published.diagnostics if d.code == "R007"]
+    assert len(r007) == 1 and r007[0].range.start.line == 12
+    assert "`0.7071067811` and `0.3826834324` are double-precision literals" in r007[0].message
+    (other,) = r007[0].related_information or []
+    assert other.location.range.start.line == 12 and "`0.3826834324`" in other.message
+
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=URI), range=r007[0].range,
+        context=types.CodeActionContext(diagnostics=r007)))
+    fixes = [a for a in actions or [] if isinstance(a, types.CodeAction) and a.title.startswith("Write the 2")]
+    assert fixes, [getattr(a, "title", a) for a in actions or []]
+    edit = fixes[0].edit
+    assert edit is not None
+    edits = [e for change in (edit.document_changes or []) for e in getattr(change, "edits", [])] or \
+        [e for found in (edit.changes or {}).values() for e in found]
+    assert sorted(e.new_text for e in edits) == ["f", "f"]
