@@ -133,7 +133,7 @@ class ControlFlow:
             return max(0, bound - start + 1)
         return None
 
-    def if_statement(self, node: Node, ctx: WalkContext, stack: list[tuple[Node, WalkContext]]) -> None:
+    def if_statement(self, node: Node, ctx: WalkContext, stack: list[tuple[Node | None, WalkContext]]) -> None:
         condition = node.child_by_field_name("condition")
         consequence = node.child_by_field_name("consequence")
         alternative = node.child_by_field_name("alternative")

@@ -82,6 +82,7 @@ class FunctionExtractor:
                parameters: tuple[Parameter, ...]) -> None:
         """Fresh collaborators for the function about to be walked (or none, for file scope)."""
         self._params = {p.name: p for p in parameters}
+        self._statement_call = -1  # node id of the call the current expression statement consists of
         self._state = state
         self._function = function
         self._kind = kind
@@ -229,6 +230,11 @@ class FunctionExtractor:
                 self._memory.mark_written_base(node.child_by_field_name("argument"))
             elif node_type == "subscript_expression" and device_code:
                 self._memory.subscript(node, ctx)
+            elif node_type == "expression_statement":
+                # `f(a, b);`: a call whose value is unused (tree-sitter's parent links walk from
+                # the root, so the statement marks its call instead of the call asking upwards).
+                expression = node.named_children[0] if node.named_child_count == 1 else None
+                self._statement_call = expression.id if expression is not None else -1
             elif node_type == "call_expression":
                 self._call(node, ctx, float_code)
                 # An argument or a cast operand is converted, not part of the arithmetic around the call.
@@ -419,12 +425,11 @@ class FunctionExtractor:
         `udivmod(i, D, x)` does). Their values become opaque from here on, keeping only the
         thread dimensions and loads they depended on: no stride is claimed through them."""
         env = self._state.env
-        statement = node.parent is not None and node.parent.type == "expression_statement" \
-            and not name.startswith(VALUE_ONLY_CALLS)
+        statement = node.id == self._statement_call and not name.startswith(VALUE_ONLY_CALLS)
         for argument in args:
-            target = argument
-            if target.type == "pointer_expression" and node_text(target.child_by_field_name("operator")) == "&":
-                target = target.child_by_field_name("argument")
+            target: Node | None = argument
+            if argument.type == "pointer_expression" and node_text(argument.child_by_field_name("operator")) == "&":
+                target = argument.child_by_field_name("argument")
             elif not statement:
                 continue
             if target is None or target.type != "identifier":

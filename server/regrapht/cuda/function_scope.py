@@ -11,7 +11,7 @@ pointer name resolves to.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from tree_sitter import Node
 
@@ -38,6 +38,7 @@ from regrapht.cuda.nodes import node_text
 from regrapht.text import Span
 
 # Local variables and device-function parameters that hold a lane or thread rank by convention.
+V = TypeVar("V")
 LANE_NAMES = frozenset({"lane", "lane_id", "laneId", "laneid", "lane_idx", "tid", "thread_id"})
 LANE_CALLS = ("thread_rank", "__lane_id", "lane_id", "laneid", "get_lane_id", "threadIdx")
 
@@ -102,14 +103,19 @@ class ExtractionState:
         no thread that continues after it went through an early exit inside it."""
         frame = self.frames.pop()
         for name, (value, type_, alias, local_array) in frame.declared.items():
-            for table, old in ((self.env, value), (self.types, type_), (self.aliases, alias),
-                               (self.local_arrays, local_array)):
-                if old is None:
-                    table.pop(name, None)  # type: ignore[attr-defined]
-                else:
-                    table[name] = old  # type: ignore[index]
+            _restore(self.env, name, value)
+            _restore(self.types, name, type_)
+            _restore(self.aliases, name, alias)
+            _restore(self.local_arrays, name, local_array)
         if always_exits:
             self.exit_condition, self.exit_span = frame.exit_condition, frame.exit_span
+
+
+def _restore(table: dict[str, V], name: str, old: V | None) -> None:
+    if old is None:
+        table.pop(name, None)
+    else:
+        table[name] = old
 
 
 @dataclass
