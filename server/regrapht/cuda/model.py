@@ -113,6 +113,7 @@ class MemoryAccess:
     # elements the index counts (the pointer's own element type).
     access_bytes: int | None = None
     stride_unit_bytes: int | None = None
+    written_as: str = ""  # the name subscripted in the code when it is an alias of `array` (`row` of `A + r * N`)
 
 
 @dataclass(frozen=True)

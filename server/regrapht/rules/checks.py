@@ -94,7 +94,8 @@ def _stride_text(coefficient: Coefficient) -> str:
 
 
 def _index_text(access: MemoryAccess) -> str:
-    return f"{access.array}" + "".join(f"[{i.text}]" for i in access.indices)
+    """The subscript as written (`row[k]`, even where `row` is an alias of `A`)."""
+    return (access.written_as or access.array) + "".join(f"[{i.text}]" for i in access.indices)
 
 
 def _walks_row(access: MemoryAccess) -> bool:
