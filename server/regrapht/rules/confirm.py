@@ -75,8 +75,15 @@ def loop_verdict(finding: Finding, facts: PtxFacts) -> tuple[Verdict, str] | Non
 
 
 def confirm_findings(findings: Iterable[Finding], facts: PtxFacts) -> tuple[Finding, ...]:
-    """`findings` with compiler verdicts applied to the confirmable rules (see the module doc)."""
-    result = []
+    """`findings` with compiler verdicts applied to the confirmable rules (see the module doc),
+    without those the compiler refuted outright (an unrolling hint on a loop nvcc unrolled)."""
+    return tuple(after for _, after in verdicts(findings, facts) if after is not None)
+
+
+def verdicts(findings: Iterable[Finding], facts: PtxFacts) -> list[tuple[Finding, Finding | None]]:
+    """Each finding with what the compiler makes of it: itself, a confirmed or demoted copy, or
+    None where the compiler shows there is nothing to report."""
+    result: list[tuple[Finding, Finding | None]] = []
     for finding in findings:
         verdict: tuple[Verdict, str] | None = None
         if finding.rule == "R015":
@@ -85,7 +92,7 @@ def confirm_findings(findings: Iterable[Finding], facts: PtxFacts) -> tuple[Find
             code = facts.at(finding.span.start.line + 1)
             verdict = verdict_for(finding, code) if code is not None else None
         if verdict is None:
-            result.append(finding)
+            result.append((finding, finding))
             continue
         kind, evidence = verdict
         if kind == "confirmed":
@@ -95,10 +102,10 @@ def confirm_findings(findings: Iterable[Finding], facts: PtxFacts) -> tuple[Find
             severity = "warning" if upgrade else finding.severity
             said = "Confirmed by nvcc" if severity in ("warning", "error") else "nvcc shows"
             message = finding.proven_message or finding.message
-            result.append(replace(finding, severity=severity, message=f"{message} {said}: {evidence}."))
+            result.append((finding, replace(finding, severity=severity, message=f"{message} {said}: {evidence}.")))
         elif finding.rule == "R015":
-            continue  # nothing left to unroll: the hint is wrong, not weaker
+            result.append((finding, None))  # nothing left to unroll: the hint is wrong, not weaker
         else:
-            result.append(replace(finding, severity="hint",
-                                  message=f"{finding.message} Not confirmed by nvcc: {evidence}."))
-    return tuple(result)
+            result.append((finding, replace(finding, severity="hint",
+                                            message=f"{finding.message} Not confirmed by nvcc: {evidence}.")))
+    return result
