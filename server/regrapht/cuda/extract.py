@@ -296,6 +296,15 @@ class FunctionExtractor:
                 state.dim3s[name] = dim3 = self._dim3(name, value, node)
                 state.dim3_list.append(dim3)
                 continue
+            if target is not None and target.type == "reference_declarator" and "const" not in qualifiers \
+                    and value is not None and value.type == "identifier" and node_text(value) in state.env:
+                # `int &r = x;`: writes through r change x; neither keeps a known value.
+                referent = state.env[node_text(value)]
+                atom = Poly.atom(opaque_atom(f"{name} bound by reference {len(state.calls)}", referent.thread_dims(),
+                                             referent.memory_dependent))
+                state.env[node_text(value)] = state.env[name] = atom
+                state.types[name] = arithmetic_type(type_text)
+                continue
             if target is not None and target.type == "pointer_declarator":
                 if value is not None:
                     alias = self._memory.alias_of(value, type_text)

@@ -34,6 +34,7 @@ KERNEL = """__global__ void k(float *__restrict__ out, const float *__restrict__
     "udivmod(i, D, x);",  # references: writes i and x
     "fast_divmod(&i, &x, i, D);",  # pointers to the locals
     "divmod_into(i, D, x, q);",  # a third spelling: the quotient and remainder both written back
+    "int &r = i; r = r / D;",  # a local reference: writes through it change i
 ])
 def test_a_helper_writing_its_arguments_makes_them_unknown(call: str) -> None:
     assert of(KERNEL.format(call=call), "R001") == []
@@ -43,6 +44,7 @@ def test_a_helper_writing_its_arguments_makes_them_unknown(call: str) -> None:
     "q = quotient(i, D);",  # the value is used: a function of its arguments, not a writer
     "printf(\"%d\", i);",  # output takes its arguments by value
     "__syncthreads();",
+    "const int &r = i; q = r;",  # a const reference cannot write i
 ])
 def test_calls_that_cannot_write_the_index_keep_the_stride(call: str) -> None:
     (finding,) = of(KERNEL.format(call=call), "R001")
@@ -298,3 +300,60 @@ def test_related_locations_move_with_the_function() -> None:
     document.apply_change(Span(Position(0, 0), Position(0, 0)), "\n\n")
     after = [f for f in analyze(document.model) if f.rule == "R002"]
     assert [r.span.start.line for r in after[0].related] == [r.span.start.line + 2 for r in before[0].related]
+
+
+# ------------------------------------------------------------------ every rule's message variants
+K = "__global__ void k(const float *__restrict__ x, float *__restrict__ y, int n, int rows, int s00) {{\n" \
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    {body}\n}}"
+VARIANTS = [
+    ("R001", "y[i] = x[i * rows];", "warning",
+     "`x[i * rows]` strides by `rows` elements between neighbouring threads (threadIdx.x), so"),
+    ("R001", "y[i] = x[i * s00];", "hint", "`x[i * s00]` strides by `s00` elements between neighbouring threads "
+     "(threadIdx.x) if `s00` is not 1"),
+    ("R001", "y[i] = x[2 * i];", "hint", "`x[2 * i]` strides by 2 elements between neighbouring threads "
+     "(threadIdx.x) (partly served by the same sectors)"),
+    ("R001", "y[i] = x[i * rows] + x[i * rows + 1];", "warning", "`x[i * rows]` strides by `rows`"),
+    ("R002", "float a = 0.0f; for (int k = 0; k < n; k++) a += x[i * n + k]; y[i] = a;", "warning",
+     "Each thread walks its own contiguous run of `x` (loop over `k`, threads `n` elements apart)"),
+    ("R002", "float a = 0.0f; for (int k = 0; k < 4; k++) a += x[i * 4 + k]; y[i] = a;", "hint",
+     "Each thread walks its own contiguous run of `x` (loop over `k`, threads 4 elements apart)"),
+    ("R003", "float a = 0.0f; for (int k = 0; k < n; k++) a += x[k] * y[k * n + i]; y[i] = a;", "information",
+     "All threads along threadIdx.x load the same `x` element"),
+    ("R005", "atomicAdd(&y[(int)x[i]], 1.0f);", "warning", "Per-element global `atomicAdd` into `y` at data-dependent"),
+    ("R008", "y[i] = sqrt(rows) * x[i];", "warning", "`sqrt` gets a double or integer argument here"),
+    ("R008", "y[i] = expf(x[i]) * exp(n);", "warning", "`exp` gets a double or integer argument here, so the "
+     "double-precision function runs; call `expf`"),
+    ("R016", "if (i < n) y[i] = x[i];", "hint", "Each thread handles exactly one element"),
+]
+
+
+@pytest.mark.parametrize(("rule", "body", "severity", "said"), VARIANTS)
+def test_each_rule_says_what_its_variant_found(rule: str, body: str, severity: str, said: str) -> None:
+    found = of(K.format(body=body), rule)
+    assert len(found) == 1, [f.message for f in found]
+    assert found[0].severity == severity and found[0].message.startswith(said), found[0].message
+    if rule == "R001" and "+ 1]" in body:
+        assert "(2 accesses of `x` with this stride)" in found[0].message and len(found[0].related) == 1
+
+
+@pytest.mark.parametrize(("launch", "severity", "said"), [
+    ("k<<<n, 100>>>(x, y, n, n, 1);", "warning", "100 threads per block is not a multiple of the warp size (32): "
+     "the last warp of every block runs with 28 idle lanes"),
+    ("k<<<n, 32>>>(x, y, n, n, 1);", "hint", "32 threads per block is few"),
+    ("k<<<n, dim3(10, 10)>>>(x, y, n, n, 1);", "warning", "100 threads per block is not a multiple"),
+])
+def test_r009_message_variants(launch: str, severity: str, said: str) -> None:
+    text = K.format(body="y[i] = x[i];") + f"\nvoid run(const float *x, float *y, int n) {{ {launch} }}"
+    (finding,) = of(text, "R009")
+    assert finding.severity == severity and finding.message.startswith(said)
+
+
+def test_r014_message_names_its_array_and_target() -> None:
+    text = """__global__ void total(const float *__restrict__ x, float *sum, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float acc = 0.0f;
+    for (int k = i * 64; k < i * 64 + 64; k++) acc += x[k];
+    atomicAdd(sum, acc);
+}"""
+    (finding,) = of(text, "R014")
+    assert finding.message.startswith("Each thread sums `x` in a sequential loop and then adds its total to `sum`")

@@ -75,9 +75,9 @@ def _finding_problems(finding: Finding, lines: list[str]) -> Iterator[str]:
         stride = re.search(r"strides by (\d+) words.*?a (\d+)-way", finding.message)
         if stride is not None and int(stride.group(2)) != min(32, int(stride.group(1)) & -int(stride.group(1))):
             yield "names a conflict its stride does not make"
-    if finding.rule == "R012" and finding.severity == "hint":
-        if not finding.related or finding.related[0].span.start.line > finding.span.start.line:
-            yield "cites no early return before the barrier"
+    if finding.rule == "R012" and finding.severity == "hint" and \
+            (not finding.related or finding.related[0].span.start.line > finding.span.start.line):
+        yield "cites no early return before the barrier"
     for related in finding.related:
         if related.span == finding.span:
             yield "lists its own location as related"
