@@ -11,8 +11,12 @@ it proved on the code, `warning` for a performance loss it proved from the sourc
 and overloads, memory space, access widths, symbolic strides and trip counts), and downgrades
 to `hint` what it suspects but cannot establish; the engine applies the user's overrides.
 Checks must stay quiet on well-optimised kernels (tests/data/rules/good, tests/data/realworld):
-when in doubt, do not report. One finding per cause: accesses that share a cause (one loop, one
-array and stride) give one finding at the first of them.
+when in doubt, do not report. One finding per cause: locations that share a cause (one array and
+stride, one row-per-thread pass, the literals of one line, one tile's conflict in one loop) give
+one finding at the first of them, the others in `Finding.related`; the engine drops a finding of
+another rule of the same technique that stands at such a related location (rules/engine.py).
+A message states only what the facts show (tests/unit/rules/test_messages.py checks them against
+the code); a hedged hint says in `proven_message` what it claims once the compiler proves it.
 """
 
 from __future__ import annotations
