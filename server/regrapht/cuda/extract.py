@@ -429,12 +429,14 @@ class FunctionExtractor:
                                             node_text(args[1]), span))
 
     def _out_parameters(self, node: Node, name: str, args: tuple[Node, ...]) -> None:
-        """Local scalars a call may write: `f(&x)` always, and `f(i, D, x)` when the call is a
-        statement of its own (its value unused: it works through reference parameters, as
-        `udivmod(i, D, x)` does). Their values become opaque from here on, keeping only the
+        """Local scalars a call may write: `f(&x)` always, and in device code `f(i, D, x)` when the
+        call is a statement of its own (its value unused: it works through reference parameters,
+        as `udivmod(i, D, x)` does). Their values become opaque from here on, keeping only the
         thread dimensions and loads they depended on: no stride is claimed through them."""
         env = self._state.env
-        statement = node.id == self._statement_call and not name.startswith(VALUE_ONLY_CALLS)
+        # Host code keeps bare arguments: its helpers mostly take sizes by value (`print_config(n)`),
+        # and a launch's dimensions are read through them (R009, spec inference).
+        statement = self._kind != "host" and node.id == self._statement_call and not name.startswith(VALUE_ONLY_CALLS)
         for argument in args:
             target: Node | None = argument
             if argument.type == "pointer_expression" and node_text(argument.child_by_field_name("operator")) == "&":

@@ -51,6 +51,17 @@ def test_calls_that_cannot_write_the_index_keep_the_stride(call: str) -> None:
     assert "strides by `D` elements" in finding.message and finding.severity == "warning"
 
 
+def test_host_helpers_keep_the_launch_dimensions_they_are_given() -> None:
+    text = """__global__ void k(float *y) { y[threadIdx.x] = 0.0f; }
+void run(float *y, int n) {
+    int threads = 100;
+    print_config(threads);
+    k<<<n / threads, threads>>>(y);
+}"""
+    (finding,) = of(text, "R009")
+    assert finding.message.startswith("100 threads per block")
+
+
 # ------------------------------------------------------------------ def-use: block scopes
 @pytest.mark.parametrize("body", [
     # a loop's own `j` shadows the outer one only inside the loop
