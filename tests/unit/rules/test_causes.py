@@ -368,3 +368,26 @@ def test_r014_message_names_its_array_and_target() -> None:
 }"""
     (finding,) = of(text, "R014")
     assert finding.message.startswith("Each thread sums `x` in a sequential loop and then adds its total to `sum`")
+
+
+# ------------------------------------------------------------------ compiler evidence that refutes
+STRIDED = """__global__ void k(const float *__restrict__ x, float *__restrict__ y, int rows) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    y[i] = x[i * rows] * 0.1;
+}"""
+
+
+@pytest.mark.parametrize(("code", "rule", "reason"), [
+    (LineCode(instructions=3, global_widths=[16], functions={"k"}), "R001",
+     "Not confirmed by nvcc: only 16-byte vector global accesses on this line in k."),  # access width
+    (LineCode(instructions=3, local_accesses=2, functions={"k"}), "R001",
+     "Not confirmed by nvcc: only shared or local memory accesses on this line in k."),  # a local-memory copy
+    (LineCode(instructions=3, global_widths=[4], functions={"k"}), "R007",
+     "Not confirmed by nvcc: no f64 instruction for this line in k."),  # f64 count
+])
+def test_compiler_evidence_demotes_a_claim_it_contradicts_with_the_reason(code: LineCode, rule: str,
+                                                                        reason: str) -> None:
+    (finding,) = of(STRIDED, rule)
+    assert finding.severity == "warning"
+    (judged,) = [f for f in confirm_findings(analyze_text(STRIDED), PtxFacts({3: code})) if f.rule == rule]
+    assert judged.severity == "hint" and judged.message == f"{finding.message} {reason}"
