@@ -182,6 +182,7 @@ class FloatLiteral:
     operand_types: tuple[str, ...] = ()
     exact_in_float: bool = False
     operator: str = ""
+    dividend: bool = False  # the left operand of its `/` (`1.0 / x` is a reciprocal, `x / 1.0` the identity)
 
 
 @dataclass(frozen=True)

@@ -310,7 +310,7 @@ def _literal_severity(literal: FloatLiteral) -> Severity | None:
     others = literal.operand_types
     if "int" in others or "double" in others:
         return "warning"  # an integer converted to double, or double data: f64 instructions remain
-    if literal.operator in ("*", "/") and _is_one(literal.text):
+    if (literal.operator == "*" or (literal.operator == "/" and not literal.dividend)) and _is_one(literal.text):
         return "hint"  # the identity: nothing is computed in double
     if literal.operations >= 2:
         return "warning"

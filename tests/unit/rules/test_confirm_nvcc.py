@@ -32,6 +32,9 @@ __global__ void exact_chain(float *y) { int i = threadIdx.x; float x = y[i + 1];
 __global__ void inexact(float *y) { int i = threadIdx.x; y[i] = y[i] * 0.1; }
 __global__ void casts(float *y) { int i = threadIdx.x; y[i] = static_cast<float>(0.5) * y[i] + float(0.25) * y[i]; }
 __global__ void templated(float *y) { int i = threadIdx.x; y[i] = twice<float>(y[i]) + y[i]; }
+__global__ void reciprocal(float *y) { int i = threadIdx.x; y[i] = 1.0 / y[i]; }
+__global__ void ninth(float *y) { int i = threadIdx.x; float x = y[i + 1]; y[i] = x * (1.0 / 9.0); }
+__global__ void by_one(float *y) { int i = threadIdx.x; float x = y[i + 1]; y[i] = x + y[i] / 1.0; }
 """
 
 
@@ -48,7 +51,7 @@ def _facts(tmp_path: Path, name: str, text: str) -> PtxFacts:
 def test_r007_severity_agrees_with_the_f64_instructions_of_each_line(tmp_path: Path) -> None:
     facts = _facts(tmp_path, "literals.cu", LITERALS)
     findings = {f.span.start.line + 1: f for f in analyze_text(LITERALS) if f.rule == "R007"}
-    for line in range(2, 10):
+    for line in (*range(2, 10), 12, 13, 14):
         code = facts.at(line)
         assert code is not None and code.instructions, line
         finding = findings.get(line)
