@@ -352,7 +352,8 @@ def _line_of_literals(info: RuleInfo, function: Function, found: list[tuple[Floa
         these = "this exact operation" if len(named) == 1 else "these exact operations"
         says = "says" if len(texts) == 1 else "say"
         message = f"{subject}; the compiler can narrow {these} back to float, but {fixed} {says} what is meant."
-        proven = f"{subject} and the float arithmetic around it stays in double precision; write {fixed}."
+        proven = (f"{subject} and the float arithmetic around {'it' if len(named) == 1 else 'them'} stays in "
+                  f"double precision; write {fixed}.")
     else:
         message = (f"{subject}, so the float arithmetic around {'it' if len(named) == 1 else 'them'} is promoted "
                    f"to double (up to 64x slower on many GPUs); write {fixed}.")
