@@ -278,6 +278,7 @@ class ServerState:
         self.flag_notices = NoticeMemory()  # compile-database notices and problems, each given once
         self.encoding = "utf-16"
         self.supports_configuration = False
+        self.supports_related_information = False  # publishDiagnostics.relatedInformation (initialize)
         self.docs_root = docs_root
         self.documents: dict[str, DocumentState] = {}
         self.debouncer = Debouncer()
