@@ -407,8 +407,11 @@ class FunctionExtractor:
                 self._memory.mark_escape(argument)
             self._out_parameters(node, name, args)
         if name.startswith("__syncthreads"):
-            exited = ctx.thread_branch is None and state.exit_condition is not None
-            condition = ctx.thread_branch or state.exit_condition
+            # A barrier in the condition of the `if` that returns is reached before anyone returns.
+            inside_exit = state.exit_span is not None and state.exit_span.contains(span.start)
+            exit_condition = None if inside_exit else state.exit_condition
+            exited = ctx.thread_branch is None and exit_condition is not None
+            condition = ctx.thread_branch or exit_condition
             state.syncs.append(SyncCall(span, condition is not None, condition or "", after_early_exit=exited,
                                         exit_span=state.exit_span if exited else None))
         elif name.startswith("atomic") and args:

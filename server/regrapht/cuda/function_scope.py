@@ -40,6 +40,8 @@ from regrapht.text import Span
 # Local variables and device-function parameters that hold a lane or thread rank by convention.
 V = TypeVar("V")
 LANE_NAMES = frozenset({"lane", "lane_id", "laneId", "laneid", "lane_idx", "tid", "thread_id"})
+# Barriers that return one value to every thread of the block.
+BLOCK_VOTES = ("__syncthreads_or", "__syncthreads_and", "__syncthreads_count")
 LANE_CALLS = ("thread_rank", "__lane_id", "lane_id", "laneid", "get_lane_id", "threadIdx")
 
 
@@ -174,6 +176,8 @@ class FunctionScope(PolyFolder):
                 memory = memory or current_type == "subscript_expression" or node_text(current)[:1] == "*"
             elif current_type == "call_expression":
                 function = node_text(current.child_by_field_name("function"))
+                if function.startswith(BLOCK_VOTES):
+                    continue  # `__syncthreads_or(p)`: one value for the whole block, whatever p is
                 if function.startswith(("__shfl", "__ldg", "atomic")):
                     memory = True
                 elif function.endswith(LANE_CALLS):

@@ -253,6 +253,28 @@ def test_r012_does_not_cite_a_return_no_barrier_thread_went_through() -> None:
     assert of(text, "R012") == []
 
 
+@pytest.mark.parametrize(("exit_statement", "hinted"), [
+    ("if (!__syncthreads_or(found)) { return; }", []),  # a block-wide vote: every thread returns or none
+    ("if (__syncthreads_count(found) == 0) return;", []),
+    ("if (__syncthreads_and(found) || i >= n) return;", [9]),  # `i >= n` differs between threads
+])
+def test_r012_a_barrier_in_the_exit_condition_is_reached_before_anyone_returns(exit_statement: str,
+                                                                              hinted: list[int]) -> None:
+    text = f"""__global__ void k(float *y, int n) {{
+    __shared__ float s[64];
+    int i = threadIdx.x;
+    bool found = y[i] > 0.0f;
+    {exit_statement}
+    s[i] = y[i];
+    y[i] = 0.0f;
+    y[i] += 1.0f;
+    __syncthreads();
+    y[i] = s[63 - i];
+}}"""
+    findings = of(text, "R012")
+    assert [(f.severity, f.span.start.line + 1) for f in findings] == [("hint", line) for line in hinted]
+
+
 def test_r012_hint_points_at_the_early_return() -> None:
     text = """__global__ void k(float *y, int n) {
     __shared__ float s[64];
