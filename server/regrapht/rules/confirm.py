@@ -5,7 +5,8 @@ the rules whose claim the PTX can check, each verdict stating its evidence:
 - R007/R008 (double precision): f64 instructions on the line confirm it ("Confirmed by nvcc: 3
   f64 instructions in saxpy"); a hint becomes a warning and takes its `proven_message` (a hint
   that said nvcc could narrow the literal must not go on saying so). None, while the line has
-  code, refutes it (nvcc narrowed it to float): downgraded to a hint.
+  code, refutes a warning (nvcc narrowed it to float): downgraded to a hint; for a hint, which
+  said that nvcc narrows it, it is what the hint said ("nvcc shows: no f64 instruction ...").
 - R001/R002 (uncoalesced global access): narrow (< 16-byte) global loads/stores on the line
   confirm the access (its space and width; the severity stays, the stride is the source's
   claim); only shared or local accesses, or only 16-byte vector accesses, refute it: hint.
@@ -105,6 +106,10 @@ def verdicts(findings: Iterable[Finding], facts: PtxFacts) -> list[tuple[Finding
             result.append((finding, replace(finding, severity=severity, message=f"{message} {said}: {evidence}.")))
         elif finding.rule == "R015":
             result.append((finding, None))  # nothing left to unroll: the hint is wrong, not weaker
+        elif finding.rule == "R007" and finding.severity == "hint":
+            # The hint said nvcc narrows the literal to float: no f64 code is what it said.
+            result.append((finding, replace(finding, message=f"{finding.message} nvcc shows: {evidence} "
+                                                             "(narrowed to float).")))
         else:
             result.append((finding, replace(finding, severity="hint",
                                             message=f"{finding.message} Not confirmed by nvcc: {evidence}.")))
