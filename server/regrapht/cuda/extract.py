@@ -119,7 +119,8 @@ class FunctionExtractor:
         state.shared.update(self.file_shared)
         function_name = node_text(name_node)
         if body is not None:
-            self._walk(body, state, function_name, kind, parameters, uses_double)
+            self._walk(body, state, function_name, kind, parameters, uses_double,
+                       _recovered_body(node, declarator) if node.type == "ERROR" else None)
         return Function(
             name=function_name,
             kind=kind,
@@ -192,14 +193,17 @@ class FunctionExtractor:
 
     # ---------------------------------------------------------------- body walk
     def _walk(self, body: Node, state: ExtractionState, function: str, kind: FunctionKind,
-              parameters: tuple[Parameter, ...], uses_double: bool) -> None:
+              parameters: tuple[Parameter, ...], uses_double: bool, statements: list[Node] | None = None) -> None:
+        """Walk `body` (or, for a function recovered from a syntax error, its `statements`)."""
         self._start(state, function, kind, parameters)
         for parameter in parameters:
             if not parameter.is_pointer:
                 state.types[parameter.name] = arithmetic_type(parameter.base_type)
         device_code = kind != "host"
         float_code = device_code and not uses_double
-        stack: list[tuple[Node | None, WalkContext]] = [(body, WalkContext((), None, False, False))]
+        start = WalkContext((), None, False, False)
+        stack: list[tuple[Node | None, WalkContext]] = [(body, start)] if statements is None else \
+            [(child, start) for child in reversed(statements)]
         leaving: list[Node] = []  # the blocks whose scope frame is open, innermost last
         while stack:
             popped, ctx = stack.pop()
@@ -487,6 +491,23 @@ class FunctionExtractor:
         value = self._scope.poly(node).constant
         return (value,) if value is not None else None
 
+
+
+# Direct children of an ERROR node that begin the next definition (`template <...>`, a
+# `__global__ void f(...)` header): a function recovered from the error ends before them.
+_NEXT_DEFINITION = frozenset({"template", "function_declarator", "__global__"})
+
+
+def _recovered_body(node: Node, declarator: Node) -> list[Node]:
+    """The statements of a function recovered from a syntax error (`#if` arms that split its
+    braces merge it with what follows): the ERROR node's children after its header, up to the
+    header of the next definition, so another kernel's code is not taken for this one's."""
+    children = node.children
+    header = next((i for i, c in enumerate(children) if c.id == declarator.id), None)
+    if header is None:
+        return children  # the header is nested deeper: no way to tell where the body ends
+    stop = next((i for i in range(header + 1, len(children)) if children[i].type in _NEXT_DEFINITION), len(children))
+    return children[header + 1:stop]
 
 
 __all__ = [

@@ -275,6 +275,62 @@ def test_r012_a_barrier_in_the_exit_condition_is_reached_before_anyone_returns(e
     assert [(f.severity, f.span.start.line + 1) for f in findings] == [("hint", line) for line in hinted]
 
 
+SPLIT = """template <typename T, int rows>
+__launch_bounds__(64, 1)
+static __global__ void first(const T * __restrict__ x, float * __restrict__ dst, int n) {
+#if defined(ARCH_A) || defined(ARCH_B)
+#if defined(ARCH_A)
+    if constexpr (!(sizeof(T) == 4)) {NO_DEVICE_CODE;} else {
+    typedef tile<16, 8, T> tile_A;
+#elif defined(ARCH_B)
+    if constexpr (rows != 32) {NO_DEVICE_CODE;} else {
+    typedef tile<32, 4, T> tile_A;
+#endif
+    const int j = threadIdx.y;
+    for (int j0 = 0; j0 < rows; j0 += 4) {
+        if (j0 + 4 > rows && j >= n) {
+            return;
+        }
+        dst[j] = x[j];
+    }
+    }
+#else
+    NO_DEVICE_CODE;
+#endif
+}
+
+template <typename T, int rows>
+__launch_bounds__(64, 1)
+static __global__ void second(const T * __restrict__ x, float * __restrict__ dst) {
+#if defined(ARCH_A) || defined(ARCH_B)
+#if defined(ARCH_A)
+    if constexpr (!(sizeof(T) == 4)) {NO_DEVICE_CODE;} else {
+#elif defined(ARCH_B)
+    if constexpr (rows != 32) {NO_DEVICE_CODE;} else {
+#endif
+    __shared__ float s[64];
+    s[threadIdx.x] = x[threadIdx.x];
+    __syncthreads();
+    dst[threadIdx.x] = s[63 - threadIdx.x];
+    }
+#else
+    NO_DEVICE_CODE;
+#endif
+}"""
+
+
+def test_r012_does_not_cite_another_kernels_return_when_preprocessor_arms_split_the_braces() -> None:
+    # The `#if` arms open braces the parse cannot match: the two kernels come back as one syntax
+    # error. The recovered `first` ends at `second`'s header, so second's barrier is not first's.
+    from regrapht.cuda import parse_source
+
+    model = parse_source(SPLIT)
+    assert model.has_errors
+    first = next(f for f in model.functions if f.name == "first")
+    assert all(s.span.start.line < 24 for s in first.syncs) and all(a.span.start.line < 24 for a in first.accesses)
+    assert of(SPLIT, "R012") == []
+
+
 def test_r012_hint_points_at_the_early_return() -> None:
     text = """__global__ void k(float *y, int n) {
     __shared__ float s[64];
