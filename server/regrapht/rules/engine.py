@@ -77,10 +77,21 @@ def _deduplicated(findings: Iterable[Finding]) -> list[Finding]:
     unique: dict[tuple[str, Span], Finding] = {}
     for finding in findings:
         unique.setdefault((finding.rule, finding.span), finding)
-    causes = {(f.technique, r.span): f.rule for f in unique.values() for r in f.related}
+    causes = {(f.technique, r.span): key for key, f in unique.items() for r in f.related}
     if not causes:
         return list(unique.values())
-    return [f for f in unique.values() if causes.get((f.technique, f.span), f.rule) == f.rule]
+    for key, finding in list(unique.items()):
+        cause = causes.get((finding.technique, finding.span))
+        if cause is None or cause[0] == finding.rule or cause not in unique:
+            continue
+        # Part of another rule's cause: its own repetitions join that finding's related locations.
+        del unique[key]
+        owner = unique[cause]
+        known = {r.span for r in owner.related} | {owner.span}
+        extra = tuple(r for r in finding.related if r.span not in known)
+        if extra:
+            unique[cause] = replace(owner, related=owner.related + extra)
+    return list(unique.values())
 
 
 def _with_severity(finding: Finding, severity: Severity | None) -> Finding:

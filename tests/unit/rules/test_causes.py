@@ -163,6 +163,14 @@ def test_a_row_per_thread_pass_is_one_finding_with_its_accesses_related() -> Non
     assert sorted(r.span.start.line + 1 for r in finding.related) == [3, 6]
 
 
+def test_an_absorbed_r001_brings_its_repetitions_along() -> None:
+    text = ROWS.replace("        y[row * ncols + 2 * c] = m;\n    }\n",
+                        "        y[row * ncols + 2 * c] = m;\n    }\n    y[row * ncols + 2 * ncols] = m;\n")
+    findings = [f for f in analyze_text(text) if f.rule in ("R001", "R002")]
+    (finding,) = findings
+    assert [r.span.start.line + 1 for r in finding.related] == [3, 6, 8]
+
+
 def test_without_r002_the_strided_accesses_are_still_r001() -> None:
     from regrapht.cuda import parse_source
     from regrapht.rules import RuleConfig
