@@ -4,9 +4,13 @@ For each rule: the warnings and errors it raises on ggml-cuda (llama-cpp-python 
 with scripts/fetch-ggml-cuda.sh) and on the expert kernels written here, how many are labelled
 right (tp) and wrong (fp/minor or unlabelled), the precision, and the hints (not counted).
 With --confirm, the findings first go through nvcc's PTX (as in the editor) for the files that
-compile standalone (ggml-cuda's need its headers: those stay unconfirmed).
+compile, each with the project's flags (validate/compile_db.py: the nearest compile_commands.json,
+then `--compile-commands`, `-I`, `-D` as `regrapht analyze` takes them); ggml-cuda needs ggml's
+headers, which the fetched corpus lacks, so most of its files stay unconfirmed. The line after the
+table says how many files compiled and how many findings nvcc confirmed, refuted (demoted) or
+dropped (an R015 loop nvcc unrolled).
 
-    python bench/rule_precision.py [--confirm] [--json]
+    python bench/rule_precision.py [--confirm [-I DIR] [-D NAME]] [--json]
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from regrapht.commands.compiling import add_compile_arguments, compile_setup_of
 from regrapht.evaluation.labelled_findings import compare, corpus_findings, load_labels
 from regrapht.rules.confirm import confirm_findings
 from regrapht.validate.compiler import Compiler, find_demangler, find_nvcc
@@ -31,7 +36,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--confirm", action="store_true", help="apply nvcc's PTX verdicts first")
     parser.add_argument("--json", action="store_true")
+    add_compile_arguments(parser)
     args = parser.parse_args()
+    confirmed = Counter[str]()
     subdirectories = [d for d in ("ggml-cuda", "expert") if (CORPUS / d).is_dir()]
     if "ggml-cuda" not in subdirectories:
         print("ggml-cuda is missing: run `bash scripts/fetch-ggml-cuda.sh` first", file=sys.stderr)
@@ -44,11 +51,19 @@ def main() -> int:
             print("--confirm: nvcc not found", file=sys.stderr)
             return 2
         compiler = Compiler(nvcc, demangler=find_demangler(nvcc, os.environ))
+        setup = compile_setup_of(args)
         for file, found in findings.items():
             path = CORPUS / file
-            facts = ptx_facts(compiler, path.read_text(encoding="utf-8", errors="replace"), path, "sm_90")
-            if facts is not None:
-                findings[file] = list(confirm_findings(found, facts))
+            flags = setup.lookup(path).flags
+            facts = ptx_facts(compiler, path.read_text(encoding="utf-8", errors="replace"), path, "sm_90", flags)
+            if facts is None:
+                continue
+            confirmed["compiled"] += 1
+            after = list(confirm_findings(found, facts))
+            confirmed["dropped"] += len(found) - len(after)
+            confirmed["confirmed"] += sum("Confirmed by nvcc" in f.message or "nvcc shows" in f.message for f in after)
+            confirmed["refuted"] += sum("Not confirmed by nvcc" in f.message for f in after)
+            findings[file] = after
     labels = load_labels(CORPUS / "labels.tsv")
     comparison = compare(labels, findings)
     hints: Counter[str] = Counter(f.rule for found in findings.values() for f in found if f.severity == "hint")
@@ -72,6 +87,9 @@ def main() -> int:
     print(f"| all | {total} | {right} | {total - right} | {right / total if total else 1:.0%} | "
           f"{sum(hints.values())} |")
     print(f"false errors: {len(comparison.false_errors)}; unlabelled warnings/errors: {len(comparison.unlabelled)}")
+    if args.confirm:
+        print(f"--confirm: {confirmed['compiled']} of {files} files compiled; findings confirmed "
+              f"{confirmed['confirmed']}, refuted {confirmed['refuted']}, dropped {confirmed['dropped']}")
     return 0
 
 

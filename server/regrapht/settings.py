@@ -60,7 +60,7 @@ class Settings:
     search_budget: int = DEFAULT_SEARCH_BUDGET
     search_strategy: str = DEFAULT_SEARCH_STRATEGY
     background_validation: bool = False
-    compiler_confirmation: bool = True  # confirm R001/R002/R007/R008 from nvcc's PTX, in the background
+    compiler_confirmation: bool = True  # confirm R001/R002/R007/R008/R015 from nvcc's PTX, in the background
     log_level: str = DEFAULT_LOG_LEVEL
     compile_commands: str = DEFAULT_COMPILE_COMMANDS  # compile_commands.json to read; "" = the nearest one
     extra_compiler_args: tuple[str, ...] = ()  # nvcc arguments after the database's (-I, -D, ...)

@@ -1,7 +1,8 @@
 """End-to-end: compiler confirmation over stdio with the real nvcc (marker `nvcc`): after the
 rules' diagnostics settle, the server compiles the text to PTX in the background and republishes
 R007 confirmed from the f64 instructions ("Confirmed by nvcc: ... f64 instructions in gelu") and
-the one nvcc narrows to float (`y * 2.0`) left a hint, "Not confirmed by nvcc"; hovers keep being answered meanwhile."""
+the one nvcc narrows to float (`y * 2.0`) left a hint that says so ("nvcc shows: no f64
+instruction ... (narrowed to float)"); hovers keep being answered meanwhile."""
 
 from __future__ import annotations
 
@@ -65,5 +66,6 @@ async def test_nvcc_confirms_double_precision_in_the_background(client):
     halve = next(d for d in confirmed.diagnostics if d.code == "R007" and d.range.start.line == 11)
     assert "f64 instruction" in halve.message and halve.severity == types.DiagnosticSeverity.Warning
     twice = next(d for d in confirmed.diagnostics if d.code == "R007" and d.range.start.line == 18)
-    assert "Not confirmed by nvcc: no f64 instruction" in twice.message
+    assert "nvcc shows: no f64 instruction" in twice.message and "(narrowed to float)." in twice.message
+    assert "Not confirmed" not in twice.message  # the hint said nvcc narrows it: nvcc agrees
     assert twice.severity == types.DiagnosticSeverity.Hint

@@ -30,13 +30,22 @@ def register(subparsers: Any) -> None:
     parser.add_argument("file", help="the .cu/.cuh file")
     parser.add_argument("--json", action="store_true", help="print findings as JSON")
     parser.add_argument("--confirm", action="store_true",
-                        help="check R001/R002/R007/R008 against the PTX nvcc generates (needs nvcc)")
+                        help="check R001/R002/R007/R008/R015 against the PTX nvcc generates (needs nvcc)")
     parser.add_argument("--arch", default=DEFAULT_ARCH, help=f"the arch --confirm compiles for ({DEFAULT_ARCH})")
     add_compile_arguments(parser)
     parser.set_defaults(handler=run)
 
 
 def finding_json(finding: Finding) -> dict[str, object]:
+    found = _finding_json(finding)
+    if finding.related:
+        found["related"] = [{"line": r.span.start.line + 1, "column": r.span.start.character + 1,
+                             "end_line": r.span.end.line + 1, "end_column": r.span.end.character + 1,
+                             "message": r.message} for r in finding.related]
+    return found
+
+
+def _finding_json(finding: Finding) -> dict[str, object]:
     return {
         "rule": finding.rule,
         "severity": finding.severity,

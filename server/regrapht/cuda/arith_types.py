@@ -42,7 +42,7 @@ _INTEGER_TYPES = frozenset(t for t in SIZEOF if t not in (
 def arithmetic_type(type_text: str) -> str:
     """"double", "float", "int" or "" (unknown: a template parameter, a half, a struct)."""
     words = " ".join(w for w in type_text.split() if w not in ("const", "volatile", "static", "constexpr",
-                                                             "register", "__restrict__"))
+                                                             "register", "__restrict__", "__restrict"))
     if words in ("double", "long double"):
         return "double"
     if words == "float":
@@ -178,7 +178,7 @@ class LiteralFacts:
     def __init__(self, positions: Positions, types: ExpressionTypes) -> None:
         self.positions = positions
         self.types = types
-        self._facts: dict[int, tuple[int, tuple[str, ...], str]] = {}  # node id -> chain facts
+        self._facts: dict[int, tuple[int, tuple[str, ...], str, bool]] = {}  # node id -> chain facts
 
     def arithmetic_chain(self, root: Node) -> None:
         """Facts of every double literal in the arithmetic expression `root` (+ - * / through
@@ -187,21 +187,21 @@ class LiteralFacts:
         tree-sitter finds a node's parent by walking from the root, so nothing walks upwards."""
         operations = 0
         others: list[str] = []
-        literals: list[tuple[int, str]] = []
-        stack: list[tuple[Node, str]] = [(root, "")]
+        literals: list[tuple[int, str, bool]] = []
+        stack: list[tuple[Node, str, bool]] = [(root, "", False)]  # (node, operator, a dividend of it)
         visited = 0
         while stack and visited < MAX_CHAIN_NODES:
-            current, operator = stack.pop()
+            current, operator, dividend = stack.pop()
             visited += 1
             current_type = current.type
             if current_type == "parenthesized_expression" and current.named_child_count == 1:
-                stack.append((current.named_children[0], operator))
+                stack.append((current.named_children[0], operator, dividend))
                 continue
             if current_type == "unary_expression" and \
                     node_text(current.child_by_field_name("operator")) in ("-", "+"):
                 argument = current.child_by_field_name("argument")
                 if argument is not None:
-                    stack.append((argument, operator))
+                    stack.append((argument, operator, dividend))
                 continue
             inner_operator = node_text(current.child_by_field_name("operator")) \
                 if current_type == "binary_expression" else ""
@@ -210,16 +210,16 @@ class LiteralFacts:
                 for side in ("right", "left"):
                     operand = current.child_by_field_name(side)
                     if operand is not None:
-                        stack.append((operand, inner_operator))
+                        stack.append((operand, inner_operator, inner_operator == "/" and side == "left"))
             elif current_type == "number_literal":
                 if is_double_literal(node_text(current)):
-                    literals.append((current.id, operator))
+                    literals.append((current.id, operator, dividend))
             else:  # other literals are their own findings (or exact); these are the operands
                 others.append(self.types.expr_type(current, MAX_EXPR_DEPTH - TYPE_DEPTH))
         if stack:
             operations = max(operations, 2)  # longer than we look: a chain
-        for literal_id, operator in literals:
-            self._facts[literal_id] = (operations, tuple(others), operator)
+        for literal_id, operator, dividend in literals:
+            self._facts[literal_id] = (operations, tuple(others), operator, dividend)
 
     def compound_literal(self, node: Node) -> None:
         """`y *= 0.1`: y = y * 0.1 in double, one operation with y's type as the other operand."""
@@ -229,11 +229,12 @@ class LiteralFacts:
             right = right.named_children[0]
         if operator in ("+=", "-=", "*=", "/=") and right is not None and right.type == "number_literal":
             left_type = self.types.expr_type(node.child_by_field_name("left"), MAX_EXPR_DEPTH - TYPE_DEPTH)
-            self._facts[right.id] = (1, (left_type,), operator[0])
+            self._facts[right.id] = (1, (left_type,), operator[0], False)
 
     def float_literal(self, node: Node, text: str, ctx: WalkContext) -> FloatLiteral:
         facts = self._facts.get(node.id)
         if facts is None:  # converted only, or deeper in a chain than `_arithmetic_chain` looks
             return FloatLiteral(text, self.positions.span(node), 2 if ctx.chain else 0, (), is_exact_float(text), "")
-        operations, others, operator = facts
-        return FloatLiteral(text, self.positions.span(node), operations, others, is_exact_float(text), operator)
+        operations, others, operator, dividend = facts
+        return FloatLiteral(text, self.positions.span(node), operations, others, is_exact_float(text), operator,
+                            dividend)

@@ -51,6 +51,7 @@ class ControlFlow:
                 variable = node_text(name_node) if name_node is not None else None
                 value = declarator.child_by_field_name("value") if declarator is not None else None
                 if variable:
+                    state.declare(variable)  # scoped to the loop (the walk opened its frame)
                     state.env[variable] = self.scope.poly(value) + Poly.atom(variable)
                     state.types[variable] = arithmetic_type(node_text(init_node.child_by_field_name("type")))
             elif init_node.type == "assignment_expression":
@@ -132,12 +133,12 @@ class ControlFlow:
             return max(0, bound - start + 1)
         return None
 
-    def if_statement(self, node: Node, ctx: WalkContext, stack: list[tuple[Node, WalkContext]]) -> None:
+    def if_statement(self, node: Node, ctx: WalkContext, stack: list[tuple[Node | None, WalkContext]]) -> None:
         condition = node.child_by_field_name("condition")
         consequence = node.child_by_field_name("consequence")
         alternative = node.child_by_field_name("alternative")
         branch = self.branch("if", condition, node, statement_count(consequence) + statement_count(alternative),
-                              alternative is not None) if condition is not None else None
+                              alternative is not None, ctx.loops) if condition is not None else None
         inner = ctx
         if branch is not None and branch.thread_dependent:
             # `tid % 4 == 0` still selects a quarter of the threads: not a single-thread guard.
@@ -148,6 +149,7 @@ class ControlFlow:
                     and self.scope.state.exit_condition is None:
                 # The walk is in source order, so only barriers after this statement see it.
                 self.scope.state.exit_condition = branch.condition.text
+                self.scope.state.exit_span = branch.span
         # Push in reverse source order: alternative, consequence, condition.
         if alternative is not None:
             stack.append((alternative, inner._replace(single_guard=ctx.single_guard)))
@@ -174,12 +176,13 @@ class ControlFlow:
         return False
 
     def branch(self, kind: str, condition: Node, statement: Node, statements: int = 0,
-                has_else: bool = False) -> Branch | None:
+                has_else: bool = False, loops: tuple[int, ...] = ()) -> Branch | None:
         dims, _ = self.scope.dependencies(condition)
         if not dims:
             return None
         modulus: Node | None = None
         modulus_value: int | None = None
+        modulus_operator = "%"
         stack = [condition]
         while stack and modulus is None:
             current = stack.pop()
@@ -193,10 +196,12 @@ class ControlFlow:
                     if operator == "%":
                         modulus, modulus_value = right, value
                     elif value is not None and value > 0 and (value + 1) & value == 0:
-                        modulus, modulus_value = right, value + 1
+                        modulus, modulus_value, modulus_operator = right, value + 1, "&"
             stack.extend(current.named_children)
         text_node = condition.named_children[0] if condition.type == "condition_clause" and condition.named_children \
             else condition
+        loop_variables = {self.scope.state.loops[i].variable for i in loops} - {None}
+        stepped = modulus is not None and bool(loop_variables & self.scope.poly(modulus).atoms())
         branch = Branch(
             kind=kind,  # type: ignore[arg-type]
             condition=Expr(node_text(text_node), self.positions.span(text_node)),
@@ -206,6 +211,8 @@ class ControlFlow:
             modulus_value=modulus_value,
             statements=statements,
             has_else=has_else,
+            modulus_operator=modulus_operator,
+            loop_stepped=stepped,
         )
         self.scope.state.branches.append(branch)
         return branch

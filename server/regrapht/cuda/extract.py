@@ -19,7 +19,7 @@ import re
 
 from tree_sitter import Node
 
-from regrapht.cuda.affine import Poly
+from regrapht.cuda.affine import Poly, opaque_atom
 from regrapht.cuda.arith_types import (
     ARITHMETIC_OPERATORS,
     DOUBLE_MATH,
@@ -31,7 +31,7 @@ from regrapht.cuda.arith_types import (
     is_double_literal,
 )
 from regrapht.cuda.control_flow import ControlFlow
-from regrapht.cuda.function_scope import ExtractionState, FunctionScope, WalkContext
+from regrapht.cuda.function_scope import ExtractionState, FunctionScope, ScopeFrame, WalkContext
 from regrapht.cuda.intexpr import int_literal, type_bytes
 from regrapht.cuda.memory import READ_ONLY_CALLS, MemoryAccesses
 from regrapht.cuda.model import (
@@ -50,6 +50,7 @@ from regrapht.cuda.model import (
 from regrapht.cuda.nodes import (
     CAST_NAMES,
     Positions,
+    always_returns,
     ambiguous_cast,
     declarator_name,
     find_function_declarator,
@@ -59,6 +60,12 @@ from regrapht.text import Position, Span
 
 MAX_LOCAL_VALUES = 256  # host-function scalar definitions kept for spec inference
 _DOUBLE_WORD = re.compile(rb"\bdouble\b")
+# Statement calls that take their arguments by value (barriers, output, assertions, atomics).
+VALUE_ONLY_CALLS = ("__sync", "__threadfence", "printf", "assert", "static_assert", "atomic", "__nanosleep",
+                    "cudaMemcpy", "cudaMemset", "cudaFree", "cudaMalloc")
+# Nodes whose declarations are scoped to them (a for loop's `int i`, a block's locals).
+SCOPES = frozenset({"compound_statement", "for_statement", "for_range_loop"})
+RESTRICT_SPELLINGS = frozenset({"__restrict__", "__restrict", "restrict"})
 
 
 class FunctionExtractor:
@@ -75,6 +82,7 @@ class FunctionExtractor:
                parameters: tuple[Parameter, ...]) -> None:
         """Fresh collaborators for the function about to be walked (or none, for file scope)."""
         self._params = {p.name: p for p in parameters}
+        self._statement_call = -1  # node id of the call the current expression statement consists of
         self._state = state
         self._function = function
         self._kind = kind
@@ -111,7 +119,8 @@ class FunctionExtractor:
         state.shared.update(self.file_shared)
         function_name = node_text(name_node)
         if body is not None:
-            self._walk(body, state, function_name, kind, parameters, uses_double)
+            self._walk(body, state, function_name, kind, parameters, uses_double,
+                       _recovered_body(node, declarator) if node.type == "ERROR" else None)
         return Function(
             name=function_name,
             kind=kind,
@@ -158,8 +167,9 @@ class FunctionExtractor:
             for child in declarator.children:
                 if child.type == "*":
                     star_end = self.positions.end(child)
-                elif child.type == "type_qualifier" and node_text(child) in ("__restrict__", "__restrict", "restrict"):
-                    is_restrict = True
+                elif child.type in ("type_qualifier", "ms_pointer_modifier") and \
+                        node_text(child) in RESTRICT_SPELLINGS:
+                    is_restrict = True  # `__restrict` (GNU/MSVC) parses as an MS pointer modifier
             declarator = declarator.child_by_field_name("declarator")
         text = node_text(node)
         if name_node is not None:
@@ -183,19 +193,32 @@ class FunctionExtractor:
 
     # ---------------------------------------------------------------- body walk
     def _walk(self, body: Node, state: ExtractionState, function: str, kind: FunctionKind,
-              parameters: tuple[Parameter, ...], uses_double: bool) -> None:
+              parameters: tuple[Parameter, ...], uses_double: bool, statements: list[Node] | None = None) -> None:
+        """Walk `body` (or, for a function recovered from a syntax error, its `statements`)."""
         self._start(state, function, kind, parameters)
         for parameter in parameters:
             if not parameter.is_pointer:
                 state.types[parameter.name] = arithmetic_type(parameter.base_type)
         device_code = kind != "host"
         float_code = device_code and not uses_double
-        stack: list[tuple[Node, WalkContext]] = [(body, WalkContext((), None, False, False))]
+        start = WalkContext((), None, False, False)
+        stack: list[tuple[Node | None, WalkContext]] = [(body, start)] if statements is None else \
+            [(child, start) for child in reversed(statements)]
+        leaving: list[Node] = []  # the blocks whose scope frame is open, innermost last
         while stack:
-            node, ctx = stack.pop()
+            popped, ctx = stack.pop()
+            if popped is None:  # the end of a block: its declarations go out of scope
+                block = leaving.pop()
+                state.leave(always_returns(block))
+                continue
+            node = popped
             node_type = node.type
             children_ctx = ctx
             skip_children: set[int] = set()
+            if node_type in SCOPES:
+                state.frames.append(ScopeFrame(exit_condition=state.exit_condition, exit_span=state.exit_span))
+                leaving.append(node)
+                stack.append((None, ctx))  # popped after every child
             if node_type == "declaration":
                 if not ctx.skip_env:
                     self._declaration(node, ctx)
@@ -211,8 +234,17 @@ class FunctionExtractor:
                 self._memory.mark_written_base(node.child_by_field_name("argument"))
             elif node_type == "subscript_expression" and device_code:
                 self._memory.subscript(node, ctx)
+            elif node_type == "expression_statement":
+                # `f(a, b);`: a call whose value is unused (tree-sitter's parent links walk from
+                # the root, so the statement marks its call instead of the call asking upwards).
+                expression = node.named_children[0] if node.named_child_count == 1 else None
+                self._statement_call = expression.id if expression is not None else -1
             elif node_type == "call_expression":
                 self._call(node, ctx, float_code)
+                # An argument or a cast operand is converted, not part of the arithmetic around the call.
+                children_ctx = ctx._replace(chain=False)
+            elif node_type == "cast_expression":
+                children_ctx = ctx._replace(chain=False)
             elif node_type in ("for_statement", "while_statement", "do_statement", "for_range_loop"):
                 children_ctx, skip = self._control.loop(node, ctx)
                 skip_children.update(skip)
@@ -251,6 +283,7 @@ class FunctionExtractor:
             if name_node is None:
                 continue
             name = node_text(name_node)
+            state.declare(name)
             if "__shared__" in qualifiers:
                 shared = self.shared_array(node, target, name, type_text, "extern" in qualifiers, self._function)
                 state.shared_arrays.append(shared)
@@ -266,6 +299,15 @@ class FunctionExtractor:
                     value = target.child_by_field_name("parameters")
                 state.dim3s[name] = dim3 = self._dim3(name, value, node)
                 state.dim3_list.append(dim3)
+                continue
+            if target is not None and target.type == "reference_declarator" and "const" not in qualifiers \
+                    and value is not None and value.type == "identifier" and node_text(value) in state.env:
+                # `int &r = x;`: writes through r change x; neither keeps a known value.
+                referent = state.env[node_text(value)]
+                atom = Poly.atom(opaque_atom(f"{name} bound by reference {len(state.calls)}", referent.thread_dims(),
+                                             referent.memory_dependent))
+                state.env[node_text(value)] = state.env[name] = atom
+                state.types[name] = arithmetic_type(type_text)
                 continue
             if target is not None and target.type == "pointer_declarator":
                 if value is not None:
@@ -367,10 +409,15 @@ class FunctionExtractor:
         if name not in READ_ONLY_CALLS and name not in CAST_NAMES:
             for argument in args:
                 self._memory.mark_escape(argument)
+            self._out_parameters(node, name, args)
         if name.startswith("__syncthreads"):
-            exited = ctx.thread_branch is None and state.exit_condition is not None
-            condition = ctx.thread_branch or state.exit_condition
-            state.syncs.append(SyncCall(span, condition is not None, condition or "", after_early_exit=exited))
+            # A barrier in the condition of the `if` that returns is reached before anyone returns.
+            inside_exit = state.exit_span is not None and state.exit_span.contains(span.start)
+            exit_condition = None if inside_exit else state.exit_condition
+            exited = ctx.thread_branch is None and exit_condition is not None
+            condition = ctx.thread_branch or exit_condition
+            state.syncs.append(SyncCall(span, condition is not None, condition or "", after_early_exit=exited,
+                                        exit_span=state.exit_span if exited else None))
         elif name.startswith("atomic") and args:
             self._memory.atomic(name, args[0], span, ctx)
         elif name in DOUBLE_MATH and float_code and function.type == "identifier":
@@ -387,6 +434,32 @@ class FunctionExtractor:
                 pointer = inner
             state.mallocs.append(MallocCall(name, node_text(pointer) if pointer.type == "identifier" else None,
                                             node_text(args[1]), span))
+
+    def _out_parameters(self, node: Node, name: str, args: tuple[Node, ...]) -> None:
+        """Local scalars a call may write: `f(&x)` always, and in device code `f(i, D, x)` when the
+        call is a statement of its own (its value unused: it works through reference parameters,
+        as `udivmod(i, D, x)` does). Their values become opaque from here on, keeping only the
+        thread dimensions and loads they depended on: no stride is claimed through them."""
+        env = self._state.env
+        # Host code keeps bare arguments: its helpers mostly take sizes by value (`print_config(n)`),
+        # and a launch's dimensions are read through them (R009, spec inference).
+        statement = self._kind != "host" and node.id == self._statement_call and not name.startswith(VALUE_ONLY_CALLS)
+        for argument in args:
+            target: Node | None = argument
+            if argument.type == "pointer_expression" and node_text(argument.child_by_field_name("operator")) == "&":
+                target = argument.child_by_field_name("argument")
+            elif not statement:
+                continue
+            if target is None or target.type != "identifier":
+                continue
+            variable = node_text(target)
+            known = env.get(variable)
+            if known is None:
+                continue  # a parameter or an unknown name: already an atom without a stride
+            # Named by the call's rank in the function: the facts stay independent of its row.
+            atom = opaque_atom(f"{variable} after call {len(self._state.calls)}", known.thread_dims(),
+                               known.memory_dependent)
+            env[variable] = Poly.atom(atom)
 
     def _launch(self, node: Node, function: Node | None, config: Node, args: tuple[Node, ...], ctx: WalkContext) -> None:
         name_node = function
@@ -418,6 +491,23 @@ class FunctionExtractor:
         value = self._scope.poly(node).constant
         return (value,) if value is not None else None
 
+
+
+# Direct children of an ERROR node that begin the next definition (`template <...>`, a
+# `__global__ void f(...)` header): a function recovered from the error ends before them.
+_NEXT_DEFINITION = frozenset({"template", "function_declarator", "__global__"})
+
+
+def _recovered_body(node: Node, declarator: Node) -> list[Node]:
+    """The statements of a function recovered from a syntax error (`#if` arms that split its
+    braces merge it with what follows): the ERROR node's children after its header, up to the
+    header of the next definition, so another kernel's code is not taken for this one's."""
+    children = node.children
+    header = next((i for i, c in enumerate(children) if c.id == declarator.id), None)
+    if header is None:
+        return children  # the header is nested deeper: no way to tell where the body ends
+    stop = next((i for i in range(header + 1, len(children)) if children[i].type in _NEXT_DEFINITION), len(children))
+    return children[header + 1:stop]
 
 
 __all__ = [

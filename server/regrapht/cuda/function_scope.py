@@ -11,7 +11,7 @@ pointer name resolves to.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from tree_sitter import Node
 
@@ -35,9 +35,13 @@ from regrapht.cuda.model import (
     SyncCall,
 )
 from regrapht.cuda.nodes import node_text
+from regrapht.text import Span
 
 # Local variables and device-function parameters that hold a lane or thread rank by convention.
+V = TypeVar("V")
 LANE_NAMES = frozenset({"lane", "lane_id", "laneId", "laneid", "lane_idx", "tid", "thread_id"})
+# Barriers that return one value to every thread of the block.
+BLOCK_VOTES = ("__syncthreads_or", "__syncthreads_and", "__syncthreads_count")
 LANE_CALLS = ("thread_rank", "__lane_id", "lane_id", "laneid", "get_lane_id", "threadIdx")
 
 
@@ -83,6 +87,47 @@ class ExtractionState:
     mallocs: list[MallocCall] = field(default_factory=list)
     # Condition of the first `if (<thread-dependent>) return;` seen: later barriers are divergent.
     exit_condition: str | None = None
+    exit_span: Span | None = None  # that `if` statement
+    # Block scopes being walked, innermost last: what their declarations shadowed (`ScopeFrame`).
+    frames: list[ScopeFrame] = field(default_factory=list)
+
+    def declare(self, name: str) -> None:
+        """`name` is declared in the innermost block: remember what it shadows, restored when
+        the walk leaves the block (a loop's `int j` does not leak into the next loop)."""
+        if self.frames:
+            frame = self.frames[-1]
+            if name not in frame.declared:
+                frame.declared[name] = (self.env.get(name), self.types.get(name), self.aliases.get(name),
+                                        self.local_arrays.get(name))
+
+    def leave(self, always_exits: bool) -> None:
+        """The walk leaves the innermost block; `always_exits`: the block ends in a `return`, so
+        no thread that continues after it went through an early exit inside it."""
+        frame = self.frames.pop()
+        for name, (value, type_, alias, local_array) in frame.declared.items():
+            _restore(self.env, name, value)
+            _restore(self.types, name, type_)
+            _restore(self.aliases, name, alias)
+            _restore(self.local_arrays, name, local_array)
+        if always_exits:
+            self.exit_condition, self.exit_span = frame.exit_condition, frame.exit_span
+
+
+def _restore(table: dict[str, V], name: str, old: V | None) -> None:
+    if old is None:
+        table.pop(name, None)
+    else:
+        table[name] = old
+
+
+@dataclass
+class ScopeFrame:
+    """One block being walked: the outer meaning of each name it declares (value, type, alias,
+    local array: None where there was none), and the early exit known when it was entered."""
+
+    declared: dict[str, tuple[Poly | None, str | None, PointerAlias | None, str | None]] = field(default_factory=dict)
+    exit_condition: str | None = None
+    exit_span: Span | None = None
 
 
 
@@ -131,6 +176,8 @@ class FunctionScope(PolyFolder):
                 memory = memory or current_type == "subscript_expression" or node_text(current)[:1] == "*"
             elif current_type == "call_expression":
                 function = node_text(current.child_by_field_name("function"))
+                if function.startswith(BLOCK_VOTES):
+                    continue  # `__syncthreads_or(p)`: one value for the whole block, whatever p is
                 if function.startswith(("__shfl", "__ldg", "atomic")):
                     memory = True
                 elif function.endswith(LANE_CALLS):

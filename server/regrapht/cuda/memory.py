@@ -173,6 +173,7 @@ class MemoryAccesses:
                                         and self._steps_by_one(v, ctx)),
             access_bytes=access_bytes,
             stride_unit_bytes=stride_unit_bytes,
+            written_as=node_text(base) if node_text(base) != array else "",
         ))
 
     def _steps_by_one(self, variable: str, ctx: WalkContext) -> bool:

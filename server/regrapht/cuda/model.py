@@ -113,6 +113,7 @@ class MemoryAccess:
     # elements the index counts (the pointer's own element type).
     access_bytes: int | None = None
     stride_unit_bytes: int | None = None
+    written_as: str = ""  # the name subscripted in the code when it is an alias of `array` (`row` of `A + r * N`)
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,7 @@ class SyncCall:
     under_thread_branch: bool  # inside a branch whose condition depends on the thread (or after one's exit)
     branch_condition: str
     after_early_exit: bool = False  # reached after `if (<thread-dependent>) return;`
+    exit_span: Span | None = None  # that `if` statement, when `after_early_exit`
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,10 @@ class Branch:
     modulus_value: int | None  # k when it is a constant
     statements: int = 0  # statements the branch guards (both arms of an `if`); 0 for loops, ternaries
     has_else: bool = False  # an `if` with an `else` arm: the warp runs both paths in turn
+    modulus_operator: str = "%"  # "%" or "&" (`tid & 1`: `modulus_value` is then 2)
+    # The modulus grows with an enclosing loop's variable (`tid % (2 * s)` in a loop over s): the
+    # interleaved reduction, whose active lanes thin out within every warp.
+    loop_stepped: bool = False
 
 
 @dataclass(frozen=True)
@@ -176,6 +182,7 @@ class FloatLiteral:
     operand_types: tuple[str, ...] = ()
     exact_in_float: bool = False
     operator: str = ""
+    dividend: bool = False  # the left operand of its `/` (`1.0 / x` is a reciprocal, `x / 1.0` the identity)
 
 
 @dataclass(frozen=True)
@@ -471,7 +478,7 @@ _SHIFT_PLAN: dict[type, tuple[tuple[str, str], ...]] = {
     Loop: (("span", "span"), ("header_span", "span")),
     MemoryAccess: (("indices", "objs"), ("span", "span")),
     Atomic: (("target", "obj"), ("span", "span")),
-    SyncCall: (("span", "span"),),
+    SyncCall: (("span", "span"), ("exit_span", "span?")),
     Branch: (("condition", "obj"), ("span", "span"), ("modulus", "obj?")),
     SharedArray: (("dim_spans", "spans"), ("span", "span")),
     FloatLiteral: (("span", "span"),),

@@ -119,14 +119,25 @@ _SEVERITIES = {
 
 
 def finding_to_diagnostic(
-    finding: Finding, lines: Sequence[str], encoding: str, doc_link: Callable[[str], str]
+    finding: Finding, lines: Sequence[str], encoding: str, doc_link: Callable[[str], str], uri: str = "",
+    related_information: bool = True,
 ) -> types.Diagnostic:
-    """A diagnostic whose `data` says what code actions need to find the finding again. (The
-    document version is the publication's, not each diagnostic's: a diagnostic of an unchanged
-    kernel is reused as it is by the next publication.)"""
+    """A diagnostic whose `data` says what code actions need to find the finding again, and the
+    other locations of its cause (`finding.related`, in document `uri`) as related information;
+    for a client without related information (`related_information` False) the message names
+    their lines instead. (The document version is the publication's, not each diagnostic's: a
+    diagnostic of an unchanged kernel is reused as it is by the next publication.)"""
+    message = finding.message
+    related: list[types.DiagnosticRelatedInformation] = []
+    if finding.related and uri and related_information:
+        related = [types.DiagnosticRelatedInformation(types.Location(uri, to_lsp_range(r.span, lines, encoding)),
+                                                      r.message) for r in finding.related]
+    elif finding.related:
+        message = f"{message} {related_lines(finding)}"
     return types.Diagnostic(
+        related_information=related or None,
         range=to_lsp_range(finding.span, lines, encoding),
-        message=finding.message,
+        message=message,
         severity=_SEVERITIES.get(finding.severity, types.DiagnosticSeverity.Warning),
         code=finding.rule,
         code_description=types.CodeDescription(href=doc_link(finding.doc)) if finding.doc else None,
@@ -138,6 +149,14 @@ def finding_to_diagnostic(
             "fixes": [fix.title for fix in finding.fixes],
         },
     )
+
+
+def related_lines(finding: Finding) -> str:
+    """"Also at line 8." / "Also at lines 8, 9 and 10." (1-based, each line once)."""
+    numbers = list(dict.fromkeys(r.span.start.line + 1 for r in finding.related))
+    if len(numbers) == 1:
+        return f"Also at line {numbers[0]}."
+    return "Also at lines " + ", ".join(str(n) for n in numbers[:-1]) + f" and {numbers[-1]}."
 
 
 def markdown_hover(markdown: str, span: Span, lines: Sequence[str], encoding: str, plain: bool) -> types.Hover:

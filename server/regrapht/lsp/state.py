@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from regrapht.cards import KernelFacts
-from regrapht.rules.confirm import confirm_findings
+from regrapht.rules.confirm import verdicts
 from regrapht.rules.types import Finding
 from regrapht.settings import ProblemMemory, Settings
 from regrapht.snapshot import DocumentSnapshot
@@ -278,6 +278,7 @@ class ServerState:
         self.flag_notices = NoticeMemory()  # compile-database notices and problems, each given once
         self.encoding = "utf-16"
         self.supports_configuration = False
+        self.supports_related_information = False  # publishDiagnostics.relatedInformation (initialize)
         self.docs_root = docs_root
         self.documents: dict[str, DocumentState] = {}
         self.debouncer = Debouncer()
@@ -485,8 +486,12 @@ class ServerState:
         if cached is not None and cached[0] is analysis and cached[1] is confirmation and cached[2] == overridden:
             return cached[3]
         findings = analysis.findings
-        confirmed = iter(confirm_findings((f for f in findings if f.rule not in overridden), confirmation[1]))
-        found = FindingSet(tuple(f if f.rule in overridden else next(confirmed) for f in findings))
+        # A rule whose severity the user overrides keeps its finding as the source analysis made it;
+        # the others take the compiler's verdict, which may drop one (a loop nvcc unrolled).
+        judged = {id(before): after for before, after in
+                  verdicts((f for f in findings if f.rule not in overridden), confirmation[1])}
+        kept = (f if f.rule in overridden else judged[id(f)] for f in findings)
+        found = FindingSet(tuple(f for f in kept if f is not None))
         with self._lock:
             if uri in self.documents:
                 self._confirmed_sets[uri] = (analysis, confirmation, dict(overridden), found)

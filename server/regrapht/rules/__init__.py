@@ -7,7 +7,8 @@ Public API:
 - `ALL_RULES: dict[str, Rule]` (registry.py); `Rule.check(model, info)` over a model,
   `Rule.check_function(function, model, info)` for one function; `Rule.info: RuleInfo(code, title, severity,
   technique, summary)` (`technique`: the record, regrapht/techniques.py), `RuleInfo.doc` -> "rules/R001.md" (relative to docs/).
-- `Finding`, `Fix`, `Severity` (types.py, the shared contract).
+- `Finding`, `Fix`, `Related`, `Severity` (types.py, the shared contract): a finding's `related`
+  locations are the other places of its one cause; `rules/confirm.py` applies nvcc's verdicts.
 
 A finding's `kernel` is the enclosing `__global__` function; for launch-site findings (R009)
 it is the launched kernel, and host-side findings (R013) have None.
@@ -25,13 +26,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from regrapht.rules.types import Finding, Fix, Severity
+from regrapht.rules.types import Finding, Fix, Related, Severity
 
 if TYPE_CHECKING:
     from regrapht.rules.engine import analyze, analyze_text
     from regrapht.rules.registry import ALL_RULES, Rule, RuleConfig, RuleInfo
 
-__all__ = ["ALL_RULES", "Finding", "Fix", "Rule", "RuleConfig", "RuleInfo", "Severity", "analyze", "analyze_text"]
+__all__ = ["ALL_RULES", "Finding", "Fix", "Related", "Rule", "RuleConfig", "RuleInfo", "Severity", "analyze", "analyze_text"]
 
 _LOADED_ON_USE = {
     "analyze": "regrapht.rules.engine", "analyze_text": "regrapht.rules.engine",

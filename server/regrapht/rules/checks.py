@@ -11,8 +11,12 @@ it proved on the code, `warning` for a performance loss it proved from the sourc
 and overloads, memory space, access widths, symbolic strides and trip counts), and downgrades
 to `hint` what it suspects but cannot establish; the engine applies the user's overrides.
 Checks must stay quiet on well-optimised kernels (tests/data/rules/good, tests/data/realworld):
-when in doubt, do not report. One finding per cause: accesses that share a cause (one loop, one
-array and stride) give one finding at the first of them.
+when in doubt, do not report. One finding per cause: locations that share a cause (one array and
+stride, one row-per-thread pass, the literals of one line, one tile's conflict in one loop) give
+one finding at the first of them, the others in `Finding.related`; the engine drops a finding of
+another rule of the same technique that stands at such a related location (rules/engine.py).
+A message states only what the facts show (tests/unit/rules/test_messages.py checks them against
+the code); a hedged hint says in `proven_message` what it claims once the compiler proves it.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from regrapht.cuda.model import Coefficient, FloatLiteral, Function, MemoryAccess, SourceModel
+from regrapht.cuda.model import Branch, Coefficient, FloatLiteral, Function, MemoryAccess, SourceModel
 from regrapht.rules.fixes import (
     column_walks,
     element_words,
@@ -32,7 +36,7 @@ from regrapht.rules.fixes import (
     shared_declaration,
     unroll_edit,
 )
-from regrapht.rules.types import Finding, Fix, Severity
+from regrapht.rules.types import Finding, Fix, Related, Severity
 from regrapht.text import Span
 
 if TYPE_CHECKING:
@@ -53,11 +57,32 @@ DEFAULT_ELEMENT_BYTES = 4  # a template element type: assume a 4-byte float
 REDUCTION_COMBINERS = ("__shfl", "__reduce", "cub::", "cooperative_groups", "reduce")
 FOUR_BYTE_TYPES = frozenset({"float", "int", "unsigned", "unsigned int", "uint32_t", "int32_t"})
 MAX_UNROLL_TRIP = 64
+# nvcc fully unrolls constant loops this short by itself (tests/unit/rules/test_confirm_nvcc.py shows it).
+COMPILER_UNROLLED_TRIP = 8
 
 
 def _finding(info: RuleInfo, span: Span, kernel: str | None, message: str,
-             fixes: tuple[Fix, ...] = (), severity: Severity | None = None) -> Finding:
-    return Finding(info.code, severity or info.severity, span, kernel, message, info.technique.name, info.doc, fixes)
+             fixes: tuple[Fix, ...] = (), severity: Severity | None = None, *,
+             related: tuple[Related, ...] = (), proven_message: str = "", scope: Span | None = None) -> Finding:
+    return Finding(info.code, severity or info.severity, span, kernel, message, info.technique.name, info.doc, fixes,
+                   related, proven_message, scope)
+
+
+def _names(texts: list[str], limit: int = 3) -> str:
+    """`a`, `b` and `c` (at most `limit` named, then "and N more")."""
+    quoted = [f"`{t}`" for t in texts]
+    if len(quoted) > limit:
+        return ", ".join(quoted[:limit]) + f" and {len(quoted) - limit} more"
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def _inside(function: Function, loop: int | None, outer: int) -> bool:
+    """Loop `loop` is `outer` or nested in it."""
+    while loop is not None:
+        if loop == outer:
+            return True
+        loop = function.loops[loop].parent
+    return False
 
 
 def _is_device(function: Function) -> bool:
@@ -73,7 +98,8 @@ def _stride_text(coefficient: Coefficient) -> str:
 
 
 def _index_text(access: MemoryAccess) -> str:
-    return f"{access.array}" + "".join(f"[{i.text}]" for i in access.indices)
+    """The subscript as written (`row[k]`, even where `row` is an alias of `A`)."""
+    return (access.written_as or access.array) + "".join(f"[{i.text}]" for i in access.indices)
 
 
 def _walks_row(access: MemoryAccess) -> bool:
@@ -124,22 +150,28 @@ def _one_thread_wide(function: Function, model: SourceModel) -> bool:
 def uncoalesced_access(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
     if not _is_device(function) or _one_thread_wide(function, model):
         return
-    seen: set[tuple[str, str]] = set()
+    causes: dict[tuple[str, str], tuple[MemoryAccess, Severity, list[MemoryAccess]]] = {}
     for access in function.accesses:
         if not _strided_global(access) or access.tid_x.kind not in ("constant", "runtime") or _walks_row(access):
             continue
         severity = _stride_severity(access)
-        cause = (access.array, access.tid_x.text)
-        if severity is None or cause in seen:
+        if severity is None:
             continue
-        seen.add(cause)
+        cause = (access.array, access.tid_x.text)
+        if cause in causes:
+            causes[cause][2].append(access)  # the same array and stride: one cause, one finding
+        else:
+            causes[cause] = (access, severity, [])
+    for access, severity, others in causes.values():
         maybe = "" if severity == "warning" else (
             f" if `{access.tid_x.text}` is not 1" if access.tid_x.kind == "runtime" else
             " (partly served by the same sectors)")
+        also = f" ({len(others) + 1} accesses of `{access.array}` with this stride)" if others else ""
         yield _finding(info, access.span, _kernel_name(function),
                        f"`{_index_text(access)}` strides by {_stride_text(access.tid_x)} elements between "
                        f"neighbouring threads (threadIdx.x){maybe}, so each warp access splits into many memory "
-                       "transactions instead of one coalesced one.", severity=severity)
+                       f"transactions instead of one coalesced one{also}.", severity=severity,
+                       related=tuple(Related(o.span, f"`{_index_text(o)}`: the same stride") for o in others))
 
 
 # ---------------------------------------------------------------------------------------------- R002
@@ -165,7 +197,23 @@ def row_per_thread(function: Function, model: SourceModel, info: RuleInfo) -> It
                        f"Each thread walks its own contiguous run of {named} (loop over "
                        f"`{variable}`, threads {_stride_text(access.tid_x)} elements apart), so at every "
                        "step a warp touches 32 scattered addresses; let neighbouring threads take "
-                       "neighbouring elements instead.", severity=severity)
+                       "neighbouring elements instead.", severity=severity,
+                       related=tuple(_pass_members(function, access)))
+
+
+def _pass_members(function: Function, first: MemoryAccess) -> Iterator[Related]:
+    """The other global accesses of one row-per-thread pass: in its loop (or loops nested in it),
+    threads the same stride apart. R001 findings at these locations are this cause (rules/engine.py)."""
+    if first.loop is None:
+        return
+    for access in function.accesses:
+        if access is first or not _strided_global(access) or access.tid_x.text != first.tid_x.text:
+            continue
+        in_pass = _inside(function, access.loop, first.loop)
+        # The same array's row outside any row walk (its first element, read before the loop).
+        same_row = access.array == first.array and not _walks_row(access)
+        if in_pass or same_row:
+            yield Related(access.span, f"`{_index_text(access)}`: the same per-thread run")
 
 
 # ---------------------------------------------------------------------------------------------- R003
@@ -249,42 +297,75 @@ def _power_of_two(text: str) -> bool:
 
 
 def _literal_severity(literal: FloatLiteral) -> Severity | None:
-    """warning when the literal makes double instructions, hint when nvcc can narrow them back
-    to float, None when the literal is only converted (`float x = 0.0;`).
+    """warning when the literal makes double instructions, hint when nvcc narrows them back to
+    float, None when the literal is only converted (`float x = 0.0;`, `T(2.0)`, an argument).
 
     Double rounding is innocuous for one +, -, *, / of floats (53 >= 2 * 24 + 2 bits), so nvcc
-    narrows `x * 0.75` or `x + 1.5` (an exact literal, one operation) to float, and a scaling by
-    a power of two (`y * 1.0`, `0.5 * v`) is exact anywhere in a chain; an inexact literal
-    (`0.1`), an integer or double operand, or a chain around an inexact value stays in f64."""
+    narrows `x * 0.75`, `x * 0.5` or `x + 1.5` (an exact literal, one operation) to float, and
+    `y * 1.0` anywhere; an inexact literal (`0.1`), an integer or double operand, or a chain of
+    two or more operations around any literal (`0.5 * a + 0.5 * b`, `acc * 0.5 * x`) stays in
+    f64 (tests/unit/rules/test_confirm_nvcc.py checks each case against nvcc's PTX)."""
     if literal.operations == 0:
         return None
     others = literal.operand_types
     if "int" in others or "double" in others:
         return "warning"  # an integer converted to double, or double data: f64 instructions remain
-    if literal.operator in ("*", "/") and _power_of_two(literal.text):
-        return "hint"
-    if literal.operations == 1 and others and all(t == "float" for t in others):
-        return "hint" if literal.exact_in_float else "warning"
-    if literal.operations >= 2 and not literal.exact_in_float:
+    if (literal.operator == "*" or (literal.operator == "/" and not literal.dividend)) and _is_one(literal.text):
+        return "hint"  # the identity: nothing is computed in double
+    if literal.operations >= 2:
         return "warning"
-    return "hint"  # an exact literal in a chain, or a template / unknown operand type
+    if not literal.exact_in_float and not (literal.operator in ("*", "/") and _power_of_two(literal.text)):
+        return "warning"
+    return "hint"  # one operation with an exact literal (or a template / unknown operand type)
+
+
+def _is_one(text: str) -> bool:
+    try:
+        return float(text.rstrip("lL")) == 1.0
+    except ValueError:
+        return False
 
 
 def double_literal(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
     if not _is_device(function):
         return
+    lines: dict[int, list[tuple[FloatLiteral, Severity]]] = {}
     for literal in function.float_literals:
         severity = _literal_severity(literal)
-        if severity is None:
-            continue
-        fix = Fix(f"Write `{literal.text}f`", (float_literal_edit(literal),))
-        if severity == "hint":
-            message = (f"`{literal.text}` is a double-precision literal; the compiler can narrow this exact "
-                       f"operation back to float, but `{literal.text}f` says what is meant.")
-        else:
-            message = (f"`{literal.text}` is a double-precision literal, so the float arithmetic around it "
-                       f"is promoted to double (up to 64x slower on many GPUs); write `{literal.text}f`.")
-        yield _finding(info, literal.span, _kernel_name(function), message, (fix,), severity)
+        if severity is not None:
+            lines.setdefault(literal.span.start.line, []).append((literal, severity))
+    for found in lines.values():
+        # One finding per line: nvcc's code for a line is what confirms or refutes it (rules/confirm.py).
+        yield _line_of_literals(info, function, found)
+
+
+def _line_of_literals(info: RuleInfo, function: Function, found: list[tuple[FloatLiteral, Severity]]) -> Finding:
+    severity: Severity = "warning" if any(s == "warning" for _, s in found) else "hint"
+    # Name the literals that make the claim: for a warning, those that promote.
+    named = [literal for literal, s in found if s == severity]
+    texts = list(dict.fromkeys(literal.text for literal in named))  # each spelling once
+    fixed = _names([t + "f" for t in texts])
+    counted = f" ({len(named)} literals)" if len(named) > len(texts) else ""
+    subject = f"`{texts[0]}` is a double-precision literal" if len(named) == 1 else \
+        f"{_names(texts)}{counted} are double-precision literals"
+    if severity == "hint":
+        these = "this exact operation" if len(named) == 1 else "these exact operations"
+        says = "says" if len(texts) == 1 else "say"
+        message = f"{subject}; the compiler can narrow {these} back to float, but {fixed} {says} what is meant."
+        proven = (f"{subject} and the float arithmetic around {'it' if len(named) == 1 else 'them'} stays in "
+                  f"double precision; write {fixed}.")
+    else:
+        message = (f"{subject}, so the float arithmetic around {'it' if len(named) == 1 else 'them'} is promoted "
+                   f"to double (up to 64x slower on many GPUs); write {fixed}.")
+        proven = ""
+    title = f"Write `{found[0][0].text}f`" if len(found) == 1 else \
+        f"Write the {len(found)} literals of this line as float"
+    fix = Fix(title, tuple(float_literal_edit(literal) for literal, _ in found))
+    first = named[0]
+    related = tuple(Related(literal.span, f"`{literal.text}` on the same line, also without `f`")
+                    for literal, _ in found if literal is not first)
+    return _finding(info, first.span, _kernel_name(function), message, (fix,), severity, related=related,
+                    proven_message=proven)
 
 
 def double_math_call(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
@@ -321,27 +402,45 @@ def block_size(function: Function, model: SourceModel, info: RuleInfo) -> Iterat
 
 
 # ---------------------------------------------------------------------------------------------- R010
+def _modulo(branch: Branch) -> str:
+    """`modulo 2` for `% 2` and `& 1`, `modulo `k`` for a run-time `% k`."""
+    if branch.modulus_value is not None:
+        return f"modulo {branch.modulus_value}"
+    return f"modulo `{branch.modulus.text if branch.modulus is not None else ''}`"
+
+
 def divergent_modulo_branch(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
     if not _is_device(function):
         return
     for branch in function.branches:
-        # Ternaries and one-statement guards compile to selects or predicated instructions.
-        if branch.modulus is None or branch.kind != "if" or branch.statements < 2:
+        if branch.modulus is None or branch.kind != "if":
             continue
         if branch.modulus_value is not None and branch.modulus_value % 32 == 0:
             continue
         if branch.modulus_value is None and re.search(r"(?i)warp_?size", branch.modulus.text):
             continue
+        if branch.loop_stepped and not branch.has_else:
+            # `if (tid % (2 * s) == 0)` in a loop over s: the interleaved reduction. Each step keeps
+            # fewer lanes of every warp working, and no warp finishes early, however short the body.
+            yield _finding(info, branch.condition.span, _kernel_name(function),
+                           f"`{branch.condition.text}` keeps ever fewer lanes of every warp working as "
+                           f"`{branch.modulus.text}` grows (interleaved addressing), so all warps stay busy "
+                           "until the last step; index by `2 * s * tid` or use sequential addressing "
+                           "(`if (tid < s)`) so that whole warps finish early.")
+            continue
+        # Ternaries and one-statement guards compile to selects or predicated instructions.
+        if branch.statements < 2:
+            continue
         if not branch.has_else:
             # `if (tid % k == 0) {...}`: leader lanes work while the rest wait; no second path.
             yield _finding(info, branch.condition.span, _kernel_name(function),
-                           f"Only the lanes with `{branch.condition.text}` run this block (modulo "
-                           f"`{branch.modulus.text}`) while the rest of each warp idles; if it is long, give "
-                           "the work to whole warps instead.", severity="hint")
+                           f"Only the lanes with `{branch.condition.text}` run this block ({_modulo(branch)}) "
+                           "while the rest of each warp idles; if it is long, give the work to whole warps "
+                           "instead.", severity="hint")
             continue
         yield _finding(info, branch.condition.span, _kernel_name(function),
                        f"The branch on `{branch.condition.text}` alternates between neighbouring threads "
-                       f"(modulo `{branch.modulus.text}`), so every warp runs both paths one after the other; "
+                       f"({_modulo(branch)}), so every warp runs both paths one after the other; "
                        "map the work so whole warps take the same path.")
 
 
@@ -350,16 +449,23 @@ def bank_conflicts(function: Function, model: SourceModel, info: RuleInfo) -> It
     if not _is_device(function):
         return
     walks = {id(walk.access): walk for walk in column_walks(function, model)}
+    # One finding per cause: the accesses of one loop to one tile with one conflict (the four
+    # butterflies of a radix-2 stage) are related locations of the first.
+    causes: dict[tuple[object, ...], tuple[MemoryAccess, str, tuple[Fix, ...], list[MemoryAccess]]] = {}
     for access in function.accesses:
         if access.space != "shared":
             continue
         walk = walks.get(id(access))
         if walk is not None:
+            key: tuple[object, ...] = ("column", walk.shared.name, access.loop)
+            if key in causes:
+                causes[key][3].append(access)
+                continue
             fix = Fix(f"Pad `{walk.shared.name}` rows to {walk.padded}", (walk.edit,))
-            yield _finding(info, access.span, _kernel_name(function),
+            causes[key] = (access,
                            f"`{_index_text(access)}` makes a warp read down a column of `{walk.shared.name}`, whose "
                            f"rows are {walk.row_words} elements wide: all 32 threads hit the same bank and are "
-                           f"served one by one; pad each row by one element (`[{walk.padded}]`).", (fix,))
+                           f"served one by one; pad each row by one element (`[{walk.padded}]`)", (fix,), [])
             continue
         shared = shared_declaration(model, function, access.array)
         if shared is None or len(access.indices) != 1:
@@ -367,11 +473,19 @@ def bank_conflicts(function: Function, model: SourceModel, info: RuleInfo) -> It
         if access.tid_x.kind == "constant" and element_words(shared) == 1 \
                 and shared.element_type in FOUR_BYTE_TYPES and (access.tid_x.value or 0) % 2 == 0:
             stride = abs(access.tid_x.value or 0)
+            key = ("stride", access.array, stride, access.loop)
+            if key in causes:
+                causes[key][3].append(access)
+                continue
             ways = min(32, stride & -stride)
-            yield _finding(info, access.span, _kernel_name(function),
+            causes[key] = (access,
                            f"`{_index_text(access)}` strides by {stride} words between neighbouring threads: "
                            f"a {ways}-way shared-memory bank conflict; use sequential addressing "
-                           "(`s[tid + offset]`) or pad.")
+                           "(`s[tid + offset]`) or pad", (), [])
+    for access, message, fixes, others in causes.values():
+        also = f" ({len(others) + 1} accesses of `{access.array}` here)" if others else ""
+        yield _finding(info, access.span, _kernel_name(function), f"{message}{also}.", fixes,
+                       related=tuple(Related(o.span, f"`{_index_text(o)}`: the same conflict") for o in others))
 
 
 # ---------------------------------------------------------------------------------------------- R012
@@ -382,11 +496,13 @@ def divergent_syncthreads(function: Function, model: SourceModel, info: RuleInfo
         if sync.after_early_exit:
             # Exited threads do not hold up a barrier on NVIDIA GPUs, and the guard is often one the
             # launch makes impossible: not a proven hazard, so a hint about portability.
+            related = (Related(sync.exit_span, f"the threads with `{sync.branch_condition}` return here"),) \
+                if sync.exit_span is not None else ()
             yield _finding(info, sync.span, _kernel_name(function),
                            f"`__syncthreads()` after the threads with `{sync.branch_condition}` returned early: "
                            "NVIDIA GPUs do not wait for exited threads, but the CUDA programming model requires "
                            "every thread of the block to reach the barrier; keep them alive and guard only the "
-                           "work if this must be portable.", severity="hint")
+                           "work if this must be portable.", severity="hint", related=related)
         elif sync.under_thread_branch:
             yield _finding(info, sync.span, _kernel_name(function),
                            f"`__syncthreads()` inside a branch on `{sync.branch_condition}`, which not every "
@@ -452,12 +568,18 @@ def unroll_candidate(function: Function, model: SourceModel, info: RuleInfo) -> 
     if not _is_device(function):
         return
     for loop in function.loops:
-        if loop.unrolled or loop.trip_count is None or not 2 <= loop.trip_count <= MAX_UNROLL_TRIP:
+        # nvcc unrolls the shortest constant loops fully without being asked: nothing to gain.
+        if loop.unrolled or loop.trip_count is None or \
+                not COMPILER_UNROLLED_TRIP < loop.trip_count <= MAX_UNROLL_TRIP:
             continue
         yield _finding(info, loop.header_span, _kernel_name(function),
-                       f"This loop always runs {loop.trip_count} times; `#pragma unroll` removes the loop "
-                       "overhead and lets the compiler keep indices and operands in registers.",
-                       (Fix("Add `#pragma unroll`", (unroll_edit(loop, None),)),))
+                       f"This loop always runs {loop.trip_count} times; unless nvcc unrolls it by itself, "
+                       "`#pragma unroll` removes the loop overhead and lets the compiler keep indices and "
+                       "operands in registers.",
+                       (Fix("Add `#pragma unroll`", (unroll_edit(loop, None),)),), scope=loop.span,
+                       proven_message=f"This loop always runs {loop.trip_count} times and nvcc kept it as a "
+                       "loop; `#pragma unroll` removes the loop overhead and lets the compiler keep indices "
+                       "and operands in registers.")
 
 
 # ---------------------------------------------------------------------------------------------- R016

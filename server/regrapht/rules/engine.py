@@ -21,7 +21,7 @@ from dataclasses import replace
 from regrapht.cuda.model import Function, PlacedFunction, SourceModel
 from regrapht.cuda.parse import parse_source
 from regrapht.rules.registry import ALL_RULES, Rule, RuleConfig
-from regrapht.rules.types import Finding, Fix, Severity
+from regrapht.rules.types import Finding, Fix, Related, Severity
 from regrapht.text import Position, Span, TextEdit
 
 DEFAULT_CONFIG = RuleConfig()
@@ -71,10 +71,26 @@ def analyze_text(text: str, config: RuleConfig | None = None) -> list[Finding]:
 
 
 def _deduplicated(findings: Iterable[Finding]) -> list[Finding]:
-    """One finding per (rule, span): the first one, in rule order."""
+    """One finding per (rule, span): the first one, in rule order; and one per cause: a finding
+    standing where another rule of the same technique names a related location of its cause
+    (an R001 access inside the row-per-thread pass R002 reports) is part of that finding."""
     unique: dict[tuple[str, Span], Finding] = {}
     for finding in findings:
         unique.setdefault((finding.rule, finding.span), finding)
+    causes = {(f.technique, r.span): key for key, f in unique.items() for r in f.related}
+    if not causes:
+        return list(unique.values())
+    for key, finding in list(unique.items()):
+        cause = causes.get((finding.technique, finding.span))
+        if cause is None or cause[0] == finding.rule or cause not in unique:
+            continue
+        # Part of another rule's cause: its own repetitions join that finding's related locations.
+        del unique[key]
+        owner = unique[cause]
+        known = {r.span for r in owner.related} | {owner.span}
+        extra = tuple(r for r in finding.related if r.span not in known)
+        if extra:
+            unique[cause] = replace(owner, related=owner.related + extra)
     return list(unique.values())
 
 
@@ -144,6 +160,10 @@ def _move_finding(finding: Finding, rows: int) -> Finding:
             Fix(fix.title, tuple(TextEdit(_move_span(edit.span, rows), edit.new_text) for edit in fix.edits))
             for fix in finding.fixes
         )
+    if finding.related:
+        attributes["related"] = tuple(Related(_move_span(r.span, rows), r.message) for r in finding.related)
+    if finding.scope is not None:
+        attributes["scope"] = _move_span(finding.scope, rows)
     moved = object.__new__(Finding)
     # On the edit path for every finding below an inserted line: skip the frozen __init__.
     object.__setattr__(moved, "__dict__", attributes)

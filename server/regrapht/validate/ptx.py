@@ -2,7 +2,8 @@
 
 Owns parsing PTX text into `PtxFacts`: per 1-based line of the compiled file, how many
 instructions operate on f64 values (arithmetic and conversions), the widths of its global
-loads/stores, its shared/local accesses and barriers, and the functions (`.entry`/`.func`,
+loads/stores, its shared/local accesses and barriers, its backward branches (a loop nvcc kept:
+a fully unrolled loop has none), and the functions (`.entry`/`.func`,
 demangled to their short names) that hold the code, including code inlined from the line.
 `parse_ptx` is pure text processing; `ptx_facts` compiles a file's text with
 `compiler.Compiler.ptx` (nvcc in a subprocess) and parses the result.
@@ -42,6 +43,7 @@ class LineCode:
     shared_accesses: int = 0
     local_accesses: int = 0
     barriers: int = 0
+    backward_branches: int = 0  # `bra` to a label earlier in its function: the line closes a loop
     functions: set[str] = field(default_factory=set)
 
 
@@ -51,6 +53,10 @@ class PtxFacts:
 
     def at(self, line: int) -> LineCode | None:
         return self.lines.get(line)
+
+    def between(self, first: int, last: int) -> list[tuple[int, LineCode]]:
+        """The lines from `first` to `last` (1-based, inclusive) that have code, in order."""
+        return sorted((n, code) for n, code in self.lines.items() if first <= n <= last)
 
 
 def short_name(symbol: str) -> str:
@@ -76,9 +82,13 @@ def parse_ptx(text: str, source_name: str) -> PtxFacts:
     lines: dict[int, LineCode] = {}
     function = ""
     current: LineCode | None = None
+    labels: set[str] = set()  # the labels defined so far in the current function
     for raw in text.splitlines():
         stripped = raw.strip()
         if not stripped or stripped.startswith("//"):
+            continue
+        if stripped.startswith("$") and stripped.endswith(":"):
+            labels.add(stripped[:-1])
             continue
         if stripped.startswith(".loc"):
             match = _LOC.match(stripped)
@@ -92,6 +102,7 @@ def parse_ptx(text: str, source_name: str) -> PtxFacts:
             if match is not None:
                 function = short_name(match.group(1))
                 current = None
+                labels = set()
             continue
         if current is None:
             continue
@@ -113,6 +124,8 @@ def parse_ptx(text: str, source_name: str) -> PtxFacts:
                 current.local_accesses += 1
         elif parts[0] in ("bar", "barrier"):
             current.barriers += 1
+        elif parts[0] == "bra" and stripped.rstrip(";").split()[-1] in labels:
+            current.backward_branches += 1
     return PtxFacts(lines)
 
 

@@ -34,6 +34,21 @@ def test_json_output_follows_the_contract() -> None:
     }
 
 
+def test_json_carries_the_related_locations_of_a_grouped_finding(tmp_path: Path) -> None:
+    path = tmp_path / "blend.cu"
+    path.write_text("__global__ void k(float *y) { int i = threadIdx.x; float v = y[i + 1];\n"
+                    "    y[i] = 0.3 * y[i] + 0.7 * v;\n}\n")
+    out = io.StringIO()
+    args = _args(str(path), "--json")
+    assert args.handler(args, out=out, err=io.StringIO()) == 0
+    (literal,) = [f for f in json.loads(out.getvalue()) if f["rule"] == "R007"]
+    assert (literal["line"], literal["column"]) == (2, 12)
+    assert literal["related"] == [{"line": 2, "column": 25, "end_line": 2, "end_column": 28,
+                                   "message": "`0.7` on the same line, also without `f`"}]
+    others = [f for f in json.loads(out.getvalue()) if f["rule"] != "R007"]
+    assert all("related" not in f for f in others)  # the key is absent where there is nothing related
+
+
 def test_plain_output_is_compiler_style() -> None:
     out = io.StringIO()
     path = str(EXAMPLES / "saxpy.cu")

@@ -59,3 +59,21 @@ def test_lone_surrogate_does_not_crash():
     line = "a\ud800b"
     assert code_points_to_utf16(line, 3) == 3
     assert utf16_to_code_points(line, 2) == 2
+
+
+def test_related_locations_become_related_information_or_lines_in_the_message():
+    from regrapht.lsp.converters import finding_to_diagnostic
+    from regrapht.rules import analyze_text
+
+    text = """__global__ void k(float *y) { int i = threadIdx.x; float v = y[i + 1];
+    y[i] = 0.3 * y[i] + 0.7 * v + 0.9 * v;
+}"""
+    (finding,) = [f for f in analyze_text(text) if f.rule == "R007"]
+    lines = text.splitlines()
+    uri = "file:///k.cu"
+    with_info = finding_to_diagnostic(finding, lines, UTF16, lambda doc: doc, uri)
+    assert [(r.location.uri, r.location.range.start.line) for r in with_info.related_information] == [(uri, 1), (uri, 1)]
+    assert "`0.7`" in with_info.related_information[0].message
+    assert with_info.message == finding.message
+    plain = finding_to_diagnostic(finding, lines, UTF16, lambda doc: doc, uri, related_information=False)
+    assert plain.related_information is None and plain.message == f"{finding.message} Also at line 2."

@@ -55,7 +55,8 @@ def quick_fixes(
     for finding in state.findings_overlapping(document.uri, analysis, requested):
         if not finding.fixes:
             continue
-        diagnostic = finding_to_diagnostic(finding, analysis.lines, state.encoding, state.doc_link)
+        diagnostic = finding_to_diagnostic(finding, analysis.lines, state.encoding, state.doc_link, document.uri,
+                                           state.supports_related_information)
         key = (finding.rule, diagnostic.range.start.line, diagnostic.range.start.character)
         diagnostic = sent.get(key, diagnostic)
         for index, fix in enumerate(finding.fixes):

@@ -39,7 +39,8 @@ def diagnostics_for(state: ServerState, uri: str, analysis: Analysis,
         if known is not None and known[0] is finding and known[1] == start_line and known[2] == end_line:
             diagnostic = known[3]
         else:
-            diagnostic = finding_to_diagnostic(finding, analysis.lines, state.encoding, state.doc_link)
+            diagnostic = finding_to_diagnostic(finding, analysis.lines, state.encoding, state.doc_link, uri,
+                                               state.supports_related_information)
         converted[id(finding)] = (finding, start_line, end_line, diagnostic)
         diagnostics.append(diagnostic)
     if previous is not None:

@@ -31,6 +31,9 @@ def register(server: LanguageServer, state: ServerState) -> None:
         state.encoding = negotiate_encoding(general.position_encodings if general else None)
         workspace = params.capabilities.workspace
         state.supports_configuration = bool(workspace and workspace.configuration)
+        document = params.capabilities.text_document
+        publish = document.publish_diagnostics if document is not None else None
+        state.supports_related_information = bool(publish and publish.related_information)
         raw = configuration.settings_from_initialization_options(params.initialization_options)
         if raw is not None:
             configuration.apply_settings_object(server, state, raw, "initializationOptions")

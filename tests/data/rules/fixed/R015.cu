@@ -4,7 +4,7 @@ __global__ void poly(float *__restrict__ y, const float *__restrict__ c, int n)
         float x = y[i];
         float acc = 0.0f;
 #pragma unroll
-        for (int k = 0; k < 8; k++) {
+        for (int k = 0; k < 16; k++) {
             acc = acc * x + __ldg(&c[k]);
         }
         y[i] = acc;
