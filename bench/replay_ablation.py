@@ -19,7 +19,12 @@ search's model time budget binds as it did on the host; the model failure memory
 kernel across configurations and seeds in the order given, as bench/ablation.py keeps it.
 
 Prints, per configuration, the geomean speedup over kernels (no answer: 1.0) and the unmeasured
-count, then every kernel where mcgs and `rules` of the same budget differ.
+count, then every kernel where mcgs and `rules` of the same budget differ. `--compare`: also
+each replayed search against the GPU run's row of the same configuration, seed and kernel
+(`<config>-s<seed>-<task>-<kernel>.json` in ROWS_DIR): the same answer is the same best candidate
+(its exact source and launch) at the same speedup, or no answer in both; prints how many agree and
+every one that does not, and exits 1 when one does not (run it with the configurations and seeds
+the GPU run had: a row that is not there is counted apart).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from regrapht.model.backend import ChatMessage, Completion
 from regrapht.search import OptimizeRequest, SearchHooks, SearchOptions, SearchTools, optimize
 from regrapht.search.request import OptimizeOptions
 from regrapht.search.run import RewriteMemo
+from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.measurements import candidate_digest
 from regrapht.validate.types import Candidate, Evaluation, Timing
 
@@ -160,12 +166,45 @@ def replay_task(task: Task, verdicts: Mapping[str, Mapping[str, Any]], device: d
                 tools = SearchTools(evaluator, model, open_graph(), memory if model is not None else None,
                                     memo)
                 result = optimize(request, kernel_target(kernel), tools, SearchHooks(clock=clock))
+                best = result.best
                 results.append({"task": task.name, "kernel": kernel.name,
                                 "config": label(strategy, budget, no_model), "seed": seed,
-                                "speedup": result.best.speedup if result.best is not None else 1.0,
+                                "speedup": best.speedup if best is not None else 1.0,
+                                "answer": candidate_digest(best.source, best.launch) if best is not None else None,
                                 "techniques": "+".join(result.best.techniques) if result.best is not None else "",
                                 "generated": result.counters.generated, "unmeasured": evaluator.unmeasured})
     return results
+
+
+def recorded_answer(row: Mapping[str, Any]) -> tuple[str | None, float]:
+    """A GPU run's row as (the digest of its best candidate, its speedup); (None, 1.0): no answer."""
+    best = row.get("best")
+    if not isinstance(best, Mapping):
+        return None, 1.0
+    launch = best["launch"]
+    digest = candidate_digest(best["source"], LaunchConfig(tuple(launch["grid"]), tuple(launch["block"]),
+                                                           launch["shared_bytes"]))
+    return digest, float(best["speedup"])
+
+
+def compare(results: Sequence[Mapping[str, Any]], rows: Path) -> tuple[str, bool]:
+    """Each replayed search against its recorded row (`--compare`): a report and whether all agree."""
+    same, differing, missing = 0, [], 0
+    for r in results:
+        path = rows / f"{r['config']}-s{r['seed']}-{r['task']}-{r['kernel']}.json"
+        if not path.is_file():
+            missing += 1
+            continue
+        digest, speedup = recorded_answer(json.loads(path.read_text(encoding="utf-8")))
+        if digest == r["answer"] and math.isclose(speedup, r["speedup"], rel_tol=1e-9):
+            same += 1
+        else:
+            differing.append(f"- {r['task']}/{r['kernel']} {r['config']} seed {r['seed']}: replayed {r['speedup']:.4f}x"
+                             f" ({r['techniques'] or 'no answer'}), recorded {speedup:.4f}x"
+                             f"{'' if digest == r['answer'] else ', another candidate'}")
+    lines = [f"{same} of {same + len(differing)} replayed searches give the recorded answer"
+             + (f" ({missing} replayed searches have no recorded row)" if missing else ""), *differing]
+    return "\n".join(lines), not differing
 
 
 def geomean(values: Sequence[float]) -> float:
@@ -208,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-seconds", type=float, default=10.0, help="simulated seconds per model call")
     parser.add_argument("--model-time-budget", type=float, default=8.0)
     parser.add_argument("--json", type=Path, help="write every replayed search here")
+    parser.add_argument("--compare", action="store_true",
+                        help="compare each replayed search with the GPU run's row (exit 1 when one differs)")
     args = parser.parse_args(argv)
     try:
         configs = [parse_config(c) for c in args.configs]
@@ -225,6 +266,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(report(results))
+    if args.compare:
+        text, agree = compare(results, args.rows)
+        print(text)
+        return 0 if agree else 1
     return 0
 
 

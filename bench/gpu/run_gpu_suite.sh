@@ -18,6 +18,10 @@
 # ~1650 rewrites in 329 tests; from the per-test times of the 1bd3029 run (~5 s per kernel,
 # 0.2-0.65 s per rewrite) about 450 s with 8 shards on one H200; measured at b556be1: 467 s, 1,463
 # rewrites (bench/results/2026-12-01-h200-gpu-suite-b556be1; 4 shards would take ~560 s).
+# After the issue-24 merges shards ran ~25-30% longer (6 of 8 past 520 s): a whole source model
+# per restrict step of every variant and a second preprocessing per nvcc compile; with both fixed
+# (shardspeed branch) the CPU side is at b556be1's again (bench/results/2026-12-02-shard-path-cpu,
+# `python bench/shard_path.py`), so about 470 s again; in two calls (PARTS) ~430 s each.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT}

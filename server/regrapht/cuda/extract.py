@@ -93,7 +93,9 @@ class FunctionExtractor:
         self._memory = MemoryAccesses(self._scope, self.positions, self._control)
 
     # ---------------------------------------------------------------- header
-    def extract(self, node: Node, template_parameters: tuple[str, ...], extern_c: bool) -> Function | None:
+    def extract(self, node: Node, template_parameters: tuple[str, ...], extern_c: bool, *,
+                body_facts: bool = True) -> Function | None:
+        """The function of `node`; `body_facts=False`: its header only (the body is not walked)."""
         declarator = find_function_declarator(node.child_by_field_name("declarator"))
         if declarator is None and node.type == "ERROR":
             # Half-typed function (unclosed body): the header is a direct child of the ERROR node.
@@ -118,7 +120,7 @@ class FunctionExtractor:
         state = ExtractionState()
         state.shared.update(self.file_shared)
         function_name = node_text(name_node)
-        if body is not None:
+        if body is not None and body_facts:
             self._walk(body, state, function_name, kind, parameters, uses_double,
                        _recovered_body(node, declarator) if node.type == "ERROR" else None)
         return Function(

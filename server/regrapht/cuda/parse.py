@@ -63,11 +63,14 @@ def decode_source(data: bytes) -> tuple[str, list[str]]:
     return text, warnings
 
 
-def parse_source(text: str) -> SourceModel:
-    """Parse a whole .cu/.cuh text into a `SourceModel` (never raises)."""
+def parse_source(text: str, *, bodies: bool = True) -> SourceModel:
+    """Parse a whole .cu/.cuh text into a `SourceModel` (never raises). `bodies=False`: only
+    what a function's header says (name, kind, spans, template parameters, parameters, launch
+    bounds, extern "C"), every body fact left empty; the same headers as the whole model, at
+    the cost of the parse alone."""
     source = encode_source(text)
     tree = make_parser().parse(source)
-    return ModelBuilder().build(tree, source)
+    return ModelBuilder(bodies=bodies).build(tree, source)
 
 
 _CacheKey = tuple[bytes, bytes, tuple[str, ...], bool, int]
@@ -93,8 +96,9 @@ class _Entry:
 class ModelBuilder:
     """Builds `SourceModel`s from trees, reusing the facts of functions whose text did not change."""
 
-    def __init__(self, max_functions: int = MAX_FUNCTIONS) -> None:
+    def __init__(self, max_functions: int = MAX_FUNCTIONS, *, bodies: bool = True) -> None:
         self.max_functions = max_functions
+        self.bodies = bodies  # False: headers only (`parse_source`)
         self._cache: dict[_CacheKey, _Entry] = {}
 
     def build(self, tree: Tree, source: bytes) -> SourceModel:
@@ -119,7 +123,7 @@ class ModelBuilder:
             if entry is None:
                 # Rows relative to the function's first line: the facts only depend on `key`.
                 extractor = FunctionExtractor(positions.relative_to(row), constants, shared_types)
-                function = extractor.extract(node, template_parameters, extern_c)
+                function = extractor.extract(node, template_parameters, extern_c, body_facts=self.bodies)
                 if function is None:
                     skipped.append(f"line {row + 1}: function definition without a name")
                     continue

@@ -350,8 +350,9 @@ def _bracketed(node: Node, opener: str, closer: str, masked: str, offset: _Offse
 
 
 def _definition_node(root: Node, name: str) -> tuple[Node, tuple[str, ...]] | None:
-    """The `__global__` definition of `name` (the last of the file's, in this walk's order) and
-    its template parameters' names."""
+    """The first `__global__` definition of `name` in source order (the one `FileView.kernel`
+    picks when a file defines it twice, e.g. in both branches of an `#if`) and its template
+    parameters' names."""
     stack: list[tuple[Node, tuple[str, ...]]] = [(root, ())]
     while stack:
         node, template = stack.pop()
@@ -365,11 +366,11 @@ def _definition_node(root: Node, name: str) -> tuple[Node, tuple[str, ...]] | No
         if node.type == "template_declaration":
             params = node.child_by_field_name("parameters")
             names = tuple(_template_parameter_name(p) for p in params.named_children) if params is not None else ()
-            stack.extend((c, names) for c in node.children)
+            stack.extend((c, names) for c in reversed(node.children))  # popped in source order
             continue
         if node.type in ("translation_unit", "linkage_specification", "declaration_list", "namespace_definition",
                          "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif"):
-            stack.extend((c, template) for c in node.children)
+            stack.extend((c, template) for c in reversed(node.children))
     return None
 
 

@@ -4,9 +4,14 @@ No pygls here (tests drive it directly). Thread model:
 
 - The event loop owns `DocumentState.lines/version` and the pending-edit queue: didOpen/didChange/
   didClose only splice lines and queue the change (cheap), under a short `edit_lock`.
-- Analyses run in worker threads (`ServerState.ensure_analysis`), one at a time per document
-  under `analysis_lock`: they drain the queue into the incremental engine document, parse, run
-  the rules and store an `Analysis` stamped with the version it was computed for.
+- Analyses run in worker threads, one at a time per document under `analysis_lock`: they drain
+  the queue into the incremental engine document, parse, run the rules and store an `Analysis`
+  stamped with the version it was computed for. The debounced diagnostics analyse a frozen
+  `AnalysisRequest` taken on the loop (`ServerState.analysis_request`: the `DocumentSnapshot`,
+  how many queued edits it includes, the settings generation; `ServerState.analysis_of`): the
+  worker reads the snapshot's text and settings and drains the queue only up to that edit, so the
+  engine still gets every edit (tree-sitter's incremental parse needs them, not only the text)
+  and a later edit waits for the next analysis.
 - Requests (hover, lenses, ...) call `ensure_analysis` from a worker thread too, so they never
   answer from a stale parse and never block the loop.
 
@@ -171,8 +176,12 @@ class DocumentState:
         self.closed = False
         self.edit_lock = threading.Lock()
         self.analysis_lock = threading.Lock()
-        self._pending: list[tuple[Span | None, str]] = [(None, text)]
+        # queued edits, each numbered (`edits` counts them since the opening): an analysis may
+        # drain them up to the one a snapshot was taken after (`take_pending_through`)
+        self.edits = 1
+        self._pending: list[tuple[int, Span | None, str]] = [(1, None, text)]
         self._engine_document: Any = None
+        self.applied_edits = 0  # the edits the engine document holds (under `analysis_lock`)
         self.analysis: Analysis | None = None
         self.skip_logged = False
         self.changed_at = time.perf_counter()  # of the latest edit, for latency logs
@@ -187,7 +196,8 @@ class DocumentState:
             self.lines = text.split("\n")
             self.length = len(text)
             self.version = version
-            self._pending = [(None, text)]
+            self.edits += 1
+            self._pending = [(self.edits, None, text)]
             self.changed_at = time.perf_counter()
 
     def apply(self, span: Span, new_text: str, version: int) -> None:
@@ -206,16 +216,38 @@ class DocumentState:
             self.length += sum(len(x) + 1 for x in replacement) - 1 - removed
             self.version = version
             self.changed_at = time.perf_counter()
-            self._pending.append((Span.of(start_line, start.character, end_line, end.character), new_text))
+            self.edits += 1
+            self._pending.append((self.edits, Span.of(start_line, start.character, end_line, end.character), new_text))
 
     def has_pending(self) -> bool:
         with self.edit_lock:
             return bool(self._pending)
 
-    def take_pending(self) -> tuple[int, list[tuple[Span | None, str]], tuple[str, ...], int]:
+    def take_pending(self) -> tuple[int, list[tuple[Span | None, str]], tuple[str, ...], int, int]:
+        """Every queued edit, with the document as it is after them: (version, edits, lines,
+        length, the number of the last edit)."""
         with self.edit_lock:
             pending, self._pending = self._pending, []
-            return self.version, pending, tuple(self.lines), self.length
+            return self.version, [(span, text) for _, span, text in pending], tuple(self.lines), self.length, self.edits
+
+    def take_pending_through(self, edit: int) -> list[tuple[Span | None, str]]:
+        """The queued edits up to edit number `edit` (those a snapshot taken after it includes);
+        later ones stay queued."""
+        with self.edit_lock:
+            taken = [(span, text) for number, span, text in self._pending if number <= edit]
+            self._pending = [entry for entry in self._pending if entry[0] > edit]
+            return taken
+
+
+@dataclass(frozen=True)
+class AnalysisRequest:
+    """What a background analysis of one document state is given (taken on the loop, where
+    edits are applied, so the three agree): the document as it was, the number of the last edit
+    it includes, and the settings generation its settings belong to."""
+
+    snapshot: DocumentSnapshot
+    edits: int
+    settings_generation: int
 
 
 class Republisher(Protocol):
@@ -345,6 +377,13 @@ class ServerState:
         return DocumentSnapshot(document.uri, analysis.version, document.open_id, "\n".join(analysis.lines), path,
                                 self.settings)
 
+    def analysis_request(self, document: DocumentState, path: Path | None) -> AnalysisRequest:
+        """On the loop: the frozen request for analysing the document as it is now."""
+        with document.edit_lock:
+            snapshot = DocumentSnapshot(document.uri, document.version, document.open_id, "\n".join(document.lines),
+                                        path, self.settings)
+            return AnalysisRequest(snapshot, document.edits, self.settings_generation)
+
     def is_current(self, uri: str, open_id: int, version: int) -> bool:
         """Should a result computed for (open_id, version) still be published?"""
         document = self.documents.get(uri)
@@ -384,16 +423,41 @@ class ServerState:
                 return current
             generation = self.settings_generation
             settings = self.settings
-            version, pending, lines, length = document.take_pending()
-            started = time.perf_counter()
-            try:
-                analysis = self._analyze(document, version, pending, lines, length, settings, generation)
-            except BaseException:
-                document._engine_document = None  # its text is unknown now: reparse in full next time
-                raise
-            analysis = dataclasses.replace(analysis, duration_ms=(time.perf_counter() - started) * 1000)
-            document.analysis = analysis
-            return analysis
+            version, pending, lines, length, edits = document.take_pending()
+            return self._store(document, edits, lambda: self._analyze(document, version, pending, lines, length,
+                                                                      settings, generation))
+
+    def analysis_of(self, document: DocumentState, request: AnalysisRequest) -> Analysis:
+        """The analysis of the document as `request` froze it (blocking; worker thread): its
+        snapshot's text and settings, the queued edits drained only up to the snapshot's. When
+        an analysis of a later state was made meanwhile (a hover asked first), that one: the
+        engine document cannot go back, and the caller publishes only a current version."""
+        snapshot = request.snapshot
+        with document.analysis_lock:
+            current = document.analysis
+            if current is not None and (document.applied_edits > request.edits or (
+                    document.applied_edits == request.edits
+                    and current.settings_generation == request.settings_generation)):
+                return current
+            pending = document.take_pending_through(request.edits)
+            lines = tuple(snapshot.text.split("\n"))
+            return self._store(document, request.edits, lambda: self._analyze(
+                document, snapshot.version, pending, lines, len(snapshot.text), snapshot.settings,
+                request.settings_generation))
+
+    def _store(self, document: DocumentState, edits: int, analyze: Callable[[], Analysis]) -> Analysis:
+        """Run `analyze` (under the document's analysis lock), timed; keep its result as the
+        document's analysis, of the engine document holding `edits` edits."""
+        started = time.perf_counter()
+        try:
+            analysis = analyze()
+        except BaseException:
+            document._engine_document = None  # its text is unknown now: reparse in full next time
+            raise
+        analysis = dataclasses.replace(analysis, duration_ms=(time.perf_counter() - started) * 1000)
+        document.applied_edits = edits
+        document.analysis = analysis
+        return analysis
 
     def _analyze(
         self,

@@ -7,7 +7,9 @@ sources in parallel.
 
 The cache keys on what nvcc compiled: the source, the project's `CompileFlags` (compile_db.py),
 the arch, the nvcc version, the include search environment (CPATH, ...), and the content of every
-file the compile included (nvcc's `-MD` dependency list of the same invocation). An entry is
+file the compile included (the dependency list the host preprocessor writes while it preprocesses
+the device code, `-Xcompiler -MD,-MF,...`: the files the cubin was built from, in the same pass;
+nvcc's own `-MD` would preprocess the file once more, for the host side). An entry is
 stored under the key of everything but the included files and holds their hashes; a lookup
 whose included files changed since (a header fixed or broken) compiles again. A failure whose
 included files are unknown (a missing header stops the dependency output) is not cached.
@@ -118,6 +120,7 @@ class PtxResult:
     diagnostics: tuple[Diagnostic, ...]
 
 
+DEPENDENCY_FILE = "out.d"  # the included files of a compile, relative to its temporary folder
 NVCC_NOT_FOUND = "nvcc not found on PATH or in $CUDA_HOME/bin; install the CUDA toolkit"
 
 
@@ -511,10 +514,12 @@ class Compiler:
             src = Path(tmp) / name
             src.write_text(source, encoding="utf-8")
             out = Path(tmp) / "out.cubin"
-            deps = Path(tmp) / "out.d"
-            # -x cu: a header (.cuh) compiles as CUDA; -MD -MF: the included files, same invocation
+            deps = Path(tmp) / DEPENDENCY_FILE
+            # -x cu: a header (.cuh) compiles as CUDA; the included files: written by the host
+            # preprocessor while it preprocesses the device code (in `tmp`, nvcc's and its cwd)
             command = [*self._command("-cubin", arch, flags), "-Xptxas", "-v",
-                       *(f"-I{d}" for d in include_dirs), "-MD", "-MF", str(deps), "-o", str(out), "-x", "cu", name]
+                       *(f"-I{d}" for d in include_dirs), "-Xcompiler", f"-MD,-MF,{DEPENDENCY_FILE}",
+                       "-o", str(out), "-x", "cu", name]
             started = time.monotonic()
             done = run_tool(command, self.limits, cwd=tmp)
             log, returncode = done.output, (-1 if done.timed_out else done.returncode)

@@ -182,3 +182,23 @@ def test_reinterpret_cast_aliases_are_followed() -> None:
     assert wide_read.tid_x.kind == "unit"
     # `in` is only read through its alias (the cast is not an escape); `out` is written.
     assert kernel.written_pointers == frozenset({"out"})
+
+
+def test_headers_only_model_has_the_whole_models_headers() -> None:
+    """`parse_source(text, bodies=False)`: every function with the same header (what the
+    restrict adapter reads on each applier variant) and no body facts, on real files."""
+    root = EXAMPLES.parent
+    files = [*sorted(EXAMPLES.glob("*.cu")), *sorted((root / "tests/data/redteam").glob("*/*.cu"))[:40],
+             *sorted((root / "bench/tasks").glob("*/*.cu"))]
+    header = ("name", "kind", "name_span", "span", "body_span", "return_type", "template_parameters", "parameters",
+              "launch_bounds", "extern_c", "uses_double")
+    seen = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        whole, headers = parse_source(text), parse_source(text, bodies=False)
+        assert len(whole.functions) == len(headers.functions), path
+        for full, only in zip(whole.functions, headers.functions, strict=True):
+            assert [getattr(full, f) for f in header] == [getattr(only, f) for f in header], (path, full.name)
+            assert not (only.accesses or only.loops or only.written_pointers or only.calls), (path, full.name)
+            seen += bool(full.accesses)
+    assert seen > 40  # the whole model did find body facts there

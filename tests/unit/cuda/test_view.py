@@ -153,3 +153,18 @@ def test_the_view_is_below_the_engines() -> None:
             names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
             names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
             assert not any(name.startswith(("regrapht.search", "regrapht.idioms")) for name in names), path
+
+
+def test_a_kernel_defined_twice_is_the_first_definition_for_every_reader() -> None:
+    """`kernel()` (the appliers' offsets) and `function_node()` (the idioms' tree) pick the same
+    definition of a kernel defined in both branches of an `#if`: the first."""
+    source = ("#if USE_WIDE\n__global__ void k(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] = 1.0f; }\n"
+              "#else\n__global__ void k(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] = 2.0f; }\n#endif\n"
+              "namespace other { template <typename T> __global__ void k(T *y) { y[0] = T(3); } }\n")
+    view = kernels_of(source)
+    first = view.kernel("k")
+    assert first is not None and first.node is not None and "1.0f" in source[first.body_start : first.body_end]
+    found = view.function_node("k")
+    assert found is not None and found[0].start_byte == first.node.start_byte and found[1] == ()
+    syntax = kernel_syntax(source, "k")
+    assert syntax is not None and b"1.0f" in (syntax.body.text or b"")

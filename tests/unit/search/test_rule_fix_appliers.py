@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 from regrapht.search.appliers import ApplierInput
+from regrapht.search.appliers.common import masked_model
 from regrapht.search.appliers.fast_math import FastMath
 from regrapht.search.appliers.loops import LoopUnrolling
 from regrapht.search.appliers.qualifiers import RestrictPointers
@@ -66,3 +67,19 @@ def test_restrict_keeps_the_parameter_layout() -> None:
     (rewrite,) = RestrictPointers().apply(given(source))
     assert 'k(const float *__restrict__ x,\n                             float *__restrict__ y, int n)' in rewrite.source
     assert all(e.span.start.line <= 1 for e in rewrite.edits)
+
+
+def test_restrict_reads_the_body_only_of_an_extern_c_kernel() -> None:
+    """The restrict adapter runs on every variant of the jammed and column-stencil appliers: it
+    reads parameters from the headers-only model, and the body's facts (the pointers written,
+    for `const`) only where `const` may be added (extern "C")."""
+    body = "{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = 2.0f * x[i];\n}\n"
+    plain = f"__global__ void k(float *x, float *y, int n) {body}"
+    exported = f'extern "C" __global__ void k(float *x, float *y, int n) {body}'
+    masked_model.cache_clear()
+    (rewrite,) = RestrictPointers().apply(given(plain))
+    assert "k(float *__restrict__ x, float *__restrict__ y, int n)" in rewrite.source
+    assert masked_model.cache_info().misses == 0  # no whole model of the text was built
+    (rewrite,) = RestrictPointers().apply(given(exported))
+    assert "k(const float *__restrict__ x, float *__restrict__ y, int n)" in rewrite.source  # y is written
+    assert masked_model.cache_info().misses == 1

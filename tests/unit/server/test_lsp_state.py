@@ -64,6 +64,54 @@ def test_full_replacement_keeps_the_engine_document():
     assert analysis.model == "y\nz!" and engine.opens == 1 and engine.changes == 2
 
 
+class SettingsRecordingEngine(RecordingEngine):
+    def __init__(self):
+        super().__init__()
+        self.settings = []
+
+    def analyze(self, document, settings):
+        self.settings.append(settings)
+        return super().analyze(document, settings)
+
+
+def test_a_debounced_analysis_reads_its_snapshot_and_drains_edits_only_up_to_it():
+    """The diagnostics worker analyses the request frozen on the loop (snapshot text, settings,
+    the edits it includes); an edit made after it stays queued, and the engine still gets every
+    edit incrementally (one open)."""
+    from regrapht.settings import Settings
+
+    engine = SettingsRecordingEngine()
+    state = ServerState(engine=engine)
+    doc = state.open("file:///a.cu", "ab\ncd", 1)
+    state.ensure_analysis(doc)
+    doc.apply(Span.of(0, 2, 0, 2), "!", 2)
+    request = state.analysis_request(doc, None)
+    assert request.snapshot.text == "ab!\ncd" and request.snapshot.version == 2
+    doc.apply(Span.of(1, 0, 1, 0), ">", 3)  # after the snapshot, before the worker runs
+    state.apply_settings(Settings(enabled_rules=("R002",)))  # so are new settings
+    analysis = state.analysis_of(doc, request)
+    assert analysis.version == 2 and analysis.model == "ab!\ncd" and analysis.lines == ("ab!", "cd")
+    assert engine.settings[-1].enabled_rules == () and analysis.settings_generation == request.settings_generation
+    assert state.analysis_of(doc, request) is analysis  # the same request again: nothing to redo
+    latest = state.ensure_analysis(doc)  # a hover: the live version, from the edit left queued
+    assert latest.version == 3 and latest.model == "ab!\n>cd" == doc.text
+    assert engine.opens == 1 and engine.changes == 2 and engine.settings[-1].enabled_rules == ("R002",)
+    assert state.analysis_of(doc, request) is latest  # an older request gets the newer analysis
+
+
+def test_a_debounced_analysis_after_a_full_replacement_and_a_reopened_engine():
+    engine = RecordingEngine(fail_with=ValueError)
+    state = ServerState(engine=engine)
+    doc = state.open("file:///a.cu", "x", 1)
+    assert state.analysis_of(doc, state.analysis_request(doc, None)).skipped  # the engine failed
+    engine.fail_with = None
+    doc.replace_all("y\nz", 2)
+    request = state.analysis_request(doc, None)
+    doc.apply(Span.of(1, 1, 1, 1), "!", 3)
+    assert state.analysis_of(doc, request).model == "y\nz"  # reopened from the snapshot's text
+    assert state.ensure_analysis(doc).model == "y\nz!" and engine.opens == 2
+
+
 def test_publish_only_current_version_of_open_document():
     state = ServerState(engine=RecordingEngine())
     doc = state.open("file:///a.cu", "x", 1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,16 @@ def test_an_included_device_file_is_never_hashed_and_the_compile_not_cached(tmp_
     first = nvcc.compile(source, file="k.cu")
     assert first.ok and first.dependencies is None  # /dev/null is not a regular file: never read
     assert not nvcc.compile(source, file="k.cu").cached
+
+
+def test_the_included_files_come_from_the_one_preprocessing_of_the_device_code(tmp_path: Path) -> None:
+    """The dependency list is written by the host preprocessor while it preprocesses the device
+    code: nvcc runs it once (nvcc's own -MD added a second, host-side pass: about a third of a
+    small kernel's compile time)."""
+    (tmp_path / "work.cuh").write_text(LIGHT, encoding="utf-8")
+    result = compiler(tmp_path / "cache").compile(SOURCE, file=str(tmp_path / "k.cu"), include_dirs=(str(tmp_path),))
+    assert result.ok and result.dependencies is not None and str(tmp_path / "work.cuh") in dict(result.dependencies)
+    (tmp_path / "k.cu").write_text(SOURCE, encoding="utf-8")
+    plan = subprocess.run([*result.command, "--dryrun"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    preprocessing = [line for line in plan.stderr.splitlines() if " -E " in f"{line} "]
+    assert len(preprocessing) == 1, preprocessing

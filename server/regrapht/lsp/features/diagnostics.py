@@ -1,7 +1,9 @@
 """Diagnostics: debounced per document, computed in a worker, published for their version.
 
 `DiagnosticsPublisher.refresh(uri)` (any thread) restarts the document's debounce timer
-(`debounceMs`). When it fires, the analysis runs in a worker thread; the result is published
+(`debounceMs`). When it fires, the document is frozen on the loop (`ServerState.analysis_request`:
+a `DocumentSnapshot` and the edits it includes) and analysed in a worker thread from that
+request, never from the live document (`ServerState.analysis_of`); the result is published
 with the document version it was computed for, and dropped if the document was closed,
 reopened or changed meanwhile (a newer refresh is then already scheduled). Diagnostics from
 other sources (`ServerState.set_external_findings`) are published with the rules' findings.
@@ -17,8 +19,8 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from regrapht.lsp.converters import finding_to_diagnostic
-from regrapht.lsp.features.common import in_worker, on_loop
-from regrapht.lsp.state import Analysis, DocumentState, ServerState
+from regrapht.lsp.features.common import file_path, in_worker, on_loop
+from regrapht.lsp.state import Analysis, AnalysisRequest, DocumentState, ServerState
 from regrapht.rules.types import Finding
 
 log = logging.getLogger(__name__)
@@ -88,7 +90,9 @@ class DiagnosticsPublisher:
         document = self.state.get(uri)
         if document is None or document.open_id != open_id:
             return
-        analysis, diagnostics = await in_worker(self.server, self._compute, document)
+        # frozen on the loop: the worker reads the snapshot, not the live document
+        request = self.state.analysis_request(document, file_path(uri))
+        analysis, diagnostics = await in_worker(self.server, self._compute, document, request)
         if not self.state.is_current(uri, open_id, analysis.version):
             log.debug("dropped diagnostics of %s v%s (closed or changed)", uri, analysis.version)
             return
@@ -101,9 +105,10 @@ class DiagnosticsPublisher:
             (time.perf_counter() - document.changed_at) * 1000,
         )
 
-    def _compute(self, document: DocumentState) -> tuple[Analysis, list[types.Diagnostic]]:
-        """Worker thread: analyse (incrementally), convert and index, so the loop only sends."""
-        analysis = self.state.ensure_analysis(document)
+    def _compute(self, document: DocumentState, request: AnalysisRequest) -> tuple[Analysis, list[types.Diagnostic]]:
+        """Worker thread: analyse the request's snapshot (incrementally), convert and index, so
+        the loop only sends."""
+        analysis = self.state.analysis_of(document, request)
         with self._lock:
             previous = self._converted.setdefault((document.uri, document.open_id), ConvertedDiagnostics())
         diagnostics = diagnostics_for(self.state, document.uri, analysis, previous)

@@ -218,15 +218,35 @@ def masked_model(source: str) -> SourceModel:
     return parse_source(code_mask(source))
 
 
+@functools.lru_cache(maxsize=64)
+def masked_headers(source: str) -> SourceModel:
+    """`masked_model` with the functions' headers only (`parse_source(..., bodies=False)`: the
+    same names, spans and parameters, no body facts). For an adapter that reads a kernel's
+    parameters on every variant an applier makes (`qualifiers.with_restricted_pointers`): the
+    whole model of each variant's text cost most of the applier's time."""
+    return parse_source(code_mask(source), bodies=False)
+
+
 def kernel_model(given: ApplierInput) -> KernelFacts | None:
     """The kernel, its body with comments blanked, and its facts in the source model (parsed
     from the comment-blanked file, so that a comment never reads as code); None as for
     `located`, or when the model has no such kernel there."""
+    return _kernel_in(given, masked_model)
+
+
+def kernel_header(given: ApplierInput) -> KernelFacts | None:
+    """`kernel_model` from `masked_headers`: the same kernel, function header and parameters
+    (None exactly when `kernel_model` is None), without the body's facts (`written_pointers`,
+    accesses, loops... are empty)."""
+    return _kernel_in(given, masked_headers)
+
+
+def _kernel_in(given: ApplierInput, model_of: Callable[[str], SourceModel]) -> KernelFacts | None:
     found = located(given)
     if found is None:
         return None
     kernel, body = found
-    model = masked_model(given.source)
+    model = model_of(given.source)
     at = position_of(given.source, kernel.body_start)
     for function in model.kernels:
         if function.span.start <= at <= function.span.end:  # the name may be an instance, `k<float>`
