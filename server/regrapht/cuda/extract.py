@@ -372,7 +372,8 @@ class FunctionExtractor:
             condition = ctx.thread_branch or state.exit_condition
             state.syncs.append(SyncCall(span, condition is not None, condition or "", after_early_exit=exited))
         elif name.startswith("atomic") and args:
-            self._memory.atomic(name, args[0], span, ctx)
+            self._memory.atomic(name, args[0], span, ctx, operand=node_text(args[1]) if len(args) > 1 else "",
+                                result_used=_result_used(node), guard=_enclosing_guard(node))
         elif name in DOUBLE_MATH and float_code and function.type == "identifier":
             state.math_calls.append(MathCall(name, name + "f", self.positions.span(function), span,
                                              self._types.overload(args, MAX_EXPR_DEPTH - TYPE_DEPTH)))
@@ -418,6 +419,29 @@ class FunctionExtractor:
         value = self._scope.poly(node).constant
         return (value,) if value is not None else None
 
+
+def _result_used(call: Node) -> bool:
+    """The call's value is read: it is not a statement of its own (`(void)` casts aside)."""
+    parent = call.parent
+    while parent is not None and parent.type in ("parenthesized_expression", "comma_expression"):
+        parent = parent.parent
+    if parent is None or parent.type == "expression_statement":
+        return False
+    return not (parent.type == "cast_expression" and node_text(parent.child_by_field_name("type")) == "void")
+
+
+def _enclosing_guard(call: Node) -> str:
+    """The condition of the innermost `if` whose then-branch holds `call`, "" when none."""
+    child, parent = call, call.parent
+    while parent is not None and parent.type not in ("function_definition", "lambda_expression"):
+        if parent.type == "if_statement" and parent.child_by_field_name("consequence") == child:
+            condition = parent.child_by_field_name("condition")
+            if condition is not None:
+                inner = condition.named_children[0] if condition.type == "condition_clause" and \
+                    condition.named_children else condition
+                return node_text(inner)
+        child, parent = parent, parent.parent
+    return ""
 
 
 __all__ = [

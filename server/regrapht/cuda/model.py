@@ -126,6 +126,9 @@ class Atomic:
     data_dependent: bool  # the address is computed from loaded data (histograms)
     single_thread_guard: bool  # under `if (tid == 0)`-like guards: runs once per warp/block
     loop_depth: int
+    operand: str = ""  # the value argument (`1`, `x[i]`, `__popc(mask)`), "" when none
+    result_used: bool = False  # the old value is read (`slot = atomicAdd(...)`): a ticket, not a sum
+    guard: str = ""  # the condition of the innermost `if` whose then-branch holds the atomic
 
 
 @dataclass(frozen=True)

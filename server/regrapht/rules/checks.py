@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from regrapht.cuda.model import Coefficient, FloatLiteral, Function, MemoryAccess, SourceModel
+from regrapht.cuda.model import Atomic, Coefficient, FloatLiteral, Function, MemoryAccess, SourceModel
 from regrapht.rules.fixes import (
     column_walks,
     element_words,
@@ -193,23 +193,71 @@ def repeated_global_loads(function: Function, model: SourceModel, info: RuleInfo
 
 
 # ---------------------------------------------------------------------------------------------- R004, R005
+# Atomics a warp or block reduction (R004) or a shared-memory copy (R005) can replace: commutative
+# read-modify-writes. atomicExch/atomicCAS (locks, flags, hand-rolled updates) and the wrapping
+# atomicInc/atomicDec have no such rewrite.
+REDUCIBLE_ATOMICS = ("atomicAdd", "atomicSub", "atomicMax", "atomicMin", "atomicAnd", "atomicOr", "atomicXor")
+# A value already combined across the warp or block: a vote count, a group size, a shuffle or
+# `__reduce_*_sync` / `cg::reduce` result.
+WARP_AGGREGATE = re.compile(r"__popc|\.size\(\)|\.num_threads\(\)|__reduce_\w+_sync|\breduce\s*\(|__shfl")
+# Calls that pick one lane of a warp or group: with an equality guard they make a leader.
+LANE_SELECTION = ("__activemask", "__ballot_sync", "__ballot", "__ffs", "__lane_id", "lanemask", "laneid",
+                  "thread_rank", "coalesced_threads", "__match_any_sync", "__popc")
+
+LANE_NAME = re.compile(r"(?i)lane|leader|rank")
+
+
+def _atomic_base(name: str) -> str:
+    """`atomicAdd_block` -> `atomicAdd`."""
+    return name.split("_", 1)[0]
+
+
+def _leader_only(atomic: Atomic, function: Function) -> bool:
+    """Run by one lane per warp or group: `if (lane == 0)` (the extractor's guard), or an equality
+    guard in a function that elects its lane from a warp vote (`__ffs(__activemask()) - 1`,
+    `__popc(mask & lanemask_lt)`, `g.thread_rank() == 0`): the warp-aggregated atomic."""
+    if atomic.single_thread_guard:
+        return True
+    if "==" not in atomic.guard and not atomic.guard.lstrip("( ").startswith("!"):
+        return False
+    return any(token in atomic.guard for token in LANE_SELECTION) or (
+        LANE_NAME.search(atomic.guard) is not None
+        and any(any(token in call.name for token in LANE_SELECTION) for call in function.calls))
+
+
 def single_address_atomic(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
     if not _is_device(function):
         return
     for atomic in function.atomics:
-        if atomic.space == "global" and not atomic.thread_dependent and not atomic.data_dependent \
-                and not atomic.single_thread_guard:
-            yield _finding(info, atomic.span, _kernel_name(function),
-                           f"Every thread runs `{atomic.function}` on the same global address "
-                           f"`{atomic.target.text}`, so the updates of the whole grid serialise; reduce within "
-                           "the warp (shuffles) and the block first and issue one atomic per block.")
+        if atomic.space != "global" or atomic.thread_dependent or atomic.data_dependent \
+                or _atomic_base(atomic.function) not in REDUCIBLE_ATOMICS or _leader_only(atomic, function) \
+                or WARP_AGGREGATE.search(atomic.operand):
+            continue
+        if atomic.result_used:
+            # `slot = atomicAdd(count, 1)`: each thread takes a ticket; a warp-aggregated increment
+            # (one atomic of the warp's count by a leader, the base broadcast) gives the same slots.
+            message = (f"Every thread runs `{atomic.function}` on the same global address `{atomic.target.text}` "
+                       "and uses the old value, so the whole grid serialises on one counter; a warp-aggregated "
+                       "update (one lane adds the warp's total, `__shfl_sync` broadcasts the base, each lane adds "
+                       "its rank) issues one atomic per warp.")
+        else:
+            message = (f"Every thread runs `{atomic.function}` on the same global address `{atomic.target.text}`, "
+                       "so the updates of the whole grid serialise; reduce within the warp (shuffles) and the "
+                       "block first and issue one atomic per block.")
+        yield _finding(info, atomic.span, _kernel_name(function), message)
 
 
 def data_dependent_atomics(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
     if not _is_device(function):
         return
     for atomic in function.atomics:
-        if atomic.space == "global" and atomic.data_dependent and not atomic.single_thread_guard:
+        # `atomicAdd_block` on global memory is only correct when no other block updates the
+        # address: the bins are already private to the block (a fallback for bins too many for
+        # shared memory). A used old value is a ticket or an arrival count (the last of two
+        # children refits a tree node), not a histogram.
+        if atomic.space == "global" and atomic.data_dependent and not atomic.single_thread_guard \
+                and _atomic_base(atomic.function) in REDUCIBLE_ATOMICS and not atomic.function.endswith("_block") \
+                and not atomic.result_used:
             yield _finding(info, atomic.span, _kernel_name(function),
                            f"Per-element global `{atomic.function}` into `{atomic.array}` at data-dependent "
                            "addresses: many threads contend on a few hot addresses in slow global memory; "
