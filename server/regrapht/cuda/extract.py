@@ -32,6 +32,7 @@ from regrapht.cuda.arith_types import (
 )
 from regrapht.cuda.control_flow import ControlFlow
 from regrapht.cuda.function_scope import ExtractionState, FunctionScope, WalkContext
+from regrapht.cuda.host_calls import HOST_WAITS, host_call_context
 from regrapht.cuda.intexpr import int_literal, type_bytes
 from regrapht.cuda.memory import READ_ONLY_CALLS, MemoryAccesses
 from regrapht.cuda.model import (
@@ -360,8 +361,10 @@ class FunctionExtractor:
             name_node = function.child_by_field_name("name") or function
         name = node_text(name_node)
         span = self.positions.span(node)
+        host = host_call_context(node, name) if ctx.loops and self._kind == "host" and \
+            name.startswith(HOST_WAITS) and not name.endswith("Async") else None
         state.calls.append(Call(name, span, tuple(Expr(node_text(a), self.positions.span(a)) for a in args),
-                                bool(ctx.loops), ctx.loops[-1] if ctx.loops else None))
+                                bool(ctx.loops), ctx.loops[-1] if ctx.loops else None, host))
         # A cast only renames the pointer: writes through the result are tracked as an alias
         # (`_alias_of`) or a subscript, so the cast itself is not an escape.
         if name not in READ_ONLY_CALLS and name not in CAST_NAMES:

@@ -195,12 +195,24 @@ class MathCall:
 
 
 @dataclass(frozen=True)
+class HostCallContext:
+    """Around a blocking CUDA call in a host loop (cuda/host_calls.py; R013 decides from it)."""
+
+    once: bool = False  # runs at most once per loop: under `if (i == 0)` or followed by an exit
+    paired_variant: bool = False  # an if/else arm whose other arm holds the asynchronous variant
+    timed_inside: bool = False  # timers inside the loop: per-iteration timing needs the wait
+    timed_around: bool = False  # timers just before and after the loop: a benchmark of the loop
+    host_reads: bool = False  # other host code in the loop reads memory or branches on data
+
+
+@dataclass(frozen=True)
 class Call:
     name: str
     span: Span
     args: tuple[Expr, ...]
     in_loop: bool
     loop: int | None = None  # innermost enclosing loop, an index into Function.loops
+    host: HostCallContext | None = None  # blocking CUDA calls in host loops only
 
 
 @dataclass(frozen=True)

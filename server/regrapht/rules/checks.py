@@ -22,7 +22,15 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from regrapht.cuda.model import Atomic, Coefficient, FloatLiteral, Function, MemoryAccess, SourceModel
+from regrapht.cuda.model import (
+    Atomic,
+    Coefficient,
+    FloatLiteral,
+    Function,
+    HostCallContext,
+    MemoryAccess,
+    SourceModel,
+)
 from regrapht.rules.fixes import (
     column_walks,
     element_words,
@@ -454,18 +462,46 @@ def _loops_over_devices(function: Function, loop_index: int | None) -> bool:
     return False
 
 
+def _wait_advice(call_name: str, args: tuple[str, ...]) -> str:
+    if call_name.startswith("cudaMemcpy"):
+        if any("HostToDevice" in a for a in args):
+            return "upload with `cudaMemcpyAsync` from pinned memory, or batch the uploads before the loop"
+        return "batch the copies after the loop, or `cudaMemcpyAsync` into pinned memory and wait once"
+    return "kernels of one stream run in order without it: synchronise once after the loop"
+
+
 def host_sync_in_loop(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
+    """Warning only when the wait is proven avoidable: the loop is no timing harness, the call
+    runs every iteration and is no arm of a sync/async pair, and no other host code in the loop
+    reads memory or branches on data (which the wait may be there for); a hint otherwise."""
     if function.kind != "host":
         return
     for call in function.calls:
         if not call.in_loop or _loops_over_devices(function, call.loop):
             continue
+        context = call.host or HostCallContext()
+        if context.once or context.paired_variant:
+            continue  # `if (i == 0)`, `...; break;`, `if (async) ...Async(...); else ...(...)`
         if call.name in HOST_BLOCKING_CALLS:
-            if call.name.startswith("cudaMemcpy") and any("DeviceToDevice" in a.text for a in call.args):
+            args = tuple(a.text for a in call.args)
+            if call.name.startswith("cudaMemcpy") and any("DeviceToDevice" in a for a in args):
                 continue  # a device-to-device copy is queued on the stream; the host goes on
-            yield _finding(info, call.span, None,
-                           f"`{call.name}` inside a loop blocks the host on every iteration and serialises "
-                           "CPU and GPU; hoist it out of the loop (batch transfers, synchronise once).")
+            if context.timed_inside:
+                continue  # timers in the loop: each iteration is measured, the wait belongs to it
+            if context.timed_around:
+                yield _finding(info, call.span, None,
+                               f"The loop is timed and `{call.name}` waits in every iteration, so the figure "
+                               "is each iteration's latency; if throughput is meant, synchronise once after "
+                               "the loop.", severity="hint")
+            elif context.host_reads:
+                yield _finding(info, call.span, None,
+                               f"`{call.name}` blocks the host in every iteration; host code in the loop may "
+                               "need what it waits for. If it does not, "
+                               f"{_wait_advice(call.name, args)}.", severity="hint")
+            else:
+                yield _finding(info, call.span, None,
+                               f"`{call.name}` blocks the host in every iteration and no host code in the loop "
+                               f"reads what it waits for, so CPU and GPU take turns; {_wait_advice(call.name, args)}.")
         elif call.name in HOST_ALLOCATION_CALLS:
             yield _finding(info, call.span, None,
                            f"`{call.name}` inside a loop allocates or frees device memory (and synchronises) on "
