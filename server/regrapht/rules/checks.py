@@ -61,6 +61,7 @@ DEFAULT_ELEMENT_BYTES = 4  # a template element type: assume a 4-byte float
 REDUCTION_COMBINERS = ("__shfl", "__reduce", "cub::", "cooperative_groups", "reduce")
 FOUR_BYTE_TYPES = frozenset({"float", "int", "unsigned", "unsigned int", "uint32_t", "int32_t"})
 MAX_UNROLL_TRIP = 64
+TINY_LAUNCH_THREADS = 256  # a constant grid with fewer threads in all: bookkeeping, not throughput
 
 
 def _finding(info: RuleInfo, span: Span, kernel: str | None, message: str,
@@ -362,6 +363,10 @@ def block_size(function: Function, model: SourceModel, info: RuleInfo) -> Iterat
         threads = launch.threads_per_block
         if threads is None or threads <= 1:
             continue  # `<<<1, 1>>>`: a deliberate one-thread helper (a final division, a flag)
+        blocks = math.prod(v for v in launch.grid_dims or () if v is not None) \
+            if launch.grid_dims and all(v is not None for v in launch.grid_dims) else None
+        if blocks is not None and blocks * threads < TINY_LAUNCH_THREADS:
+            continue  # `<<<3, 5>>>`: a fixed handful of threads doing bookkeeping, no throughput to lose
         severity: Severity = "warning"
         if threads % 32:
             why = (f"{threads} threads per block is not a multiple of the warp size (32): the last warp of every "

@@ -153,3 +153,4 @@ def test_arrival_counter_whose_old_value_decides_is_no_histogram() -> None:
   }
 }"""
     assert found(text, "R005") == []
+
