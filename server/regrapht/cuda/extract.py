@@ -32,7 +32,7 @@ from regrapht.cuda.arith_types import (
 )
 from regrapht.cuda.control_flow import ControlFlow
 from regrapht.cuda.function_scope import ExtractionState, FunctionScope, WalkContext
-from regrapht.cuda.host_calls import HOST_WAITS, host_call_context
+from regrapht.cuda.host_calls import HOST_WAITS, LoopFacts, host_call_context
 from regrapht.cuda.intexpr import int_literal, type_bytes
 from regrapht.cuda.memory import READ_ONLY_CALLS, MemoryAccesses
 from regrapht.cuda.model import (
@@ -79,6 +79,7 @@ class FunctionExtractor:
         self._state = state
         self._function = function
         self._kind = kind
+        self._host_loops: dict[int, LoopFacts] = {}  # host_calls' per-loop facts, for this function only
         self._scope = FunctionScope(self.constants, state, self._params, kind)
         self._types = ExpressionTypes(self._scope)
         self._literals = LiteralFacts(self.positions, self._types)
@@ -361,7 +362,7 @@ class FunctionExtractor:
             name_node = function.child_by_field_name("name") or function
         name = node_text(name_node)
         span = self.positions.span(node)
-        host = host_call_context(node, name) if ctx.loops and self._kind == "host" and \
+        host = host_call_context(node, name, self._host_loops) if ctx.loops and self._kind == "host" and \
             name.startswith(HOST_WAITS) and not name.endswith("Async") else None
         state.calls.append(Call(name, span, tuple(Expr(node_text(a), self.positions.span(a)) for a in args),
                                 bool(ctx.loops), ctx.loops[-1] if ctx.loops else None, host))

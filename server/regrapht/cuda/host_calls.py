@@ -11,6 +11,7 @@ wait may be there for. Nothing here knows severities: rules/checks.py decides.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from tree_sitter import Node
 
@@ -20,6 +21,8 @@ from regrapht.cuda.nodes import node_text, walk
 # The calls whose context is recorded: copies, waits, allocations (`Async` variants excluded).
 HOST_WAITS = ("cudaMemcpy", "cudaDeviceSynchronize", "cudaThreadSynchronize", "cudaStreamSynchronize",
               "cudaEventSynchronize", "cudaMalloc", "cudaFree")
+READ_NODES = frozenset({"call_expression", "subscript_expression", "field_expression", "pointer_expression",
+                        "identifier"})
 LOOP_TYPES = ("for_statement", "while_statement", "do_statement", "for_range_loop")
 EXITS = ("break_statement", "return_statement", "goto_statement")
 # Timers: CUDA events, the CUDA samples' sdk timers, std::chrono, POSIX and OpenMP/MPI clocks,
@@ -100,6 +103,8 @@ def _statement_reads(statement: Node, copied: frozenset[str]) -> bool:
     """Host code that reads memory, calls a non-API function, or uses a value a copy in the loop
     brought back (`if (h_err < tol)`, `total += h_sum`)."""
     for node in walk(statement):
+        if node.type not in READ_NODES:
+            continue
         if node.type == "call_expression":
             function = node_text(node.child_by_field_name("function"))
             if any(c.type == "kernel_call_syntax" for c in node.children) or API_CALL.match(function) \
@@ -175,16 +180,22 @@ def _enclosing_statement(call: Node, loop: Node) -> Node:
     return child
 
 
-def host_call_context(call: Node, name: str) -> HostCallContext:
-    loop = _innermost_loop(call)
-    if loop is None:
-        return HostCallContext()
+@dataclass(frozen=True)
+class LoopFacts:
+    """What does not depend on which call of the loop is asked about (computed once per loop)."""
+
+    reading_statements: tuple[int, ...]  # start bytes of the body's statements that read
+    copied: frozenset[str]
+    timed_inside: bool
+    timed_around: bool
+    condition_reads: bool
+
+
+def _loop_facts(loop: Node) -> LoopFacts:
     body = loop.child_by_field_name("body")
     statements = (body.named_children if body is not None and body.type == "compound_statement"
                   else [body] if body is not None else [])
-    own = _enclosing_statement(call, loop)
     copied = _copied(loop)
-    loop_text = node_text(loop)
     before = after = ""
     parent = loop.parent
     if parent is not None:
@@ -192,13 +203,31 @@ def host_call_context(call: Node, name: str) -> HostCallContext:
         index = next((i for i, s in enumerate(siblings) if s == loop), -1)
         before = " ".join(node_text(s) for s in siblings[max(0, index - 3):index])
         after = " ".join(node_text(s) for s in siblings[index + 1:index + 4])
+    return LoopFacts(
+        reading_statements=tuple(s.start_byte for s in statements if _statement_reads(s, copied)),
+        copied=copied,
+        timed_inside=TIMING.search(node_text(loop)) is not None,
+        timed_around=TIMING.search(before) is not None and TIMING.search(after) is not None,
+        condition_reads=_condition_reads(loop, copied),
+    )
+
+
+def host_call_context(call: Node, name: str, loops: dict[int, LoopFacts]) -> HostCallContext:
+    """`loops` memoises the per-loop facts (by the loop's start byte) for one function's walk."""
+    loop = _innermost_loop(call)
+    if loop is None:
+        return HostCallContext()
+    facts = loops.get(loop.start_byte)
+    if facts is None:
+        facts = loops[loop.start_byte] = _loop_facts(loop)
+    own = _enclosing_statement(call, loop)
     return HostCallContext(
         once=_once(call, loop),
         paired_variant=_paired_variant(call, loop, name),
-        timed_inside=TIMING.search(loop_text) is not None,
-        timed_around=TIMING.search(before) is not None and TIMING.search(after) is not None,
-        host_reads=any(_statement_reads(s, copied) for s in statements if s != own)
-        or _own_reads(own, copied) or _condition_reads(loop, copied),
+        timed_inside=facts.timed_inside,
+        timed_around=facts.timed_around,
+        host_reads=any(start != own.start_byte for start in facts.reading_statements)
+        or _own_reads(own, facts.copied) or facts.condition_reads,
     )
 
 
