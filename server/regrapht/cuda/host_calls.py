@@ -31,9 +31,11 @@ TIMING = re.compile(r"cudaEventRecord|cudaEventElapsedTime|cuEventRecord|sdk(Sta
                     r"chrono|gettimeofday|clock_gettime|\bclock\s*\(|omp_get_wtime|MPI_Wtime|"
                     r"(?i:timer)\w*\s*(\.|->)\s*\w+\s*\(|\.\s*(?i:start|stop|tic|toc|elapsed)\s*\(")
 # Calls that only hand work to the GPU: their arguments are no host reads. Error checks and
-# printing are no reads of their own, but what they are given is.
+# printing, `std::swap` of buffer pointers and `min`/`max` are no reads of their own, but what
+# they are given is.
 API_CALL = re.compile(r"^(cuda|cu[A-Z]|cublas|cufft|curand|cusparse|cusolver|nccl)")
-PASS_THROUGH = re.compile(r"^(check|CHECK|CUDA|CU_|getLastCudaError|printf|fprintf|puts|assert)")
+PASS_THROUGH = re.compile(r"^(check|CHECK|CUDA|CU_|getLastCudaError|printf|fprintf|puts|assert|"
+                          r"(std::)?(swap|min|max)$)")
 
 
 def _innermost_loop(call: Node) -> Node | None:
@@ -66,7 +68,8 @@ def _ends_with_exit(statement: Node | None) -> bool:
 
 
 def _once(call: Node, loop: Node) -> bool:
-    """Under an `if` on the loop counter being one value, or with an exit after it in its block."""
+    """Under an `if` on the loop counter being one value (or every k-th, `i % k == c`), or with an
+    exit after it in its block."""
     variable = _loop_variable(loop)
     child, parent = call, call.parent
     while parent is not None and parent != loop:
@@ -77,8 +80,8 @@ def _once(call: Node, loop: Node) -> bool:
                 return True
         if parent.type == "if_statement" and parent.child_by_field_name("consequence") == child:
             condition = node_text(parent.child_by_field_name("condition"))
-            if variable and re.search(rf"\b{re.escape(variable)}\s*==|==\s*{re.escape(variable)}\b", condition):
-                return True
+            if variable and re.search(rf"\b{re.escape(variable)}\s*(==|%)|==\s*{re.escape(variable)}\b", condition):
+                return True  # `if (i == 0)`, `if (i % 100 == 99)`: once, or every k-th iteration
             if _ends_with_exit(child):
                 return True
         child, parent = parent, parent.parent
@@ -227,8 +230,22 @@ def host_call_context(call: Node, name: str, loops: dict[int, LoopFacts]) -> Hos
         timed_inside=facts.timed_inside,
         timed_around=facts.timed_around,
         host_reads=any(start != own.start_byte for start in facts.reading_statements)
-        or _own_reads(own, facts.copied) or facts.condition_reads,
+        or _own_reads(own, facts.copied) or facts.condition_reads or _reads_after(call, own, facts.copied),
     )
+
+
+def _reads_after(call: Node, own: Node, copied: frozenset[str]) -> bool:
+    """Inside the call's own top-level statement, a later statement reads (`if (h_err < tol) break;`
+    after the copy in `if (i % 100 == 0) { ... }`)."""
+    child, parent = call, call.parent
+    while parent is not None and child != own:
+        if parent.type == "compound_statement":
+            siblings = parent.named_children
+            index = next((i for i, s in enumerate(siblings) if s == child), len(siblings))
+            if any(_statement_reads(s, copied) for s in siblings[index + 1:]):
+                return True
+        child, parent = parent, parent.parent
+    return False
 
 
 def _condition_reads(loop: Node, copied: frozenset[str]) -> bool:

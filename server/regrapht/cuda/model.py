@@ -198,7 +198,7 @@ class MathCall:
 class HostCallContext:
     """Around a blocking CUDA call in a host loop (cuda/host_calls.py; R013 decides from it)."""
 
-    once: bool = False  # runs at most once per loop: under `if (i == 0)` or followed by an exit
+    once: bool = False  # not every iteration: under `if (i == 0)`/`if (i % k == c)`, or followed by an exit
     paired_variant: bool = False  # an if/else arm whose other arm holds the asynchronous variant
     timed_inside: bool = False  # timers inside the loop: per-iteration timing needs the wait
     timed_around: bool = False  # timers just before and after the loop: a benchmark of the loop
