@@ -23,6 +23,8 @@ HOST_WAITS = ("cudaMemcpy", "cudaDeviceSynchronize", "cudaThreadSynchronize", "c
               "cudaEventSynchronize", "cudaMalloc", "cudaFree")
 READ_NODES = frozenset({"call_expression", "subscript_expression", "field_expression", "pointer_expression",
                         "identifier"})
+WAIT_CALL = re.compile(r"^(cudaDeviceSynchronize|cudaThreadSynchronize|cudaStreamSynchronize|cudaEventSynchronize|"
+                       r"cudaStreamWaitEvent|cudaGetLastError|cudaPeekAtLastError|cudaEventQuery|cudaStreamQuery)$")
 LOOP_TYPES = ("for_statement", "while_statement", "do_statement", "for_range_loop")
 EXITS = ("break_statement", "return_statement", "goto_statement")
 # Timers: CUDA events, the CUDA samples' sdk timers, std::chrono, POSIX and OpenMP/MPI clocks,
@@ -192,6 +194,7 @@ class LoopFacts:
     timed_inside: bool
     timed_around: bool
     condition_reads: bool
+    drain: bool
 
 
 def _loop_facts(loop: Node) -> LoopFacts:
@@ -212,6 +215,7 @@ def _loop_facts(loop: Node) -> LoopFacts:
         timed_inside=TIMING.search(node_text(loop)) is not None,
         timed_around=TIMING.search(before) is not None and TIMING.search(after) is not None,
         condition_reads=_condition_reads(loop, copied),
+        drain=not _enqueues_work(loop),
     )
 
 
@@ -231,7 +235,21 @@ def host_call_context(call: Node, name: str, loops: dict[int, LoopFacts]) -> Hos
         timed_around=facts.timed_around,
         host_reads=any(start != own.start_byte for start in facts.reading_statements)
         or _own_reads(own, facts.copied) or facts.condition_reads or _reads_after(call, own, facts.copied),
+        drain=facts.drain,
     )
+
+
+def _enqueues_work(loop: Node) -> bool:
+    """A launch, a copy or set, or any call that is neither a wait nor an error check."""
+    for node in walk(loop):
+        if node.type != "call_expression":
+            continue
+        if any(c.type == "kernel_call_syntax" for c in node.children):
+            return True
+        function = node_text(node.child_by_field_name("function"))
+        if not WAIT_CALL.match(function) and not PASS_THROUGH.match(function):
+            return True
+    return False
 
 
 def _reads_after(call: Node, own: Node, copied: frozenset[str]) -> bool:

@@ -203,6 +203,7 @@ class HostCallContext:
     timed_inside: bool = False  # timers inside the loop: per-iteration timing needs the wait
     timed_around: bool = False  # timers just before and after the loop: a benchmark of the loop
     host_reads: bool = False  # other host code in the loop reads memory or branches on data
+    drain: bool = False  # the loop only waits (no launch, copy or other call): it is the one wait
 
 
 @dataclass(frozen=True)

@@ -487,6 +487,8 @@ def host_sync_in_loop(function: Function, model: SourceModel, info: RuleInfo) ->
         context = call.host or HostCallContext()
         if context.once or context.paired_variant:
             continue  # `if (i == 0)`, `...; break;`, `if (async) ...Async(...); else ...(...)`
+        if context.drain and "Synchronize" in call.name:
+            continue  # `for (s...) cudaStreamSynchronize(streams[s]);`: this loop is the one wait
         if call.name in HOST_BLOCKING_CALLS:
             args = tuple(a.text for a in call.args)
             if call.name.startswith("cudaMemcpy") and any("DeviceToDevice" in a for a in args):

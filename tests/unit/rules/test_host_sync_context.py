@@ -179,7 +179,29 @@ def test_deliberate_sync_and_async_variants_are_silent(spelling: str) -> None:
     assert r013(PAIRED[spelling]) == []
 
 
+DRAIN = {
+    "streams": """  cudaStream_t streams[4];
+  for (int i = 0; i < 4; ++i) cudaStreamSynchronize(streams[i]);""",
+    "events, checked": """  cudaEvent_t done[8];
+  for (int i = 0; i < 8; ++i) {
+    checkCudaErrors(cudaEventSynchronize(done[i]));
+  }""",
+    "while over a count": """  cudaStream_t streams[4]; int k = 0;
+  while (k < 4) { cudaStreamSynchronize(streams[k]); ++k; }""",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(DRAIN))
+def test_a_loop_that_only_waits_is_the_one_wait(spelling: str) -> None:
+    assert r013(DRAIN[spelling]) == []
+
+
 AVOIDABLE = {
+    "launch then wait per stream": """  cudaStream_t streams[4];
+  for (int i = 0; i < 4; ++i) {
+    step<<<n / 256, 256, 0, streams[i]>>>(d + i * n, n);
+    cudaStreamSynchronize(streams[i]);
+  }""",
     "sync after every launch": """  for (int i = 0; i < iters; ++i) {
     step<<<n / 256, 256>>>(d, n);
     cudaDeviceSynchronize();
