@@ -30,7 +30,7 @@ EXITS = ("break_statement", "return_statement", "goto_statement")
 # Timers: CUDA events, the CUDA samples' sdk timers, std::chrono, POSIX and OpenMP/MPI clocks,
 # and timer objects (`timer.start()`, `t.Stop()`).
 TIMING = re.compile(r"cudaEventRecord|cudaEventElapsedTime|cuEventRecord|sdk(Start|Stop|Reset)Timer|"
-                    r"chrono|gettimeofday|clock_gettime|\bclock\s*\(|omp_get_wtime|MPI_Wtime|"
+                    r"chrono|gettimeofday|clock_gettime|\bclock\s*\(|omp_get_wtime|MPI_Wtime|QueryPerformanceCounter|"
                     r"(?i:timer)\w*\s*(\.|->)\s*\w+\s*\(|\.\s*(?i:start|stop|tic|toc|elapsed)\s*\(")
 # Calls that only hand work to the GPU: their arguments are no host reads. Error checks and
 # printing, `std::swap` of buffer pointers and `min`/`max` are no reads of their own, but what

@@ -475,6 +475,12 @@ def _wait_advice(call_name: str, args: tuple[str, ...]) -> str:
     return "kernels of one stream run in order without it: synchronise once after the loop"
 
 
+def _asynchronous_variant(name: str) -> str:
+    """`cudaMemcpy` -> `cudaMemcpyAsync`; the waits' counterpart is an event or stream query."""
+    return name + "Async" if name.startswith("cudaMemcpy") else "cudaStreamQuery" if "Stream" in name \
+        else "cudaEventQuery"
+
+
 def host_sync_in_loop(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
     """Warning only when the wait is proven avoidable: the loop is no timing harness, the call
     runs every iteration and is no arm of a sync/async pair, and no other host code in the loop
@@ -495,7 +501,14 @@ def host_sync_in_loop(function: Function, model: SourceModel, info: RuleInfo) ->
                 continue  # a device-to-device copy is queued on the stream; the host goes on
             if context.timed_inside:
                 continue  # timers in the loop: each iteration is measured, the wait belongs to it
-            if context.timed_around:
+            asynchronous = _asynchronous_variant(call.name)
+            if any(other.name == asynchronous and other.loop != call.loop for other in function.calls):
+                yield _finding(info, call.span, None,
+                               f"`{call.name}` blocks the host in every iteration while another loop of this "
+                               f"function uses `{asynchronous}`: if this loop is the synchronous baseline of a "
+                               "comparison, nothing to change; otherwise use the asynchronous variant here too.",
+                               severity="hint")
+            elif context.timed_around:
                 yield _finding(info, call.span, None,
                                f"The loop is timed and `{call.name}` waits in every iteration, so the figure "
                                "is each iteration's latency; if throughput is meant, synchronise once after "

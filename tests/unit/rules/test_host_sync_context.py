@@ -196,6 +196,18 @@ def test_a_loop_that_only_waits_is_the_one_wait(spelling: str) -> None:
     assert r013(DRAIN[spelling]) == []
 
 
+def test_a_synchronous_baseline_beside_its_asynchronous_loop_is_a_hint() -> None:
+    """The CUDA samples' stream demos: one loop with blocking copies, one with the async variant."""
+    found = r013("""  for (int i = 0; i < iters; ++i) {
+    cudaMemcpy(h, d, n * sizeof(float), cudaMemcpyDeviceToHost);
+  }
+  for (int i = 0; i < iters; ++i) {
+    cudaMemcpyAsync(h, d, n * sizeof(float), cudaMemcpyDeviceToHost, s);
+  }
+  cudaStreamSynchronize(s);""")
+    assert found == [("hint", 2)]
+
+
 AVOIDABLE = {
     "launch then wait per stream": """  cudaStream_t streams[4];
   for (int i = 0; i < 4; ++i) {
