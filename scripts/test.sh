@@ -21,6 +21,8 @@ mypy
 
 echo "== real-world rule corpus (ggml-cuda, via pip download; its test skips if this fails)"
 bash scripts/fetch-ggml-cuda.sh || echo "ggml-cuda not fetched: tests/unit/rules/test_realworld.py skips it"
+echo "== the labelled trust set (issue 27: ggml-cuda, DeepSpeed, LightGBM, Theano, Warp; its tests skip if this fails)"
+bash scripts/fetch-labelled-corpus.sh || echo "trust set not fetched: tests/unit/rules/test_trust_set.py skips its corpus tests"
 
 # Two workers (the CI VM has 2 cores; PYTEST_WORKERS overrides it). --dist loadgroup keeps the
 # modules marked xdist_group (an expensive module-scoped fixture) on one worker. The gpu tier runs

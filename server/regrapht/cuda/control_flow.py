@@ -166,7 +166,13 @@ class ControlFlow:
             if current.type == "binary_expression":
                 operator = node_text(current.child_by_field_name("operator"))
                 if operator == "==":
-                    return True
+                    # `lane == 0` picks one thread; `x[i] == 0` picks by data, however
+                    # thread-dependent the rest of the condition is.
+                    difference = self.scope.poly(current.child_by_field_name("left")) - \
+                        self.scope.poly(current.child_by_field_name("right"))
+                    if difference.thread_dependent and not difference.memory_dependent:
+                        return True
+                    continue
                 if operator == "&&":
                     stack.extend(current.named_children)
             elif current.type == "unary_expression" and node_text(current.child_by_field_name("operator")) == "!":

@@ -32,6 +32,7 @@ from regrapht.cuda.arith_types import (
 )
 from regrapht.cuda.control_flow import ControlFlow
 from regrapht.cuda.function_scope import ExtractionState, FunctionScope, ScopeFrame, WalkContext
+from regrapht.cuda.host_calls import HOST_WAITS, LoopFacts, host_call_context
 from regrapht.cuda.intexpr import int_literal, type_bytes
 from regrapht.cuda.memory import READ_ONLY_CALLS, MemoryAccesses
 from regrapht.cuda.model import (
@@ -86,6 +87,7 @@ class FunctionExtractor:
         self._state = state
         self._function = function
         self._kind = kind
+        self._host_loops: dict[int, LoopFacts] = {}  # host_calls' per-loop facts, for this function only
         self._scope = FunctionScope(self.constants, state, self._params, kind)
         self._types = ExpressionTypes(self._scope)
         self._literals = LiteralFacts(self.positions, self._types)
@@ -404,8 +406,10 @@ class FunctionExtractor:
             name_node = function.child_by_field_name("name") or function
         name = node_text(name_node)
         span = self.positions.span(node)
+        host = host_call_context(node, name, self._host_loops) if ctx.loops and self._kind == "host" and \
+            name.startswith(HOST_WAITS) and not name.endswith("Async") else None
         state.calls.append(Call(name, span, tuple(Expr(node_text(a), self.positions.span(a)) for a in args),
-                                bool(ctx.loops), ctx.loops[-1] if ctx.loops else None))
+                                bool(ctx.loops), ctx.loops[-1] if ctx.loops else None, host))
         # A cast only renames the pointer: writes through the result are tracked as an alias
         # (`_alias_of`) or a subscript, so the cast itself is not an escape.
         if name not in READ_ONLY_CALLS and name not in CAST_NAMES:
@@ -421,7 +425,8 @@ class FunctionExtractor:
             state.syncs.append(SyncCall(span, condition is not None, condition or "", after_early_exit=exited,
                                         exit_span=state.exit_span if exited else None))
         elif name.startswith("atomic") and args:
-            self._memory.atomic(name, args[0], span, ctx)
+            self._memory.atomic(name, args[0], span, ctx, operand=node_text(args[1]) if len(args) > 1 else "",
+                                result_used=_result_used(node), guard=_enclosing_guard(node))
         elif name in DOUBLE_MATH and float_code and function.type == "identifier":
             state.math_calls.append(MathCall(name, name + "f", self.positions.span(function), span,
                                              self._types.overload(args, MAX_EXPR_DEPTH - TYPE_DEPTH)))
@@ -493,6 +498,29 @@ class FunctionExtractor:
         value = self._scope.poly(node).constant
         return (value,) if value is not None else None
 
+
+def _result_used(call: Node) -> bool:
+    """The call's value is read: it is not a statement of its own (`(void)` casts aside)."""
+    parent = call.parent
+    while parent is not None and parent.type in ("parenthesized_expression", "comma_expression"):
+        parent = parent.parent
+    if parent is None or parent.type == "expression_statement":
+        return False
+    return not (parent.type == "cast_expression" and node_text(parent.child_by_field_name("type")) == "void")
+
+
+def _enclosing_guard(call: Node) -> str:
+    """The condition of the innermost `if` whose then-branch holds `call`, "" when none."""
+    child, parent = call, call.parent
+    while parent is not None and parent.type not in ("function_definition", "lambda_expression"):
+        if parent.type == "if_statement" and parent.child_by_field_name("consequence") == child:
+            condition = parent.child_by_field_name("condition")
+            if condition is not None:
+                inner = condition.named_children[0] if condition.type == "condition_clause" and \
+                    condition.named_children else condition
+                return node_text(inner)
+        child, parent = parent, parent.parent
+    return ""
 
 
 # Direct children of an ERROR node that begin the next definition (`template <...>`, a

@@ -220,7 +220,8 @@ class MemoryAccesses:
         elif argument.type == "pointer_expression" and node_text(argument.child_by_field_name("operator")) == "&":
             self.mark_written_base(argument.child_by_field_name("argument"))  # `f(&out[i])`
 
-    def atomic(self, name: str, target: Node, span: Span, ctx: WalkContext) -> None:
+    def atomic(self, name: str, target: Node, span: Span, ctx: WalkContext, *, operand: str = "",
+               result_used: bool = False, guard: str = "") -> None:
         node = target
         array: str | None = None
         offset = Poly.const(0)
@@ -257,5 +258,8 @@ class MemoryAccesses:
             data_dependent=offset.memory_dependent,
             single_thread_guard=ctx.single_guard,
             loop_depth=len(ctx.loops),
+            operand=operand,
+            result_used=result_used,
+            guard=guard,
         ))
 

@@ -127,6 +127,9 @@ class Atomic:
     data_dependent: bool  # the address is computed from loaded data (histograms)
     single_thread_guard: bool  # under `if (tid == 0)`-like guards: runs once per warp/block
     loop_depth: int
+    operand: str = ""  # the value argument (`1`, `x[i]`, `__popc(mask)`), "" when none
+    result_used: bool = False  # the old value is read (`slot = atomicAdd(...)`): a ticket, not a sum
+    guard: str = ""  # the condition of the innermost `if` whose then-branch holds the atomic
 
 
 @dataclass(frozen=True)
@@ -199,12 +202,25 @@ class MathCall:
 
 
 @dataclass(frozen=True)
+class HostCallContext:
+    """Around a blocking CUDA call in a host loop (cuda/host_calls.py; R013 decides from it)."""
+
+    once: bool = False  # not every iteration: under `if (i == 0)`/`if (i % k == c)`, or followed by an exit
+    paired_variant: bool = False  # an if/else arm whose other arm holds the asynchronous variant
+    timed_inside: bool = False  # timers inside the loop: per-iteration timing needs the wait
+    timed_around: bool = False  # timers just before and after the loop: a benchmark of the loop
+    host_reads: bool = False  # other host code in the loop reads memory or branches on data
+    drain: bool = False  # the loop only waits (no launch, copy or other call): it is the one wait
+
+
+@dataclass(frozen=True)
 class Call:
     name: str
     span: Span
     args: tuple[Expr, ...]
     in_loop: bool
     loop: int | None = None  # innermost enclosing loop, an index into Function.loops
+    host: HostCallContext | None = None  # blocking CUDA calls in host loops only
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Rule precision on a labelled corpus of real expert CUDA (tests/data/realworld/).
 
 Owns the label format (`labels.tsv`: `path:line<TAB>rule<TAB>verdict<TAB>reason`, verdicts tp /
-fp / minor), running the rules over the corpus's files, and the comparison: which labelled true
+fp / minor, or the trust set's three-way fix / right / wrong of issue 27), running the rules over the corpus's files, and the comparison: which labelled true
 positives disappeared, which labelled false positives came back as warnings or errors, which
 warnings or errors carry no label, and the per-rule precision table docs/benchmarks.md shows.
 """
@@ -18,8 +18,11 @@ from regrapht.cuda.parse import decode_source
 from regrapht.errors import InputError
 from regrapht.rules import Finding, analyze_text
 
-Verdict = Literal["tp", "fp", "minor"]
-VERDICTS: tuple[Verdict, ...] = ("tp", "fp", "minor")
+# tp: right and worth a warning; fp: wrong; minor: right but a hint at most (issue 14's labels).
+# The trust set (evaluation/trust_set.py): fix (right and worth fixing), right (right, not worth
+# the effort), wrong.
+Verdict = Literal["tp", "fp", "minor", "fix", "right", "wrong"]
+VERDICTS: tuple[Verdict, ...] = ("tp", "fp", "minor", "fix", "right", "wrong")
 REPORTED = ("warning", "error")  # the severities the precision target counts
 SOURCE_SUFFIXES = (".cu", ".cuh")
 
@@ -70,20 +73,26 @@ def load_labels(path: Path) -> list[Label]:
             continue
         parts = line.split("\t")
         if len(parts) != 4 or parts[2] not in VERDICTS or ":" not in parts[0] or not parts[3].strip():
-            raise InputError("expected `path:line<TAB>rule<TAB>tp|fp|minor<TAB>reason`", file=str(path), line=number)
-        verdict: Verdict = "tp" if parts[2] == "tp" else "fp" if parts[2] == "fp" else "minor"
+            raise InputError(f"expected `path:line<TAB>rule<TAB>{'|'.join(VERDICTS)}<TAB>reason`", file=str(path),
+                             line=number)
+        verdict = next(v for v in VERDICTS if v == parts[2])
         labels.append(Label(parts[0], parts[1], verdict, parts[3], number))
     return labels
 
 
 def corpus_findings(root: Path, subdirectories: Iterable[str]) -> dict[str, list[Finding]]:
     """Findings per file (path relative to `root`) of every .cu/.cuh under the subdirectories."""
+    return files_findings(root, [path.relative_to(root).as_posix() for name in subdirectories
+                                 for path in sorted((root / name).rglob("*"))
+                                 if path.suffix in SOURCE_SUFFIXES and path.is_file()])
+
+
+def files_findings(root: Path, files: Iterable[str]) -> dict[str, list[Finding]]:
+    """Findings per file of the named files (paths relative to `root`)."""
     found: dict[str, list[Finding]] = {}
-    for name in subdirectories:
-        for path in sorted((root / name).rglob("*")):
-            if path.suffix in SOURCE_SUFFIXES and path.is_file():
-                text, _ = decode_source(path.read_bytes())
-                found[path.relative_to(root).as_posix()] = analyze_text(text)
+    for file in files:
+        text, _ = decode_source((root / file).read_bytes())
+        found[file] = analyze_text(text)
     return found
 
 

@@ -26,7 +26,16 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from regrapht.cuda.model import Branch, Coefficient, FloatLiteral, Function, MemoryAccess, SourceModel
+from regrapht.cuda.model import (
+    Atomic,
+    Branch,
+    Coefficient,
+    FloatLiteral,
+    Function,
+    HostCallContext,
+    MemoryAccess,
+    SourceModel,
+)
 from regrapht.rules.fixes import (
     column_walks,
     element_words,
@@ -59,6 +68,7 @@ FOUR_BYTE_TYPES = frozenset({"float", "int", "unsigned", "unsigned int", "uint32
 MAX_UNROLL_TRIP = 64
 # nvcc fully unrolls constant loops this short by itself (tests/unit/rules/test_confirm_nvcc.py shows it).
 COMPILER_UNROLLED_TRIP = 8
+TINY_LAUNCH_THREADS = 256  # a constant grid with fewer threads in all: bookkeeping, not throughput
 
 
 def _finding(info: RuleInfo, span: Span, kernel: str | None, message: str,
@@ -241,23 +251,71 @@ def repeated_global_loads(function: Function, model: SourceModel, info: RuleInfo
 
 
 # ---------------------------------------------------------------------------------------------- R004, R005
+# Atomics a warp or block reduction (R004) or a shared-memory copy (R005) can replace: commutative
+# read-modify-writes. atomicExch/atomicCAS (locks, flags, hand-rolled updates) and the wrapping
+# atomicInc/atomicDec have no such rewrite.
+REDUCIBLE_ATOMICS = ("atomicAdd", "atomicSub", "atomicMax", "atomicMin", "atomicAnd", "atomicOr", "atomicXor")
+# A value already combined across the warp or block: a vote count, a group size, a shuffle or
+# `__reduce_*_sync` / `cg::reduce` result.
+WARP_AGGREGATE = re.compile(r"__popc|\.size\(\)|\.num_threads\(\)|__reduce_\w+_sync|\breduce\s*\(|__shfl")
+# Calls that pick one lane of a warp or group: with an equality guard they make a leader.
+LANE_SELECTION = ("__activemask", "__ballot_sync", "__ballot", "__ffs", "__lane_id", "lanemask", "laneid",
+                  "thread_rank", "coalesced_threads", "__match_any_sync", "__popc")
+
+LANE_NAME = re.compile(r"(?i)lane|leader|rank")
+
+
+def _atomic_base(name: str) -> str:
+    """`atomicAdd_block` -> `atomicAdd`."""
+    return name.split("_", 1)[0]
+
+
+def _leader_only(atomic: Atomic, function: Function) -> bool:
+    """Run by one lane per warp or group: `if (lane == 0)` (the extractor's guard), or an equality
+    guard in a function that elects its lane from a warp vote (`__ffs(__activemask()) - 1`,
+    `__popc(mask & lanemask_lt)`, `g.thread_rank() == 0`): the warp-aggregated atomic."""
+    if atomic.single_thread_guard:
+        return True
+    if "==" not in atomic.guard and not atomic.guard.lstrip("( ").startswith("!"):
+        return False
+    return any(token in atomic.guard for token in LANE_SELECTION) or (
+        LANE_NAME.search(atomic.guard) is not None
+        and any(any(token in call.name for token in LANE_SELECTION) for call in function.calls))
+
+
 def single_address_atomic(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
     if not _is_device(function):
         return
     for atomic in function.atomics:
-        if atomic.space == "global" and not atomic.thread_dependent and not atomic.data_dependent \
-                and not atomic.single_thread_guard:
-            yield _finding(info, atomic.span, _kernel_name(function),
-                           f"Every thread runs `{atomic.function}` on the same global address "
-                           f"`{atomic.target.text}`, so the updates of the whole grid serialise; reduce within "
-                           "the warp (shuffles) and the block first and issue one atomic per block.")
+        if atomic.space != "global" or atomic.thread_dependent or atomic.data_dependent \
+                or _atomic_base(atomic.function) not in REDUCIBLE_ATOMICS or _leader_only(atomic, function) \
+                or WARP_AGGREGATE.search(atomic.operand):
+            continue
+        if atomic.result_used:
+            # `slot = atomicAdd(count, 1)`: each thread takes a ticket; a warp-aggregated increment
+            # (one atomic of the warp's count by a leader, the base broadcast) gives the same slots.
+            message = (f"Every thread runs `{atomic.function}` on the same global address `{atomic.target.text}` "
+                       "and uses the old value, so the whole grid serialises on one counter; a warp-aggregated "
+                       "update (one lane adds the warp's total, `__shfl_sync` broadcasts the base, each lane adds "
+                       "its rank) issues one atomic per warp.")
+        else:
+            message = (f"Every thread runs `{atomic.function}` on the same global address `{atomic.target.text}`, "
+                       "so the updates of the whole grid serialise; reduce within the warp (shuffles) and the "
+                       "block first and issue one atomic per block.")
+        yield _finding(info, atomic.span, _kernel_name(function), message)
 
 
 def data_dependent_atomics(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
     if not _is_device(function):
         return
     for atomic in function.atomics:
-        if atomic.space == "global" and atomic.data_dependent and not atomic.single_thread_guard:
+        # `atomicAdd_block` on global memory is only correct when no other block updates the
+        # address: the bins are already private to the block (a fallback for bins too many for
+        # shared memory). A used old value is a ticket or an arrival count (the last of two
+        # children refits a tree node), not a histogram.
+        if atomic.space == "global" and atomic.data_dependent and not atomic.single_thread_guard \
+                and _atomic_base(atomic.function) in REDUCIBLE_ATOMICS and not atomic.function.endswith("_block") \
+                and not atomic.result_used:
             yield _finding(info, atomic.span, _kernel_name(function),
                            f"Per-element global `{atomic.function}` into `{atomic.array}` at data-dependent "
                            "addresses: many threads contend on a few hot addresses in slow global memory; "
@@ -387,6 +445,10 @@ def block_size(function: Function, model: SourceModel, info: RuleInfo) -> Iterat
         threads = launch.threads_per_block
         if threads is None or threads <= 1:
             continue  # `<<<1, 1>>>`: a deliberate one-thread helper (a final division, a flag)
+        blocks = math.prod(v for v in launch.grid_dims or () if v is not None) \
+            if launch.grid_dims and all(v is not None for v in launch.grid_dims) else None
+        if blocks is not None and blocks * threads < TINY_LAUNCH_THREADS:
+            continue  # `<<<3, 5>>>`: a fixed handful of threads doing bookkeeping, no throughput to lose
         severity: Severity = "warning"
         if threads % 32:
             why = (f"{threads} threads per block is not a multiple of the warp size (32): the last warp of every "
@@ -522,18 +584,61 @@ def _loops_over_devices(function: Function, loop_index: int | None) -> bool:
     return False
 
 
+def _wait_advice(call_name: str, args: tuple[str, ...]) -> str:
+    if call_name.startswith("cudaMemcpy"):
+        if any("HostToDevice" in a for a in args):
+            return "upload with `cudaMemcpyAsync` from pinned memory, or batch the uploads before the loop"
+        return "batch the copies after the loop, or `cudaMemcpyAsync` into pinned memory and wait once"
+    return "kernels of one stream run in order without it: synchronise once after the loop"
+
+
+def _asynchronous_variant(name: str) -> str:
+    """`cudaMemcpy` -> `cudaMemcpyAsync`; the waits' counterpart is an event or stream query."""
+    return name + "Async" if name.startswith("cudaMemcpy") else "cudaStreamQuery" if "Stream" in name \
+        else "cudaEventQuery"
+
+
 def host_sync_in_loop(function: Function, model: SourceModel, info: RuleInfo) -> Iterator[Finding]:
+    """Warning only when the wait is proven avoidable: the loop is no timing harness, the call
+    runs every iteration and is no arm of a sync/async pair, and no other host code in the loop
+    reads memory or branches on data (which the wait may be there for); a hint otherwise."""
     if function.kind != "host":
         return
     for call in function.calls:
         if not call.in_loop or _loops_over_devices(function, call.loop):
             continue
+        context = call.host or HostCallContext()
+        if context.once or context.paired_variant:
+            continue  # `if (i == 0)`, `...; break;`, `if (async) ...Async(...); else ...(...)`
+        if context.drain and "Synchronize" in call.name:
+            continue  # `for (s...) cudaStreamSynchronize(streams[s]);`: this loop is the one wait
         if call.name in HOST_BLOCKING_CALLS:
-            if call.name.startswith("cudaMemcpy") and any("DeviceToDevice" in a.text for a in call.args):
+            args = tuple(a.text for a in call.args)
+            if call.name.startswith("cudaMemcpy") and any("DeviceToDevice" in a for a in args):
                 continue  # a device-to-device copy is queued on the stream; the host goes on
-            yield _finding(info, call.span, None,
-                           f"`{call.name}` inside a loop blocks the host on every iteration and serialises "
-                           "CPU and GPU; hoist it out of the loop (batch transfers, synchronise once).")
+            if context.timed_inside:
+                continue  # timers in the loop: each iteration is measured, the wait belongs to it
+            asynchronous = _asynchronous_variant(call.name)
+            if any(other.name == asynchronous and other.loop != call.loop for other in function.calls):
+                yield _finding(info, call.span, None,
+                               f"`{call.name}` blocks the host in every iteration while another loop of this "
+                               f"function uses `{asynchronous}`: if this loop is the synchronous baseline of a "
+                               "comparison, nothing to change; otherwise use the asynchronous variant here too.",
+                               severity="hint")
+            elif context.timed_around:
+                yield _finding(info, call.span, None,
+                               f"The loop is timed and `{call.name}` waits in every iteration, so the figure "
+                               "is each iteration's latency; if throughput is meant, synchronise once after "
+                               "the loop.", severity="hint")
+            elif context.host_reads:
+                yield _finding(info, call.span, None,
+                               f"`{call.name}` blocks the host in every iteration; host code in the loop may "
+                               "need what it waits for. If it does not, "
+                               f"{_wait_advice(call.name, args)}.", severity="hint")
+            else:
+                yield _finding(info, call.span, None,
+                               f"`{call.name}` blocks the host in every iteration and no host code in the loop "
+                               f"reads what it waits for, so CPU and GPU take turns; {_wait_advice(call.name, args)}.")
         elif call.name in HOST_ALLOCATION_CALLS:
             yield _finding(info, call.span, None,
                            f"`{call.name}` inside a loop allocates or frees device memory (and synchronises) on "
