@@ -122,16 +122,26 @@ class GraphWalker:
 
     def promise(self, vertex: str, state: Candidate, technique: str) -> tuple[bool, bool, float, int]:
         """How a technique not yet tried here ranks against the others (higher first): one whose
-        deterministic applier matches `state` (evidence about this kernel), a structural one
-        before a refinement, then the graph's prior (a structural technique's mean reward over
-        other kernels, which one 500x histogram can dominate; a refinement's largest measured gain,
-        `gain_bound`), then the applier order. docs/search.md has the H200 runs behind this order."""
+        deterministic applier matches `state` (evidence about this kernel), a structural one or
+        one a proven finding names (`proven`) before a refinement, then the prior: the proof's
+        bound for a proven one (search/evidence.py), else the graph's (a structural technique's
+        mean reward over other kernels, which one 500x histogram can dominate; a refinement's
+        largest measured gain, `gain_bound`), then the applier order. docs/search.md has the H200
+        runs behind this order."""
         rank = self.applier_rank(state, technique)
         structural = is_structural(technique)
+        proof = self.session.evidence.proof_on(state.source, technique)
         # a refinement by the most it gained after `vertex` in the distilled graph: its mean reward
         # mixes failures and slower steps of other kernels, and says less about what it can gain
-        prior = self.prior(vertex, technique) if structural else self.gain_bound(vertex, technique)
-        return rank > 0, rank > 0 and structural, prior, rank
+        if proof is not None:
+            prior = proof.bound
+        else:
+            prior = self.prior(vertex, technique) if structural else self.gain_bound(vertex, technique)
+        return rank > 0, rank > 0 and (structural or proof is not None), prior, rank
+
+    def proven(self, state: Candidate, technique: str) -> bool:
+        """Whether a finding nvcc confirmed on the kernel names `technique` and still holds on `state`."""
+        return self.session.evidence.proof_on(state.source, technique) is not None
 
     def prior(self, u: str, v: str) -> float:
         if self.graph is None:
@@ -143,9 +153,14 @@ class GraphWalker:
             return max(stats.best_speedup.values())
         return 0.0
 
-    def gain_bound(self, vertex: str, technique: str) -> float:
-        """The largest speedup over the code it rewrote that the bundled graph measured for
-        `technique` after `vertex` (else after any technique); infinite when never measured."""
+    def gain_bound(self, vertex: str, technique: str, state: Candidate | None = None) -> float:
+        """The most `technique` can gain over the code it rewrites: on a `state` where a proof
+        names it, the proof's bound from the kernel's own facts (search/evidence.py); else the
+        largest speedup the bundled graph measured for it after `vertex` (else after any
+        technique); infinite when never measured."""
+        proof = self.session.evidence.proof_on(state.source, technique) if state is not None else None
+        if proof is not None:
+            return proof.bound
         if self.graph is None:
             return math.inf
         stats = self.graph.prior_stats(vertex, technique)
@@ -162,7 +177,7 @@ class GraphWalker:
         if is_structural(technique) or self.session.ledger.best is None:
             return False
         best = self.session.ledger.best.evaluation.speedup or 1.0
-        return self.session.ledger.speedup_of(state) * self.gain_bound(vertex, technique) < best
+        return self.session.ledger.speedup_of(state) * self.gain_bound(vertex, technique, state) < best
 
     def live(self, vertex: str, state: Candidate, techniques: list[str]) -> list[str]:
         """The techniques with an applier rewrite of `state` that are not dominated; all of
@@ -302,7 +317,26 @@ class MCGS(GraphWalker):
             return False
         speedup = result.evaluation.speedup
         return (result.evaluation.verified and speedup is not None
-                and speedup >= self.session.ledger.speedup_of(parent) * (1.0 - PROMISING_MARGIN))
+                and speedup >= self.session.ledger.speedup_of(parent) * (1.0 - PROMISING_MARGIN)
+                and not self.discharged_beside(key))
+
+    def discharged_beside(self, key: tuple[str, ...]) -> bool:
+        """Whether the step `key`'s code still carries a proof (search/evidence.py) whose technique,
+        applied to the same parent, was verified faster than the step: its grid is then searched
+        below that technique (where the step is offered again) rather than on code that keeps the
+        proven loss, and waits here until nothing else is left (`far_variants`; change 19)."""
+        result, parent = self.paths.get(key), self.step_parents.get(key)
+        if result is None or result.state is None or parent is None:
+            return False
+        for technique in self.session.evidence.evidence.proofs:
+            if technique == key[-1] or not self.proven(result.state, technique):
+                continue
+            sibling = (*key[:-1], technique)
+            done = self.paths.get(sibling)
+            if (done is not None and done.state is not None and self.tried(sibling, parent)
+                    and done.reward > result.reward and not self.dead_end(parent, done)):
+                return True
+        return False
 
     def open_neighbourhood(self) -> tuple[tuple[str, ...], Candidate] | None:
         """The promising structural step (the fastest first) whose best variant has neighbours not
@@ -374,12 +408,14 @@ class MCGS(GraphWalker):
         return self.selected_value.get((parent, child), 0.0) + math.sqrt(explore / n)
 
     def untried_structural(self, path: list[str], state: Candidate) -> str | None:
-        """The most promising structural technique among the last vertex's successors whose
-        applier matches `state` and which has not been tried from this path yet, if any."""
+        """The most promising structural technique, or technique a proven finding names
+        (`proven`: judged as early as a structural one, change 19), among the last vertex's
+        successors whose applier matches `state` and which has not been tried from this path
+        yet, if any."""
         vertex = path[-1]
         techniques = tuple(path[1:])
         matching = {a.technique for a in self.session.applicable(state)}
-        untried = [t for t in self.expanded.get(vertex, ()) if t in matching and is_structural(t)
+        untried = [t for t in self.expanded.get(vertex, ()) if t in matching and (is_structural(t) or self.proven(state, t))
                    and t not in path and not self.tried((*techniques, t), state)]
         if not untried:
             return None
