@@ -55,6 +55,9 @@ BLOCK_SHAPES = technique_named("launch_configuration").name
 # A structural step within this fraction of the code it rewrote (timing noise, or a grid's first
 # point not its best) still has its grid neighbourhood judged (`MCGS.promising`).
 PROMISING_MARGIN = 0.10
+# The evidence features (search/evidence.py) a graph prior is conditioned on where its examples
+# recorded them: those that set a kernel apart (every kernel has some finding or other).
+DISTINGUISHING = ("proof:", "f64", "spills")
 
 
 def state_key(state: Candidate) -> tuple[str, LaunchConfig]:
@@ -156,19 +159,36 @@ class GraphWalker:
     def gain_bound(self, vertex: str, technique: str, state: Candidate | None = None) -> float:
         """The most `technique` can gain over the code it rewrites: on a `state` where a proof
         names it, the proof's bound from the kernel's own facts (search/evidence.py); else the
-        largest speedup the bundled graph measured for it after `vertex` (else after any
-        technique); infinite when never measured."""
+        best the graph measured for it on code with this kernel's distinguishing evidence
+        (`conditioned_bound`); else the largest speedup the bundled graph measured for it after
+        `vertex` (else after any technique); infinite when never measured."""
         proof = self.session.evidence.proof_on(state.source, technique) if state is not None else None
         if proof is not None:
             return proof.bound
         if self.graph is None:
             return math.inf
+        conditioned = self.conditioned_bound(technique)
+        if conditioned is not None:
+            return conditioned
         stats = self.graph.prior_stats(vertex, technique)
         if stats.best_speedup:
             return max(stats.best_speedup.values())
         found = [max(other.best_speedup.values()) for u in self.graph.predecessors(technique)
                  if (other := self.graph.prior_stats(u, technique)).best_speedup]
         return max(found) if found else math.inf
+
+    def conditioned_bound(self, technique: str) -> float | None:
+        """The best speedup the graph measured for `technique` on code that shared one of this
+        kernel's distinguishing evidence features (a proof, f64 code, spills: `DISTINGUISHING`),
+        the prior conditioned on the kernel; None when the graph recorded none such."""
+        if self.graph is None:
+            return None
+        features = [f for f in self.session.evidence.evidence.features() if f.startswith(DISTINGUISHING)]
+        if not features:
+            return None
+        stats = self.graph.feature_stats(technique)
+        found = [stats[f][1] for f in features if f in stats]
+        return max(found) if found else None
 
     def dominated(self, vertex: str, state: Candidate, technique: str) -> bool:
         """Whether `technique` is a refinement that cannot make `state` beat the best verified
