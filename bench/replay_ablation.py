@@ -46,8 +46,8 @@ from regrapht.graph import open_graph
 from regrapht.inputs import read_source
 from regrapht.model.backend import ChatMessage, Completion
 from regrapht.search import OptimizeRequest, SearchHooks, SearchOptions, SearchTools, optimize
-from regrapht.search.request import OptimizeOptions
 from regrapht.search.evidence import compiled_evidence
+from regrapht.search.request import OptimizeOptions
 from regrapht.search.run import RewriteMemo
 from regrapht.validate.compiler import Compiler
 from regrapht.validate.measurements import candidate_digest
