@@ -23,7 +23,13 @@ from __future__ import annotations
 
 from regrapht.idioms.first_index import FirstIndexSearch, first_index_search
 from regrapht.search.appliers.common import ApplierInput, Rewrite, body_change, edits
-from regrapht.search.appliers.cooperative import PREFIX, covers_everywhere, indent_code, resident_blocks, value_of
+from regrapht.search.appliers.cooperative import (
+    PREFIX,
+    covers_everywhere,
+    indent_code,
+    resident_blocks,
+    value_of,
+)
 from regrapht.search.appliers.grid import grid_order, thread_limit
 from regrapht.search.source import find_kernel
 from regrapht.spec.launch import LaunchConfig
