@@ -174,7 +174,9 @@ def _atomic_min(statement: Node, kernel: KernelSyntax, index: str) -> tuple[str,
     if value is None or value.type != "identifier" or text(value) != index:
         return None
     pointer = _pointer_of(address)
-    param = kernel.param(pointer) if pointer is not None else None
+    if pointer is None:
+        return None
+    param = kernel.param(pointer)
     if param is None or not param.is_pointer or param.is_const or param.base_type not in INDEX_RESULTS:
         return None
     uses = [n for n in walk(kernel.body) if n.type == "identifier" and text(n) == pointer]
