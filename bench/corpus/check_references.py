@@ -299,7 +299,8 @@ REFERENCES: dict[str, Callable[[Arrays], dict[str, np.ndarray]]] = {
     "hist_uint64_float_bins": lambda a: {"hist": np.bincount(np.clip((np.asarray(a["samples"], dtype=np.float32)
                                                                       * np.float32(512)).astype(np.int64), 0, 511),
                                                              minlength=512).astype(np.uint64)},
-    "first_above_f64": lambda a: {"pos": _first_index(m(a, "data", -1) > float(a["limit"]), i(a, "n"), np.uint64)},
+    "first_above_f64": lambda a: {"pos": _first_index(m(a, "data", -1) > np.asarray(a["limit"], dtype=np.float64), i(a, "n"),
+                                                      np.uint64)},
 }
 
 
