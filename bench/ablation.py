@@ -45,6 +45,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -56,6 +57,7 @@ from regrapht.app.optimize import (
     OptimizeOptions,
     OptimizeRun,
     Wire,
+    evidence_wiring,
     kernel_target,
     llama_model,
     open_evaluator,
@@ -74,6 +76,7 @@ from regrapht.validate.types import Candidate
 
 if TYPE_CHECKING:
     from regrapht.search import OptimizeResult
+    from regrapht.search.evidence import KernelEvidence
     from regrapht.validate.evaluator import CudaEvaluator
 
 DEFAULT_CONFIGS = ("mcgs:12", "greedy:12", "random:12", "rules:12", "cot:12", "mcgs:12:no-model",
@@ -111,6 +114,7 @@ class SharedMeasurements:
     recheck_measurements: MeasurementCache = field(default_factory=MeasurementCache)
     _evaluators: dict[str, CudaEvaluator] = field(default_factory=dict)
     _recheckers: dict[str, CudaEvaluator] = field(default_factory=dict)
+    _evidence: dict[str, Callable[[], KernelEvidence | None]] = field(default_factory=dict)
 
     def wire_for(self, overlay_path: Path) -> Wire:
         """`run_optimize`'s wiring for one search: the kernel's shared evaluator, and the bundled
@@ -126,7 +130,12 @@ class SharedMeasurements:
                                            measurements=self.measurements, flags=flags)
                 self._evaluators[kernel] = evaluator
             graph = open_graph(graph_path, overlay_path)
-            return OptimizeRun(evaluator, graph, overlay_path, kernel_target(spec.kernel(kernel)))
+            evidence = self._evidence.get(kernel)
+            if evidence is None:
+                # nvcc's evidence on the kernel, once per kernel (search/evidence.py)
+                evidence = self._evidence[kernel] = evidence_wiring(source, file, kernel, self.resources, evaluator.arch,
+                                                                    flags)
+            return OptimizeRun(evaluator, graph, overlay_path, kernel_target(spec.kernel(kernel)), evidence)
         return wire
 
     def device(self) -> dict[str, object] | None:

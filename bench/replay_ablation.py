@@ -18,8 +18,11 @@ were in the logged runs, bar a handful) and takes `--model-seconds` of a simulat
 search's model time budget binds as it did on the host; the model failure memory is kept per
 kernel across configurations and seeds in the order given, as bench/ablation.py keeps it.
 
-Prints, per configuration, the geomean speedup over kernels (no answer: 1.0) and the unmeasured
-count, then every kernel where mcgs and `rules` of the same budget differ. `--compare`: also
+With nvcc on this machine the graph strategies get each kernel's evidence (search/evidence.py:
+its findings confirmed on its PTX, as `regrapht optimize` computes it); `--no-evidence` replays
+without it. Prints, per configuration, the geomean speedup over kernels (no answer: 1.0) and the unmeasured
+count, then every kernel where mcgs and `rules` of the same budget differ.
+`--compare`: also
 each replayed search against the GPU run's row of the same configuration, seed and kernel
 (`<config>-s<seed>-<task>-<kernel>.json` in ROWS_DIR): the same answer is the same best candidate
 (its exact source and launch) at the same speedup, or no answer in both; prints how many agree and
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -41,16 +45,18 @@ from pathlib import Path
 from typing import Any
 
 from regrapht.app.model_memory import KindRecord, skip_reason
-from regrapht.app.optimize import MODEL_STRATEGIES, kernel_target
+from regrapht.app.optimize import EVIDENCE_STRATEGIES, MODEL_STRATEGIES, kernel_target
 from regrapht.errors import InputError
 from regrapht.evaluation.runner import Task, load_task
 from regrapht.graph import open_graph
 from regrapht.inputs import read_source
 from regrapht.model.backend import ChatMessage, Completion
 from regrapht.search import OptimizeRequest, SearchHooks, SearchOptions, SearchTools, optimize
+from regrapht.search.evidence import compiled_evidence
 from regrapht.search.request import OptimizeOptions
 from regrapht.search.run import RewriteMemo
 from regrapht.spec.launch import LaunchConfig
+from regrapht.validate.compiler import Compiler
 from regrapht.validate.measurements import candidate_digest
 from regrapht.validate.types import Candidate, Evaluation, Timing
 
@@ -148,14 +154,18 @@ def find_task(corpus: Path, name: str) -> Task:
 
 def replay_task(task: Task, verdicts: Mapping[str, Mapping[str, Any]], device: dict[str, Any] | None,
                 configs: Sequence[tuple[str, int, bool]], seeds: Sequence[int], *, model_seconds: float,
-                model_time_budget_s: float) -> list[dict[str, Any]]:
-    """Every (kernel, configuration, seed) search of `task` against the stored verdicts."""
+                model_time_budget_s: float, compiler: Compiler | None = None) -> list[dict[str, Any]]:
+    """Every (kernel, configuration, seed) search of `task` against the stored verdicts; with a
+    `compiler`, the graph strategies get the kernel's nvcc evidence as the product computes it
+    (search/evidence.py; the compiler runs here, nothing on a device)."""
     source, _warnings = read_source(task.source_path)
     results = []
     options = OptimizeOptions(search=SearchOptions(model_time_budget_s=model_time_budget_s))
     for kernel in task.spec.kernels:
         memory = KernelMemory()
         memo: RewriteMemo = {}  # applier matching is most of a replay's time
+        evidence = compiled_evidence(compiler, source, kernel.name, task.source_path.resolve(), "sm_90") \
+            if compiler is not None else None
         for strategy, budget, no_model in configs:
             for seed in seeds:
                 clock = SimulatedClock()
@@ -164,7 +174,7 @@ def replay_task(task: Task, verdicts: Mapping[str, Mapping[str, Any]], device: d
                 request = OptimizeRequest(kernel.name, source, strategy=strategy, budget=budget, seed=seed,
                                           options=options)
                 tools = SearchTools(evaluator, model, open_graph(), memory if model is not None else None,
-                                    memo)
+                                    memo, evidence=evidence if strategy in EVIDENCE_STRATEGIES else None)
                 result = optimize(request, kernel_target(kernel), tools, SearchHooks(clock=clock))
                 best = result.best
                 results.append({"task": task.name, "kernel": kernel.name,
@@ -249,16 +259,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write every replayed search here")
     parser.add_argument("--compare", action="store_true",
                         help="compare each replayed search with the GPU run's row (exit 1 when one differs)")
+    parser.add_argument("--no-evidence", action="store_true",
+                        help="replay without the kernels' nvcc evidence (search/evidence.py), as before it existed")
     args = parser.parse_args(argv)
     try:
         configs = [parse_config(c) for c in args.configs]
         summaries = load_summaries(args.rows)
         results: list[dict[str, Any]] = []
+        compiler = None if args.no_evidence else Compiler.found(os.environ, None)
         for name, (verdicts, device) in sorted(summaries.items()):
             if args.tasks and name not in args.tasks:
                 continue
             results += replay_task(find_task(args.corpus, name), verdicts, device, configs, args.seeds,
-                                   model_seconds=args.model_seconds, model_time_budget_s=args.model_time_budget)
+                                   model_seconds=args.model_seconds, model_time_budget_s=args.model_time_budget,
+                                   compiler=compiler)
             print(f"replayed {name}", file=sys.stderr, flush=True)
     except InputError as error:
         print(f"replay: error: {error}", file=sys.stderr)

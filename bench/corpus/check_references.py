@@ -188,6 +188,12 @@ def _argmax_packed(a: Arrays) -> dict[str, np.ndarray]:
     return {"best": np.array([keys.max()], dtype=np.uint64)}
 
 
+def _first_index(hits: np.ndarray, none: int, dtype: type) -> np.ndarray:
+    """The least index where `hits` holds, else `none` (what atomicMin leaves in a result set to it)."""
+    found = np.flatnonzero(hits)
+    return np.array([found[0] if found.size else none], dtype=dtype)
+
+
 REFERENCES: dict[str, Callable[[Arrays], dict[str, np.ndarray]]] = {
     # test split
     "gelu_tanh": lambda a: {"y": (x := m(a, "x", -1)) * 0.5 * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x**3)))},
@@ -284,6 +290,17 @@ REFERENCES: dict[str, Callable[[Arrays], dict[str, np.ndarray]]] = {
         :i(a, "total")]},
     "global_argmax": _argmax_packed,
     "row_top4": _topk,
+    "first_negative_f32": lambda a: {"first": _first_index(m(a, "x", -1) < 0, i(a, "n"), np.int32)},
+    "find_key_i32": lambda a: {"where": _first_index(np.asarray(a["keys"]) == i(a, "key"), i(a, "count"), np.uint32)},
+    "hist_size_t_bytes": lambda a: {"counts": np.bincount(np.asarray(a["data"], dtype=np.uint8) >> 4, minlength=16)
+                                    .astype(np.uint64)},
+    "hist_u64_mod_bins": lambda a: {"bins": np.bincount(np.asarray(a["keys"], dtype=np.uint64) % 1000, minlength=1000)
+                                    .astype(np.uint64)},
+    "hist_uint64_float_bins": lambda a: {"hist": np.bincount(np.clip((np.asarray(a["samples"], dtype=np.float32)
+                                                                      * np.float32(512)).astype(np.int64), 0, 511),
+                                                             minlength=512).astype(np.uint64)},
+    "first_above_f64": lambda a: {"pos": _first_index(m(a, "data", -1) > np.asarray(a["limit"], dtype=np.float64), i(a, "n"),
+                                                      np.uint64)},
 }
 
 

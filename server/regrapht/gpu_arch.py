@@ -1,6 +1,7 @@
 """The per-architecture limits of NVIDIA GPUs (threads, blocks, registers and shared memory per
-SM and per block): one table, read by the occupancy calculation (validate/occupancy.py) and by
-the bounds a spec's launch configuration must keep (spec/resolve.py). Pure constants.
+SM and per block; FP32:FP64 throughput): one table, read by the occupancy calculation
+(validate/occupancy.py), by the bounds a spec's launch configuration must keep (spec/resolve.py)
+and by the search's evidence (search/evidence.py). Pure constants.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ class ArchLimits:
     smem_alloc_unit: int = 128
     reserved_smem_per_block: int = 0
     warp_size: int = 32
+    # FP32 over FP64 arithmetic throughput per SM (2 on the data-centre parts, 32-64 elsewhere):
+    # how much more of a kernel's time each f64 instruction can take than an f32 one
+    f32_per_f64: int = 2
 
     @property
     def max_warps_per_sm(self) -> int:
@@ -29,15 +33,15 @@ class ArchLimits:
 
 ARCH_LIMITS: dict[str, ArchLimits] = {
     "sm_70": ArchLimits(2048, 32, smem_per_sm=96 * 1024, max_smem_per_block=96 * 1024),
-    "sm_75": ArchLimits(1024, 16, smem_per_sm=64 * 1024, max_smem_per_block=64 * 1024),
+    "sm_75": ArchLimits(1024, 16, smem_per_sm=64 * 1024, max_smem_per_block=64 * 1024, f32_per_f64=32),
     "sm_80": ArchLimits(2048, 32, smem_per_sm=164 * 1024, max_smem_per_block=163 * 1024,
                         reserved_smem_per_block=1024),
     "sm_86": ArchLimits(1536, 16, smem_per_sm=100 * 1024, max_smem_per_block=99 * 1024,
-                        reserved_smem_per_block=1024),
+                        reserved_smem_per_block=1024, f32_per_f64=64),
     "sm_87": ArchLimits(1536, 16, smem_per_sm=164 * 1024, max_smem_per_block=163 * 1024,
-                        reserved_smem_per_block=1024),
+                        reserved_smem_per_block=1024, f32_per_f64=64),
     "sm_89": ArchLimits(1536, 24, smem_per_sm=100 * 1024, max_smem_per_block=99 * 1024,
-                        reserved_smem_per_block=1024),
+                        reserved_smem_per_block=1024, f32_per_f64=64),
     "sm_90": ArchLimits(2048, 32, smem_per_sm=228 * 1024, max_smem_per_block=227 * 1024,
                         reserved_smem_per_block=1024),
 }

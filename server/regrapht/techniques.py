@@ -100,6 +100,12 @@ TECHNIQUES: tuple[Technique, ...] = (
         numerics="reorders",
     ),
     Technique(
+        "early_exit_search", "structural",
+        appliers=("FirstIndexMin",),
+        synonyms=("first_index_search", "predicate_search", "find_first", "index_min_reduction", "early_exit"),
+        params=("threads", "items"),
+    ),
+    Technique(
         "shared_memory_privatization", "structural",
         appliers=("PrivatisedHistogram",),
         rules=("R005",),

@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # applier-test kernels (train kernels first; 2026-12-01, main at 9c2912b).
 WHOLE_GRIDS: dict[str, tuple[str, int]] = {
     "bench/corpus/train/float_sum_atomic/float_sum_atomic": ("BlockReduceAtomic", 32),
+    "bench/corpus/train/first_negative_f32/first_negative_f32": ("FirstIndexMin", 16),
     "bench/corpus/train/global_argmax/global_argmax": ("BlockReduceAtomic", 32),
     "tests/data/appliers/single_thread_norm": ("BlockReduceAtomic", 4),
     "bench/corpus/train/hist_unit_floats/hist_unit_floats": ("PrivatisedHistogram", 29),

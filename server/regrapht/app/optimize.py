@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the language server starts without the search engine, graph
     from regrapht.app.resources import GpuResources
     from regrapht.graph import ReasoningGraph
     from regrapht.model.backend import ModelBackend
+    from regrapht.search.evidence import KernelEvidence
     from regrapht.search.pipeline import KernelTarget, OptimizeResult
     from regrapht.search.run import Progress, SearchRun
     from regrapht.validate.evaluator import CudaEvaluator
@@ -37,9 +38,11 @@ if TYPE_CHECKING:  # the language server starts without the search engine, graph
 
 __all__ = ["MODEL_STRATEGIES", "ModelCache", "ModelConfig", "OptimizeOptions", "OptimizeOutcome", "OptimizeRequest",
            "OptimizeRun", "SpecChoice", "Wire", "choose_spec", "kernel_target", "llama_model", "open_evaluator",
-           "open_run", "run_optimize", "save_statistics"]
+           "evidence_wiring", "open_run", "run_optimize", "save_statistics"]
 
 MODEL_STRATEGIES = ("mcgs", "random", "greedy", "cot")
+# The strategies whose choices read the kernel's evidence (`GraphWalker.promise`, search/mcgs.py).
+EVIDENCE_STRATEGIES = ("mcgs", "random", "greedy")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,14 +170,42 @@ def kernel_target(kernel: KernelSpec) -> KernelTarget:
     return KernelTarget(spec_launch(kernel), constants, floating)
 
 
+def no_evidence() -> KernelEvidence | None:
+    return None
+
+
 @dataclass
 class OptimizeRun:
-    """What one search is wired to: the evaluator (on the shared worker and lock) and the graph."""
+    """What one search is wired to: the evaluator (on the shared worker and lock), the graph and
+    (`evidence`, called once the search is sure to run) what nvcc proves about the kernel."""
 
     evaluator: Evaluator
     graph: ReasoningGraph
     overlay_path: Path
     target: KernelTarget
+    evidence: Callable[[], KernelEvidence | None] = no_evidence
+
+
+def evidence_wiring(source: str, file: str, kernel: str, resources: GpuResources, arch: str | None,
+                    flags: CompileFlags = NO_FLAGS) -> Callable[[], KernelEvidence | None]:
+    """The kernel's evidence for the search (search/evidence.py: its findings confirmed on its PTX,
+    ptxas's resources), computed on the first call and kept; None where nvcc is not installed."""
+    kept: list[KernelEvidence | None] = []
+
+    def evidence() -> KernelEvidence | None:
+        if not kept:
+            from regrapht.limits import DEFAULT_ARCH
+            from regrapht.search.evidence import compiled_evidence
+
+            compiler = resources.compiler_if_found()
+            kept.append(None if compiler is None else compiled_evidence(
+                compiler, source, kernel, Path(file).resolve(), arch or DEFAULT_ARCH, flags, timeout_s=EVIDENCE_TIMEOUT_S))
+        return kept[0]
+    return evidence
+
+
+# nvcc's time for the PTX of the kernel's file (the evidence goes without it past this)
+EVIDENCE_TIMEOUT_S = 60.0
 
 
 def open_evaluator(source: str, file: str, kernel: str, spec: Spec, resources: GpuResources, *,
@@ -199,7 +230,8 @@ def open_run(source: str, file: str, kernel: str, spec: Spec, resources: GpuReso
     overlay_path = default_overlay_path(resources.env, resources.home)
     graph = open_graph(graph_path, overlay_path)
     evaluator = open_evaluator(source, file, kernel, spec, resources, arch=arch, flags=flags)
-    return OptimizeRun(evaluator, graph, overlay_path, kernel_target(spec.kernel(kernel)))
+    return OptimizeRun(evaluator, graph, overlay_path, kernel_target(spec.kernel(kernel)),
+                       evidence_wiring(source, file, kernel, resources, evaluator.arch, flags))
 
 
 def open_sanitizer_for(evaluator: Evaluator, resources: GpuResources) -> Sanitizer | None:
@@ -263,7 +295,10 @@ def run_optimize(
         if options.model_memory:
             memory = _model_memory(request, resources, model)
     sanitizer = open_sanitizer_for(evaluator, resources) if options.sanitize and evaluator.gpu_name else None
-    result = optimize(request, wired.target, SearchTools(evaluator, model, wired.graph, memory, sanitizer=sanitizer),
+    # what nvcc proves about the kernel leads the graph strategies (search/evidence.py)
+    evidence = wired.evidence() if request.strategy in EVIDENCE_STRATEGIES else None
+    result = optimize(request, wired.target, SearchTools(evaluator, model, wired.graph, memory, evidence=evidence,
+                      sanitizer=sanitizer),
                       SearchHooks(cancel, progress, on_finish))
     save_statistics(wired.graph, wired.overlay_path)
     kind: Literal["found", "nothing", "cancelled"] = (

@@ -56,6 +56,9 @@ def parse_trajectory(record: object, shown: str, line: int) -> Trajectory:
         before = raw.get("code_before", previous)  # default: the code the previous step produced
         speedup = raw.get("speedup")
         arch = raw.get("arch", default_arch)
+        features = raw.get("features", [])
+        if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
+            raise fail(f"{where}.features must be a list of strings")
         if not isinstance(before, str):
             raise fail(f"{where}.code_before must be a string")
         if speedup is not None and (isinstance(speedup, bool) or not isinstance(speedup, int | float) or speedup <= 0):
@@ -65,7 +68,7 @@ def parse_trajectory(record: object, shown: str, line: int) -> Trajectory:
         parsed.append(Step(
             technique=raw["technique"], rationale=raw["rationale"], description=raw["description"],
             code_before=before, code_after=raw["code_after"],
-            speedup=None if speedup is None else float(speedup), arch=arch,
+            speedup=None if speedup is None else float(speedup), arch=arch, features=tuple(sorted(set(features))),
         ))
         previous = raw["code_after"]
     return Trajectory(kernel=kernel, source=source, steps=tuple(parsed))
@@ -96,6 +99,7 @@ def add_trajectory(graph: ReasoningGraph, trajectory: Trajectory, canon: Canonic
         example = Example(
             kernel=trajectory.kernel, rationale=step.rationale, description=step.description,
             code_before=step.code_before, code_after=step.code_after, speedup=step.speedup, arch=step.arch,
+            features=step.features,
         )
         # The three cases of the method; add_example covers them, spelled out for the reader:
         # an existing edge gets the example appended; an existing vertex gets a new edge;

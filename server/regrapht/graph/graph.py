@@ -55,6 +55,19 @@ class ReasoningGraph:
     def predecessors(self, technique: str) -> list[str]:
         return sorted(self.digraph.predecessors(technique)) if technique in self.digraph else []
 
+    def feature_stats(self, technique: str) -> dict[str, tuple[int, float]]:
+        """Per evidence feature of the code it rewrote (`Example.features`, recorded by `graph
+        distill`): how many measured steps into `technique` had it, and their best speedup."""
+        found: dict[str, tuple[int, float]] = {}
+        for u in self.predecessors(technique):
+            for example in self.digraph.edges[u, technique]["examples"]:
+                if example.speedup is None:
+                    continue
+                for feature in example.features:
+                    count, best = found.get(feature, (0, 0.0))
+                    found[feature] = (count + 1, max(best, example.speedup))
+        return found
+
     # ---- edges ----------------------------------------------------------------------------
     def edges(self) -> list[tuple[str, str]]:
         return sorted(self.digraph.edges)

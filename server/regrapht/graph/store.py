@@ -55,6 +55,7 @@ def to_document(graph: ReasoningGraph) -> dict[str, Any]:
                 "stats": _stats_document(graph.prior_stats(u, v)),
                 "examples": [
                     {f: getattr(e, f) for f in _EXAMPLE_FIELDS if getattr(e, f) is not None}
+                    | ({"features": list(e.features)} if e.features else {})
                     for e in graph.examples(u, v)
                 ],
             }
@@ -101,11 +102,13 @@ def _example(raw: object, shown: str, key: str) -> Example:
     texts = {f: raw.get(f, "") for f in _EXAMPLE_FIELDS[:5]}
     speedup = raw.get("speedup")
     arch = raw.get("arch")
+    features = raw.get("features", [])
     if (not all(isinstance(t, str) for t in texts.values())
             or not (speedup is None or isinstance(speedup, int | float))
-            or not (arch is None or isinstance(arch, str))):
+            or not (arch is None or isinstance(arch, str))
+            or not (isinstance(features, list) and all(isinstance(f, str) for f in features))):
         raise InputError("corrupt example", file=shown, key=key)
-    return Example(**texts, speedup=None if speedup is None else float(speedup), arch=arch)
+    return Example(**texts, speedup=None if speedup is None else float(speedup), arch=arch, features=tuple(features))
 
 
 def _stats(raw: object, shown: str, key: str) -> EdgeStats:

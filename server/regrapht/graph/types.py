@@ -19,6 +19,9 @@ class Step:
     code_after: str
     speedup: float | None = None
     arch: str | None = None
+    # what the analyzer found in the code the step rewrote (search/evidence.py `features`:
+    # `proof:fast_math`, `f64`, `spills`, ...), recorded by `graph distill`
+    features: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class Example:
     code_after: str
     speedup: float | None = None
     arch: str | None = None
+    features: tuple[str, ...] = ()  # the evidence features of `code_before` (Step.features)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,9 @@ from regrapht.cuda.affine import Poly
 from regrapht.idioms.pointwise import AtomicUpdate, PointKernel
 
 COUNTER_TYPES = frozenset({"unsigned int", "int", "unsigned long long", "float", "unsigned"})
+# 64-bit counters whose atomics go through `unsigned long long` (`atomicAdd((unsigned long long *)&c[b], 1ULL)`
+# on `size_t` counts: idioms/point_work.py `COUNTERS_64`)
+WIDE_COUNTER_TYPES = frozenset({"size_t", "uint64_t", "unsigned long", "unsigned long int", "unsigned long long int"})
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ def histogram(kernel: PointKernel) -> Histogram | None:
     if any(a.array == update.array for a in kernel.accesses):
         return None  # the counts are also read or written directly
     element = kernel.pointers[update.array]
-    if element not in COUNTER_TYPES:
+    if element not in COUNTER_TYPES and element not in WIDE_COUNTER_TYPES:
         return None
     coordinate = kernel.coordinates[0].name
     byte_data = None

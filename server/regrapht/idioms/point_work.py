@@ -78,8 +78,13 @@ class WorkScanner:
                 raise NotPointwise
 
     def _atomic_target(self, node: Node) -> bool:
-        """`&a[i]` as the first argument of an allowed `atomicAdd`."""
+        """`&a[i]` as the first argument of an allowed `atomicAdd` (also under the cast that gives a
+        64-bit counter's `atomicAdd` its pointer type, `_counter_cast`)."""
         arguments = node.parent
+        if arguments is not None and arguments.type == "parenthesized_expression":
+            arguments = arguments.parent
+        if arguments is not None and arguments.type == "cast_expression" and _counter_cast(arguments) is not None:
+            node, arguments = arguments, arguments.parent
         call = arguments.parent if arguments is not None else None
         return self.allow_atomics and call is not None and call.type == "call_expression" and \
             node_text(call.child_by_field_name("function")) == "atomicAdd" and arguments is not None and \
@@ -202,6 +207,9 @@ class WorkScanner:
         target = strip(args[0])
         array: Node | None = None
         index: Node | None = None
+        cast = _counter_cast(target) if target is not None and target.type == "cast_expression" else None
+        if cast is not None:
+            target = strip(cast)
         if target is not None and target.type == "pointer_expression" and \
                 node_text(target.child_by_field_name("operator")) == "&":
             inner = strip(target.child_by_field_name("argument"))
@@ -214,6 +222,8 @@ class WorkScanner:
                 array, index = index, array
         if array is None or index is None or array.type != "identifier" or node_text(array) not in self.values.pointers:
             raise NotPointwise  # an atomic on something other than a pointer parameter's element
+        if cast is not None and self.values.pointers[node_text(array)] not in COUNTERS_64:
+            raise NotPointwise  # a cast that changes the element's width or kind
         self.scan(index, accesses, loops, scope)
         self.scan(args[1], accesses, loops, scope)
         self.atomics.append(AtomicUpdate(node_text(array), self.values.poly(index), node_text(index), array.start_byte,
@@ -321,3 +331,17 @@ def _access_kind(node: Node) -> tuple[bool, bool]:
         return True, True
     return True, False
 
+
+# 64-bit unsigned counter types whose `atomicAdd` is the `unsigned long long` one through a cast
+# (`atomicAdd((unsigned long long *)&counts[b], 1ULL)` on `size_t` counts).
+COUNTERS_64 = frozenset({"size_t", "uint64_t", "unsigned long", "unsigned long int", "unsigned long long",
+                         "unsigned long long int"})
+
+
+def _counter_cast(node: Node) -> Node | None:
+    """The operand of `(unsigned long long *)x` (or `unsigned long long int *`), else None."""
+    descriptor = node.child_by_field_name("type")
+    if descriptor is None or " ".join(node_text(descriptor).split()).replace(" *", "*") not in (
+            "unsigned long long*", "unsigned long long int*"):
+        return None
+    return node.child_by_field_name("value")

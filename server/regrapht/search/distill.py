@@ -21,8 +21,10 @@ from pathlib import Path
 from regrapht.cuda.view import kernel_view
 from regrapht.errors import InputError
 from regrapht.graph import ReasoningGraph
+from regrapht.search.evidence import kernel_findings
 from regrapht.search.run import SearchRun
 from regrapht.spec.launch import LaunchConfig
+from regrapht.techniques import is_structural
 from regrapht.validate.types import Candidate
 
 HELD_OUT = "test"
@@ -68,6 +70,7 @@ def trajectories_of(session: SearchRun, *, task: str, strategy: str, seed: int,
             if candidate.launch != before.launch:
                 rationale += f"; launch {_launch_text(candidate.launch)}"
             steps.append({
+                "features": list(step_features(session, before)),
                 "technique": technique,
                 "rationale": rationale,
                 "description": description or technique.replace("_", " "),
@@ -84,6 +87,19 @@ def trajectories_of(session: SearchRun, *, task: str, strategy: str, seed: int,
                 "seed": seed, "steps": steps,
             })
     return records
+
+
+def step_features(session: SearchRun, before: Candidate) -> tuple[str, ...]:
+    """The evidence features of the code a step rewrote (search/evidence.py): the search's own,
+    nvcc-confirmed, for the original; for a later code state the source analysis's rules and the
+    proofs still holding there. With the structural appliers that match it (`idiom:`)."""
+    view = session.evidence
+    idioms = {f"idiom:{a.technique}" for a in session.applicable(before) if is_structural(a.technique)}
+    if before == session.original:
+        return tuple(sorted(set(view.evidence.features()) | idioms))
+    rules = {f"rule:{f.rule}" for f in kernel_findings(before.source, session.kernel)}
+    proofs = {f"proof:{t}" for t in view.evidence.proofs if view.proof_on(before.source, t) is not None}
+    return tuple(sorted(rules | proofs | idioms))
 
 
 def unique(records: Iterable[dict[str, object]]) -> list[dict[str, object]]:

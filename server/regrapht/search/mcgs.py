@@ -55,6 +55,9 @@ BLOCK_SHAPES = technique_named("launch_configuration").name
 # A structural step within this fraction of the code it rewrote (timing noise, or a grid's first
 # point not its best) still has its grid neighbourhood judged (`MCGS.promising`).
 PROMISING_MARGIN = 0.10
+# The evidence features (search/evidence.py) a graph prior is conditioned on where its examples
+# recorded them: those that set a kernel apart (every kernel has some finding or other).
+DISTINGUISHING = ("proof:", "f64", "spills")
 
 
 def state_key(state: Candidate) -> tuple[str, LaunchConfig]:
@@ -122,16 +125,26 @@ class GraphWalker:
 
     def promise(self, vertex: str, state: Candidate, technique: str) -> tuple[bool, bool, float, int]:
         """How a technique not yet tried here ranks against the others (higher first): one whose
-        deterministic applier matches `state` (evidence about this kernel), a structural one
-        before a refinement, then the graph's prior (a structural technique's mean reward over
-        other kernels, which one 500x histogram can dominate; a refinement's largest measured gain,
-        `gain_bound`), then the applier order. docs/search.md has the H200 runs behind this order."""
+        deterministic applier matches `state` (evidence about this kernel), a structural one or
+        one a proven finding names (`proven`) before a refinement, then the prior: the proof's
+        bound for a proven one (search/evidence.py), else the graph's (a structural technique's
+        mean reward over other kernels, which one 500x histogram can dominate; a refinement's
+        largest measured gain, `gain_bound`), then the applier order. docs/search.md has the H200
+        runs behind this order."""
         rank = self.applier_rank(state, technique)
         structural = is_structural(technique)
+        proof = self.session.evidence.proof_on(state.source, technique)
         # a refinement by the most it gained after `vertex` in the distilled graph: its mean reward
         # mixes failures and slower steps of other kernels, and says less about what it can gain
-        prior = self.prior(vertex, technique) if structural else self.gain_bound(vertex, technique)
-        return rank > 0, rank > 0 and structural, prior, rank
+        if proof is not None:
+            prior = proof.bound
+        else:
+            prior = self.prior(vertex, technique) if structural else self.gain_bound(vertex, technique)
+        return rank > 0, rank > 0 and (structural or proof is not None), prior, rank
+
+    def proven(self, state: Candidate, technique: str) -> bool:
+        """Whether a finding nvcc confirmed on the kernel names `technique` and still holds on `state`."""
+        return self.session.evidence.proof_on(state.source, technique) is not None
 
     def prior(self, u: str, v: str) -> float:
         if self.graph is None:
@@ -143,17 +156,39 @@ class GraphWalker:
             return max(stats.best_speedup.values())
         return 0.0
 
-    def gain_bound(self, vertex: str, technique: str) -> float:
-        """The largest speedup over the code it rewrote that the bundled graph measured for
-        `technique` after `vertex` (else after any technique); infinite when never measured."""
+    def gain_bound(self, vertex: str, technique: str, state: Candidate | None = None) -> float:
+        """The most `technique` can gain over the code it rewrites: on a `state` where a proof
+        names it, the proof's bound from the kernel's own facts (search/evidence.py); else the
+        best the graph measured for it on code with this kernel's distinguishing evidence
+        (`conditioned_bound`); else the largest speedup the bundled graph measured for it after
+        `vertex` (else after any technique); infinite when never measured."""
+        proof = self.session.evidence.proof_on(state.source, technique) if state is not None else None
+        if proof is not None:
+            return proof.bound
         if self.graph is None:
             return math.inf
+        conditioned = self.conditioned_bound(technique)
+        if conditioned is not None:
+            return conditioned
         stats = self.graph.prior_stats(vertex, technique)
         if stats.best_speedup:
             return max(stats.best_speedup.values())
         found = [max(other.best_speedup.values()) for u in self.graph.predecessors(technique)
                  if (other := self.graph.prior_stats(u, technique)).best_speedup]
         return max(found) if found else math.inf
+
+    def conditioned_bound(self, technique: str) -> float | None:
+        """The best speedup the graph measured for `technique` on code that shared one of this
+        kernel's distinguishing evidence features (a proof, f64 code, spills: `DISTINGUISHING`),
+        the prior conditioned on the kernel; None when the graph recorded none such."""
+        if self.graph is None:
+            return None
+        features = [f for f in self.session.evidence.evidence.features() if f.startswith(DISTINGUISHING)]
+        if not features:
+            return None
+        stats = self.graph.feature_stats(technique)
+        found = [stats[f][1] for f in features if f in stats]
+        return max(found) if found else None
 
     def dominated(self, vertex: str, state: Candidate, technique: str) -> bool:
         """Whether `technique` is a refinement that cannot make `state` beat the best verified
@@ -162,7 +197,7 @@ class GraphWalker:
         if is_structural(technique) or self.session.ledger.best is None:
             return False
         best = self.session.ledger.best.evaluation.speedup or 1.0
-        return self.session.ledger.speedup_of(state) * self.gain_bound(vertex, technique) < best
+        return self.session.ledger.speedup_of(state) * self.gain_bound(vertex, technique, state) < best
 
     def live(self, vertex: str, state: Candidate, techniques: list[str]) -> list[str]:
         """The techniques with an applier rewrite of `state` that are not dominated; all of
@@ -302,24 +337,70 @@ class MCGS(GraphWalker):
             return False
         speedup = result.evaluation.speedup
         return (result.evaluation.verified and speedup is not None
-                and speedup >= self.session.ledger.speedup_of(parent) * (1.0 - PROMISING_MARGIN))
+                and speedup >= self.session.ledger.speedup_of(parent) * (1.0 - PROMISING_MARGIN)
+                and not self.discharged_beside(key))
+
+    def discharged_beside(self, key: tuple[str, ...]) -> bool:
+        """Whether the step `key`'s code still carries a proof (search/evidence.py) whose technique,
+        applied to the same parent, was verified faster than the step: its grid is then searched
+        below that technique (where the step is offered again) rather than on code that keeps the
+        proven loss, and waits here until nothing else is left (`far_variants`; change 19)."""
+        result, parent = self.paths.get(key), self.step_parents.get(key)
+        if result is None or result.state is None or parent is None:
+            return False
+        for technique in self.session.evidence.evidence.proofs:
+            if technique == key[-1] or not self.proven(result.state, technique):
+                continue
+            sibling = (*key[:-1], technique)
+            done = self.paths.get(sibling)
+            if (done is not None and done.state is not None and self.tried(sibling, parent)
+                    and done.reward > result.reward and not self.dead_end(parent, done)):
+                return True
+        return False
 
     def open_neighbourhood(self) -> tuple[tuple[str, ...], Candidate] | None:
         """The promising structural step (the fastest first) whose best variant has neighbours not
-        yet judged (`search/variants.py`), with the code state it rewrote; None if none is left."""
+        yet judged (`search/variants.py`), or a verified step that is not promising yet whose
+        applier's hand-picked variants (its first `max_variants`) are not all judged (change 20),
+        with the code state it rewrote; None if none is left."""
         found = [(key, parent) for key, parent in self.step_parents.items()
-                 if self.parents.get(key) == state_key(parent) and key not in self.tuned and self.promising(key)]
+                 if self.parents.get(key) == state_key(parent) and key not in self.tuned
+                 and (self.promising(key) or self.hand_picked_left(key, parent))]
         for key, parent in sorted(found, key=lambda kp: -self.paths[kp[0]].reward):
             if self.next_variant_index(key, parent, anywhere=False) is not None:
                 return key, parent
         return None
 
+    def hand_picked_left(self, key: tuple[str, ...], parent: Candidate) -> bool:
+        """Whether the structural step `key` was verified (correct, if slower) and some of its
+        applier's first `max_variants` variants, the points its grid was built around, are not
+        judged yet: a first point clearly slower says little of the second (on the train census
+        the 1-D stencils' first tile was 0.66-0.79x, their second and third 0.98-1.19x). Not for a
+        step whose proof was discharged beside it (`discharged_beside`), nor while another
+        structural step from the same code is promising (its grid comes first, then change 18)."""
+        result = self.paths.get(key)
+        if result is None or result.state is None or result.evaluation is None or not result.evaluation.verified:
+            return False
+        if self.discharged_beside(key):
+            return False
+        if any(other != key and self.parents.get(other) == state_key(parent) and self.promising(other)
+               for other, before in self.step_parents.items() if before == parent):
+            return False  # a promising alternative from the same code is searched instead
+        first = min(self.session.options.max_variants, len(self.variant_rewrites(parent, key[-1])))
+        judged = self.variants_judged.get(key, {})
+        return any(i not in judged for i in range(first))
+
     def next_variant_index(self, key: tuple[str, ...], parent: Candidate, *, anywhere: bool) -> int | None:
         """Which of the step `key`'s variants on `parent` (`variant_rewrites`) to judge next
         (`search/variants.py`: the applier's hand-picked ones, then nearest the best; farther ones
         only if `anywhere`); None if none is left."""
-        return next_variant(self.variant_rewrites(parent, key[-1]), self.variants_judged.setdefault(key, {}),
-                            anywhere=anywhere, first=self.session.options.max_variants)
+        rewrites = self.variant_rewrites(parent, key[-1])
+        judged = self.variants_judged.setdefault(key, {})
+        first = self.session.options.max_variants
+        if not anywhere and not self.promising(key):
+            # not promising: only its hand-picked variants (`hand_picked_left`), in the applier's order
+            return next((i for i in range(min(first, len(rewrites))) if i not in judged), None)
+        return next_variant(rewrites, judged, anywhere=anywhere, first=first)
 
     def iteration(self) -> float:
         self.iterations += 1
@@ -374,12 +455,14 @@ class MCGS(GraphWalker):
         return self.selected_value.get((parent, child), 0.0) + math.sqrt(explore / n)
 
     def untried_structural(self, path: list[str], state: Candidate) -> str | None:
-        """The most promising structural technique among the last vertex's successors whose
-        applier matches `state` and which has not been tried from this path yet, if any."""
+        """The most promising structural technique, or technique a proven finding names
+        (`proven`: judged as early as a structural one, change 19), among the last vertex's
+        successors whose applier matches `state` and which has not been tried from this path
+        yet, if any."""
         vertex = path[-1]
         techniques = tuple(path[1:])
         matching = {a.technique for a in self.session.applicable(state)}
-        untried = [t for t in self.expanded.get(vertex, ()) if t in matching and is_structural(t)
+        untried = [t for t in self.expanded.get(vertex, ()) if t in matching and (is_structural(t) or self.proven(state, t))
                    and t not in path and not self.tried((*techniques, t), state)]
         if not untried:
             return None

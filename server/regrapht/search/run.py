@@ -19,13 +19,14 @@ import logging
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Self
 
 from regrapht.graph import ReasoningGraph
 from regrapht.model.backend import ChatMessage, ModelBackend
 from regrapht.search.applier_cache import ApplierCache, RewriteMemo
 from regrapht.search.appliers import APPLIERS, Applier, DeviceLimits, Rewrite
+from regrapht.search.evidence import NO_EVIDENCE, EvidenceView, KernelEvidence
 from regrapht.search.ledger import FAILED, CandidateLedger, Judged, reward_of
 from regrapht.search.model_policy import ModelMemory, ModelPolicy
 from regrapht.search.options import SearchOptions
@@ -79,6 +80,8 @@ class SearchTools:
     appliers: tuple[Applier, ...] = APPLIERS  # in the `rules` order; tests pass their own
     # runs the answer under compute-sanitizer before it is offered (None: no such gate)
     sanitizer: Sanitizer | None = None
+    # what the analyzer and nvcc proved about the kernel (search/evidence.py); none: nothing proven
+    evidence: KernelEvidence | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,8 @@ class SearchRun:
     cancel: Callable[[], bool] | None = None
     progress: Callable[[Progress], None] | None = None
     _offered: Judged | None = None  # what `answer` gave after the last verified faster candidate
+    # the kernel's proven findings, read per code state (search/evidence.py)
+    evidence: EvidenceView = field(default_factory=EvidenceView)
 
     @classmethod
     def open(cls, request: OptimizeRequest, target: KernelTarget, tools: SearchTools,
@@ -138,7 +143,7 @@ class SearchRun:
                                        appliers, memo),
             model_policy=ModelPolicy(request.kernel, tools.model, options, tools.evaluator.hold_gpu, request.seed,
                                      tools.model_memory, cancel),
-            cancel=cancel, progress=hooks.progress)
+            cancel=cancel, progress=hooks.progress, evidence=EvidenceView(tools.evidence or NO_EVIDENCE))
 
     # ---- budget, cancellation, progress ----------------------------------------------------
     def cancelled(self) -> bool:

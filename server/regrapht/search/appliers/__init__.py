@@ -22,6 +22,7 @@ from regrapht.search.appliers.common import (
 )
 from regrapht.search.appliers.csr_rows import CsrGroupPerRow
 from regrapht.search.appliers.fast_math import FastMath
+from regrapht.search.appliers.first_index import FirstIndexMin
 from regrapht.search.appliers.full_reduction import BlockReduceAtomic
 from regrapht.search.appliers.histogram import PrivatisedHistogram
 from regrapht.search.appliers.launch import BlockSizeTuning, GridStrideLoop
@@ -75,6 +76,7 @@ APPLIERS: tuple[Applier, ...] = registered((
     ColumnSplitReduction(),
     ParallelScan(),
     WarpTopK(),
+    FirstIndexMin(),
     PrivatisedHistogram(),
     TiledPermutation(),
     JammedOutputs(),

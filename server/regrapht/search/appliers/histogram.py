@@ -28,7 +28,7 @@ per thread in flight, in lexicographic order.
 
 from __future__ import annotations
 
-from regrapht.idioms.histogram import Histogram, histogram
+from regrapht.idioms.histogram import WIDE_COUNTER_TYPES, Histogram, histogram
 from regrapht.idioms.pointwise import PointKernel, fresh
 from regrapht.search.appliers.common import ApplierInput, DeviceLimits, Rewrite, body_edits
 from regrapht.search.appliers.grid import grid_order, thread_limit
@@ -60,7 +60,7 @@ class PrivatisedHistogram:
         if shape is None or count is None or count <= 0:
             return []
         budget = min(STATIC_SHARED, given.device.shared_bytes_per_block if given.device else STATIC_SHARED) // 2
-        size = 8 if shape.element == "unsigned long long" else 4
+        size = 8 if shape.element == "unsigned long long" or shape.element in WIDE_COUNTER_TYPES else 4
         if count * size > budget:
             return []
         upper = view.bounds[view.coordinates[0].name].upper
@@ -184,7 +184,7 @@ def _batched_body(view: PointKernel, shape: Histogram, count: int, warps: int, b
             f"                if ({view.guard}) {{\n                    {work}\n                }}\n            }}\n        }}")
     declare = "\n".join(f"        bool {has[k]} = false; long long {keys[k]} = 0; {element} {amounts[k]} = 0;"
                          for k in range(batch))
-    flush = "\n".join(f"        if ({has[k]}) atomicAdd(&{mine}[{keys[k]}], {amounts[k]});" for k in range(batch))
+    flush = "\n".join(f"        if ({has[k]}) {added(f'&{mine}[{keys[k]}]', amounts[k], element)};" for k in range(batch))
     points_text = "\n".join(points)
     visit = f"""    const long long {upper} = (long long)({view.bounds[coordinate.name].upper});
     const long long {stride} = (long long)blockDim.x * gridDim.x;
@@ -220,9 +220,17 @@ def _with_private_copies(view: PointKernel, shape: Histogram, count: int, warps:
     for (int {b} = {tid}; {b} < {count}; {b} += {threads}) {{
         const {element} {total} = {sum_warps};
         if ({total} != 0)
-            atomicAdd(&{shape.bins}[{b}], {total});
+            {added(f"&{shape.bins}[{b}]", total, element)};
     }}
 """
+
+
+def added(address: str, value: str, element: str) -> str:
+    """`atomicAdd(address, value)`; for a 64-bit counter type without an `atomicAdd` of its own
+    (`size_t`, `uint64_t`, `unsigned long`) through `unsigned long long`, as the kernel wrote it."""
+    if element in WIDE_COUNTER_TYPES:
+        return f"atomicAdd((unsigned long long *)({address}), (unsigned long long)({value}))"
+    return f"atomicAdd({address}, {value})"
 
 
 def _byte_histogram_body(view: PointKernel, data: str, bins: str, element: str, bound: str, warps: int) -> str:

@@ -39,6 +39,35 @@ SCANNABLE = {"float": 4, "double": 8, "int": 4, "unsigned int": 4, "unsigned": 4
 
 
 @dataclass(frozen=True)
+class ScanOp:
+    """The associative, commutative operator a scan combines with: `+` (the running sum), or the
+    running minimum / maximum (`combine`: the function the original calls, e.g. `fminf`, or ""
+    for a comparison), each with its identity for the value type."""
+
+    name: str = "sum"  # "sum" | "min" | "max"
+    combine: str = ""
+
+    def apply(self, a: str, b: str) -> str:
+        if self.name == "sum":
+            return f"{a} + {b}"
+        if self.combine:
+            return f"{self.combine}({a}, {b})"
+        return f"(({b}) < ({a}) ? ({b}) : ({a}))" if self.name == "min" else f"(({a}) < ({b}) ? ({b}) : ({a}))"
+
+    def identity(self, t: str) -> str:
+        """The value that changes nothing: 0, or the type's largest (min) / lowest (max) value
+        (an infinity for floating types, so an input holding one still scans right)."""
+        if self.name == "sum":
+            return f"({t})0"
+        if t in ("float", "double"):
+            return f"{'' if self.name == 'min' else '-'}::cuda::std::numeric_limits<{t}>::infinity()"
+        return f"::cuda::std::numeric_limits<{t}>::{'max' if self.name == 'min' else 'lowest'}()"
+
+
+SUM = ScanOp()
+
+
+@dataclass(frozen=True)
 class ScanPlan:
     """What the single-pass generator needs: per element position `var` in [lower, end), the
     declarations and the contribution to the running sum, and the statements that use the
@@ -58,6 +87,9 @@ class ScanPlan:
     element_code: str  # per position; `rg_scanned_[rg_k_]`/`rg_values_[rg_k_]` hold its sums
     exclusive: bool  # rg_scanned_ is the sum before the position's own contribution
     tail: str  # once, with the accumulator at the total, in the block of the last tile
+    op: ScanOp = SUM  # how positions combine (the running sum unless told)
+    # once, in block 0's thread 0, before any tile (positions before `lower` whose loop is empty)
+    first: str = ""
 
 
 def items_per_thread(value_bytes: int, device: DeviceLimits | None, block: int = SCAN_BLOCK) -> int:
@@ -85,14 +117,20 @@ def single_pass_body(plan: ScanPlan, items: int, block: int = SCAN_BLOCK, algori
     p = PREFIX
     g = f"{PREFIX}{plan.kernel}_"
     t, var_type, x = plan.value_type, plan.var_type, plan.accumulator
+    op = plan.op
+    zero = op.identity(t)
     tile = block * items
     warp_span = 32 * items
+    first = "" if not plan.first else f"""if (blockIdx.x == 0 && threadIdx.x == 0) {{
+{indent_code(plan.first)}
+}}
+"""
     code = f"""// Single-pass scan: blocks take tiles of {tile} positions in order (atomic ticket), load them
 // warp-striped, scan them with cub::BlockScan ({items} per thread) and find the tile's prefix by
 // looking back at earlier tiles, 32 at a time.
 {plan.head}
 static_assert(sizeof({t}) <= sizeof(unsigned long long), "look-back slots hold 8 bytes");
-{_cub_tile_types(t, items, block, algorithm)}
+{_cub_tile_types(t, items, block, algorithm, op)}
 __shared__ unsigned int {p}tile_shared_, {p}epoch_shared_;
 __shared__ {t} {p}prefix_shared_;
 const {t} {p}start_ = {x};
@@ -106,7 +144,7 @@ const unsigned int {p}tag_ = ({p}epoch_shared_ % 0x3fffffffu) + 1u;  // 30 bits,
 if ({p}tiles_ == 0 && blockIdx.x == 0 && threadIdx.x == 0) {{
 {indent_code(plan.tail)}
 }}
-while (true) {{
+{first}while (true) {{
     if (threadIdx.x == 0) {p}tile_shared_ = atomicAdd(&{g}ticket, 1u);
     __syncthreads();
     const long long {p}tile_ = {p}tile_shared_;
@@ -114,7 +152,7 @@ while (true) {{
     // Warp-striped positions: warp w holds [w * {warp_span}, (w + 1) * {warp_span}) of the tile.
 {_load_and_scan(plan, items, f"{p}lower_ + {p}tile_ * {tile} + (long long){p}warp_ * {warp_span} + {p}lane_", 4)}
     if ({p}warp_ == 0) {{
-        {t} {p}exclusive_ = ({t})0;
+        {t} {p}exclusive_ = {zero};
         if ({p}tile_ == 0) {{
             if ({p}lane_ == 0) {{
                 *(volatile {t} *)&{g}inclusive[0] = {p}tile_total_;
@@ -131,7 +169,7 @@ while (true) {{
             for (long long {p}end_ = {p}tile_ - 1; ; {p}end_ -= 32) {{
                 const long long {p}look_ = {p}end_ - (long long){p}lane_;
                 unsigned int {p}state_ = 2u;
-                {t} {p}found_ = ({t})0;
+                {t} {p}found_ = {zero};
                 if ({p}look_ >= 0) {{
                     do {{
                         {p}state_ = *(volatile unsigned int *)&{g}flag[{p}look_];
@@ -142,15 +180,15 @@ while (true) {{
                                                 : *(volatile {t} *)&{g}aggregate[{p}look_];
                 }}
                 const unsigned int {p}done_ = __ballot_sync(0xffffffffu, {p}state_ == 2u);
-                if ({p}done_ != 0u && {p}lane_ > (unsigned int)(__ffs({p}done_) - 1)) {p}found_ = ({t})0;
+                if ({p}done_ != 0u && {p}lane_ > (unsigned int)(__ffs({p}done_) - 1)) {p}found_ = {zero};
 #pragma unroll
                 for (int {p}offset_ = 16; {p}offset_ > 0; {p}offset_ >>= 1)
-                    {p}found_ += __shfl_xor_sync(0xffffffffu, {p}found_, {p}offset_);
-                {p}exclusive_ += {p}found_;
+                    {_combined(op, f"{p}found_", f"__shfl_xor_sync(0xffffffffu, {p}found_, {p}offset_)")}
+                {_combined(op, f"{p}exclusive_", f"{p}found_")}
                 if ({p}done_ != 0u) break;
             }}
             if ({p}lane_ == 0) {{
-                *(volatile {t} *)&{g}inclusive[{p}tile_] = {p}exclusive_ + {p}tile_total_;
+                *(volatile {t} *)&{g}inclusive[{p}tile_] = {op.apply(f"{p}exclusive_", f"{p}tile_total_")};
                 __threadfence();
                 atomicExch(&{g}flag[{p}tile_], ({p}tag_ << 2) | 2u);
             }}
@@ -159,7 +197,7 @@ while (true) {{
     }}
     __syncthreads();
     {p}exchange_t_({p}temp_.exchange).BlockedToWarpStriped({p}scanned_);
-    const {t} {p}prefix_ = {p}start_ + {p}prefix_shared_;
+    const {t} {p}prefix_ = {op.apply(f"{p}start_", f"{p}prefix_shared_")};
 #pragma unroll
     for (int {p}k_ = 0; {p}k_ < {items}; ++{p}k_) {{
         const long long {p}pos_ = {p}first_ + {p}k_ * 32;
@@ -170,7 +208,7 @@ while (true) {{
         }}
     }}
     if ({p}tile_ == {p}tiles_ - 1 && threadIdx.x == 0) {{
-        {x} = {p}prefix_ + {p}tile_total_;
+        {x} = {op.apply(f"{p}prefix_", f"{p}tile_total_")};
 {indent_code(plan.tail, 8)}
     }}
     __syncthreads();
@@ -202,7 +240,7 @@ def row_tiles_body(plan: ScanPlan, items: int, item: str, item_type: str, bound:
     code = f"""// One block per row: tiles of {tile} positions loaded warp-striped (coalesced), scanned by
 // cub::BlockScan ({items} per thread) after a cub::BlockExchange, the tile total carried on.
 {kept}
-{_cub_tile_types(t, items, block, algorithm)}
+{_cub_tile_types(t, items, block, algorithm, plan.op)}
 const unsigned int {p}lane_ = threadIdx.x & 31u, {p}warp_ = threadIdx.x >> 5;
 for (long long {p}item_ = blockIdx.x; {p}item_ < (long long)({bound}); {p}item_ += gridDim.x) {{
     const {item_type} {item} = ({item_type}){p}item_;
@@ -223,7 +261,7 @@ for (long long {p}item_ = blockIdx.x; {p}item_ < (long long)({bound}); {p}item_ 
 {indent_code(plan.element_code, 16)}
             }}
         }}
-        {p}carry_ = {p}carry_ + {p}tile_total_;
+        {p}carry_ = {plan.op.apply(f"{p}carry_", f"{p}tile_total_")};
         __syncthreads();
     }}
     if (threadIdx.x == 0) {{
@@ -242,14 +280,19 @@ def _load_and_scan(plan: ScanPlan, items: int, first: str, indent: int) -> str:
     p = PREFIX
     t, var_type = plan.value_type, plan.var_type
     decls = (plan.position_decls + "\n" + plan.decls).strip()
-    scan_call = "ExclusiveSum" if plan.exclusive else "InclusiveSum"
     i = " " * indent
+    op = plan.op
+    if op.name == "sum":
+        scan = f"{'ExclusiveSum' if plan.exclusive else 'InclusiveSum'}({p}scanned_, {p}scanned_, {p}tile_total_)"
+    else:  # a functor of the generated code, `scan_op_` (`_op_functor`)
+        scan = (f"ExclusiveScan({p}scanned_, {p}scanned_, {op.identity(t)}, {p}scan_op_(), {p}tile_total_)"
+                if plan.exclusive else f"InclusiveScan({p}scanned_, {p}scanned_, {p}scan_op_(), {p}tile_total_)")
     return f"""{i}const long long {p}first_ = {first};
 {i}{t} {p}values_[{items}], {p}scanned_[{items}];
 #pragma unroll
 {i}for (int {p}k_ = 0; {p}k_ < {items}; ++{p}k_) {{
 {i}    const long long {p}pos_ = {p}first_ + {p}k_ * 32;
-{i}    {t} {p}value_ = ({t})0;
+{i}    {t} {p}value_ = {op.identity(t)};
 {i}    if ({p}pos_ < {p}upper_) {{
 {i}        const {var_type} {plan.var} = ({var_type}){p}pos_;
 {indent_code(decls, indent + 8)}
@@ -261,14 +304,29 @@ def _load_and_scan(plan: ScanPlan, items: int, first: str, indent: int) -> str:
 {i}{p}exchange_t_({p}temp_.exchange).WarpStripedToBlocked({p}scanned_);
 {i}__syncthreads();
 {i}{t} {p}tile_total_;
-{i}{p}scan_t_({p}temp_.scan).{scan_call}({p}scanned_, {p}scanned_, {p}tile_total_);"""
+{i}{p}scan_t_({p}temp_.scan).{scan};"""
 
 
-def _cub_tile_types(t: str, items: int, block: int = SCAN_BLOCK, algorithm: int = 0) -> str:
-    """The CUB exchange and block-scan types of a tile and their shared storage (one union: the
-    exchange and the scan are never live at the same time)."""
+def _combined(op: ScanOp, target: str, value: str) -> str:
+    """`target` combined with `value` in place: `a += b;` for a sum, `a = min(a, b);` otherwise."""
+    return f"{target} += {value};" if op.name == "sum" else f"{target} = {op.apply(target, value)};"
+
+
+def _op_functor(t: str, op: ScanOp) -> str:
+    """The scan operator as a functor type `cub::BlockScan` takes (a local struct; "" for a sum,
+    which CUB's own ExclusiveSum/InclusiveSum do)."""
+    if op.name == "sum":
+        return ""
     p = PREFIX
-    return f"""typedef cub::BlockExchange<{t}, {block}, {items}> {p}exchange_t_;
+    return (f"struct {p}scan_op_ {{\n    __device__ __forceinline__ {t} operator()(const {t} &a, const {t} &b) const "
+            f"{{ return {op.apply('a', 'b')}; }}\n}};\n")
+
+
+def _cub_tile_types(t: str, items: int, block: int = SCAN_BLOCK, algorithm: int = 0, op: ScanOp = SUM) -> str:
+    """The CUB exchange and block-scan types of a tile and their shared storage (one union: the
+    exchange and the scan are never live at the same time), and the operator's functor."""
+    p = PREFIX
+    return _op_functor(t, op) + f"""typedef cub::BlockExchange<{t}, {block}, {items}> {p}exchange_t_;
 typedef cub::BlockScan<{t}, {block}, {SCAN_ALGORITHMS[algorithm]}> {p}scan_t_;
 __shared__ union {{
     typename {p}exchange_t_::TempStorage exchange;

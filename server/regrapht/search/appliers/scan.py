@@ -52,6 +52,8 @@ from regrapht.idioms.scans import (
 from regrapht.idioms.spelling import plain_spelling
 from regrapht.idioms.syntax import (
     KernelSyntax,
+    call_args,
+    condition_of,
     depends_on,
     identifiers_in,
     kernel_syntax,
@@ -67,6 +69,7 @@ from regrapht.search.appliers.cooperative import (
     cooperative_body,
     cub_change,
     extent_of,
+    indent_code,
     item_count,
     original_covers,
     plain_type,
@@ -79,6 +82,7 @@ from regrapht.search.appliers.lookback import (
     SCAN_ALGORITHMS,
     SCAN_BLOCK,
     SCANNABLE,
+    ScanOp,
     ScanPlan,
     items_per_thread,
     row_tiles_body,
@@ -237,12 +241,21 @@ class ParallelScan:
         """Thread i sums elements 0..i (or 0..i-1) itself and writes the result at i: the
         inclusive (exclusive) scan, computed by the single-pass scan instead (O(n) work)."""
         plan = _prefix_plan(program, given.kernel)
+        what = "per-element prefix sums -> single-pass scan"
+        if plan is None:
+            # the running minimum or maximum of a prefix (`for (j = L; j <= i; ++j) m = fminf(m, x[j])`)
+            plan = _prefix_extreme_plan(program, given.kernel)
+            what = f"per-element prefix {'minima' if plan is not None and plan.op.name == 'min' else 'maxima'} " \
+                   f"-> single-pass {plan.op.name if plan is not None else ''}-scan"
         if plan is None or not original_covers(given, program):
             return []
         count = item_count(given, program)
         if count is None:
             return []
-        return self._single_pass(given, located, kernel, plan, count, "per-element prefix sums -> single-pass scan")
+        if plan.op.name != "sum":
+            # positions from the loop's first one: the scan's count is the items past it
+            count = f"({count}) - ({plan.lower})"
+        return self._single_pass(given, located, kernel, plan, count, what)
 
     def _recurrence(self, given: ApplierInput, found: RecurrenceScan, located: KernelText) -> list[Rewrite]:
         if not runs_once(given, found.single):
@@ -536,6 +549,93 @@ def _prefix_plan(program: ItemProgram, name: str) -> ScanPlan | None:
                     accumulator.name, "\n".join(text(s.node) for s in before),
                     f"const {item_type} {item.name} = ({item_type}){loop.var};", "\n".join(text(d) for d in decls),
                     contribution, code, exclusive, "")
+
+
+def _prefix_extreme_plan(program: ItemProgram, name: str) -> ScanPlan | None:
+    """The plan for `T m = s; for (j = L; j <= i; ++j) m = fminf(m, f(j)); out[i] = g(m);` (or
+    `j < i`: exclusive; `max`/`fmax`/`fmaxf`/`min`/`fmin` or `if (f(j) < m) m = f(j);`), where s
+    and f do not depend on the item i and L is a constant: a min- (max-) scan over the positions
+    [L, n), item i at position i; the items before L, whose loop is empty, get g(s) once."""
+    item = program.item
+    if item is None or program.csr is not None or len(program.loops) != 1:
+        return None
+    loop = program.loops[0]
+    if loop.scan is not None or loop.writes or len(loop.accumulators) != 1 or \
+            loop.accumulators[0].op not in ("min", "max"):
+        return None
+    accumulator = loop.accumulators[0]
+    value_type = plain_type(accumulator.type)
+    if resolved_type(value_type, program.kernel, name) not in SCANNABLE:
+        return None
+    symbols = program.mapping.symbols if program.mapping is not None else None
+    if symbols is None:
+        return None
+    lower = symbols.poly(loop.lower)
+    if lower.constant is None or not 0 <= lower.constant <= 64:
+        return None
+    end = symbols.poly(loop.upper) + Poly.const(1 if loop.inclusive_upper else 0)
+    index = Poly.atom(item.name)
+    if end == index + Poly.const(1):
+        exclusive = False
+    elif end == index:
+        exclusive = True
+    else:
+        return None
+    position = program.steps.index(loop)
+    before, after = program.steps[:position], program.steps[position + 1:]
+    if any(not isinstance(s, ItemStatement) or s.writes or item.name in _names_of(s.node) for s in before):
+        return None
+    decls = [s for s in loop.body if s.type == "declaration"]
+    updates = [s for s in loop.body if s.type != "declaration"]
+    contribution = _extreme_contribution(updates[0], accumulator.name) if len(updates) == 1 else None
+    if contribution is None or any(item.name in _names_of(s) for s in loop.body):
+        return None
+    if any(a.index is None or depends_on(a.index, item.name) for a in loop.reads):
+        return None
+    for step in after:
+        for access in accesses(step.node, symbols):
+            if access.kind != "read" and access.index != index:
+                return None
+    op = ScanOp(accumulator.op, accumulator.combine)
+    item_type = plain_type(item.type)
+    p = PREFIX
+    lower_text = str(lower.constant)
+    after_code = "\n".join(text(s.node) for s in after)
+    code = f"{accumulator.name} = {op.apply(f'{p}prefix_', f'{p}scanned_[{p}k_]')};\n" + after_code
+    # the items before L: their loop is empty, the accumulator keeps its start
+    first = "" if lower.constant == 0 else (
+        f"for (long long {p}q_ = 0; {p}q_ < {lower_text} && {p}q_ < (long long)({' '.join(item.bound.split())}); ++{p}q_) {{\n"
+        f"    const {item_type} {item.name} = ({item_type}){p}q_;\n{indent_code(after_code)}\n}}")
+    # no item at all: the original writes nothing, and its statements before the loop (`m = x[0]`)
+    # run in no thread; here they run in every thread, so not without an item
+    head = f"if ((long long)({' '.join(item.bound.split())}) <= 0) return;\n" + "\n".join(text(s.node) for s in before)
+    return ScanPlan(name.split("<")[0], value_type, loop.var, plain_type(loop.var_type), lower_text,
+                    " ".join(item.bound.split()), accumulator.name, head,
+                    f"const {item_type} {item.name} = ({item_type}){loop.var};", "\n".join(text(d) for d in decls),
+                    contribution, code, exclusive, "", op, first)
+
+
+def _extreme_contribution(statement: Node, accumulator: str) -> str | None:
+    """e of `m = fminf(m, e);` (either argument order, any min/max function) or `if (e < m) m = e;`."""
+    if statement.type == "if_statement":
+        condition = unparen(condition_of(statement))
+        if condition is None or condition.type != "binary_expression":
+            return None
+        left, right = unparen(condition.child_by_field_name("left")), unparen(condition.child_by_field_name("right"))
+        if left is not None and right is not None:
+            return text(left) if text(right) == accumulator else text(right) if text(left) == accumulator else None
+        return None
+    expression = unparen(statement.named_children[0]) if statement.type == "expression_statement" and \
+        statement.named_children else None
+    if expression is None or expression.type != "assignment_expression":
+        return None
+    right = unparen(expression.child_by_field_name("right"))
+    if right is None or right.type != "call_expression" or len(call_args(right)) != 2:
+        return None
+    a, b = (unparen(x) for x in call_args(right))
+    if a is not None and b is not None:
+        return text(b) if text(a) == accumulator else text(a) if text(b) == accumulator else None
+    return None
 
 
 def _added(statement: Node, accumulator: str) -> str | None:
