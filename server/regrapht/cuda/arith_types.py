@@ -42,7 +42,7 @@ _INTEGER_TYPES = frozenset(t for t in SIZEOF if t not in (
 def arithmetic_type(type_text: str) -> str:
     """"double", "float", "int" or "" (unknown: a template parameter, a half, a struct)."""
     words = " ".join(w for w in type_text.split() if w not in ("const", "volatile", "static", "constexpr",
-                                                             "register", "__restrict__"))
+                                                             "register", "__restrict__", "__restrict"))
     if words in ("double", "long double"):
         return "double"
     if words == "float":

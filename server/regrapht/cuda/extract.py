@@ -158,7 +158,8 @@ class FunctionExtractor:
             for child in declarator.children:
                 if child.type == "*":
                     star_end = self.positions.end(child)
-                elif child.type == "type_qualifier" and node_text(child) in ("__restrict__", "__restrict", "restrict"):
+                elif child.type in ("type_qualifier", "ms_pointer_modifier") and \
+                        node_text(child) in ("__restrict__", "__restrict", "restrict"):  # GNU `__restrict`: an MS modifier to the grammar
                     is_restrict = True
             declarator = declarator.child_by_field_name("declarator")
         text = node_text(node)

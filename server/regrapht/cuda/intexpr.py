@@ -63,7 +63,7 @@ def int_literal(text: str) -> int | None:
 
 def type_bytes(type_text: str) -> int | None:
     """sizeof of a scalar or CUDA vector type spelled `type_text` (qualifiers ignored), else None."""
-    words = [w for w in type_text.replace("*", " ").split() if w not in ("const", "volatile", "__restrict__")]
+    words = [w for w in type_text.replace("*", " ").split() if w not in ("const", "volatile", "__restrict__", "__restrict")]
     return SIZEOF.get(" ".join(words))
 
 

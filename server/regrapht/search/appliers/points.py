@@ -14,6 +14,7 @@ from regrapht.idioms.kept_loops import loop_around, loop_as_scalar
 from regrapht.idioms.loop_points import distinct_writes, loops_as_points
 from regrapht.idioms.pointwise import AXES, Bound, PointKernel, expression_poly, launch_block, point_kernel
 from regrapht.idioms.syntax import kernel_syntax
+from regrapht.idioms.tile_rows import tile_rows_as_points
 from regrapht.search.appliers.common import (
     ApplierInput,
     Rewrite,
@@ -139,6 +140,20 @@ def loops_read_as_points(given: ApplierInput) -> ApplierInput | None:
         grid.pop()
     launch = replace(given.launch, grid=tuple(grid))
     return replace(given, source=converted.source, launch=launch)
+
+
+def tile_rows_read_as_points(given: ApplierInput) -> ApplierInput | None:
+    """`given` with a loop over a tile's rows in block-row steps written as a thread per row
+    (`idioms/tile_rows.py`), and the launch whose block has those rows; None when it has none."""
+    block = launch_block(given.launch.block)
+    converted = tile_rows_as_points(given.source, given.kernel, block, tuple(given.launch.grid))
+    if converted is None:
+        return None
+    dims = list(given.launch.block) + ["1"] * (3 - len(given.launch.block))
+    dims[AXES.index(converted.axis)] = str(converted.rows)
+    while len(dims) > len(given.launch.block) and dims[-1] == "1":
+        dims.pop()
+    return replace(given, source=converted.source, launch=replace(given.launch, block=tuple(dims)))
 
 
 def kept_loop_rewrites(given: ApplierInput, apply: Callable[[ApplierInput], list[Rewrite]]) -> list[Rewrite]:
