@@ -77,7 +77,7 @@ def tile_rows_as_points(source: str, kernel: str, block: tuple[int, int, int] | 
     for expression in _uses(body, counter, symbols, thread):
         if expression is None or not _symmetric(symbols.poly(expression), thread, counter):
             return None
-    guard = "" if _guarded(body) else _launch_guard(prelude, symbols, block, grid, axis, extent)
+    guard = "" if _guarded(body) else launch_guard(symbols, block, grid, axis, extent)
     if guard is None:
         return None
     data = syntax.source
@@ -223,10 +223,11 @@ def _guarded(body: Node) -> bool:
     return len(inner) == 1 and inner[0].type == "if_statement" and inner[0].child_by_field_name("alternative") is None
 
 
-def _launch_guard(prelude: list[Node], symbols: Symbols, block: tuple[int, int, int], grid: tuple[str, ...],
-                  axis: str, extent: int) -> str | None:
-    """`name < grid_a * B_a && ...` over the prelude's coordinates `blockIdx.a * B_a + threadIdx.a`
-    (B_a the new block: the loop's extent along `axis`), for every axis the launch spans."""
+def launch_guard(symbols: Symbols, block: tuple[int, int, int], grid: tuple[str, ...], axis: str,
+                 extent: int) -> str | None:
+    """`name < grid_a * B_a && ...` over the locals (`symbols`) that are coordinates
+    `blockIdx.a * B_a + threadIdx.a` (B_a the block's size, `extent` along `axis`), for every
+    axis the launch spans: the domain an unguarded kernel covers; None when an axis has none."""
     terms = []
     for a, size in zip(AXES, block, strict=True):
         width = extent if a == axis else size

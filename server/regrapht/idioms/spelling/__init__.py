@@ -17,6 +17,8 @@
   the linear thread index, `b.size()` the block's threads, the handle's declaration gone;
 - `T *s = SharedMemory<T>();` through a proxy struct of the file whose conversion operators
   return an `extern __shared__` array, written `extern __shared__ T s[];`;
+- a local that only renames a built-in index (`int tx = threadIdx.x, bx = blockIdx.x;`)
+  written as the built-in (`((int)threadIdx.x)`: the local's value and type);
 - calls of one-line `__device__` helpers (`{ return a + b; }`) inlined, when every argument is
   pure (evaluating it twice or not at all changes nothing);
 - functional casts to a template parameter (`T(0)`) written as `static_cast<T>(0)`;
@@ -70,7 +72,7 @@ This module is the driver (the passes in order); the passes live by what they re
 
 from __future__ import annotations
 
-from regrapht.idioms.spelling.groups import block_groups, shared_proxies
+from regrapht.idioms.spelling.groups import block_groups, builtin_aliases, shared_proxies
 from regrapht.idioms.spelling.inline import inline_bodies, inline_helpers
 from regrapht.idioms.spelling.loops import count_up, counted_while, do_count_down, do_while, reused_counters
 from regrapht.idioms.spelling.macros import (
@@ -92,6 +94,7 @@ from regrapht.idioms.syntax import kernel_syntax
 def plain_spelling(source: str, kernel: str) -> str:
     syntax = None  # parsed again only after a step changed the text (a parse is the costly part)
     for step in (comparisons, expand_object_macros, expand_macros, variable_parentheses, block_groups, shared_proxies,
+                 builtin_aliases,
                  inline_helpers,
                  inline_bodies, functional_casts, do_while, do_count_down, reused_counters, counted_while,
                  count_up, plain_loads,

@@ -12,6 +12,8 @@ groups' handle of the thread block, and a `SharedMemory<T>` proxy for `extern __
   the file whose every member is a conversion operator `{ extern __shared__ X a[]; return (T
   *)a; }`, written `extern __shared__ T s[];`: the same dynamically sized buffer, seen as T,
   when `s` is never re-pointed.
+- `builtin_aliases`: locals that only rename a built-in index (`int tx = threadIdx.x;`) written
+  as the built-in (cast to the local's signed type where it is signed).
 """
 
 from __future__ import annotations
@@ -185,3 +187,57 @@ def shared_proxies(syntax: KernelSyntax) -> Edits:
             continue
         edits.append((statement.start_byte, statement.end_byte, f"extern __shared__ {element} {text(name)}[];"))
     return edits
+
+
+BUILTIN_FIELDS = frozenset(f"{v}.{a}" for v in ("threadIdx", "blockIdx", "blockDim", "gridDim") for a in "xyz")
+_SIGNED = frozenset({"int", "const int", "long", "const long", "long long", "const long long"})
+_UNSIGNED = frozenset({"unsigned", "unsigned int", "const unsigned", "const unsigned int"})
+
+
+def builtin_aliases(syntax: KernelSyntax) -> Edits:
+    """A local that only renames a built-in index (`int tx = threadIdx.x, bx = blockIdx.x;`),
+    never changed nor addressed, written as the built-in at each use: `threadIdx.x` for an
+    unsigned local, `((int)threadIdx.x)` for a signed one (the same value and type); the
+    declaration goes when all its declarators are such aliases."""
+    edits: Edits = []
+    statements = named_statements(syntax.body)
+    for statement in statements:
+        if statement.type != "declaration" or any(c.type == "storage_class_specifier" for c in statement.children):
+            continue
+        qualifiers = " ".join(text(c) for c in statement.children if c.type == "type_qualifier")
+        kind = " ".join(f"{qualifiers} {text(statement.child_by_field_name('type'))}".split())
+        if kind not in _SIGNED | _UNSIGNED:
+            continue
+        aliases: dict[str, str] = {}
+        for declarator in statement.children_by_field_name("declarator"):
+            target = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" else None
+            value = unparen(declarator.child_by_field_name("value")) if target is not None else None
+            if target is None or target.type != "identifier" or value is None or \
+                    "".join(text(value).split()) not in BUILTIN_FIELDS:
+                aliases = {}
+                break
+            builtin = "".join(text(value).split())
+            aliases[text(target)] = builtin if kind in _UNSIGNED else f"((int){builtin})"
+        if not aliases or changes(syntax.body, set(aliases)):
+            continue
+        uses = [n for n in walk(syntax.body) if n.type == "identifier" and text(n) in aliases and
+                not _inside(n, {statement.id})]
+        if any(_redeclared(syntax.body, name, statement) for name in aliases):
+            continue
+        edits.append(_whole_lines(syntax.source, statement))
+        edits += [(n.start_byte, n.end_byte, aliases[text(n)]) for n in uses]
+    return edits
+
+
+def _redeclared(body: Node, name: str, declaration: Node) -> bool:
+    """Whether another declaration in the kernel declares `name` (a shadowing inner scope)."""
+    for node in walk(body):
+        if node.type in ("init_declarator", "parameter_declaration") and node.id != declaration.id and \
+                not _inside(node, {declaration.id}):
+            target = node.child_by_field_name("declarator")
+            if target is not None and text(target) == name:
+                return True
+        elif node.type == "declaration" and node.id != declaration.id and \
+                any(d.type == "identifier" and text(d) == name for d in node.children_by_field_name("declarator")):
+            return True
+    return False

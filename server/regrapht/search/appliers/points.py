@@ -14,6 +14,7 @@ from regrapht.idioms.kept_loops import loop_around, loop_as_scalar
 from regrapht.idioms.loop_points import distinct_writes, loops_as_points
 from regrapht.idioms.pointwise import AXES, Bound, PointKernel, expression_poly, launch_block, point_kernel
 from regrapht.idioms.syntax import kernel_syntax
+from regrapht.idioms.shared_tiles import detiled
 from regrapht.idioms.tile_rows import tile_rows_as_points
 from regrapht.search.appliers.common import (
     ApplierInput,
@@ -154,6 +155,14 @@ def tile_rows_read_as_points(given: ApplierInput) -> ApplierInput | None:
     while len(dims) > len(given.launch.block) and dims[-1] == "1":
         dims.pop()
     return replace(given, source=converted.source, launch=replace(given.launch, block=tuple(dims)))
+
+
+def detiled_read_as_naive(given: ApplierInput) -> ApplierInput | None:
+    """`given` with a product staged through shared tiles written as its naive dot product
+    (`idioms/shared_tiles.py`); None when it has none."""
+    written = detiled(given.source, given.kernel, launch_block(given.launch.block), tuple(given.launch.grid),
+                      template_values(given))
+    return replace(given, source=written) if written is not None else None
 
 
 def kept_loop_rewrites(given: ApplierInput, apply: Callable[[ApplierInput], list[Rewrite]]) -> list[Rewrite]:

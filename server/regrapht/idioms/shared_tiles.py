@@ -1,0 +1,343 @@
+"""A matrix product already staged through shared tiles, written as the dot product it computes.
+
+The tutorial (and vendor-sample) shared-memory matmul gives each thread of a TILE x TILE block
+one output and walks K a tile at a time:
+
+    for (int t = 0; t < T; ++t) {
+        As[ty][tx] = A[...t...tx...];  Bs[ty][tx] = B[...t...ty...];
+        __syncthreads();
+        for (int k = 0; k < TILE; ++k) acc += As[ty][k] * Bs[k][tx];
+        __syncthreads();
+    }
+
+`As[ty][k]` is what thread (ty, k) loaded, so the product reads `A[...t...k...]` (its load with
+`tx` written `k`), and `Bs[k][tx]` reads `B[...t...k...]` (`ty` written `k`). When both loads
+read their operand at `t * TILE + k` (their index polynomials have t's coefficient TILE times
+k's, and no product of the two), the loops are one loop over `kk = t * TILE + k` in [0, T *
+TILE), in order: `detiled` writes that naive kernel (`for (int kk = 0; kk < (T) * TILE; ++kk)
+acc += A[..kk..] * B[..kk..];`), the statements after the loop (the store) and the accumulator
+under the kernel's guard (or the one its launch implies: each coordinate below its grid's
+extent), for the dense-product reader (`idioms/gemm.py`) to recognise.
+
+Only on a launch of exactly TILE x TILE threads (any other would leave tile elements unloaded or
+store past the tiles) and for loads that are plain reads of pointer parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from tree_sitter import Node
+
+from regrapht.cuda.affine import Poly
+from regrapht.cuda.intexpr import constant_value
+from regrapht.idioms.syntax import (
+    Symbols,
+    call_name,
+    depends_on,
+    kernel_syntax,
+    loop_counter,
+    named_statements,
+    subscript_parts,
+    text,
+    unparen,
+    walk,
+)
+from regrapht.idioms.tile_rows import launch_guard
+
+_PRAGMA = "preproc_call"
+
+
+def detiled(source: str, kernel: str, block: tuple[int, int, int] | None, grid: tuple[str, ...],
+            constants: Mapping[str, int]) -> str | None:
+    """The file with the kernel's shared-tile product loop written as the naive dot product, or
+    None when the kernel is not of that shape (see the module docstring)."""
+    syntax = kernel_syntax(source, kernel)
+    if syntax is None or block is None:
+        return None
+    known = {**syntax.constants, **constants}
+    statements = [s for s in syntax.statements() if not _shared_decl(s)]
+    loops = [n for n, s in enumerate(statements) if s.type == "for_statement"]
+    if len(loops) != 1:
+        return None
+    at = loops[0]
+    prelude, loop, after = statements[:at], statements[at], statements[at + 1 :]
+    if not prelude or not after or not all(_plain_declaration(s) for s in prelude):
+        return None
+    accumulator = _accumulator(prelude[-1])
+    header = _tile_loop(loop, known)
+    if accumulator is None or header is None:
+        return None
+    counter, tiles = header
+    symbols = Symbols(known)
+    for statement in prelude[:-1]:
+        for declarator in statement.children_by_field_name("declarator"):
+            symbols.define(text(declarator.child_by_field_name("declarator")), declarator.child_by_field_name("value"))
+    shared = {name: size for s in [*syntax.statements(), *named_statements(loop.child_by_field_name("body"))]
+              if (found := _shared_tile(s, known)) is not None for name, size in [found]}
+    body = [s for s in named_statements(loop.child_by_field_name("body")) if not _shared_decl(s)]
+    product = _staged_product(body, shared, symbols, accumulator, known)
+    if product is None:
+        return None
+    tile, (a_load, a_array), (b_load, b_array), inner = product
+    if block != (tile, tile, 1):
+        return None
+    merged = f"{counter}_{inner}_rg"
+    a_text = _merged_index(a_load, symbols, "threadIdx.x", counter, inner, merged, tile)
+    b_text = _merged_index(b_load, symbols, "threadIdx.y", counter, inner, merged, tile)
+    if a_text is None or b_text is None or any(text(n) == merged for n in walk(syntax.body)):
+        return None
+    guard, work = _guard_and_work(after)
+    if guard is None:
+        guard = launch_guard(symbols, block, grid, "x", tile)
+        work = after
+    if guard is None or not work:
+        return None
+    data = syntax.source
+    naive = (f"if ({guard}) {{\n        {text(prelude[-1])}\n"
+             f"        for (int {merged} = 0; {merged} < ({_folded(tiles, known)}) * {tile}; ++{merged})\n"
+             f"            {accumulator} += {a_array}[{a_text}] * {b_array}[{b_text}];\n"
+             + "".join(f"        {text(s)}\n" for s in work) + "    }")
+    kept = "\n    ".join(text(s) for s in prelude[:-1])
+    new_body = "{\n    " + kept + "\n    " + naive + "\n}"
+    return data[: syntax.body.start_byte].decode() + new_body + data[syntax.body.end_byte :].decode()
+
+
+def _folded(node: Node, constants: Mapping[str, int]) -> str:
+    """`node`'s text with each name of a constant (a macro, a template argument) as its value."""
+    data, start = node.text or b"", node.start_byte
+    names = sorted((n for n in walk(node) if n.type == "identifier" and text(n) in constants),
+                   key=lambda n: n.start_byte, reverse=True)
+    for name in names:
+        data = data[: name.start_byte - start] + str(constants[text(name)]).encode() + data[name.end_byte - start :]
+    return data.decode()
+
+
+def _shared_decl(statement: Node) -> bool:
+    return statement.type == "declaration" and any(text(c) == "__shared__" for c in statement.children)
+
+
+def _shared_tile(statement: Node, constants: Mapping[str, int]) -> tuple[str, int] | None:
+    """(name, TILE) of `__shared__ T a[TILE][TILE];`."""
+    if not _shared_decl(statement) or any(text(c) == "extern" for c in statement.children):
+        return None
+    declarators = statement.children_by_field_name("declarator")
+    if len(declarators) != 1 or declarators[0].type != "array_declarator":
+        return None
+    outer = declarators[0]
+    inner = outer.child_by_field_name("declarator")
+    if inner is None or inner.type != "array_declarator":
+        return None
+    name = inner.child_by_field_name("declarator")
+    sizes = [constant_value(text(d.child_by_field_name("size")), constants) for d in (inner, outer)]
+    if name is None or name.type != "identifier" or sizes[0] is None or sizes[0] != sizes[1]:
+        return None
+    return text(name), sizes[0]
+
+
+def _plain_declaration(statement: Node) -> bool:
+    if statement.type != "declaration" or any(c.type == "storage_class_specifier" for c in statement.children):
+        return False
+    return all(d.type == "init_declarator" and d.child_by_field_name("declarator") is not None and
+               d.child_by_field_name("declarator").type == "identifier" and  # type: ignore[union-attr]
+               not any(n.type in ("call_expression", "subscript_expression", "pointer_expression",
+                                  "assignment_expression", "update_expression") for n in walk(d))
+               for d in statement.children_by_field_name("declarator"))
+
+
+def _accumulator(statement: Node) -> str | None:
+    """The name of `T acc = 0;` (a floating type, a zero literal)."""
+    declarators = statement.children_by_field_name("declarator")
+    kind = " ".join(text(statement.child_by_field_name("type")).split())
+    if len(declarators) != 1 or kind not in ("float", "double"):
+        return None
+    value = unparen(declarators[0].child_by_field_name("value"))
+    if value is None or value.type != "number_literal" or text(value).rstrip("fF").strip("0.") != "":
+        return None
+    return text(declarators[0].child_by_field_name("declarator"))
+
+
+def _tile_loop(loop: Node, constants: Mapping[str, int]) -> tuple[str, Node] | None:
+    """(t, T) of `for (int t = 0; t < T; ++t)` (or `t++`, `t += 1`)."""
+    declared = loop_counter(loop)
+    condition, update = unparen(loop.child_by_field_name("condition")), unparen(loop.child_by_field_name("update"))
+    if declared is None or condition is None or update is None or condition.type != "binary_expression":
+        return None
+    counter, start, _ = declared
+    if constant_value(text(start), constants) != 0 or text(condition.child_by_field_name("operator")) != "<" or \
+            text(unparen(condition.child_by_field_name("left"))) != counter or not _steps_by_one(update, counter):
+        return None
+    bound = condition.child_by_field_name("right")
+    if bound is None or any(text(n) == counter for n in walk(bound)):
+        return None
+    return counter, bound
+
+
+def _steps_by_one(update: Node, counter: str) -> bool:
+    if update.type == "update_expression":
+        return text(update.child_by_field_name("operator")) == "++" and \
+            text(unparen(update.child_by_field_name("argument"))) == counter
+    return update.type == "assignment_expression" and text(update.child_by_field_name("operator")) == "+=" and \
+        text(unparen(update.child_by_field_name("left"))) == counter and \
+        text(unparen(update.child_by_field_name("right"))) == "1"
+
+
+def _is(node: Node | None, symbols: Symbols, builtin: str) -> bool:
+    """Whether `node` is `threadIdx.x` (or a local of that value)."""
+    return node is not None and symbols.poly(node) == Poly.atom(builtin)
+
+
+def _barrier(statement: Node) -> bool:
+    if statement.type != "expression_statement" or len(statement.named_children) != 1:
+        return False
+    call = unparen(statement.named_children[0])
+    return call is not None and call.type == "call_expression" and call_name(call) == "__syncthreads"
+
+
+def _staged_product(body: list[Node], shared: Mapping[str, int], symbols: Symbols, acc: str,
+                    constants: Mapping[str, int]) -> tuple[int, tuple[Node, str], tuple[Node, str], str] | None:
+    """(TILE, (A's load, A), (B's load, B), k) of the tile loop's body: two stores of plain loads
+    into the tiles at [ty][tx], a barrier, `for (k < TILE) acc += As[ty][k] * Bs[k][tx];`, a
+    barrier."""
+    body = [s for s in body if s.type != _PRAGMA]
+    if len(body) != 5 or not _barrier(body[2]) or not _barrier(body[4]) or body[3].type != "for_statement":
+        return None
+    loads = {}
+    for statement in body[:2]:
+        stored = _tile_store(statement, shared, symbols)
+        if stored is None:
+            return None
+        loads[stored[0]] = stored[1:]
+    inner_loop = body[3]
+    declared = loop_counter(inner_loop)
+    condition = unparen(inner_loop.child_by_field_name("condition"))
+    update = unparen(inner_loop.child_by_field_name("update"))
+    inner = [s for s in named_statements(inner_loop.child_by_field_name("body")) if s.type != _PRAGMA]
+    if declared is None or condition is None or update is None or len(inner) != 1 or \
+            condition.type != "binary_expression" or text(condition.child_by_field_name("operator")) != "<":
+        return None
+    k, start, _ = declared
+    tile = constant_value(text(condition.child_by_field_name("right")), constants)
+    if constant_value(text(start), constants) != 0 or tile is None or not _steps_by_one(update, k) or \
+            text(unparen(condition.child_by_field_name("left"))) != k:
+        return None
+    factors = _accumulated_product(inner[0], acc)
+    if factors is None:
+        return None
+    (a_tile, a_indices), (b_tile, b_indices) = factors
+    if a_tile not in loads or b_tile not in loads or a_tile == b_tile or shared.get(a_tile) != tile or \
+            shared.get(b_tile) != tile:
+        return None
+    if not (_is(a_indices[0], symbols, "threadIdx.y") and text(unparen(a_indices[1])) == k and
+            text(unparen(b_indices[0])) == k and _is(b_indices[1], symbols, "threadIdx.x")):
+        return None
+    return tile, loads[a_tile], loads[b_tile], k
+
+
+def _tile_store(statement: Node, shared: Mapping[str, int], symbols: Symbols) -> tuple[str, Node, str] | None:
+    """(tile, load, array) of `S[ty][tx] = P[...];`, P a pointer read."""
+    if statement.type != "expression_statement" or len(statement.named_children) != 1:
+        return None
+    assignment = unparen(statement.named_children[0])
+    if assignment is None or assignment.type != "assignment_expression" or \
+            text(assignment.child_by_field_name("operator")) != "=":
+        return None
+    left, right = unparen(assignment.child_by_field_name("left")), unparen(assignment.child_by_field_name("right"))
+    if left is None or right is None or left.type != "subscript_expression" or right.type != "subscript_expression":
+        return None
+    base, indices = subscript_parts(left)
+    array, load_indices = subscript_parts(right)
+    if base is None or text(base) not in shared or len(indices) != 2 or not _is(indices[0], symbols, "threadIdx.y") \
+            or not _is(indices[1], symbols, "threadIdx.x") or array is None or array.type != "identifier" or \
+            len(load_indices) != 1 or text(array) in shared:
+        return None
+    return text(base), load_indices[0], text(array)
+
+
+def _accumulated_product(statement: Node, acc: str) -> tuple[tuple[str, list[Node]], tuple[str, list[Node]]] | None:
+    """The two tile reads of `acc += X[i][j] * Y[k][l];`."""
+    if statement.type != "expression_statement" or len(statement.named_children) != 1:
+        return None
+    update = unparen(statement.named_children[0])
+    if update is None or update.type != "assignment_expression" or \
+            text(update.child_by_field_name("operator")) != "+=" or text(update.child_by_field_name("left")) != acc:
+        return None
+    product = unparen(update.child_by_field_name("right"))
+    if product is None or product.type != "binary_expression" or text(product.child_by_field_name("operator")) != "*":
+        return None
+    reads = []
+    for side in (product.child_by_field_name("left"), product.child_by_field_name("right")):
+        side = unparen(side)
+        if side is None or side.type != "subscript_expression":
+            return None
+        base, indices = subscript_parts(side)
+        if base is None or base.type != "identifier" or len(indices) != 2:
+            return None
+        reads.append((text(base), indices))
+    return reads[0], reads[1]
+
+
+def _merged_index(index: Node, symbols: Symbols, thread: str, counter: str, inner: str, merged: str,
+                  tile: int) -> str | None:
+    """The load's index with `thread` written `inner` and then `counter * tile + inner` written
+    `merged`, when the index reads the two only that way; None otherwise."""
+    local_threads = {name for name, value in symbols.env.items() if value == Poly.atom(thread)}
+    others = {name for name, value in symbols.env.items() if depends_on(value, thread)} - local_threads
+    if any(n.type == "identifier" and text(n) in others for n in walk(index)):
+        return None  # a local that mixes the thread index with something else
+    poly = symbols.poly(index)
+    substituted = _replace(poly, thread, inner)
+    if substituted is None or not _merges(substituted, counter, inner, tile):
+        return None
+    data = index.text or b""
+    start = index.start_byte
+    edits = []
+    for node in walk(index):
+        spelled = "".join(text(node).split())
+        if node.type == "field_expression" and spelled == thread or \
+                node.type == "identifier" and text(node) in local_threads:
+            edits.append((node.start_byte - start, node.end_byte - start, merged))
+        elif node.type == "identifier" and text(node) == counter:
+            edits.append((node.start_byte - start, node.end_byte - start, "0"))
+    for begin, end, new in sorted(edits, reverse=True):
+        data = data[:begin] + new.encode() + data[end:]
+    return data.decode()
+
+
+def _replace(poly: Poly, atom: str, by: str) -> Poly | None:
+    terms: dict[tuple[str, ...], int] = {}
+    for monomial, coefficient in poly.as_dict().items():
+        if any(a.startswith("~") for a in monomial):
+            return None
+        renamed = tuple(sorted(by if a == atom else a for a in monomial))
+        terms[renamed] = terms.get(renamed, 0) + coefficient
+    return Poly.of(terms)
+
+
+def _merges(poly: Poly, counter: str, inner: str, tile: int) -> bool:
+    """Whether `poly` reads `counter` and `inner` only as `counter * tile + inner`."""
+    terms = poly.as_dict()
+    for monomial, coefficient in terms.items():
+        count_c, count_i = monomial.count(counter), monomial.count(inner)
+        if count_c + count_i > 1:
+            return False
+        if count_i:
+            twin = tuple(sorted(counter if a == inner else a for a in monomial))
+            if terms.get(twin) != coefficient * tile:
+                return False
+        elif count_c:
+            twin = tuple(sorted(inner if a == counter else a for a in monomial))
+            if terms.get(twin, 0) * tile != coefficient:
+                return False
+    return True
+
+
+def _guard_and_work(after: list[Node]) -> tuple[str | None, list[Node]]:
+    """(guard, statements) of a final `if (G) { ... }` without else, or (None, []) otherwise."""
+    if len(after) == 1 and after[0].type == "if_statement" and after[0].child_by_field_name("alternative") is None:
+        condition = after[0].child_by_field_name("condition")
+        inner = named_statements(after[0].child_by_field_name("consequence"))
+        value = condition.child_by_field_name("value") if condition is not None else None
+        if value is not None and inner:
+            return text(value), inner
+    return None, []
