@@ -97,10 +97,29 @@ def detiled(source: str, kernel: str, block: tuple[int, int, int] | None, grid: 
     naive = (f"if ({guard}) {{\n        {text(prelude[-1])}\n"
              f"        for (int {merged} = 0; {merged} < ({_folded(tiles, known)}) * {tile}; ++{merged})\n"
              f"            {accumulator} += {a_array}[{a_text}] * {b_array}[{b_text}];\n"
-             + "".join(f"        {text(s)}\n" for s in work) + "    }")
+             + "".join(f"        {_plain_store(s)}\n" for s in work) + "    }")
     kept = "\n    ".join(text(s) for s in prelude[:-1])
     new_body = "{\n    " + kept + "\n    " + naive + "\n}"
     return data[: syntax.body.start_byte].decode() + new_body + data[syntax.body.end_byte :].decode()
+
+
+def _plain_store(statement: Node) -> str:
+    """`statement`'s text, a store through a macro's parentheses (`((C)[i]) = v;`) as `C[i] = v;`."""
+    expression = unparen(statement.named_children[0]) if statement.type == "expression_statement" and \
+        statement.named_children else None
+    left = unparen(expression.child_by_field_name("left")) if expression is not None and \
+        expression.type == "assignment_expression" else None
+    if expression is None or left is None or left.type != "subscript_expression":
+        return text(statement)
+    base, indices = subscript_parts(left)
+    base = unparen(base)
+    if base is None or base.type != "identifier" or len(indices) != 1:
+        return text(statement)
+    data, start = statement.text or b"", statement.start_byte
+    target = f"{text(base)}[{text(indices[0])}]".encode()
+    written = expression.child_by_field_name("left")
+    assert written is not None
+    return (data[: written.start_byte - start] + target + data[written.end_byte - start :]).decode()
 
 
 def _folded(node: Node, constants: Mapping[str, int]) -> str:
@@ -247,6 +266,7 @@ def _tile_store(statement: Node, shared: Mapping[str, int], symbols: Symbols) ->
         return None
     base, indices = subscript_parts(left)
     array, load_indices = subscript_parts(right)
+    base, array = unparen(base), unparen(array)
     if base is None or text(base) not in shared or len(indices) != 2 or not _is(indices[0], symbols, "threadIdx.y") \
             or not _is(indices[1], symbols, "threadIdx.x") or array is None or array.type != "identifier" or \
             len(load_indices) != 1 or text(array) in shared:
@@ -255,14 +275,19 @@ def _tile_store(statement: Node, shared: Mapping[str, int], symbols: Symbols) ->
 
 
 def _accumulated_product(statement: Node, acc: str) -> tuple[tuple[str, list[Node]], tuple[str, list[Node]]] | None:
-    """The two tile reads of `acc += X[i][j] * Y[k][l];`."""
+    """The two tile reads of `acc += X[i][j] * Y[k][l];` (or `acc = acc + X[i][j] * Y[k][l];`)."""
     if statement.type != "expression_statement" or len(statement.named_children) != 1:
         return None
     update = unparen(statement.named_children[0])
-    if update is None or update.type != "assignment_expression" or \
-            text(update.child_by_field_name("operator")) != "+=" or text(update.child_by_field_name("left")) != acc:
+    if update is None or update.type != "assignment_expression" or text(update.child_by_field_name("left")) != acc:
         return None
     product = unparen(update.child_by_field_name("right"))
+    if text(update.child_by_field_name("operator")) == "=" and product is not None and \
+            product.type == "binary_expression" and text(product.child_by_field_name("operator")) == "+" and \
+            text(unparen(product.child_by_field_name("left"))) == acc:
+        product = unparen(product.child_by_field_name("right"))
+    elif text(update.child_by_field_name("operator")) != "+=":
+        return None
     if product is None or product.type != "binary_expression" or text(product.child_by_field_name("operator")) != "*":
         return None
     reads = []
@@ -271,6 +296,7 @@ def _accumulated_product(statement: Node, acc: str) -> tuple[tuple[str, list[Nod
         if side is None or side.type != "subscript_expression":
             return None
         base, indices = subscript_parts(side)
+        base = unparen(base)
         if base is None or base.type != "identifier" or len(indices) != 2:
             return None
         reads.append((text(base), indices))

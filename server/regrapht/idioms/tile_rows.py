@@ -17,6 +17,7 @@ every local it assigns declared in it, no array it writes also read in it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -95,7 +96,7 @@ def _others(block: tuple[int, int, int], axis: str) -> int:
     return product
 
 
-def _header(loop: Node, constants: dict[str, int] | object) -> tuple[str, int, int] | None:
+def _header(loop: Node, constants: Mapping[str, int]) -> tuple[str, int, int] | None:
     """(counter, extent, step) of `for (int i = 0; i < EXTENT; i += STEP)`, both constants."""
     declared = loop_counter(loop)
     condition, update = unparen(loop.child_by_field_name("condition")), unparen(loop.child_by_field_name("update"))
@@ -103,7 +104,7 @@ def _header(loop: Node, constants: dict[str, int] | object) -> tuple[str, int, i
             update.type != "assignment_expression" or text(update.child_by_field_name("operator")) != "+=":
         return None
     counter, start, _ = declared
-    known = dict(constants) if isinstance(constants, dict) else {}
+    known = dict(constants)
     extent = constant_value(text(condition.child_by_field_name("right")), known)
     step = constant_value(text(update.child_by_field_name("right")), known)
     if text(start).strip() != "0" or text(condition.child_by_field_name("operator")) != "<" or \

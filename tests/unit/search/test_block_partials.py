@@ -196,3 +196,65 @@ def test_the_tile_row_transpose_rewrites_match_the_original_on_the_cpu(tmp_path:
         # no guard in the original: sizes of whole 32x32 tiles, not square
         assert same_outputs(given.source, spec, rewrite.source, rewrite.launch, {"width": 96, "height": 64},
                             where) == 0.0, rewrite.note
+
+
+# ------------------------------------------------------------------ shared-tile matmuls
+MATMULS = sorted(p.name.removesuffix(".regrapht.toml") for p in (DATA / "matmul").glob("*.regrapht.toml"))
+
+MATMUL_NEAR_MISSES: list[tuple[str, str, str]] = [
+    # each tile's product overwrites the sum (not a dot product over K)
+    ("shared_tiles_template", "acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];",
+     "acc = As[threadIdx.y][k] * Bs[k][threadIdx.x];"),
+    # a sum of sums, not of products
+    ("shared_tiles_template", "acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];",
+     "acc += As[threadIdx.y][k] + Bs[k][threadIdx.x];"),
+    # the tile counter steps A by one element, not a tile (A(row, t + k), read twice over)
+    ("shared_tiles_template", "A[row * K + t * TILE + threadIdx.x]", "A[row * K + t + threadIdx.x]"),
+    # the product reads the tile's row where it should read its column
+    ("shared_tiles_template", "acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];",
+     "acc += As[k][threadIdx.y] * Bs[k][threadIdx.x];"),
+    # the second barrier is missing: the next tile's loads race with this tile's reads
+    ("shared_tiles_template", "acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];\n        __syncthreads();",
+     "acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];"),
+    # the inner loop covers half a tile
+    ("shared_tiles_template", "k < TILE;", "k < TILE / 2;"),
+    # B's load uses the column through a local mixing the thread's x (it is read by another thread)
+    ("shared_tiles_locals_unguarded", "sB[ty][tx] = B[(m * BLOCK_SIZE + ty) * wB + c];",
+     "sB[ty][tx] = B[(m * BLOCK_SIZE + tx) * wB + c];"),
+]
+
+
+@pytest.mark.parametrize("case,old,new", MATMUL_NEAR_MISSES)
+def test_near_misses_of_the_shared_tile_matmuls_are_not_retiled(case: str, old: str, new: str) -> None:
+    given = _input(f"matmul/{case}")
+    assert old in given.source, old
+    changed = ApplierInput(given.source.replace(old, new), given.kernel, given.launch, given.constants, given.device)
+    assert rewrites_of(BY_NAME["MatmulTiling"], changed) == []
+
+
+def test_a_shared_tile_matmul_is_read_only_on_a_block_of_its_tile() -> None:
+    given = _input("matmul/shared_tiles_template")
+    assert rewrites_of(BY_NAME["MatmulTiling"], given)
+    wider = ApplierInput(given.source, given.kernel, LaunchConfig(("(N + 31) / 32", "(M + 15) / 16"), ("32", "16")),
+                         given.constants, given.device)
+    assert rewrites_of(BY_NAME["MatmulTiling"], wider) == []
+
+
+# sizes: K not a multiple of the tile where the kernel allows it (both sum the whole tiles only)
+MATMUL_SIZES = {"shared_tiles_template": {"M": 40, "N": 24, "K": 40},
+                "shared_tiles_macro_index": {"M": 33, "N": 17, "K": 48},
+                "shared_tiles_locals_unguarded": {"hA": 64, "wA": 96, "wB": 32}}
+
+
+@needs_gxx
+@pytest.mark.parametrize("case", MATMULS)
+def test_the_shared_tile_matmul_rewrites_match_the_original_on_the_cpu(case: str, tmp_path: Path) -> None:
+    given = _input(f"matmul/{case}")
+    spec = (DATA / "matmul" / f"{case}.regrapht.toml").read_text()
+    rewrites = rewrites_of(BY_NAME["MatmulTiling"], given)
+    assert len(rewrites) > 4
+    for number, rewrite in enumerate(rewrites[:2] + rewrites[-1:]):
+        where = tmp_path / str(number)
+        where.mkdir()
+        worst = same_outputs(given.source, spec, rewrite.source, rewrite.launch, MATMUL_SIZES[case], where)
+        assert worst < 1e-4, f"{case}: {rewrite.note}: {worst}"

@@ -32,7 +32,14 @@ from regrapht.idioms.gemm import DenseProduct, Operand, dense_product
 from regrapht.idioms.pointwise import fresh
 from regrapht.search.appliers.common import ApplierInput, Rewrite, body_edits
 from regrapht.search.appliers.grid import grid_order
-from regrapht.search.appliers.points import bind, ceil_div, detiled_read_as_naive, prelude, recognised, template_pins
+from regrapht.search.appliers.points import (
+    bind,
+    ceil_div,
+    detiled_read_as_naive,
+    prelude,
+    recognised,
+    template_pins,
+)
 from regrapht.spec.launch import LaunchConfig
 
 # (BM, BN, BK, TM, TN, double-buffered). 128x128 with 8x8 per thread is the classic

@@ -13,8 +13,9 @@ from regrapht.idioms.grid_stride import grid_stride_as_guard
 from regrapht.idioms.kept_loops import loop_around, loop_as_scalar
 from regrapht.idioms.loop_points import distinct_writes, loops_as_points
 from regrapht.idioms.pointwise import AXES, Bound, PointKernel, expression_poly, launch_block, point_kernel
-from regrapht.idioms.syntax import kernel_syntax
 from regrapht.idioms.shared_tiles import detiled
+from regrapht.idioms.spelling import plain_spelling
+from regrapht.idioms.syntax import kernel_syntax
 from regrapht.idioms.tile_rows import tile_rows_as_points
 from regrapht.search.appliers.common import (
     ApplierInput,
@@ -162,7 +163,8 @@ def detiled_read_as_naive(given: ApplierInput) -> ApplierInput | None:
     (`idioms/shared_tiles.py`); None when it has none."""
     written = detiled(given.source, given.kernel, launch_block(given.launch.block), tuple(given.launch.grid),
                       template_values(given))
-    return replace(given, source=written) if written is not None else None
+    # written plainly again: the loads keep the spelling they had (`(row) * (K)` from a macro)
+    return replace(given, source=plain_spelling(written, given.kernel)) if written is not None else None
 
 
 def kept_loop_rewrites(given: ApplierInput, apply: Callable[[ApplierInput], list[Rewrite]]) -> list[Rewrite]:
