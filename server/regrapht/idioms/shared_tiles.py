@@ -79,7 +79,7 @@ def detiled(source: str, kernel: str, block: tuple[int, int, int] | None, grid: 
     product = _staged_product(body, shared, symbols, accumulator, known)
     if product is None:
         return None
-    tile, (a_load, a_array), (b_load, b_array), inner = product
+    tile, (a_load, a_array, a_guard), (b_load, b_array, b_guard), inner = product
     if block != (tile, tile, 1):
         return None
     merged = f"{counter}_{inner}_rg"
@@ -93,14 +93,76 @@ def detiled(source: str, kernel: str, block: tuple[int, int, int] | None, grid: 
         work = after
     if guard is None or not work:
         return None
+    bound = f"({_folded(tiles, known)}) * {tile}"
+    if a_guard is not None or b_guard is not None:
+        # bounds-guarded loads: zeros past K (0 * 0 adds nothing) and outside the stored rows and
+        # columns (the store's guard holds wherever the sum is stored), so the sum runs to K
+        limit = _guarded_limit(a_guard, b_guard, guard, symbols, counter, inner, tile, tiles, known)
+        if limit is None:
+            return None
+        bound = limit
     data = syntax.source
     naive = (f"if ({guard}) {{\n        {text(prelude[-1])}\n"
-             f"        for (int {merged} = 0; {merged} < ({_folded(tiles, known)}) * {tile}; ++{merged})\n"
+             f"        for (int {merged} = 0; {merged} < {bound}; ++{merged})\n"
              f"            {accumulator} += {a_array}[{a_text}] * {b_array}[{b_text}];\n"
              + "".join(f"        {_plain_store(s)}\n" for s in work) + "    }")
     kept = "\n    ".join(text(s) for s in prelude[:-1])
     new_body = "{\n    " + kept + "\n    " + naive + "\n}"
     return data[: syntax.body.start_byte].decode() + new_body + data[syntax.body.end_byte :].decode()
+
+
+def _guarded_limit(a_guard: Node | None, b_guard: Node | None, store_guard: str, symbols: Symbols, counter: str,
+                   inner: str, tile: int, tiles: Node, constants: Mapping[str, int]) -> str | None:
+    """The bound `L` of the merged loop when both loads are guarded by `t * TILE + k < L` (the
+    tile's element of K, with the thread written `k`) and otherwise only by terms of the store's
+    guard that do not move with the substituted thread, and the tiles are `(L + TILE - 1) /
+    TILE`; None otherwise."""
+    stored = {" ".join(t.split()) for t in store_guard.split("&&")}
+    limits: set[str] = set()
+    for condition, thread in ((a_guard, "threadIdx.x"), (b_guard, "threadIdx.y")):
+        if condition is None:
+            return None
+        found = None
+        for term in _conjuncts(condition):
+            term = unparen(term) or term
+            spelled = " ".join(text(term).split())
+            operator = text(term.child_by_field_name("operator")) if term.type == "binary_expression" else ""
+            left = term.child_by_field_name("left") if operator == "<" else None
+            if left is not None and _is_merged(left, symbols, thread, counter, inner, tile):
+                found = " ".join(text(term.child_by_field_name("right")).split())
+            elif spelled not in stored or _moves_with(term, symbols, thread):
+                return None
+        if found is None:
+            return None
+        limits.add(found)
+    if len(limits) != 1:
+        return None
+    [limit] = limits
+    folded = " ".join(_folded(tiles, constants).split())
+    value = constant_value(limit, constants)
+    spelled_limit = str(value) if value is not None else limit
+    if folded not in (f"({spelled_limit} + {tile - 1}) / {tile}", f"({spelled_limit} + {tile} - 1) / {tile}"):
+        return None
+    return limit
+
+
+def _conjuncts(node: Node) -> list[Node]:
+    node = unparen(node) or node
+    if node.type == "binary_expression" and text(node.child_by_field_name("operator")) == "&&":
+        return [*_conjuncts(node.child_by_field_name("left")), *_conjuncts(node.child_by_field_name("right"))]  # type: ignore[arg-type]
+    return [node]
+
+
+def _is_merged(node: Node, symbols: Symbols, thread: str, counter: str, inner: str, tile: int) -> bool:
+    """Whether `node`, its thread written `inner`, is exactly `counter * tile + inner`."""
+    substituted = _replace(symbols.poly(node), thread, inner)
+    return substituted == Poly.of({(counter,): tile, (inner,): 1})
+
+
+def _moves_with(term: Node, symbols: Symbols, thread: str) -> bool:
+    return any(n.type == "field_expression" and "".join(text(n).split()) == thread or
+               n.type == "identifier" and text(n) in symbols.env and depends_on(symbols.env[text(n)], thread)
+               for n in walk(term))
 
 
 def _plain_store(statement: Node) -> str:
@@ -213,8 +275,11 @@ def _barrier(statement: Node) -> bool:
     return call is not None and call.type == "call_expression" and call_name(call) == "__syncthreads"
 
 
+Load = tuple[Node, str, Node | None]  # the load's index, its array, its guard (None: unguarded)
+
+
 def _staged_product(body: list[Node], shared: Mapping[str, int], symbols: Symbols, acc: str,
-                    constants: Mapping[str, int]) -> tuple[int, tuple[Node, str], tuple[Node, str], str] | None:
+                    constants: Mapping[str, int]) -> tuple[int, Load, Load, str] | None:
     """(TILE, (A's load, A), (B's load, B), k) of the tile loop's body: two stores of plain loads
     into the tiles at [ty][tx], a barrier, `for (k < TILE) acc += As[ty][k] * Bs[k][tx];`, a
     barrier."""
@@ -253,8 +318,10 @@ def _staged_product(body: list[Node], shared: Mapping[str, int], symbols: Symbol
     return tile, loads[a_tile], loads[b_tile], k
 
 
-def _tile_store(statement: Node, shared: Mapping[str, int], symbols: Symbols) -> tuple[str, Node, str] | None:
-    """(tile, load, array) of `S[ty][tx] = P[...];`, P a pointer read."""
+def _tile_store(statement: Node, shared: Mapping[str, int], symbols: Symbols
+                ) -> tuple[str, Node, str, Node | None] | None:
+    """(tile, load, array, condition) of `S[ty][tx] = P[...];`, P a pointer read, or of
+    `S[ty][tx] = (c) ? P[...] : 0;` (a bounds-guarded load: the condition returned)."""
     if statement.type != "expression_statement" or len(statement.named_children) != 1:
         return None
     assignment = unparen(statement.named_children[0])
@@ -262,6 +329,12 @@ def _tile_store(statement: Node, shared: Mapping[str, int], symbols: Symbols) ->
             text(assignment.child_by_field_name("operator")) != "=":
         return None
     left, right = unparen(assignment.child_by_field_name("left")), unparen(assignment.child_by_field_name("right"))
+    condition = None
+    if right is not None and right.type == "conditional_expression":
+        zero = unparen(right.child_by_field_name("alternative"))
+        if zero is None or zero.type != "number_literal" or text(zero).rstrip("fF").strip("0.") != "":
+            return None
+        condition, right = right.child_by_field_name("condition"), unparen(right.child_by_field_name("consequence"))
     if left is None or right is None or left.type != "subscript_expression" or right.type != "subscript_expression":
         return None
     base, indices = subscript_parts(left)
@@ -271,7 +344,7 @@ def _tile_store(statement: Node, shared: Mapping[str, int], symbols: Symbols) ->
             or not _is(indices[1], symbols, "threadIdx.x") or array is None or array.type != "identifier" or \
             len(load_indices) != 1 or text(array) in shared:
         return None
-    return text(base), load_indices[0], text(array)
+    return text(base), load_indices[0], text(array), condition
 
 
 def _accumulated_product(statement: Node, acc: str) -> tuple[tuple[str, list[Node]], tuple[str, list[Node]]] | None:

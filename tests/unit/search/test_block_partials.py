@@ -13,7 +13,7 @@ import pytest
 from cpu_cuda import needs_gxx, same_outputs
 
 from regrapht.app.optimize import kernel_target
-from regrapht.idioms.spelling import plain_spelling
+from regrapht.idioms.spelling import builtins_unaliased, plain_spelling
 from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits, rewrites_of
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import load_spec
@@ -258,3 +258,24 @@ def test_the_shared_tile_matmul_rewrites_match_the_original_on_the_cpu(case: str
         where.mkdir()
         worst = same_outputs(given.source, spec, rewrite.source, rewrite.launch, MATMUL_SIZES[case], where)
         assert worst < 1e-4, f"{case}: {rewrite.note}: {worst}"
+
+
+ALIASES = """__global__ void k(float *y, int n)
+{
+    int tx = threadIdx.x, bx = blockIdx.x;
+    unsigned int bd = blockDim.x;
+    int moved = threadIdx.y;
+    moved += 1;
+    if (bx * bd + tx < n)
+        y[bx * bd + tx] = moved;
+}
+"""
+
+
+def test_locals_that_only_rename_a_built_in_are_written_as_it() -> None:
+    plain = builtins_unaliased(ALIASES, "k")
+    assert "y[((int)blockIdx.x) * blockDim.x + ((int)threadIdx.x)] = moved;" in plain  # signed: cast; unsigned: bare
+    assert "int tx" not in plain and "bd" not in plain
+    assert "int moved = threadIdx.y;" in plain  # changed later: not an alias
+    shadowed = ALIASES.replace("y[bx * bd + tx] = moved;", "{ int tx = 3; y[bx * bd + tx] = moved; }")
+    assert "int tx = threadIdx.x" in builtins_unaliased(shadowed, "k")

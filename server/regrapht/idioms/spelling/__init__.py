@@ -17,8 +17,6 @@
   the linear thread index, `b.size()` the block's threads, the handle's declaration gone;
 - `T *s = SharedMemory<T>();` through a proxy struct of the file whose conversion operators
   return an `extern __shared__` array, written `extern __shared__ T s[];`;
-- a local that only renames a built-in index (`int tx = threadIdx.x, bx = blockIdx.x;`)
-  written as the built-in (`((int)threadIdx.x)`: the local's value and type);
 - calls of one-line `__device__` helpers (`{ return a + b; }`) inlined, when every argument is
   pure (evaluating it twice or not at all changes nothing);
 - functional casts to a template parameter (`T(0)`) written as `static_cast<T>(0)`;
@@ -94,7 +92,6 @@ from regrapht.idioms.syntax import kernel_syntax
 def plain_spelling(source: str, kernel: str) -> str:
     syntax = None  # parsed again only after a step changed the text (a parse is the costly part)
     for step in (comparisons, expand_object_macros, expand_macros, variable_parentheses, block_groups, shared_proxies,
-                 builtin_aliases,
                  inline_helpers,
                  inline_bodies, functional_casts, do_while, do_count_down, reused_counters, counted_while,
                  count_up, plain_loads,
@@ -113,4 +110,20 @@ def plain_spelling(source: str, kernel: str) -> str:
     return source
 
 
-__all__ = ["plain_spelling"]
+def builtins_unaliased(source: str, kernel: str) -> str:
+    """The kernel with locals that only rename a built-in index (`int tx = threadIdx.x, bx =
+    blockIdx.x;`) written as the built-in (`((int)threadIdx.x)`: the local's value and type).
+    Not a step of `plain_spelling`: the point-kernel readers take `int c = blockIdx.z;` as a
+    coordinate and `int t = threadIdx.x;` as a block-local index; callers that read a kernel
+    they rewrote themselves (a shared-tile product written naively) use it on their text."""
+    syntax = kernel_syntax(source, kernel)
+    edits = builtin_aliases(syntax) if syntax is not None else []
+    if not edits:
+        return source
+    data = syntax.source if syntax is not None else source.encode()
+    for start, end, replacement in sorted(edits, reverse=True):
+        data = data[:start] + replacement.encode() + data[end:]
+    return data.decode()
+
+
+__all__ = ["builtins_unaliased", "plain_spelling"]

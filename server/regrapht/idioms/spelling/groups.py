@@ -13,7 +13,8 @@ groups' handle of the thread block, and a `SharedMemory<T>` proxy for `extern __
   *)a; }`, written `extern __shared__ T s[];`: the same dynamically sized buffer, seen as T,
   when `s` is never re-pointed.
 - `builtin_aliases`: locals that only rename a built-in index (`int tx = threadIdx.x;`) written
-  as the built-in (cast to the local's signed type where it is signed).
+  as the built-in (cast to the local's signed type where it is signed); not a `plain_spelling`
+  step (`builtins_unaliased`).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from regrapht.idioms.kept_loops import loop_around, loop_as_scalar
 from regrapht.idioms.loop_points import distinct_writes, loops_as_points
 from regrapht.idioms.pointwise import AXES, Bound, PointKernel, expression_poly, launch_block, point_kernel
 from regrapht.idioms.shared_tiles import detiled
-from regrapht.idioms.spelling import plain_spelling
+from regrapht.idioms.spelling import builtins_unaliased, plain_spelling
 from regrapht.idioms.syntax import kernel_syntax
 from regrapht.idioms.tile_rows import tile_rows_as_points
 from regrapht.search.appliers.common import (
@@ -163,8 +163,11 @@ def detiled_read_as_naive(given: ApplierInput) -> ApplierInput | None:
     (`idioms/shared_tiles.py`); None when it has none."""
     written = detiled(given.source, given.kernel, launch_block(given.launch.block), tuple(given.launch.grid),
                       template_values(given))
-    # written plainly again: the loads keep the spelling they had (`(row) * (K)` from a macro)
-    return replace(given, source=plain_spelling(written, given.kernel)) if written is not None else None
+    if written is None:
+        return None
+    # written plainly again (the loads keep the spelling they had: `(row) * (K)` from a macro),
+    # the block's indices under their own names (`int tx = threadIdx.x;` of the samples' layout)
+    return replace(given, source=plain_spelling(builtins_unaliased(written, given.kernel), given.kernel))
 
 
 def kept_loop_rewrites(given: ApplierInput, apply: Callable[[ApplierInput], list[Rewrite]]) -> list[Rewrite]:
