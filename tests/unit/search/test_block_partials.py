@@ -218,6 +218,15 @@ MATMUL_NEAR_MISSES: list[tuple[str, str, str]] = [
      "acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];"),
     # the inner loop covers half a tile
     ("shared_tiles_template", "k < TILE;", "k < TILE / 2;"),
+    # guarded loads over floor(K / TILE) tiles: the original leaves K's last partial tile out
+    ("shared_tiles_ceil_guarded", "ph < (k + TILE_W - 1) / TILE_W;", "ph < k / TILE_W;"),
+    # a load guarded by a bound the store does not have (rows the sum would wrongly include)
+    ("shared_tiles_ceil_guarded", "(row < m && ph * TILE_W", "(row < m - 1 && ph * TILE_W"),
+    # B's load not guarded along K (it would read past K where A's zeros stand)
+    ("shared_tiles_ceil_guarded", "(ph * TILE_W + threadIdx.y < k && col < n)", "(col < n)"),
+    # the zero fill is not zero
+    ("shared_tiles_ceil_guarded", "(ph * TILE_W + threadIdx.y) * n + col] : 0.0f;",
+     "(ph * TILE_W + threadIdx.y) * n + col] : 1.0f;"),
     # B's load uses the column through a local mixing the thread's x (it is read by another thread)
     ("shared_tiles_locals_unguarded", "sB[ty][tx] = B[(m * BLOCK_SIZE + ty) * wB + c];",
      "sB[ty][tx] = B[(m * BLOCK_SIZE + tx) * wB + c];"),
@@ -242,6 +251,7 @@ def test_a_shared_tile_matmul_is_read_only_on_a_block_of_its_tile() -> None:
 
 # sizes: K not a multiple of the tile where the kernel allows it (both sum the whole tiles only)
 MATMUL_SIZES = {"shared_tiles_template": {"M": 40, "N": 24, "K": 40},
+                "shared_tiles_ceil_guarded": {"m": 37, "n": 21, "k": 45},
                 "shared_tiles_macro_index": {"M": 33, "N": 17, "K": 48},
                 "shared_tiles_locals_unguarded": {"hA": 64, "wA": 96, "wB": 32}}
 
