@@ -68,7 +68,7 @@ TECHNIQUES: tuple[Technique, ...] = (
         "block_reduce_atomic", "structural",
         appliers=("BlockReduceAtomic",),
         synonyms=("block_reduce", "cub_block_reduce", "block_reduction_atomic", "one_atomic_per_block"),
-        params=("vector", "unroll", "elements_per_thread", "waves", "one_block"),
+        params=("vector", "unroll", "elements_per_thread", "waves", "one_block", "block_items"),
         numerics="reorders",
     ),
     Technique(

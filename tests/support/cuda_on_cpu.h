@@ -44,3 +44,34 @@ inline void launch(dim3 grid, dim3 block, std::function<void()> body) {
         for (auto &th : ts) th.join();  // a thread that returned early has dropped out of the barrier
     }
 }
+#define __launch_bounds__(...)
+// Stand-ins for the library pieces the block-reduction rewrites and their originals use: a
+// cub::BlockReduce whose Sum/Reduce goes through its shared TempStorage with two barriers
+// (thread 0 combines serially: the result, as CUB's, is only valid there), and cooperative
+// groups' block handle.
+namespace cub {
+template <class T, int THREADS> struct BlockReduce {
+    struct TempStorage { T v[THREADS]; };
+    TempStorage &s;
+    explicit BlockReduce(TempStorage &t) : s(t) {}
+    static unsigned rank() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
+    template <class Op> T Reduce(T x, Op op) {
+        s.v[rank()] = x;
+        __syncthreads();
+        T total = s.v[0];
+        if (rank() == 0) for (int i = 1; i < THREADS; i++) total = op(total, s.v[i]);
+        __syncthreads();
+        return total;
+    }
+    T Sum(T x) { return Reduce(x, [](const T &a, const T &b) { return a + b; }); }
+};
+}
+namespace cooperative_groups {
+struct thread_block {
+    void sync() const { __syncthreads(); }
+    unsigned thread_rank() const { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
+    unsigned size() const { return blockDim.x * blockDim.y * blockDim.z; }
+};
+inline thread_block this_thread_block() { return {}; }
+inline void sync(const thread_block &) { __syncthreads(); }
+}

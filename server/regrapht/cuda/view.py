@@ -66,7 +66,7 @@ class Param:
     def element_type(self) -> str:
         """The pointee type without qualifiers: "const float * __restrict__" -> "float"."""
         base = self.type.split("*")[0]
-        words = [w for w in base.split() if w not in ("const", "volatile", "__restrict__")]
+        words = [w for w in base.split() if w not in ("const", "volatile", "__restrict__", "__restrict")]
         return " ".join(words)
 
 
@@ -135,7 +135,7 @@ class KernelView:
         """
         types = []
         for param in self.params:
-            t = param.type.replace("__restrict__", " ")
+            t = param.type.replace("__restrict__", " ").replace("__restrict", " ")
             if "*" in t:
                 head, _, tail = t.rpartition("*")
                 t = head + "*" + tail.replace("const", " ")

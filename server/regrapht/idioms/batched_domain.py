@@ -24,7 +24,9 @@ from regrapht.idioms.batched_model import (
     ROLES,
     BatchedOperand,
     BatchedProduct,
+    Epilogue,
     NotBatched,
+    Piece,
     ProductWork,
     Reading,
     evaluate,
@@ -286,19 +288,21 @@ class Domain:
         same = [name for name, value in self.reading.template_values.items() if value == extent.constant]
         return Poly.atom(same[0]) if len(same) == 1 else extent
 
-    def _epilogue(self, work: ProductWork, c_index: Poly) -> str | None:
-        """The stored value as a format string over `{acc}` and `{c}`."""
+    def _epilogue(self, work: ProductWork, c_index: Poly) -> Epilogue | None:
+        """The stored value over holes for the accumulator and C's element."""
         expression = self._formatted(work.value, work, c_index)
         if expression is None:
             return None
-        return f"{{c}} + ({expression})" if work.compound else expression
+        if work.compound:
+            expression = (Piece(hole="c"), Piece.of(" + ("), *expression, Piece.of(")"))
+        return Epilogue(expression)
 
-    def _formatted(self, value: Node, work: ProductWork, c_index: Poly) -> str | None:
-        """`value`'s text as a format string: the accumulator `{acc}`, C at the stored element
-        `{c}`, a float local of the epilogue its own value converted to its type; None when it
-        reads anything else (other memory, thread-dependent locals) or changes anything."""
+    def _formatted(self, value: Node, work: ProductWork, c_index: Poly) -> tuple[Piece, ...] | None:
+        """`value`'s text as pieces: the accumulator and C at the stored element as holes, a float
+        local of the epilogue its own value converted to its type; None when it reads anything
+        else (other memory, thread-dependent locals) or changes anything."""
         data = self.reading.syntax.source
-        spans: list[tuple[int, int, str]] = []
+        spans: list[tuple[int, int, tuple[Piece, ...]]] = []
         stack = [value]
         while stack:
             node = stack.pop()
@@ -309,18 +313,19 @@ class Domain:
                 leaves_index = self._renamed(index)
                 if leaves_index is None or leaves_index != c_index:
                     return None
-                spans.append((node.start_byte, node.end_byte, "{c}"))
+                spans.append((node.start_byte, node.end_byte, (Piece(hole="c"),)))
                 continue
             if node.type == "identifier":
                 name = text(node)
                 if name == work.acc:
-                    spans.append((node.start_byte, node.end_byte, "{acc}"))
+                    spans.append((node.start_byte, node.end_byte, (Piece(hole="acc"),)))
                 elif name in self.reading.value_locals:
                     type_text, local_value = self.reading.value_locals[name]
                     inner = self._formatted(local_value, work, c_index)
                     if inner is None:
                         return None
-                    spans.append((node.start_byte, node.end_byte, f"(({type_text})({inner}))"))
+                    spans.append((node.start_byte, node.end_byte,
+                                  (Piece.of(f"(({type_text})("), *inner, Piece.of("))"))))
                 elif name not in self.reading.scalars and name not in self.reading.template_values and \
                         not (node.parent is not None and node.parent.type == "call_expression" and
                              node.parent.child_by_field_name("function") == node and name in PURE_CALLS):
@@ -330,14 +335,13 @@ class Domain:
                              "field_expression", "comma_expression"):
                 return None
             stack.extend(node.children)
-        pieces: list[str] = []
+        pieces: list[Piece] = []
         cursor = value.start_byte
-        for start, end, replacement in sorted(spans):
-            pieces.append(data[cursor:start].decode().replace("{", "{{").replace("}", "}}"))
-            pieces.append(replacement)
+        for start, end, replacement in sorted(spans, key=lambda span: span[:2]):
+            pieces += [Piece.of(data[cursor:start].decode()), *replacement]
             cursor = end
-        pieces.append(data[cursor : value.end_byte].decode().replace("{", "{{").replace("}", "}}"))
-        return "".join(pieces)
+        pieces.append(Piece.of(data[cursor : value.end_byte].decode()))
+        return tuple(pieces)
 
     def _renamed(self, index: Poly) -> Poly | None:
         """An index with its decode locals as the role names b, i, j (as `finish` names them)."""

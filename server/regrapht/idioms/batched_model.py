@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 from tree_sitter import Node
 
@@ -24,6 +25,32 @@ from regrapht.idioms.syntax import (
 )
 
 AXES = ("x", "y", "z")
+Hole = Literal["acc", "c"]
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """A stored value written in terms of the accumulator and C's stored element: pieces of the
+    original's text (`str`) and holes (`Piece.hole`), filled by `written`."""
+
+    pieces: tuple[Piece, ...]
+
+    def written(self, acc: str, c: str) -> str:
+        """The value with the accumulator spelled `acc` and C's element `c`."""
+        return "".join(p.text if p.hole is None else (acc if p.hole == "acc" else c) for p in self.pieces)
+
+    def __str__(self) -> str:
+        return self.written("{acc}", "{c}")
+
+
+@dataclass(frozen=True)
+class Piece:
+    text: str = ""
+    hole: Hole | None = None
+
+    @staticmethod
+    def of(value: str) -> Piece:
+        return Piece(text=value)
 GLOBAL_Z = Poly.of({("blockDim.z", "blockIdx.z"): 1, ("threadIdx.z",): 1})
 GLOBALS = {"x": GLOBAL_X, "y": GLOBAL_Y, "z": GLOBAL_Z}
 ELEMENT_TYPES = ("float", "double", "int")
@@ -71,9 +98,8 @@ class BatchedProduct:
     c_base: Poly  # C's index = c_base(b) + c_row * i + c_col * j
     c_row: Poly
     c_col: Poly
-    # The stored value with `{acc}` for the accumulator and `{c}` for C's element (str.format
-    # fields; braces of the original are doubled).
-    epilogue: str
+    # The stored value: the original's text around holes for the accumulator and C's element.
+    epilogue: Epilogue
     template_values: Mapping[str, int]  # this instantiation's integer template arguments
     # The grid axis whose blocks are the batch when its count exists only in the launch
     # (`blockIdx.x` per matrix, no guard, the grid not a kernel scalar): a rewrite keeps the launch.

@@ -10,6 +10,10 @@ wrote into shared memory, so the usual forms are all read the same way: a thread
 totals before it, thread 0 scanning them serially (in place or into another array), a
 Hillis-Steele or Blelloch scan over them.
 
+`block_sums_tree(...)` answers the question of a block's tree reduction in shared memory
+(`idioms/block_partials.py`): after each thread stored its value, do the barriers and halvings
+leave the block's sum in thread 0, and only there?
+
 Only integer scalar arithmetic, shared arrays, `if`, `for`, `while` and `min`/`max` are
 interpreted; anything else (a load from global memory, a call, `break`, a value that is not an
 integer) makes the answer "unknown", as does running out of the step budget.
@@ -54,6 +58,7 @@ class _Block:
         self.floats = False  # values may be floats (`insertion_keeps_top`); else integers only
         self.returns = False  # `return;` ends the thread (`block_computes_scan`)
         self.budget = STEP_BUDGET
+        self.flat = False  # a 1-D block: threadIdx.y/z are 0, blockDim.y/z are 1 (`block_sums_tree`)
 
     def t(self, node: Node | None) -> str:
         """The node's text, once per node (the same statements run for every thread)."""
@@ -194,6 +199,8 @@ class _Block:
         if kind == "field_expression":
             name = "".join(self.t(node).split())
             builtins = {"threadIdx.x": env["@thread"], "blockDim.x": self.threads, "blockIdx.x": 0, "gridDim.x": 1}
+            if self.flat:
+                builtins.update({"threadIdx.y": 0, "threadIdx.z": 0, "blockDim.y": 1, "blockDim.z": 1})
             if name not in builtins:
                 raise _Unknown(name)
             return builtins[name]
@@ -436,3 +443,56 @@ def block_computes_scan(statements: list[Node], source_array: str, target: str, 
         if not found:
             return None
     return min(found) if len(found) == 1 else None
+
+
+def block_sums_tree(prelude: list[Node], opaque: frozenset[str], array: str, stored_at: Node, held: str | None,
+                    combine: list[Node], condition: Node, result: Node, threads: int, constants: Mapping[str, int],
+                    shared_sizes: Mapping[str, int]) -> bool:
+    """Whether a 1-D block's tree reduction sums what its threads stored: each thread runs
+    `prelude` (its index declarations; the names in `opaque` are values read from memory, random
+    here), stores a random value v_t at `array[stored_at]` (`held`: the local that holds it,
+    then v_t too), and after `combine` (barriers anywhere, no races) `condition` holds in thread 0
+    alone, where `result` is v_0 + ... + v_(threads-1). Two runs on different values, so that a
+    combine which only looks right for one draw is not taken for a sum."""
+    for seed in (13, 29):
+        block = _Block(threads, constants, shared_sizes)
+        block.flat = True
+        draws = random.Random(seed)
+        values = [draws.randrange(1, 1 << 31) for _ in range(threads)]
+        envs: list[Env] = []
+        try:
+            target = block.array(array)
+            for thread in range(threads):
+                env: Env = {"@thread": thread, **{name: draws.randrange(1 << 40, 1 << 41) for name in opaque}}
+                for statement in prelude:
+                    for _ in block.execute(statement, env):
+                        return False  # a barrier among the declarations
+                index = block.value(stored_at, env)
+                if not 0 <= index < len(target):
+                    return False
+                block.touch(array, index, thread, write=True)
+                target[index] = values[thread]
+                if held is not None:
+                    env[held] = values[thread]
+                envs.append(env)
+            runners = [block.run(combine, env) for env in envs]
+            while True:  # up to the next barrier in every thread; the stores race with what comes before one
+                finished = 0
+                for runner in runners:
+                    try:
+                        next(runner)
+                    except StopIteration:
+                        finished += 1
+                if finished == len(runners):
+                    break
+                if finished:
+                    return False  # some threads left while others wait at a barrier
+                block.touched.clear()
+            # read where the last threads' writes still count: no barrier comes between them
+            if [bool(block.value(condition, env)) for env in envs] != [True] + [False] * (threads - 1):
+                return False
+            if block.value(result, envs[0]) != sum(values):
+                return False
+        except _Unknown:
+            return False
+    return True

@@ -435,7 +435,7 @@ def test_shapes_are_read_from_each_mapping() -> None:
     assert product is not None and product.element == "double"
     assert (product.batch.text(), product.m.text(), product.n.text(), product.k.text()) == ("batch", "M", "N", "K")
     assert product.b.inner.text() == "1" and product.b.outer.text() == "K"  # Bt: k-contiguous
-    assert product.epilogue == "alpha * {acc} + beta * {c}"
+    assert str(product.epilogue) == "alpha * {acc} + beta * {c}"
     source, name, launch, constants = MATCHES["template_block_per_matrix"]
     product = batched_product(source, name, launch.grid, launch.block, constants)
     assert product is not None and product.m.text() == "D" and product.batch.text() == "count"
@@ -444,7 +444,7 @@ def test_shapes_are_read_from_each_mapping() -> None:
     assert product is not None and product.a.outer.text() == "1" and product.batch.text() == "nb"
     source, name, launch, constants = MATCHES["split_1d_block_runtime"]
     product = batched_product(source, name, launch.grid, launch.block, constants)
-    assert product is not None and product.epilogue == "{c} + ({acc})"
+    assert product is not None and str(product.epilogue) == "{c} + ({acc})"
 
 
 def test_a_batch_counted_only_by_the_launch_keeps_that_grid_axis() -> None:

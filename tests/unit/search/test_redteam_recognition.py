@@ -61,7 +61,8 @@ def test_every_spec_lists_the_kernels_parameters_in_order() -> None:
     for case in CASES:
         source = (DATA / f"{case}.cu").read_text()
         [kernel] = load_spec(DATA / f"{case}.regrapht.toml").kernels
-        signature = re.search(rf"__global__\s+void\s+{kernel.name.split('<')[0]}\s*\(([^)]*)\)", source)
+        signature = re.search(rf"__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?{kernel.name.split('<')[0]}"
+                              rf"\s*\(([^)]*)\)", source)
         assert signature is not None, case
         params = [re.findall(r"\w+", p)[-1] for p in signature.group(1).split(",")]
         assert params == [a.name for a in kernel.args], case

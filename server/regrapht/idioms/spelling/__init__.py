@@ -12,6 +12,11 @@
 - a parenthesised variable before `+ - * &` (`((row) + (col) * (ld))`, as macros expand) written
   without its parentheses: C++ reads an addition there, tree-sitter a cast (`cuda/nodes.py:
   ambiguous_cast`);
+- cooperative groups' block handle (`cg::thread_block b = cg::this_thread_block();`) used only
+  for barriers and ranks: `b.sync()` / `cg::sync(b)` written `__syncthreads()`, `b.thread_rank()`
+  the linear thread index, `b.size()` the block's threads, the handle's declaration gone;
+- `T *s = SharedMemory<T>();` through a proxy struct of the file whose conversion operators
+  return an `extern __shared__` array, written `extern __shared__ T s[];`;
 - calls of one-line `__device__` helpers (`{ return a + b; }`) inlined, when every argument is
   pure (evaluating it twice or not at all changes nothing);
 - functional casts to a template parameter (`T(0)`) written as `static_cast<T>(0)`;
@@ -60,11 +65,12 @@
 Unchanged when none applies; each step only rewrites what it fully understands.
 
 This module is the driver (the passes in order); the passes live by what they read:
-`macros.py`, `inline.py`, `loops.py`, `pointers.py`, with what they share in `common.py`.
+`macros.py`, `groups.py`, `inline.py`, `loops.py`, `pointers.py`, with what they share in `common.py`.
 """
 
 from __future__ import annotations
 
+from regrapht.idioms.spelling.groups import block_groups, builtin_aliases, shared_proxies
 from regrapht.idioms.spelling.inline import inline_bodies, inline_helpers
 from regrapht.idioms.spelling.loops import count_up, counted_while, do_count_down, do_while, reused_counters
 from regrapht.idioms.spelling.macros import (
@@ -85,7 +91,8 @@ from regrapht.idioms.syntax import kernel_syntax
 
 def plain_spelling(source: str, kernel: str) -> str:
     syntax = None  # parsed again only after a step changed the text (a parse is the costly part)
-    for step in (comparisons, expand_object_macros, expand_macros, variable_parentheses, inline_helpers,
+    for step in (comparisons, expand_object_macros, expand_macros, variable_parentheses, block_groups, shared_proxies,
+                 inline_helpers,
                  inline_bodies, functional_casts, do_while, do_count_down, reused_counters, counted_while,
                  count_up, plain_loads,
                  deref_subscripts, pointer_offsets, named_global_index):
@@ -103,4 +110,20 @@ def plain_spelling(source: str, kernel: str) -> str:
     return source
 
 
-__all__ = ["plain_spelling"]
+def builtins_unaliased(source: str, kernel: str) -> str:
+    """The kernel with locals that only rename a built-in index (`int tx = threadIdx.x, bx =
+    blockIdx.x;`) written as the built-in (`((int)threadIdx.x)`: the local's value and type).
+    Not a step of `plain_spelling`: the point-kernel readers take `int c = blockIdx.z;` as a
+    coordinate and `int t = threadIdx.x;` as a block-local index; callers that read a kernel
+    they rewrote themselves (a shared-tile product written naively) use it on their text."""
+    syntax = kernel_syntax(source, kernel)
+    edits = builtin_aliases(syntax) if syntax is not None else []
+    if not edits:
+        return source
+    data = syntax.source if syntax is not None else source.encode()
+    for start, end, replacement in sorted(edits, reverse=True):
+        data = data[:start] + replacement.encode() + data[end:]
+    return data.decode()
+
+
+__all__ = ["builtins_unaliased", "plain_spelling"]

@@ -30,6 +30,7 @@ C <= N) x passes {1, 2} in lexicographic order; a block that holds one matrix ha
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from regrapht.cuda.affine import Poly
@@ -217,12 +218,22 @@ def _scalars(poly: Poly) -> set[str]:
     return {a for a in poly.atoms() if a != "b"}
 
 
+def _a_slot(row: str) -> str:
+    """Where row `row` of A's matrix l_bg, column kk_bg, sits in the group's tile (pitch k + 1)."""
+    return f"(l_bg * m_bg + {row}) * (k_bg + 1) + kk_bg"
+
+
+def _b_slot(column: str) -> str:
+    """Where row kk_bg, column `column` of B's matrix l_bg sits in the group's tile (pitch n + 1)."""
+    return f"(l_bg * k_bg + kk_bg) * (n_bg + 1) + {column}"
+
+
 def _load(product: BatchedProduct, operand: BatchedOperand, tile: str, extent_name: str, coordinate: str,
-          decode: str, slot: str, th: _Threads) -> str:
+          decode: str, slot: Callable[[str], str], th: _Threads) -> str:
     """Copy the group's part of one operand into its tile, in the operand's memory order: with
     16-byte vectors when the group is one contiguous, aligned run, else element by element."""
     extent = product.m if tile == "as_bg" else product.n
-    where = slot.format(r=coordinate)
+    where = slot(coordinate)
     address = _index(operand, coordinate, "kk_bg")
     generic = f"""
 #pragma unroll 4
@@ -304,7 +315,7 @@ def _body_1d(product: BatchedProduct, rows: int, cols: int, threads: int, capaci
     a, b = product.a, product.b
     b_, i_, j_ = NAMES["b"], NAMES["i"], NAMES["j"]
     c_index = f"{_text(product.c_base)} + {_text(product.c_row)} * {i_} + {_text(product.c_col)} * {j_}"
-    store = product.epilogue.format(acc="{acc}", c=f"{product.output}[{c_index}]")
+    stored = f"{product.output}[{c_index}]"
     # A is loaded along k when k is its contiguous direction, else along its rows; B likewise.
     a_along_k = a.inner.constant == 1 or a.outer.constant != 1
     b_along_n = b.outer.constant == 1 or b.inner.constant != 1
@@ -316,10 +327,10 @@ def _body_1d(product: BatchedProduct, rows: int, cols: int, threads: int, capaci
         b_decode = f"const int kk_bg = r_bg / n_bg, {j_} = r_bg % n_bg;"
     else:
         b_decode = f"const int {j_} = r_bg / k_bg, kk_bg = r_bg % k_bg;"
-    a_load = _load(product, a, "as_bg", "m_bg", i_, a_decode, "(l_bg * m_bg + {r}) * (k_bg + 1) + kk_bg", th)
-    b_load = _load(product, b, "bs_bg", "n_bg", j_, b_decode, "(l_bg * k_bg + kk_bg) * (n_bg + 1) + {r}", th)
-    direct_store = store.format(acc="sum_bg")
-    group_store = store.format(acc="acc_bg[q_bg][p_bg]")
+    a_load = _load(product, a, "as_bg", "m_bg", i_, a_decode, _a_slot, th)
+    b_load = _load(product, b, "bs_bg", "n_bg", j_, b_decode, _b_slot, th)
+    direct_store = product.epilogue.written("sum_bg", stored)
+    group_store = product.epilogue.written("acc_bg[q_bg][p_bg]", stored)
     return f"""
     // Batched {_text(product.m)}x{_text(product.n)}x{_text(product.k)} products, a group of matrices per block: the group's A and B
     // are staged in shared memory (row pitch k+1 and n+1: no bank conflicts either way), each

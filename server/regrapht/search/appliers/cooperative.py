@@ -53,11 +53,12 @@ class Group:
             return "0xffffffffu"
         return f"({hex((1 << self.lanes) - 1)}u << ((threadIdx.x & 31) & ~{self.lanes - 1}u))"
 
-    def describe(self) -> str:
+    def describe(self, item: str) -> str:
+        """Who works on each `item` ("row", "CSR row"), for a rewrite's note."""
         if self.kind == "block":
-            return f"one {self.block}-thread block per {{item}}"
+            return f"one {self.block}-thread block per {item}"
         who = "one warp" if self.lanes == 32 else f"{self.lanes} lanes"
-        return f"{who} per {{item}} ({self.block}-thread blocks)"
+        return f"{who} per {item} ({self.block}-thread blocks)"
 
 
 def cub_change(source: str) -> tuple[tuple[int, int, str], ...]:
@@ -315,7 +316,7 @@ class ItemEmitter:
         kept = "\n".join(text(d) for d in program.kept_prelude)
         declarations = "\n".join(self.declarations)
         parts = [p for p in (kept, declarations, "\n".join(head)) if p]
-        comment = (f"// {group.describe().format(item='item')}: lanes stride over the item's elements "
+        comment = (f"// {group.describe('item')}: lanes stride over the item's elements "
                    f"(coalesced), CUB combines the lanes' partial results.")
         return ("\n" + indent_code(comment + "\n" + "\n".join(parts) + "\n" + loop_head + "\n" +
                                indent_code(item_decl + work) + "\n}") + "\n")

@@ -83,7 +83,7 @@ class CsrGroupPerRow:
             launch = LaunchConfig((f"({rows} + {group.per_block - 1}) / {group.per_block}",), (str(group.block),),
                                   given.launch.shared_bytes)
             return Rewrite(given.source, launch,
-                           group.describe().format(item="CSR row") + ", cub::WarpReduce" + loads, group_params(group), edits=edits(given.source, *cub_change(given.source), body_change(located, body)))
+                           group.describe("CSR row") + ", cub::WarpReduce" + loads, group_params(group), edits=edits(given.source, *cub_change(given.source), body_change(located, body)))
 
         first = [r for r in (rewrite(Group("warp", BLOCK, lanes)) for lanes in widths) if r is not None]
         largest = thread_limit(given)

@@ -13,6 +13,9 @@ Also matches one thread reducing the whole array (`if (threadIdx.x == 0 && block
 { for (...) s += x[i]; *out = s; }`, `idioms.items.single_program`): there the output is not
 an accumulator, so the rewrite runs one 1024-thread block with the same CUB combine.
 
+Also matches a per-block partial sum through a shared-memory tree (`if (tid == 0) out[blockIdx.x]
+= sdata[0];`, `block_partials.py`): the same output per block, combined by `cub::BlockReduce`.
+
 Launch: enough blocks to fill the device once or twice (`DeviceLimits`: SMs x blocks per SM); without
 a known device, 16 or 64 elements per thread.
 
@@ -25,6 +28,7 @@ from __future__ import annotations
 from regrapht.idioms.items import single_program
 from regrapht.idioms.reductions import FullReduction, full_reduction
 from regrapht.idioms.syntax import identifiers_in, kernel_syntax, subscript_parts, text, unparen
+from regrapht.search.appliers.block_partials import block_partial_rewrites
 from regrapht.search.appliers.common import ApplierInput, Rewrite, block_dims, body_change, ceil_parts, edits
 from regrapht.search.appliers.cooperative import (
     PREFIX,
@@ -235,7 +239,7 @@ class BlockReduceAtomic:
             return []
         found = full_reduction(kernel)
         if found is None:
-            return self._single_thread(given, kernel, located)
+            return self._single_thread(given, kernel, located) or block_partial_rewrites(given, kernel, located)
         # a template parameter counts as the type the spec's instance gives it (`reduce_sum<float>`)
         instance = template_arguments(given.kernel, kernel.template_parameters)
         usable = instance.get(found.value_type, found.value_type) in (SUMMABLE if found.op == "sum" else ORDERED)

@@ -32,7 +32,14 @@ from regrapht.idioms.gemm import DenseProduct, Operand, dense_product
 from regrapht.idioms.pointwise import fresh
 from regrapht.search.appliers.common import ApplierInput, Rewrite, body_edits
 from regrapht.search.appliers.grid import grid_order
-from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
+from regrapht.search.appliers.points import (
+    bind,
+    ceil_div,
+    detiled_read_as_naive,
+    prelude,
+    recognised,
+    template_pins,
+)
 from regrapht.spec.launch import LaunchConfig
 
 # (BM, BN, BK, TM, TN, double-buffered). 128x128 with 8x8 per thread is the classic
@@ -70,6 +77,13 @@ class MatmulTiling:
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
         found = recognised(given, dense_product)
+        pins = ""
+        if found is None:
+            # a product already staged through shared tiles: read as the dot product it computes
+            naive = detiled_read_as_naive(given)
+            found = recognised(naive, dense_product, pinned=True) if naive is not None else None
+            if naive is not None and found is not None:
+                given, pins = naive, template_pins(naive)  # read for this instance's tile
         if found is None:
             return []
         kernel, product = found
@@ -77,6 +91,7 @@ class MatmulTiling:
 
         def rewrite(tiling: Tiling) -> Rewrite:
             body, grid, block = _tiled_body(product, tiling)
+            body = pins + body
             bm, bn, bk, tm, tn, double = tiling
             # the hand-picked tilings keep their notes; the grid's other points name their K slab
             note = (f"{bm}x{bn} shared tiles, {tm}x{tn} outputs per thread" + ("" if tiling in first else

@@ -19,7 +19,7 @@ from regrapht.idioms.permutation import PermutationCopy, permutation_copy
 from regrapht.idioms.pointwise import fresh
 from regrapht.search.appliers.common import ApplierInput, Rewrite, body_edits
 from regrapht.search.appliers.grid import grid_order, thread_limit
-from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised
+from regrapht.search.appliers.points import bind, ceil_div, prelude, recognised, tile_rows_read_as_points
 from regrapht.search.source import KernelText
 from regrapht.spec.launch import LaunchConfig
 
@@ -47,6 +47,11 @@ class TiledPermutation:
 
     def apply(self, given: ApplierInput) -> list[Rewrite]:
         found = recognised(given, permutation_copy)
+        if found is None:
+            # a tile's rows walked in block-row steps: read with one thread per row
+            rows = tile_rows_read_as_points(given)
+            found = recognised(rows, permutation_copy) if rows is not None else None
+            given = rows if rows is not None and found is not None else given
         if found is None:
             return []
         kernel, copy = found

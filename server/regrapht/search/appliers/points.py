@@ -13,7 +13,10 @@ from regrapht.idioms.grid_stride import grid_stride_as_guard
 from regrapht.idioms.kept_loops import loop_around, loop_as_scalar
 from regrapht.idioms.loop_points import distinct_writes, loops_as_points
 from regrapht.idioms.pointwise import AXES, Bound, PointKernel, expression_poly, launch_block, point_kernel
+from regrapht.idioms.shared_tiles import detiled
+from regrapht.idioms.spelling import builtins_unaliased, plain_spelling
 from regrapht.idioms.syntax import kernel_syntax
+from regrapht.idioms.tile_rows import tile_rows_as_points
 from regrapht.search.appliers.common import (
     ApplierInput,
     Rewrite,
@@ -139,6 +142,32 @@ def loops_read_as_points(given: ApplierInput) -> ApplierInput | None:
         grid.pop()
     launch = replace(given.launch, grid=tuple(grid))
     return replace(given, source=converted.source, launch=launch)
+
+
+def tile_rows_read_as_points(given: ApplierInput) -> ApplierInput | None:
+    """`given` with a loop over a tile's rows in block-row steps written as a thread per row
+    (`idioms/tile_rows.py`), and the launch whose block has those rows; None when it has none."""
+    block = launch_block(given.launch.block)
+    converted = tile_rows_as_points(given.source, given.kernel, block, tuple(given.launch.grid))
+    if converted is None:
+        return None
+    dims = list(given.launch.block) + ["1"] * (3 - len(given.launch.block))
+    dims[AXES.index(converted.axis)] = str(converted.rows)
+    while len(dims) > len(given.launch.block) and dims[-1] == "1":
+        dims.pop()
+    return replace(given, source=converted.source, launch=replace(given.launch, block=tuple(dims)))
+
+
+def detiled_read_as_naive(given: ApplierInput) -> ApplierInput | None:
+    """`given` with a product staged through shared tiles written as its naive dot product
+    (`idioms/shared_tiles.py`); None when it has none."""
+    written = detiled(given.source, given.kernel, launch_block(given.launch.block), tuple(given.launch.grid),
+                      template_values(given))
+    if written is None:
+        return None
+    # written plainly again (the loads keep the spelling they had: `(row) * (K)` from a macro),
+    # the block's indices under their own names (`int tx = threadIdx.x;` of the samples' layout)
+    return replace(given, source=plain_spelling(builtins_unaliased(written, given.kernel), given.kernel))
 
 
 def kept_loop_rewrites(given: ApplierInput, apply: Callable[[ApplierInput], list[Rewrite]]) -> list[Rewrite]:

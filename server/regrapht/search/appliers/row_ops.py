@@ -156,7 +156,7 @@ class GroupPerRow:
             blocks = rows if group.kind == "block" else f"({rows} + {group.per_block - 1}) / {group.per_block}"
             launch = LaunchConfig((blocks,), (str(group.block),), given.launch.shared_bytes)
             return Rewrite(given.source, launch,
-                           group.describe().format(item="row") + ", CUB reductions", group_params(group), edits=edits(given.source, *cub_change(given.source), body_change(located, body)))
+                           group.describe("row") + ", CUB reductions", group_params(group), edits=edits(given.source, *cub_change(given.source), body_change(located, body)))
 
         first = [r for r in map(rewrite, groups_for(given, program, rows)) if r is not None]
         grid = [r for r in map(rewrite, grid_groups(given, program, thread_limit(given))) if r is not None]

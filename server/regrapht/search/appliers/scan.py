@@ -169,7 +169,7 @@ class ParallelScan:
         params = (("group", 1 if group.kind == "block" else 2), ("items", 1), ("algorithm", 1 if group.kind == "block" else 0))
         return [Rewrite(given.source,
                         LaunchConfig((grid,), (str(group.block),), given.launch.shared_bytes),
-                        group.describe().format(item="row") + ", tiles scanned by CUB with a carry", params, edits=edits(given.source, *cub_change(given.source), body_change(located, body)))]
+                        group.describe("row") + ", tiles scanned by CUB with a carry", params, edits=edits(given.source, *cub_change(given.source), body_change(located, body)))]
 
     def _row_tiles(self, given: ApplierInput, program: ItemProgram, located: KernelText, rows: str,
                    extent: int | None, grid: bool = False) -> list[Rewrite]:

@@ -193,7 +193,6 @@ def _body(view: PointKernel, shape: Stencil, element: str, window: _Window,
     sizes = [points + window.high[march] - window.low[march]] + [window.high[c] - window.low[c] + 1
                                                                   for c in reversed(across)]
     lines.append(f"{indent}{element} {win}{''.join(f'[{s}]' for s in sizes)};")
-    load = "__ldg(&{})" if element in LDG_TYPES else "{}"
     loaded = window.low[march]  # rows below this one are not loaded yet
     for k in range(points):
         last_row = k + window.high[march]
@@ -205,7 +204,7 @@ def _body(view: PointKernel, shape: Stencil, element: str, window: _Window,
                 index = "".join(f"[{i}]" for i in _slot(window, march, across, row, offsets))
                 cell = f"{shape.field}[{field_address(shape, where)}]"
                 condition = _load_condition(shape, window, march, across, row, offsets, where)
-                lines.append(f"{indent}{win}{index} = ({condition}) ? {load.format(cell)} : "
+                lines.append(f"{indent}{win}{index} = ({condition}) ? {_loaded(element, cell)} : "
                              f"({element})0;")
         loaded = max(loaded, last_row + 1)
         values = {march: f"{start} + {k}" if k else start, **{c: at[c] for c in across}}
@@ -263,6 +262,11 @@ def fills_device(given: ApplierInput, launch: LaunchConfig) -> bool:
     for extent in launch.block:
         threads *= int(extent)
     return blocks >= given.device.resident_blocks(threads)
+
+
+def _loaded(element: str, cell: str) -> str:
+    """A load of `cell`: through the read-only path where `__ldg` is declared for `element`."""
+    return f"__ldg(&{cell})" if element in LDG_TYPES else cell
 
 
 def _load_condition(shape: Stencil, window: _Window, march: str, across: tuple[str, ...], row: int,

@@ -1,0 +1,291 @@
+"""Per-block tree reductions (BlockReduceAtomic's `block_partials` form), their plain-form
+passes (cooperative groups, `SharedMemory<T>`), and tile-row loops read as a thread per row
+(TiledPermutation): what is recognised, what is not, and on the CPU emulation
+(`cuda_on_cpu.h`: every thread a std::thread, barriers real, a cub::BlockReduce stand-in) that
+every rewrite of the red-team kernels writes what the original writes, at odd sizes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from cpu_cuda import needs_gxx, same_outputs
+
+from regrapht.app.optimize import kernel_target
+from regrapht.idioms.spelling import builtins_unaliased, plain_spelling
+from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits, rewrites_of
+from regrapht.spec.launch import LaunchConfig
+from regrapht.spec.model import load_spec
+
+ROOT = Path(__file__).resolve().parents[3]
+DATA = ROOT / "tests/data/redteam"
+BY_NAME = {type(a).__name__: a for a in APPLIERS}
+H200 = DeviceLimits(132, 2048, 1024, 48 * 1024)
+REDUCTIONS = sorted(p.name.removesuffix(".regrapht.toml") for p in (DATA / "block_reduction").glob("*.regrapht.toml"))
+
+
+def _input(case: str, launch: LaunchConfig | None = None) -> ApplierInput:
+    source = (DATA / f"{case}.cu").read_text()
+    [kernel] = load_spec(DATA / f"{case}.regrapht.toml").kernels
+    target = kernel_target(kernel)
+    return ApplierInput(source, kernel.name, launch or target.launch, target.constants, H200)
+
+
+def test_every_tree_reduction_gets_one_rewrite_per_block_width() -> None:
+    for case in REDUCTIONS:
+        given = _input(f"block_reduction/{case}")
+        rewrites = rewrites_of(BY_NAME["BlockReduceAtomic"], given)
+        threads = int(given.launch.block[0])
+        widths = [threads // items for items in (1, 2, 4, 8) if threads // items >= 32]
+        assert [r.launch.block for r in rewrites] == [(str(w),) for w in widths], case
+        assert all(r.launch.grid == given.launch.grid and r.launch.shared_bytes == "0" for r in rewrites), case
+        assert all("cub::BlockReduce" in r.source and "__syncthreads" not in r.source.split("__global__")[1]
+                   for r in rewrites), case
+
+
+def test_cooperative_groups_and_the_shared_proxy_are_written_plainly() -> None:
+    given = _input("block_reduction/cg_shared_proxy")
+    plain = plain_spelling(given.source, given.kernel)
+    body = plain[plain.index("reduce0(T *g_idata") :]
+    assert "cg::" not in body.split("template __global__")[0] and "cta" not in body
+    assert "extern __shared__ T sdata[];" in body and body.count("__syncthreads()") == 2
+    ranked = _input("block_reduction/strided_index_rank")
+    plain = plain_spelling(ranked.source, ranked.kernel)
+    assert "unsigned int t = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));" in plain
+    assert "block.sync()" not in plain and "this_thread_block" not in plain
+
+
+HANDLE_PASSED_ON = """#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__device__ void wait_for(cg::thread_block b) { b.sync(); }
+__global__ void k(const float *x, float *y)
+{
+    cg::thread_block cta = cg::this_thread_block();
+    __shared__ float s[128];
+    s[threadIdx.x] = x[blockIdx.x * 128 + threadIdx.x];
+    wait_for(cta);
+    for (unsigned int d = 64; d > 0; d >>= 1) {
+        if (threadIdx.x < d) s[threadIdx.x] += s[threadIdx.x + d];
+        cta.sync();
+    }
+    if (threadIdx.x == 0) y[blockIdx.x] = s[0];
+}
+"""
+
+
+def test_a_block_handle_used_otherwise_is_left_as_written() -> None:
+    # passed to a function: the pass cannot know what it does with it, so nothing is rewritten
+    assert plain_spelling(HANDLE_PASSED_ON, "k") == HANDLE_PASSED_ON
+    given = ApplierInput(HANDLE_PASSED_ON, "k", LaunchConfig(("64",), ("128",)), {}, H200)
+    assert rewrites_of(BY_NAME["BlockReduceAtomic"], given) == []
+
+
+# One change to a recognised per-block reduction that breaks its meaning: no rewrite.
+NEAR_MISSES: list[tuple[str, str, str]] = [
+    # the first level is skipped: the sum of every other value
+    ("interleaved_template", "unsigned int s = 1;", "unsigned int s = 2;"),
+    # a barrier missing inside the halving loop: threads race on the buffer
+    ("interleaved_template", "sdata[tid] += sdata[tid + s];\n        __syncthreads();",
+     "sdata[tid] += sdata[tid + s];"),
+    # the result is stored per thread, not per block
+    ("interleaved_template", "g_partial[blockIdx.x] = sdata[0];", "g_partial[tid] = sdata[0];"),
+    # ... by another thread than the one that ends with the sum
+    ("interleaved_template", "if (tid == 0)", "if (tid == 1)"),
+    # ... of another element than the sum's
+    ("interleaved_template", "g_partial[blockIdx.x] = sdata[0];", "g_partial[blockIdx.x] = sdata[1];"),
+    # the combine also reads global memory
+    ("interleaved_template", "sdata[tid] += sdata[tid + s];", "sdata[tid] += sdata[tid + s] * g_in[0];"),
+    # the result mixes in a scalar of the launch
+    ("interleaved_template", "g_partial[blockIdx.x] = sdata[0];", "g_partial[blockIdx.x] = sdata[0] + n;"),
+    # a halving that stops one level early
+    ("extern_sequential", "stride > 0;", "stride > 1;"),
+    # a maximum, not a sum
+    ("extern_sequential", "cache[lane] = cache[lane] + cache[lane + stride];",
+     "cache[lane] = cache[lane] > cache[lane + stride] ? cache[lane] : cache[lane + stride];"),
+    # a proxy pointer moved off the start of the buffer
+    ("cg_shared_proxy", "T *sdata = SharedMemory<T>();", "T *sdata = SharedMemory<T>() + 1;"),
+    # a strided index off by one: it reads slots nobody wrote
+    ("strided_index_rank", "unsigned int index = 2 * s * t;", "unsigned int index = 2 * s * t + 1;"),
+    # a running sum of another type than the buffer's (every level truncates)
+    ("two_loads_template", "float mySum = (i < n)", "int mySum = (i < n)"),
+    # the thread's value depends on the block's result of a previous step (an early exit)
+    ("two_loads_template", "if (i + blockSize < n)\n        mySum += g_idata[i + blockSize];",
+     "if (i + blockSize < n)\n        return;"),
+]
+
+
+@pytest.mark.parametrize("case,old,new", NEAR_MISSES)
+def test_near_misses_of_the_tree_reductions_are_not_rewritten(case: str, old: str, new: str) -> None:
+    given = _input(f"block_reduction/{case}")
+    assert old in given.source, old
+    changed = ApplierInput(given.source.replace(old, new), given.kernel, given.launch, given.constants, given.device)
+    assert rewrites_of(BY_NAME["BlockReduceAtomic"], changed) == []
+
+
+def test_the_tree_is_run_for_the_launch_it_has() -> None:
+    # the strided index is written for THREADS = 128: a 256-thread launch leaves half unsummed
+    wider = _input("block_reduction/strided_index_rank", LaunchConfig(("(n + 255) / 256",), ("256",)))
+    assert rewrites_of(BY_NAME["BlockReduceAtomic"], wider) == []
+    two_d = _input("block_reduction/extern_sequential", LaunchConfig(("(count + 511) / 512",), ("256", "2")))
+    assert rewrites_of(BY_NAME["BlockReduceAtomic"], two_d) == []
+
+
+TILE_NEAR_MISSES: list[tuple[str, str]] = [
+    # the counter moves the load along a row, the thread's row down a column
+    ("idata[index_in + i * width]", "idata[index_in + i]"),
+    # ... twice as far as the thread's row
+    ("odata[index_out + i]", "odata[index_out + 2 * i]"),
+    # a step that is not the block's height (rows visited twice or skipped)
+    ("i += BLOCK_ROWS", "i += 4"),
+    # the loop stops before the tile's last rows (the launch's guard would not be the domain)
+    ("i < TILE_DIM;", "i < TILE_DIM - 8;"),
+    # the body carries a value from one row to the next
+    ("odata[index_out + i] = idata[index_in + i * width];",
+     "odata[index_out + i] = idata[index_in + i * width] + odata[index_out];"),
+]
+
+
+@pytest.mark.parametrize("old,new", TILE_NEAR_MISSES)
+def test_near_misses_of_the_tile_row_loop_are_not_tiled(old: str, new: str) -> None:
+    given = _input("transpose/transpose_tile_rows_loop")
+    assert old in given.source, old
+    changed = ApplierInput(given.source.replace(old, new), given.kernel, given.launch, given.constants, given.device)
+    assert rewrites_of(BY_NAME["TiledPermutation"], changed) == []
+
+
+# ------------------------------------------------------------------------- CPU emulation
+def _for_cpu(source: str) -> str:
+    """The emulator has no dynamically sized shared memory: `extern __shared__ T a[];` becomes a
+    static buffer big enough for every launch here (16 KiB)."""
+    return re.sub(r"extern\s+__shared__\s+([\w ]+?)\s+(\w+)\s*\[\s*\]\s*;", r"__shared__ \1 \2[4096];",
+                  source)
+
+
+# (case, the scalar that sizes it and its odd value: a partial last block)
+SIZES = {"interleaved_template": ("n", 256 * 3 + 77), "extern_sequential": ("count", 512 * 2 + 5),
+         "cg_shared_proxy": ("n", 256 * 2 + 131), "strided_index_rank": ("n", 128 * 5 + 3),
+         "two_loads_template": ("n", 512 * 2 + 300)}
+
+
+@needs_gxx
+@pytest.mark.parametrize("case", REDUCTIONS)
+def test_every_tree_reduction_rewrite_matches_the_original_on_the_cpu(case: str, tmp_path: Path) -> None:
+    given = _input(f"block_reduction/{case}")
+    spec = (DATA / "block_reduction" / f"{case}.regrapht.toml").read_text()
+    name, size = SIZES[case]
+    rewrites = rewrites_of(BY_NAME["BlockReduceAtomic"], given)
+    assert rewrites
+    for number, rewrite in enumerate(rewrites):
+        where = tmp_path / str(number)
+        where.mkdir()
+        worst = same_outputs(_for_cpu(given.source), spec, _for_cpu(rewrite.source), rewrite.launch, {name: size},
+                             where, int_scale=5)
+        assert worst < 1e-5, f"{case}: {rewrite.note}: {worst}"
+
+
+@needs_gxx
+def test_the_tile_row_transpose_rewrites_match_the_original_on_the_cpu(tmp_path: Path) -> None:
+    given = _input("transpose/transpose_tile_rows_loop")
+    spec = (DATA / "transpose" / "transpose_tile_rows_loop.regrapht.toml").read_text()
+    rewrites = rewrites_of(BY_NAME["TiledPermutation"], given)
+    assert len(rewrites) > 4
+    for number, rewrite in enumerate(rewrites[:3] + rewrites[-2:]):  # the first tiles and the grid's end
+        where = tmp_path / str(number)
+        where.mkdir()
+        # no guard in the original: sizes of whole 32x32 tiles, not square
+        assert same_outputs(given.source, spec, rewrite.source, rewrite.launch, {"width": 96, "height": 64},
+                            where) == 0.0, rewrite.note
+
+
+# ------------------------------------------------------------------ shared-tile matmuls
+MATMULS = sorted(p.name.removesuffix(".regrapht.toml") for p in (DATA / "matmul").glob("*.regrapht.toml"))
+
+MATMUL_NEAR_MISSES: list[tuple[str, str, str]] = [
+    # each tile's product overwrites the sum (not a dot product over K)
+    ("shared_tiles_template", "acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];",
+     "acc = As[threadIdx.y][k] * Bs[k][threadIdx.x];"),
+    # a sum of sums, not of products
+    ("shared_tiles_template", "acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];",
+     "acc += As[threadIdx.y][k] + Bs[k][threadIdx.x];"),
+    # the tile counter steps A by one element, not a tile (A(row, t + k), read twice over)
+    ("shared_tiles_template", "A[row * K + t * TILE + threadIdx.x]", "A[row * K + t + threadIdx.x]"),
+    # the product reads the tile's row where it should read its column
+    ("shared_tiles_template", "acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];",
+     "acc += As[k][threadIdx.y] * Bs[k][threadIdx.x];"),
+    # the second barrier is missing: the next tile's loads race with this tile's reads
+    ("shared_tiles_template", "acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];\n        __syncthreads();",
+     "acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];"),
+    # the inner loop covers half a tile
+    ("shared_tiles_template", "k < TILE;", "k < TILE / 2;"),
+    # guarded loads over floor(K / TILE) tiles: the original leaves K's last partial tile out
+    ("shared_tiles_ceil_guarded", "ph < (k + TILE_W - 1) / TILE_W;", "ph < k / TILE_W;"),
+    # a load guarded by a bound the store does not have (rows the sum would wrongly include)
+    ("shared_tiles_ceil_guarded", "(row < m && ph * TILE_W", "(row < m - 1 && ph * TILE_W"),
+    # B's load not guarded along K (it would read past K where A's zeros stand)
+    ("shared_tiles_ceil_guarded", "(ph * TILE_W + threadIdx.y < k && col < n)", "(col < n)"),
+    # the zero fill is not zero
+    ("shared_tiles_ceil_guarded", "(ph * TILE_W + threadIdx.y) * n + col] : 0.0f;",
+     "(ph * TILE_W + threadIdx.y) * n + col] : 1.0f;"),
+    # B's load uses the column through a local mixing the thread's x (it is read by another thread)
+    ("shared_tiles_locals_unguarded", "sB[ty][tx] = B[(m * BLOCK_SIZE + ty) * wB + c];",
+     "sB[ty][tx] = B[(m * BLOCK_SIZE + tx) * wB + c];"),
+]
+
+
+@pytest.mark.parametrize("case,old,new", MATMUL_NEAR_MISSES)
+def test_near_misses_of_the_shared_tile_matmuls_are_not_retiled(case: str, old: str, new: str) -> None:
+    given = _input(f"matmul/{case}")
+    assert old in given.source, old
+    changed = ApplierInput(given.source.replace(old, new), given.kernel, given.launch, given.constants, given.device)
+    assert rewrites_of(BY_NAME["MatmulTiling"], changed) == []
+
+
+def test_a_shared_tile_matmul_is_read_only_on_a_block_of_its_tile() -> None:
+    given = _input("matmul/shared_tiles_template")
+    assert rewrites_of(BY_NAME["MatmulTiling"], given)
+    wider = ApplierInput(given.source, given.kernel, LaunchConfig(("(N + 31) / 32", "(M + 15) / 16"), ("32", "16")),
+                         given.constants, given.device)
+    assert rewrites_of(BY_NAME["MatmulTiling"], wider) == []
+
+
+# sizes: K not a multiple of the tile where the kernel allows it (both sum the whole tiles only)
+MATMUL_SIZES = {"shared_tiles_template": {"M": 40, "N": 24, "K": 40},
+                "shared_tiles_ceil_guarded": {"m": 37, "n": 21, "k": 45},
+                "shared_tiles_macro_index": {"M": 33, "N": 17, "K": 48},
+                "shared_tiles_locals_unguarded": {"hA": 64, "wA": 96, "wB": 32}}
+
+
+@needs_gxx
+@pytest.mark.parametrize("case", MATMULS)
+def test_the_shared_tile_matmul_rewrites_match_the_original_on_the_cpu(case: str, tmp_path: Path) -> None:
+    given = _input(f"matmul/{case}")
+    spec = (DATA / "matmul" / f"{case}.regrapht.toml").read_text()
+    rewrites = rewrites_of(BY_NAME["MatmulTiling"], given)
+    assert len(rewrites) > 4
+    for number, rewrite in enumerate(rewrites[:2] + rewrites[-1:]):
+        where = tmp_path / str(number)
+        where.mkdir()
+        worst = same_outputs(given.source, spec, rewrite.source, rewrite.launch, MATMUL_SIZES[case], where)
+        assert worst < 1e-4, f"{case}: {rewrite.note}: {worst}"
+
+
+ALIASES = """__global__ void k(float *y, int n)
+{
+    int tx = threadIdx.x, bx = blockIdx.x;
+    unsigned int bd = blockDim.x;
+    int moved = threadIdx.y;
+    moved += 1;
+    if (bx * bd + tx < n)
+        y[bx * bd + tx] = moved;
+}
+"""
+
+
+def test_locals_that_only_rename_a_built_in_are_written_as_it() -> None:
+    plain = builtins_unaliased(ALIASES, "k")
+    assert "y[((int)blockIdx.x) * blockDim.x + ((int)threadIdx.x)] = moved;" in plain  # signed: cast; unsigned: bare
+    assert "int tx" not in plain and "bd" not in plain
+    assert "int moved = threadIdx.y;" in plain  # changed later: not an alias
+    shadowed = ALIASES.replace("y[bx * bd + tx] = moved;", "{ int tx = 3; y[bx * bd + tx] = moved; }")
+    assert "int tx = threadIdx.x" in builtins_unaliased(shadowed, "k")
