@@ -188,6 +188,18 @@ class LoopVar:
     increasing: bool
 
 
+@dataclass(frozen=True, eq=False)
+class Growing:
+    """A local only ever increased (`i += stride`, `i++`): at least its start while every step is
+    not negative (a grid-stride `while (i < n)` bounds the other side). `step_envs`: where each
+    step is written (filled by the walk as it meets them)."""
+
+    start: Node
+    env: Env
+    steps: tuple[Node | None, ...]
+    step_envs: Mapping[tuple[int, int], Env]
+
+
 @dataclass(frozen=True)
 class Opaque:
     """A local assigned more than once, or anything the model does not follow."""
@@ -204,7 +216,7 @@ class Pointer:
     element_type: str
 
 
-Binding = Fixed | Defined | LoopVar | Opaque | Pointer
+Binding = Fixed | Defined | LoopVar | Growing | Opaque | Pointer
 
 
 @dataclass(eq=False)
@@ -271,6 +283,11 @@ class Evaluator:
             return self.value(binding.node, binding.env)
         if isinstance(binding, LoopVar):
             return self.loop_value(binding)
+        if isinstance(binding, Growing) and self.atoms is None:
+            envs = binding.step_envs
+            if all(step is None or (step.start_byte, step.end_byte) in envs
+                   and self.value(step, envs[(step.start_byte, step.end_byte)]).lo >= 0 for step in binding.steps):
+                return Interval(self.value(binding.start, binding.env).lo, INF)
         return UNKNOWN
 
     def loop_value(self, var: LoopVar) -> Interval:

@@ -36,6 +36,7 @@ from regrapht.cuda.intervals import (
     Evaluator,
     Fixed,
     Frame,
+    Growing,
     Interval,
     LoopVar,
     Opaque,
@@ -173,6 +174,31 @@ def device_functions(root: Node) -> dict[str, Node]:
     return found
 
 
+def _increments(body: Node) -> dict[str, list[Node | None]]:
+    """Per plain name, the right-hand sides of its assignments when each is `x += e` or `x++`
+    (None for `++`); a name assigned any other way is absent."""
+    found: dict[str, list[Node | None]] = {}
+    spoiled: set[str] = set()
+    for node in walk(body):
+        if node.type == "assignment_expression":
+            target = unparen(node.child_by_field_name("left"))
+            if target is None or target.type != "identifier":
+                continue
+            name = node_text(target)
+            if node_text(node.child_by_field_name("operator")) == "+=":
+                found.setdefault(name, []).append(node.child_by_field_name("right"))
+            else:
+                spoiled.add(name)
+        elif node.type == "update_expression":
+            target = unparen(node.child_by_field_name("argument"))
+            if target is not None and target.type == "identifier":
+                if "++" in node_text(node):
+                    found.setdefault(node_text(target), []).append(None)
+                else:
+                    spoiled.add(node_text(target))
+    return {name: steps for name, steps in found.items() if name not in spoiled}
+
+
 def _assigned_names(body: Node) -> dict[str, int]:
     """How often each plain name is assigned (`x = `, `x += `, `x++`), a `for` header's update
     of its own variable not counted."""
@@ -207,6 +233,8 @@ class _Walker:
         self.incomplete: dict[str, list[str]] = {}
         self.loop_ids = 0
         self.assigned: dict[int, dict[str, int]] = {}
+        self.increments: dict[int, dict[str, list[Node | None]]] = {}
+        self.step_envs: dict[tuple[int, int], Env] = {}
         self.root = root
 
     # -- bindings ------------------------------------------------------------------------------
@@ -270,12 +298,21 @@ class _Walker:
         return subscript.child_by_field_name("index")
 
     def mentioned_pointers(self, node: Node, env: Env) -> set[str]:
+        """Buffers whose pointer (not a value loaded through it) `node` may evaluate to."""
         found = set()
-        for inner in walk(node):
+        stack = [node]
+        while stack:
+            inner = stack.pop()
             if inner.type == "identifier":
                 binding = env.names.get(node_text(inner))
                 if isinstance(binding, Pointer):
                     found.add(binding.buffer)
+            elif inner.type in ("subscript_expression", "call_expression") or inner.type in (
+                    "pointer_expression", "field_expression") and node_text(inner.child_by_field_name("operator")) in (
+                    "*", "->", "."):
+                continue
+            else:
+                stack.extend(inner.named_children)
         return found
 
     # -- statements ----------------------------------------------------------------------------
@@ -283,6 +320,7 @@ class _Walker:
         body = function.child_by_field_name("body")
         if body is not None:
             self.assigned[id(ctx.env.frame)] = _assigned_names(body)
+            self.increments[id(ctx.env.frame)] = _increments(body)
             self.statement(body, ctx)
 
     def statement(self, node: Node, ctx: _Ctx) -> None:
@@ -374,7 +412,8 @@ class _Walker:
                     self.escape(buffer, f"the pointer {name} is not followed")
                 ctx.env.names[name] = Opaque()
             elif frame_assigned.get(name):
-                ctx.env.names[name] = Opaque()
+                steps = self.increments.get(id(ctx.env.frame), {}).get(name)
+                ctx.env.names[name] = Growing(value, ctx.env.child(), tuple(steps), self.step_envs) if steps else Opaque()
             else:
                 ctx.env.names[name] = Defined(value, ctx.env.child())
 
@@ -437,6 +476,9 @@ class _Walker:
         t = node.type
         if t == "assignment_expression":
             operator = node_text(node.child_by_field_name("operator"))
+            right = node.child_by_field_name("right")
+            if operator == "+=" and right is not None:
+                self.step_envs[(right.start_byte, right.end_byte)] = ctx.env
             self.target(node.child_by_field_name("left"), ctx, "write" if operator == "=" else "readwrite")
             self.expression(node.child_by_field_name("right"), ctx)
         elif t == "update_expression":
@@ -708,6 +750,10 @@ def _narrow(evaluator: Evaluator, node: Node | None, env: Env, holds: bool) -> N
         if (operator == "&&") == holds:
             _narrow(evaluator, left, env, holds)
             _narrow(evaluator, right, env, holds)
+        else:  # `a || b` holds (or `a && b` fails) with one side known: the other decides
+            for known, other in ((left, right), (right, left)):
+                if truth(evaluator.value(known, env)) is (not holds):
+                    _narrow(evaluator, other, env, holds)
         return
     if operator not in _NEGATED:
         return
@@ -820,8 +866,9 @@ def access_ranges(text: str, kernel: str, launch: Launch) -> KernelRanges | None
             env.names[name] = Fixed(Interval.point(launch.scalars[name]))
         else:
             env.names[name] = Opaque()
-    for shared in _extern_shared(view.tree.root_node, function):
-        env.names[shared[0]] = Pointer(SHARED_PREFIX + shared[0], (), shared[1] or 1, shared[2])
+    for shared_name, element in _extern_shared(view.tree.root_node, function):
+        resolved_element, size = _element(element, types)
+        env.names[shared_name] = Pointer(SHARED_PREFIX + shared_name, (), size or 1, resolved_element)
     helpers = device_functions(view.tree.root_node)
     walker = _Walker(view.tree.root_node, launch, helpers)
     walker.function(function, _Ctx(env))
@@ -863,8 +910,8 @@ def _use(name: str, element_bytes: int, accesses: list[_Access], walker: _Walker
     )
 
 
-def _extern_shared(root: Node, function: Node) -> Iterator[tuple[str, int | None, str]]:
-    """`extern __shared__ T name[]` of the file or of `function`: (name, sizeof T, T)."""
+def _extern_shared(root: Node, function: Node) -> Iterator[tuple[str, str]]:
+    """`extern __shared__ T name[]` of the file or of `function`: (name, T)."""
     for scope in (root, function):
         for node in walk(scope) if scope is function else scope.named_children:
             if node.type != "declaration":
@@ -877,4 +924,4 @@ def _extern_shared(root: Node, function: Node) -> Iterator[tuple[str, int | None
                 if declarator.type == "array_declarator":
                     name_node = declarator_name(declarator)
                     if name_node is not None:
-                        yield node_text(name_node), type_bytes(element), element
+                        yield node_text(name_node), element
