@@ -80,6 +80,7 @@ class BufferUse:
     highest: int | None = None
     touched: int | None = None
     accesses: int = 0
+    atomic_only: bool = False  # every access is an atomic read-modify-write (an accumulator)
 
     @property
     def bounded(self) -> bool:
@@ -110,7 +111,7 @@ class _Ctx:
 @dataclass(frozen=True)
 class _Access:
     buffer: str
-    kind: str  # read, write, readwrite
+    kind: str  # read, write, readwrite, atomic
     parts: tuple[tuple[Node, Env, int], ...]
     width: int  # bytes the access moves
     ctx: _Ctx
@@ -586,7 +587,7 @@ class _Walker:
         if name.startswith("atomic") and args:
             pointer = self.pointer(args[0], ctx.env)
             if pointer is not None:
-                self.accesses.append(_Access(pointer.buffer, "readwrite", pointer.parts, pointer.element_bytes, ctx,
+                self.accesses.append(_Access(pointer.buffer, "atomic", pointer.parts, pointer.element_bytes, ctx,
                                              node.start_point.row + 1))
                 self._offset_reads(args[0], ctx)
                 for arg in args[1:]:
@@ -900,8 +901,9 @@ def _use(name: str, element_bytes: int, accesses: list[_Access], walker: _Walker
     bounded = bool(accesses) and lowest != -INF and highest != INF
     return BufferUse(
         name=name, element_bytes=element_bytes,
-        reads=any(a.kind in ("read", "readwrite") for a in accesses),
-        writes=any(a.kind in ("write", "readwrite") for a in accesses),
+        reads=any(a.kind in ("read", "readwrite", "atomic") for a in accesses),
+        writes=any(a.kind in ("write", "readwrite", "atomic") for a in accesses),
+        atomic_only=bool(accesses) and all(a.kind == "atomic" for a in accesses),
         complete=not (walker.incomplete.get(name) if incomplete is None else incomplete),
         reasons=tuple(dict.fromkeys(reasons)),
         lowest=int(lowest) // unit if bounded else None,

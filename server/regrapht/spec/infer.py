@@ -233,8 +233,9 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
         written = arg.name in function.written_pointers or atomic_only
         arg.role = "in" if ctype.const or not written else ("inout" if reads else "out")
         _set_init(arg, atomic_only)
-    grid, block, shared, launch_guesses = _launch(site, host, mapping, constants, scalars, size_names)
-    guessed += launch_guesses
+    grid, block, shared, launch_notes = _launch(site, host, mapping, constants, scalars, size_names)
+    guessed += [note.split(" = ", 1)[0] for note in launch_notes]
+    notes += launch_notes
     rendered = render(name, grid, block, args, shared)
     draft = parse_spec(rendered, file=file).kernels[0]
     from regrapht.spec.infer_proofs import prove_draft
@@ -330,20 +331,22 @@ def _count_from_indexing(function: Function, pointer: str, size_names: list[str]
 
 def _launch(site: LaunchSite | None, host: Function | None, mapping: dict[str, str], constants: dict[str, int],
             scalars: dict[str, int | float], size_names: list[str]) -> tuple[list[str], list[str], str, list[str]]:
-    """(grid, block, shared bytes, the keys guessed) from the launch site, following `dim3`
-    variables and host locals to their values."""
+    """(grid, block, shared bytes, notes on what was guessed, each starting with its key) from the
+    launch site, following `dim3` variables and host locals to their values."""
     notes: list[str] = []
     block = ["256"]
     if site is not None:
         block = [_expand(d, host, mapping, constants) for d in _dims_of(site.block.text, host)]
         if not all(_valid(b, scalars) for b in block):
             block = [str(v) if v else "256" for v in (site.block_dims or (256,))]
-            notes.append("block")
+            notes.append(f"block = {_dims_text(block)} is a guess: `{site.block.text}` is not a size of the spec")
         if not _block_allowed(block, scalars):
+            shown = _dims_text(block)
             block = ["16", "16"] if len(block) > 1 else ["256"]
-            notes.append("block")
+            notes.append(f"block = {_dims_text(block)} is a guess: `{site.block.text}` gives {shown}, more "
+                         f"threads than a block can have")
     else:
-        notes.append("block")
+        notes.append("block = [256] is a guess: no launch of the kernel in the file")
     size = size_names[0] if size_names else None
     fallback = [f"ceil_div({size}, {block[0]})" if size else "1"]
     if len(block) > 1 and len(size_names) > 1:
@@ -353,14 +356,14 @@ def _launch(site: LaunchSite | None, host: Function | None, mapping: dict[str, s
         grid = [_expand(d, host, mapping, constants) for d in _dims_of(site.grid.text, host)]
         if not all(_valid(g, scalars) for g in grid):
             grid = fallback
-            notes.append("grid")
+            notes.append(f"grid = {_dims_text(grid)} is a guess: `{site.grid.text}` is not over the spec's sizes")
     else:
-        notes.append("grid")
+        notes.append(f"grid = {_dims_text(grid)} is a guess")
     shared = "0"
     if site is not None and site.shared is not None:
         shared = _expand(site.shared.text, host, mapping, constants)
         if not (_valid(shared, scalars) or shared.strip() == "0"):
-            notes.append("shared_bytes")
+            notes.append(f"shared_bytes = 0 is a guess: `{site.shared.text}` is not over the spec's sizes")
             shared = "0"
     return grid, block, shared, notes
 

@@ -60,7 +60,7 @@ def prove_draft(draft: KernelSpec, source: str, args: list[_Arg], guessed: list[
         arg = by_name[name]
         other = odd_found[0].get(name) if odd_found else None
         _role(arg, fact, guessed, notes)
-        _set_init(arg, fact.use.complete and not fact.use.reads and fact.use.writes and arg.role == "inout")
+        _set_init(arg, fact.use.complete and fact.use.atomic_only)
         _count(arg, fact, other, sizes, size_names, guessed, notes)
     if shared is None:
         return None
@@ -84,6 +84,8 @@ def _role(arg: _Arg, fact: SizedUse, guessed: list[str], notes: list[str]) -> No
     assert arg.ctype is not None
     if use.complete:  # every use followed (none at all: nothing to make or compare)
         role = "in" if not use.writes or arg.ctype.const else ("inout" if use.reads else "out")
+        if use.atomic_only and not arg.ctype.const:
+            role = "out"  # an accumulator: filled with zeros (its init) before each run, then compared
         _drop(guessed, f"{arg.name}.role")
         arg.role = role
         return
