@@ -147,8 +147,13 @@ def instance_name(function: Function, requested: str, site: LaunchSite | None, h
 
 def _instance(signature: str) -> str:
     """`void reduce6<float, 256u, true>(float*, ...)` -> `reduce6<float, 256, true>`."""
-    head = signature.split("(", 1)[0].strip()
-    head = head.removeprefix("void ").strip()
+    depth, cut = 0, len(signature)
+    for index, char in enumerate(signature):
+        depth += {"<": 1, ">": -1}.get(char, 0)
+        if char == "(" and depth == 0:
+            cut = index
+            break
+    head = signature[:cut].strip().removeprefix("void ").strip()
     if "<" not in head:
         return head
     args = [_plain_argument(a) for a in split_template_args(head)]
