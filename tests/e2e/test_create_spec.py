@@ -1,0 +1,67 @@
+"""End-to-end (stdio, no GPU): `regrapht.createSpec` on a kernel of a CMake project whose
+parameter types are typedefs in a project header (found through the compile database's include
+dir). The spec comes back with the resolved types and proven counts/roles; the workspace edit is
+sent (the client advertises applyEdit) and the command completes when the client answers null."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from lsp_harness import open_document, wait_for_publication
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+PROJECT = Path(__file__).resolve().parents[1] / "data" / "cmake_project"
+TYPED = """#include "proj/types.cuh"
+#include "proj/scale.cuh"
+
+__global__ void typed(real_t* out, const real_t* in, int n, int* unused = nullptr) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = proj_scale(in[i]);
+}
+
+void launch_typed(real_t* out, const real_t* in, int n) {
+    typed<<<(n + 255) / 256, 256>>>(out, in, n);
+}
+"""
+
+
+async def test_create_spec_in_a_cmake_project_resolves_header_typedefs(client, tmp_path):
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT, project)
+    (project / "include" / "proj" / "types.cuh").write_text("#pragma once\ntypedef float real_t;\n")
+    path = project / "src" / "typed.cu"
+    path.write_text(TYPED)
+    uri = path.as_uri()
+    edits: list[types.ApplyWorkspaceEditParams] = []
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: types.ApplyWorkspaceEditParams) -> None:
+        edits.append(params)
+        return None  # a client that answers null: the command must still complete
+
+    open_document(client, uri, TYPED)
+    await wait_for_publication(client, uri, version=1)
+    answer = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="regrapht.createSpec", arguments=[{"uri": uri, "kernel": "typed"}]))
+    assert answer["applied"] is False and "null" in answer["reason"]
+    assert len(edits) == 1
+    spec = answer["spec"]
+    assert 'type = "float*"' in spec and 'type = "const float*"' in spec and 'type = "int*"' in spec
+    assert "\nguessed = " not in spec  # counts and roles proven from the accesses at the launch
+    assert 'role = "out"' in spec
+
+
+async def test_did_change_of_a_document_that_is_not_open_is_ignored(client, tmp_path):
+    uri = (tmp_path / "never_opened.cu").as_uri()
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text="int x;")]))
+    # the server keeps serving (a request about the document is answered: it is not open) and
+    # sends the client no error message about the change
+    with pytest.raises(JsonRpcInvalidParams, match="not open"):
+        await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="regrapht.showKernelReport", arguments=[{"uri": uri, "kernel": "k"}]))
+    assert not [m for m in client.log_messages if "KeyError" in m.message]
