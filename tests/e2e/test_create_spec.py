@@ -65,3 +65,31 @@ async def test_did_change_of_a_document_that_is_not_open_is_ignored(client, tmp_
         await client.workspace_execute_command_async(types.ExecuteCommandParams(
             command="regrapht.showKernelReport", arguments=[{"uri": uri, "kernel": "k"}]))
     assert not [m for m in client.log_messages if "KeyError" in m.message]
+
+
+GUESSED = """__global__ void lonely(float* y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 1.0f; }
+"""
+
+
+async def test_optimize_asks_before_timing_on_guesses(client, tmp_path):
+    """No spec and no launch: the inferred spec's grid and block are guesses; the editor's
+    Optimize asks first (window/showMessageRequest) and starts nothing when declined, as
+    `regrapht optimize` refuses without --accept-guesses."""
+    path = tmp_path / "lonely.cu"
+    path.write_text(GUESSED)
+    uri = path.as_uri()
+    asked: list[types.ShowMessageRequestParams] = []
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def show_message_request(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
+        asked.append(params)
+        return types.MessageActionItem(title="Cancel")
+
+    open_document(client, uri, GUESSED)
+    await wait_for_publication(client, uri, version=1)
+    answer = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="regrapht.optimizeKernel", arguments=[{"uri": uri, "kernel": "lonely"}]))
+    assert answer["started"] is False and "guesses" in answer["reason"]
+    (question,) = asked
+    assert "grid" in question.message and "block" in question.message
+    assert [a.title for a in question.actions or []] == ["Optimize with the guesses", "Cancel"]

@@ -47,6 +47,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--model-threads", type=int, default=0)
     parser.add_argument("--model-gpu-layers", type=int, default=0, help="layers offloaded to the GPU")
     parser.add_argument("--no-model", action="store_true", help="appliers only, even for mcgs/random/greedy")
+    parser.add_argument("--accept-guesses", action="store_true",
+                        help="time on a spec whose `guessed` values are not proven from the kernel "
+                             "(without a spec one is inferred; by default a spec with guesses is refused)")
     parser.add_argument("--time-limit", type=float, metavar="SECONDS",
                         help="stop the search after this long and keep the best verified so far")
     parser.add_argument("--step-cap", type=int, default=SearchOptions.step_cap)
@@ -74,7 +77,7 @@ def optimize_file(args: Any, resources: GpuResources) -> OptimizeResult:
         model=ModelConfig(args.model, args.model_threads, args.model_gpu_layers), use_model=not args.no_model,
         arch=args.arch, graph_path=Path(args.graph) if args.graph else None, time_limit_s=args.time_limit,
         search=SearchOptions(step_cap=args.step_cap, epsilon=args.epsilon, visit_penalty=args.visit_penalty),
-        compile=compile_setup_of(args))
+        compile=compile_setup_of(args), infer_spec=True, accept_guesses=args.accept_guesses)
     request = OptimizeRequest(args.kernel, source, Path(args.file), Path(args.spec) if args.spec else None,
                               args.strategy, args.budget, args.seed, options)
     request = replace(request, spec=choose_spec(request).spec)  # a bad spec: exit 2 before the model loads

@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # the workflow (spec model, search options, jobs) loads at th
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
+ACCEPT_GUESSES = "Optimize with the guesses"
 
 OPTIMIZE_COMMAND = "regrapht.optimizeKernel"
 CANCEL_COMMAND = "regrapht.cancelOptimize"
@@ -183,7 +184,20 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
         analysis = await in_worker(server, state.ensure_analysis, document)
         at = from_lsp_position(position, analysis.lines, state.encoding) if position is not None else None
         found = kernel_to_optimize(uri, analysis, kernel, at)
-        return await optimize.start(state.snapshot(document, analysis, file_path(uri)), found)
+        snapshot = state.snapshot(document, analysis, file_path(uri))
+        from regrapht.app.jobs import guesses_of  # loaded with the controller above
+
+        guesses, where = await in_worker(server, guesses_of, snapshot, found)
+        if guesses:
+            question = (f"ReGraphT: the spec of {found} has values not proven from the kernel: "
+                        f"{', '.join(guesses)} ({where}). Time the kernel on them anyway?")
+            answer = await server.window_show_message_request_async(types.ShowMessageRequestParams(
+                type=types.MessageType.Warning, message=question,
+                actions=[types.MessageActionItem(title=ACCEPT_GUESSES), types.MessageActionItem(title="Cancel")]))
+            if answer is None or answer.title != ACCEPT_GUESSES:
+                return {"started": False, "reason": f"not optimized: the spec's {', '.join(guesses)} are guesses "
+                        "(check them in a spec beside the file, e.g. with \"Create benchmark spec\")"}
+        return await optimize.start(snapshot, found, accept_guesses=bool(guesses))
 
     @server.command(CANCEL_COMMAND)
     def cancel_optimize(*arguments: Any) -> dict[str, Any]:
