@@ -38,6 +38,7 @@ SCALARS: dict[str, ScalarInfo] = {
     "short": ScalarInfo("int16", "s", True),
     "unsigned short": ScalarInfo("uint16", "t", True),
     "bool": ScalarInfo("bool", "b", True),
+    "void": ScalarInfo("uint8", "v", True),  # extension: `void*` / `const void*`, a buffer of bytes
 }
 
 _SPELLINGS = {
@@ -142,6 +143,9 @@ def parse_ctype(text: str, *, file: str | None = None, key: str | None = None,
             raise InputError(f"type {text!r}: a CUDA vector passed by value is not supported; "
                              "pointers to vectors are (e.g. 'const float4*')", file=file, key=key)
         return CType(base=VECTORS[base][0], pointer=True, const=const, vector=base)
+    if base == "void" and not stars:
+        raise InputError(f"type {text!r}: void is only a pointer's type ('void*', a buffer of bytes)",
+                         file=file, key=key)
     if base not in SCALARS:
         known = ", ".join(SCALARS)
         raise InputError(f"unknown type {text!r} (known: {known}, pointers to them and to CUDA vector types "

@@ -31,7 +31,7 @@ from regrapht.errors import InputError
 from regrapht.spec.ctypes_ import SCALARS, CType
 from regrapht.spec.expr import evaluate, names_in
 from regrapht.spec.infer_types import instance_name, spec_type, typedefs
-from regrapht.spec.model import parse_spec
+from regrapht.spec.model import KernelSpec, parse_spec
 from regrapht.spec.resolve import MAX_BLOCK_DIM, MAX_THREADS_PER_BLOCK
 
 DEFAULT_SIZE = "1 << 20"
@@ -236,8 +236,9 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
     grid, block, shared, launch_notes = _launch(site, host, mapping, constants, scalars, size_names)
     guessed += [note.split(" = ", 1)[0] for note in launch_notes]
     notes += launch_notes
-    rendered = render(name, grid, block, args, shared)
-    draft = parse_spec(rendered, file=file).kernels[0]
+    chosen_sizes = {a.name for a in args if a.value is not None and a.name not in literal and a.ctype is not None
+                    and a.ctype.info.integer and a.ctype.base != "bool"}
+    draft = _fitted(name, grid, block, args, shared, chosen_sizes, file, notes)
     from regrapht.spec.infer_proofs import prove_draft
 
     proven = prove_draft(draft, text, args, guessed, notes)
@@ -251,6 +252,41 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
     rendered = render(name, grid, block, args, shared, comment, guessed)
     parse_spec(rendered, file=file)  # the result must always be a valid spec
     return rendered
+
+
+MAX_INFERRED_BYTES = 1 << 30  # chosen problem sizes shrink until the buffers fit in this
+
+
+def _fitted(name: str, grid: list[str], block: list[str], args: list[_Arg], shared: str, chosen: set[str],
+            file: str | None, notes: list[str]) -> KernelSpec:
+    """The draft spec, its chosen (not launched) problem sizes divided by 4 until the launch is
+    valid and the buffers need at most MAX_INFERRED_BYTES (several sizes of 2^20 multiply)."""
+    from regrapht.spec.resolve import resolve
+
+    for _ in range(16):
+        try:
+            kernel = parse_spec(render(name, grid, block, args, shared), file=file).kernels[0]
+            if sum(b.nbytes for b in resolve(kernel).buffers) <= MAX_INFERRED_BYTES:
+                return kernel
+        except InputError:
+            if not chosen:
+                raise
+        values: dict[str, int | float] = {}
+        shrunk = False
+        for arg in args:
+            if arg.value is None:
+                continue
+            value = evaluate(arg.value, values)
+            if arg.name in chosen and isinstance(value, int) and value > 1:
+                value = max(1, value // 4)
+                arg.value = str(value)
+                shrunk = True
+            values[arg.name] = value
+        if not shrunk:
+            break
+        notes.append("the chosen problem sizes were made smaller so that the launch is valid and the buffers fit "
+                     f"in {MAX_INFERRED_BYTES >> 20} MiB")
+    return parse_spec(render(name, grid, block, args, shared), file=file).kernels[0]
 
 
 def _host_text(text: str, host: Function | None) -> str:
@@ -268,7 +304,7 @@ def _set_init(arg: _Arg, atomic_only: bool) -> None:
         arg.init = "zeros"
     elif arg.role != "out":
         info = SCALARS[ctype.base]
-        if ctype.base == "unsigned char":
+        if ctype.base in ("unsigned char", "void"):
             arg.init = "randint(0, 256)"
         elif info.integer and ctype.base != "bool":
             arg.init = "randint(0, 16)"
