@@ -56,6 +56,12 @@ def findings_of(path: Path, analysis_kernels: dict[str, Span], result: FileValid
         if k.error:
             findings.append(Finding(rule="V000", severity="warning", span=span, kernel=k.kernel,
                                     message=k.error, technique="", doc=""))
+        if k.guessed:
+            findings.append(Finding(
+                rule="V002", severity="information", span=span, kernel=k.kernel,
+                message=f"the spec's {', '.join(k.guessed)} are guesses, not proven from the kernel: check them and "
+                        "remove them from `guessed` in the spec; until then the kernel is not timed in the background "
+                        "and Optimize asks first", technique="", doc=""))
     return findings
 
 
