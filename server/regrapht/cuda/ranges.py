@@ -28,9 +28,7 @@ from tree_sitter import Node
 
 from regrapht.cuda.intervals import (
     INF,
-    THREAD_ATOMS,
     UNKNOWN,
-    Binding,
     Defined,
     Env,
     Evaluator,
@@ -46,7 +44,14 @@ from regrapht.cuda.intervals import (
     truth,
 )
 from regrapht.cuda.intexpr import int_literal, type_bytes
-from regrapht.cuda.nodes import CAST_NAMES, declarator_name, find_function_declarator, node_text, unparen, walk
+from regrapht.cuda.nodes import (
+    CAST_NAMES,
+    declarator_name,
+    find_function_declarator,
+    node_text,
+    unparen,
+    walk,
+)
 from regrapht.cuda.view import kernels_of
 
 MAX_HELPER_DEPTH = 4
@@ -622,8 +627,8 @@ class _Walker:
             params = parent.child_by_field_name("parameters")
             names = tuple(node_text(declarator_name(p) or p.named_children[-1]) for p in params.named_children) \
                 if params is not None else ()
-            targs = tuple(node_text(a) for a in function.child_by_field_name("arguments").named_children) \
-                if function.child_by_field_name("arguments") is not None else ()
+            arguments = function.child_by_field_name("arguments")
+            targs = tuple(node_text(a) for a in arguments.named_children) if arguments is not None else ()
             resolved = tuple(types.get(a, str(constants[a]) if a in constants else a) for a in targs)
             more_types, more_values = template_values(resolved, names)
             types.update(more_types)
@@ -809,9 +814,9 @@ class _Prover:
         if not access.ctx.witness_ok or not all(loop.witnessable for loop in access.ctx.loops):
             return None
         limits: list[tuple[object, int]] = []
-        for atom in ("blockIdx.z", "blockIdx.y", "blockIdx.x", "threadIdx.z", "threadIdx.y", "threadIdx.x"):
-            key = ("blockDim." if atom.startswith("threadIdx") else "gridDim.") + atom[-1]
-            limits.append((atom, self.dims[key] - 1))
+        for name in ("blockIdx.z", "blockIdx.y", "blockIdx.x", "threadIdx.z", "threadIdx.y", "threadIdx.x"):
+            key = ("blockDim." if name.startswith("threadIdx") else "gridDim.") + name[-1]
+            limits.append((name, self.dims[key] - 1))
         limits += [(loop.id, MAX_ITERATION) for loop in access.ctx.loops]
         atoms: dict[object, int] = {atom: 0 for atom, _ in limits}
         for atom, top in limits:

@@ -37,8 +37,7 @@ from pygls.exceptions import (
     JsonRpcParseError,
 )
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import JsonRPCResponseMessage
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import JsonRPCResponseMessage, LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from regrapht.lsp.converters import negotiate_encoding

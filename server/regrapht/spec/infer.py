@@ -20,9 +20,8 @@ extension of the format) and in the comment above it. Types and template instanc
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from regrapht.cuda.model import Function, LaunchSite, SourceModel
 from regrapht.cuda.ranges import split_template_args, template_values
@@ -199,9 +198,8 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
             value = literal.get(param.name, default)
             if not _valid(value, scalars) and SCALARS[ctype.base].integer:
                 value = size_default
-            if param.name not in literal:  # a problem size to choose, not a claim about the kernel
-                if SCALARS[ctype.base].integer:
-                    notes.append(f"{param.name} = {value} is a guess: set the problem size you want to time")
+            if param.name not in literal and SCALARS[ctype.base].integer:  # a size to choose, not a claim
+                notes.append(f"{param.name} = {value} is a guess: set the problem size you want to time")
             scalars[param.name] = evaluate(value, scalars)
             args.append(_Arg(param.name, ctype.spelled(), value=value, ctype=ctype))
         else:

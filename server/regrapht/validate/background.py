@@ -72,7 +72,7 @@ def _load(path: Path) -> FileValidation | None:
         set_aside(path, "validation cache entry", "a diagnostic or kernel entry has the wrong shape")
         return None
     return FileValidation(tuple(Diagnostic(*d) for d in diagnostics),
-                          tuple(KernelValidation(*k[:4], tuple(k[4])) for k in kernels), cached=True)
+                          tuple(KernelValidation(k[0], k[1], k[2], k[3], tuple(k[4])) for k in kernels), cached=True)
 
 
 _KERNEL_ROW: tuple[RowType, ...] = (str, (dict, type(None)), (str, type(None)), (str, type(None)), list)

@@ -23,7 +23,13 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from regrapht.errors import InputError
 from regrapht.lsp.converters import create_file_edit
-from regrapht.lsp.features.common import edit_capabilities, file_path, in_worker, kernel_argument, require_document
+from regrapht.lsp.features.common import (
+    edit_capabilities,
+    file_path,
+    in_worker,
+    kernel_argument,
+    require_document,
+)
 from regrapht.lsp.state import Analysis, DocumentState, ServerState
 from regrapht.text import Span
 
