@@ -236,12 +236,31 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
     notes += launch_notes
     chosen_sizes = {a.name for a in args if a.value is not None and a.name not in literal and a.ctype is not None
                     and a.ctype.info.integer and a.ctype.base != "bool"}
-    draft = _fitted(name, grid, block, args, shared, chosen_sizes, file, notes)
-    from regrapht.spec.infer_proofs import prove_draft
+    from dataclasses import replace
 
-    proven = prove_draft(draft, text, args, guessed, notes)
-    if proven is not None:
-        shared = proven if proven != "" else shared
+    from regrapht.spec.infer_proofs import prove_draft
+    from regrapht.spec.proofs import spec_problems
+    from regrapht.spec.resolve import resolve
+
+    drafted = [replace(a) for a in args]
+    drafted_guesses, drafted_notes, drafted_shared = list(guessed), list(notes), shared
+    problems: list[InputError] = []
+    for _ in range(6):  # proofs may raise counts (strides of chosen sizes): smaller sizes, again
+        draft = _fitted(name, grid, block, args, drafted_shared, chosen_sizes, file, notes)
+        proven = prove_draft(draft, text, args, guessed, notes)
+        shared = proven if proven is not None else drafted_shared
+        final = parse_spec(render(name, grid, block, args, shared, "", guessed), file=file).kernels[0]
+        problems = spec_problems(final, text)
+        if not problems and sum(b.nbytes for b in resolve(final).buffers) <= MAX_INFERRED_BYTES:
+            break
+        sizes = {a.name: a.value for a in args if a.name in chosen_sizes}
+        args[:] = [replace(a, value=_quarter(sizes[a.name], a.value)) if a.name in sizes else replace(a)
+                   for a in drafted]
+        drafted = [replace(a) for a in args]
+        guessed[:], notes[:] = list(drafted_guesses), list(drafted_notes)
+    if problems:
+        raise InputError(f"no spec for {name} holds against its own accesses at the chosen sizes "
+                         f"({problems[0].message}); write one by hand", file=file)
     where = f"the launch in {host.name}" if host else "the kernel signature"
     comment = f"Inferred by regrapht from {where}; every value not proven from the kernel's accesses is " \
               "listed in `guessed` (check those)."
@@ -253,6 +272,14 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
 
 
 MAX_INFERRED_BYTES = 1 << 30  # chosen problem sizes shrink until the buffers fit in this
+
+
+def _quarter(value: str | None, fallback: str | None) -> str | None:
+    """A chosen size (an expression of literals) divided by 16, at least 1."""
+    if value is None:
+        return fallback
+    number = evaluate(value, {})
+    return str(max(1, int(number) // 16)) if isinstance(number, int) else value
 
 
 def _fitted(name: str, grid: list[str], block: list[str], args: list[_Arg], shared: str, chosen: set[str],
