@@ -93,3 +93,25 @@ async def test_optimize_asks_before_timing_on_guesses(client, tmp_path):
     (question,) = asked
     assert "grid" in question.message and "block" in question.message
     assert [a.title for a in question.actions or []] == ["Optimize with the guesses", "Cancel"]
+
+
+async def test_create_spec_for_a_header_kernel_reads_the_launch_of_an_open_cu(client, tmp_path):
+    header = tmp_path / "ops.cuh"
+    header_text = ("#pragma once\n__global__ void twice(float* y, const float* x, int n) {\n"
+                   "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 2.0f * x[i]; }\n")
+    header.write_text(header_text)
+    main = tmp_path / "main.cu"
+    main_text = '#include "ops.cuh"\nvoid run(float* y, const float* x, int n) { twice<<<(n + 63) / 64, 64>>>(y, x, n); }\n'
+    main.write_text(main_text)
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        return types.ApplyWorkspaceEditResult(applied=False, failure_reason="test client")
+
+    open_document(client, main.as_uri(), main_text)
+    open_document(client, header.as_uri(), header_text)
+    await wait_for_publication(client, header.as_uri(), version=1)
+    answer = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="regrapht.createSpec", arguments=[{"uri": header.as_uri(), "kernel": "twice"}]))
+    spec = answer["spec"]
+    assert 'grid = ["(n + 63) / 64"]' in spec and "block = [64]" in spec and "\nguessed = " not in spec

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from regrapht.commands.compiling import add_compile_arguments, flags_of
 from regrapht.errors import InputError
 from regrapht.spec.infer import infer_spec
+from regrapht.spec.infer_types import HEADER_SUFFIXES, including_source
 from regrapht.spec.model import load_spec
 from regrapht.spec.proofs import check_against_source
 from regrapht.spec.resolve import resolve
@@ -69,8 +70,20 @@ def run_infer(args: argparse.Namespace, out: TextIO | None = None) -> int:
     path = Path(args.file)
     source = read_source(path)
     flags = flags_of(args, path)
+    context = None
+    if path.suffix in HEADER_SUFFIXES:  # a header's kernel: its launches are in a .cu that includes it
+        from regrapht.commands.compiling import compile_setup_of
+
+        database = compile_setup_of(args).lookup(path).database
+        if database is not None:
+            from regrapht.validate.compile_db import load_database
+
+            including = including_source(path, [e.file for e in load_database(database).entries])
+            if including is not None:
+                print(f"regrapht: note: launches read from {including}, which includes {path.name}", file=sys.stderr)
+                context = read_source(including)
     text = infer_spec(source, args.kernel, file=args.file, include_dirs=flags.include_dirs,
-                      instances=_instances(path, source, args.kernel, args))
+                      instances=_instances(path, source, args.kernel, args), context=context)
     if args.output is None:
         out.write(text)
         return 0

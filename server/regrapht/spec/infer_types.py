@@ -56,6 +56,24 @@ def typedefs(text: str, file: str | None, include_dirs: Sequence[str] = ()) -> d
     return aliases
 
 
+HEADER_SUFFIXES = (".cuh", ".h", ".hpp", ".hh", ".inl")
+
+
+def including_source(header: Path, candidates: Sequence[Path]) -> Path | None:
+    """The first of `candidates` (`.cu` files: a compile database's entries, open documents) that
+    `#include`s `header` by its name (`"ops/scale.cuh"`, `<scale.cuh>`); None if none does."""
+    for candidate in candidates:
+        if candidate.suffix != ".cu" or not candidate.is_file():
+            continue
+        try:
+            text = candidate.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if any(Path(name).name == header.name for name in _INCLUDE.findall(text)):
+            return candidate
+    return None
+
+
 def declared_type(type_text: str) -> str:
     """The type of a parameter declaration without a default argument or `__restrict__`."""
     text = type_text.split("=", 1)[0]

@@ -71,7 +71,8 @@ def spec_actions_at(document: DocumentState, analysis: Analysis, line: int) -> l
     return actions
 
 
-def spec_edit(document: DocumentState, kernel: str, include_dirs: tuple[str, ...] = ()) -> tuple[types.WorkspaceEdit, str]:
+def spec_edit(document: DocumentState, kernel: str, include_dirs: tuple[str, ...] = (),
+              context: str | None = None) -> tuple[types.WorkspaceEdit, str]:
     """In a worker thread: inference parses the file (tree-sitter), loaded on first use, not at start."""
     from regrapht.spec.infer import infer_spec
 
@@ -82,22 +83,38 @@ def spec_edit(document: DocumentState, kernel: str, include_dirs: tuple[str, ...
         raise JsonRpcInvalidParams(f"{located[1].name} already exists")
     try:
         text = infer_spec(document.text, kernel, file=to_fs_path(document.uri) or document.uri,
-                          include_dirs=include_dirs)
+                          include_dirs=include_dirs, context=context)
     except InputError as error:
         raise JsonRpcInvalidParams(str(error)) from error
     return create_file_edit(located[0], text), text
 
 
-def _include_dirs(state: ServerState, document: DocumentState) -> tuple[str, ...]:
-    """The -I dirs of the file's compile (the project's database and extraCompilerArgs)."""
-    from regrapht.validate.compile_db import compile_setup
+def _project(state: ServerState, document: DocumentState, open_files: list[tuple[Path, str]]
+             ) -> tuple[tuple[str, ...], str | None]:
+    """The -I dirs of the file's compile (the project's database and extraCompilerArgs) and, for a
+    header, the text of a `.cu` that includes it (an open editor's first, else the database's),
+    whose launches are read."""
+    from regrapht.spec.infer_types import HEADER_SUFFIXES, including_source
+    from regrapht.validate.compile_db import compile_setup, load_database
 
     path = file_path(document.uri)
     if path is None:
-        return ()
+        return (), None
     settings = state.settings
     lookup = compile_setup(settings.compile_commands, settings.extra_compiler_args).lookup(path)
-    return lookup.flags.include_dirs
+    context = None
+    if path.suffix in HEADER_SUFFIXES:
+        opened = including_source(path, [p for p, _ in open_files])
+        if opened is not None:
+            context = dict(open_files)[opened]
+        elif lookup.database is not None:
+            try:
+                including = including_source(path, [e.file for e in load_database(lookup.database).entries])
+            except InputError:
+                including = None
+            if including is not None:
+                context = including.read_text(encoding="utf-8", errors="replace")
+    return lookup.flags.include_dirs, context
 
 
 def register(server: LanguageServer, state: ServerState) -> None:
@@ -110,8 +127,9 @@ def register(server: LanguageServer, state: ServerState) -> None:
     async def create_spec(*arguments: Any) -> dict[str, Any]:
         uri, kernel = kernel_argument(arguments)
         document = require_document(state, uri)
-        include_dirs = await in_worker(server, _include_dirs, state, document)
-        edit, text = await in_worker(server, spec_edit, document, kernel, include_dirs)
+        open_files = [(p, d.text) for d in state.documents.values() if (p := file_path(d.uri)) is not None]
+        include_dirs, context = await in_worker(server, _project, state, document, open_files)
+        edit, text = await in_worker(server, spec_edit, document, kernel, include_dirs, context)
         if not edit_capabilities(server).apply_edit:
             return {"applied": False, "reason": "the client does not apply workspace edits "
                     "(workspace.applyEdit); the spec is in 'spec'", "spec": text}
