@@ -452,6 +452,16 @@ class Walker:
                 self.expression(node.child_by_field_name("argument"), ctx, kind)
         elif t == "call_expression":
             self.call(node, ctx)
+        elif t == "conditional_expression":  # `c ? a[i] : 0`: each arm under its condition
+            condition = node.child_by_field_name("condition")
+            self.expression(condition, ctx)
+            self.expression(node.child_by_field_name("consequence"), self._when(ctx, unparen(condition), True))
+            self.expression(node.child_by_field_name("alternative"), self._when(ctx, unparen(condition), False))
+        elif t == "binary_expression" and node_text(node.child_by_field_name("operator")) in ("&&", "||"):
+            left = node.child_by_field_name("left")  # the right operand runs only as the left decides
+            self.expression(left, ctx)
+            holds = node_text(node.child_by_field_name("operator")) == "&&"
+            self.expression(node.child_by_field_name("right"), self._when(ctx, unparen(left), holds))
         elif t in ("lambda_expression",):
             return
         else:
