@@ -21,7 +21,7 @@ from regrapht.cuda.ranges import split_template_args, template_integer
 from regrapht.errors import InputError
 from regrapht.spec.ctypes_ import CType, parse_ctype
 
-MAX_HEADERS = 64
+MAX_HEADERS = 400  # headers read for typedefs, nearest first (breadth-first)
 MAX_HEADER_BYTES = 2 << 20
 _TYPEDEF = re.compile(r"\btypedef\s+([^;{}()]+?)\s*\b([A-Za-z_]\w*)\s*;")
 _USING = re.compile(r"\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}()]+?)\s*;")
@@ -36,7 +36,7 @@ def typedefs(text: str, file: str | None, include_dirs: Sequence[str] = ()) -> d
     seen: set[Path] = set()
     pending: list[tuple[str, Path | None]] = [(text, Path(file).resolve().parent if file else None)]
     while pending and len(seen) <= MAX_HEADERS:
-        current, folder = pending.pop()
+        current, folder = pending.pop(0)
         for match in _TYPEDEF.finditer(current):
             aliases.setdefault(match.group(2), " ".join(match.group(1).split()))
         for match in _USING.finditer(current):
