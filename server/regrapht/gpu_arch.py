@@ -54,3 +54,7 @@ MAX_SHARED_BYTES_PER_BLOCK = max(limits.max_smem_per_block for limits in ARCH_LI
 def limits_for(arch: str) -> ArchLimits | None:
     plain = arch.rstrip("af")
     return ARCH_LIMITS.get(plain)
+
+# The most memory any GPU ReGraphT knows has (B300: 288 GB of HBM3e): a spec whose buffers need
+# more can never run; a check on a device applies that device's own total memory.
+MAX_DEVICE_MEMORY_BYTES = 288 * 10**9

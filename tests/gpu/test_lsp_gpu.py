@@ -253,7 +253,7 @@ def test_a_slower_kernel_after_a_save_is_a_regression_with_its_faster_version(
 
                 def regressed(message: dict[str, Any]) -> bool:
                     return published(uri)(message) and any(
-                        d.get("code") == "V002" for d in message["params"]["diagnostics"])
+                        d.get("code") == "V003" for d in message["params"]["diagnostics"])
 
                 diagnostics = await client.wait_for(regressed, 120)
                 line = kernel_name_position(slower)[0]
@@ -266,7 +266,7 @@ def test_a_slower_kernel_after_a_save_is_a_regression_with_its_faster_version(
                 return diagnostics, actions, shown
 
     diagnostics, _actions, shown = asyncio.run(scenario())
-    (v002,) = [d for d in diagnostics["params"]["diagnostics"] if d.get("code") == "V002"]
+    (v002,) = [d for d in diagnostics["params"]["diagnostics"] if d.get("code") == "V003"]
     assert re.match(rf"{KERNEL} is \d+\.\dx slower than at \d\d:\d\d: [\d.e-]+ -> [\d.e-]+ ms", v002["message"]), v002
     assert v002["severity"] == 2  # a warning
     assert Path(shown["path"]).read_text() == text and shown["gpu"] == gpu_name

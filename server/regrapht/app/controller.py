@@ -130,15 +130,18 @@ class OptimizeController:
         self.wire = wire
         self.registry = Registry()
 
-    async def start(self, snapshot: DocumentSnapshot, kernel: str, spec: Path | None = None) -> dict[str, Any]:
+    async def start(self, snapshot: DocumentSnapshot, kernel: str, spec: Path | None = None, *,
+                    accept_guesses: bool = False) -> dict[str, Any]:
         """Returns at once: starts the search of `kernel` (a kernel of the snapshot, found by the
         caller; against `spec` when given, e.g. a capture's) in a daemon thread under cancellable
-        progress; `finish` handles the outcome on the loop."""
+        progress; `finish` handles the outcome on the loop. `accept_guesses`: the user agreed to
+        time on a spec with guesses."""
         if self.registry.running((snapshot.uri, kernel)) is not None:
             self.editor.log(logging.INFO, f"regrapht: already optimizing {kernel}")
             return {"started": False, "reason": f"already optimizing {kernel}"}
         progress = self.editor.new_progress(f"Optimizing {kernel}")
-        run = Run(snapshot, optimize_request(snapshot, kernel, spec), kernel_text(snapshot.text, kernel), progress)
+        run = Run(snapshot, optimize_request(snapshot, kernel, spec, accept_guesses=accept_guesses),
+                  kernel_text(snapshot.text, kernel), progress)
         self.registry.add(run)
         await progress.begin("reading the spec")
         self.editor.status("searching", f"optimizing {kernel}")

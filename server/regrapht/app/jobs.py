@@ -49,13 +49,15 @@ def model_config(settings: Settings) -> ModelConfig:
                        settings.model_context)
 
 
-def optimize_request(document: DocumentSnapshot, kernel: str, spec: Path | None = None) -> OptimizeRequest:
+def optimize_request(document: DocumentSnapshot, kernel: str, spec: Path | None = None, *,
+                     accept_guesses: bool = False) -> OptimizeRequest:
     """The editor's search of `kernel`: the snapshot's text, its settings' strategy, budget and
-    model; `spec` (a capture's, docs/capture.md), else a spec beside the file or inferred;
-    nothing is judged without a device."""
+    model; `spec` (a capture's, docs/capture.md), else a spec beside the file or inferred (as the
+    CLI does); nothing is judged without a device; a spec with guesses only once the user
+    accepted them (`accept_guesses`)."""
     settings = document.settings
     options = OptimizeOptions(model=model_config(settings), arch=settings.arch or None, infer_spec=True,
-                              require_device=True,
+                              require_device=True, accept_guesses=accept_guesses,
                               compile=compile_setup(settings.compile_commands, settings.extra_compiler_args),
                               search=SearchOptions(allow_approximations=settings.allow_fast_math),
                               sanitize=settings.sanitize)
@@ -65,6 +67,19 @@ def optimize_request(document: DocumentSnapshot, kernel: str, spec: Path | None 
 
 # ---------------------------------------------------------------------------------------------
 # The search (blocking: call it in a worker thread)
+
+
+def guesses_of(document: DocumentSnapshot, kernel: str) -> tuple[tuple[str, ...], str]:
+    """Blocking (a worker): the keys the spec the editor's Optimize would use marks as guesses,
+    and where the spec comes from; ((), "") when the spec cannot be read (the run reports that)."""
+    from regrapht.app.optimize import choose_spec, spec_guesses
+    from regrapht.errors import InputError
+
+    try:
+        choice = choose_spec(optimize_request(document, kernel))
+        return spec_guesses(choice, kernel), choice.note
+    except InputError:
+        return (), ""
 
 
 def run_search(

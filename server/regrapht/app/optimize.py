@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # the language server starts without the search engine, graph
 
 __all__ = ["MODEL_STRATEGIES", "ModelCache", "ModelConfig", "OptimizeOptions", "OptimizeOutcome", "OptimizeRequest",
            "OptimizeRun", "SpecChoice", "Wire", "choose_spec", "kernel_target", "llama_model", "open_evaluator",
-           "evidence_wiring", "open_run", "run_optimize", "save_statistics"]
+           "evidence_wiring", "open_run", "refuse_guesses", "run_optimize", "save_statistics", "spec_guesses"]
 
 MODEL_STRATEGIES = ("mcgs", "random", "greedy", "cot")
 # The strategies whose choices read the kernel's evidence (`GraphWalker.promise`, search/mcgs.py).
@@ -88,9 +88,29 @@ def choose_spec(request: OptimizeRequest) -> SpecChoice:
     from regrapht.spec.infer import infer_spec
 
     shown = source_path.name if source_path is not None else "this file"
-    inferred = infer_spec(request.source, request.kernel, file=str(source_path) if source_path else None)
-    note = f"no spec beside {shown}: inferred one from the launch site (problem sizes are guesses)"
-    return SpecChoice(parse_spec(inferred, file="(inferred spec)"), note)
+    include_dirs = request.options.compile.lookup(source_path).flags.include_dirs if source_path else ()
+    inferred = infer_spec(request.source, request.kernel, file=str(source_path) if source_path else None,
+                          include_dirs=include_dirs)
+    spec = parse_spec(inferred, file="(inferred spec)")
+    guessed = spec.kernels[0].guessed
+    note = f"no spec beside {shown}: inferred one from the launch site (problem sizes chosen; " + \
+        (f"guessed: {', '.join(guessed)})" if guessed else "counts and roles proven from the kernel's accesses)")
+    return SpecChoice(spec, note)
+
+
+def spec_guesses(choice: SpecChoice, kernel: str) -> tuple[str, ...]:
+    """The keys the chosen spec of `kernel` marks as guesses (`guessed`)."""
+    return choice.spec.kernel(kernel).guessed
+
+
+def refuse_guesses(choice: SpecChoice, kernel: str) -> None:
+    """InputError when the spec's `kernel` has guesses: nothing is timed on them unasked."""
+    guessed = spec_guesses(choice, kernel)
+    if guessed:
+        where = choice.spec.file or "(inferred spec)"
+        raise InputError(f"the spec of {kernel} has values not proven from the kernel ({', '.join(guessed)}): "
+                         "check them (write the spec with `regrapht spec infer FILE --kernel NAME -o SPEC` and edit "
+                         "it), or time on them anyway (--accept-guesses; the editor asks)", file=where)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,6 +297,8 @@ def run_optimize(
     options = request.options
     choice = choose_spec(request)
     note(choice.note)
+    if not options.accept_guesses:
+        refuse_guesses(choice, request.kernel)
     flags = options.compile.lookup(request.file)
     for message in (*(str(p) for p in flags.problems), *((flags.notice,) if flags.notice else ())):
         note(message)

@@ -52,6 +52,9 @@ def register(subparsers: Any) -> None:
                         help="leave techniques that approximate (fast-math intrinsics, float for double) out")
     parser.add_argument("--no-sanitize", action="store_true",
                         help="offer the answer without running it under compute-sanitizer first")
+    parser.add_argument("--accept-guesses", action="store_true",
+                        help="time on a spec whose `guessed` values are not proven from the kernel "
+                             "(without a spec one is inferred; by default a spec with guesses is refused)")
     parser.add_argument("--time-limit", type=float, metavar="SECONDS",
                         help="stop the search after this long and keep the best verified so far")
     parser.add_argument("--step-cap", type=int, default=SearchOptions.step_cap)
@@ -81,7 +84,8 @@ def optimize_file(args: Any, resources: GpuResources) -> OptimizeResult:
         arch=args.arch, graph_path=Path(args.graph) if args.graph else None, time_limit_s=args.time_limit,
         search=SearchOptions(step_cap=args.step_cap, epsilon=args.epsilon, visit_penalty=args.visit_penalty,
                              allow_approximations=not args.no_fast_math),
-        compile=compile_setup_of(args), sanitize=not args.no_sanitize)
+        compile=compile_setup_of(args), sanitize=not args.no_sanitize, infer_spec=True,
+        accept_guesses=args.accept_guesses)
     request = OptimizeRequest(args.kernel, source, Path(args.file), spec_argument(args, path),
                               args.strategy, args.budget, args.seed, options)
     request = replace(request, spec=choose_spec(request).spec)  # a bad spec: exit 2 before the model loads

@@ -23,7 +23,9 @@ def run(args: argparse.Namespace) -> int:
         from regrapht.lsp.server import create_server  # pygls is imported only when serving
 
         logging.getLogger("regrapht").setLevel(logging.INFO)
-        logging.getLogger("pygls.server").addFilter(QuietParseErrors())
+        quiet = QuietParseErrors()
+        logging.getLogger("pygls.server").addFilter(quiet)
+        logging.getLogger("pygls.protocol.json_rpc").addFilter(quiet)  # -32602 answers: one line each
         server, _state = create_server()
         # A server holds large, long-lived immutable models: full collections rescanning them cost
         # ~50 ms each (the p95 of diagnostics latency, bench/lsp_latency.py). Freeze what startup

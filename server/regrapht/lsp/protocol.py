@@ -9,6 +9,11 @@
 3. Messages that are not JSON-RPC at all: pygls logs a traceback and answers nothing. Per the
    JSON-RPC 2.0 spec, a body that is not valid JSON gets a Parse error (-32700) and one that is
    JSON but not a message an Invalid Request (-32600), both with id null; the server goes on.
+4. A `didChange` for a document that is not open: pygls raises KeyError (sent to the client as
+   an error message); here it is one warning in the log.
+5. A client's `null` answer to a request whose result LSP types as an object (workspace/applyEdit):
+   pygls fails to read it and never resolves the request; here the awaiting handler gets None.
+   And an InvalidParams (-32602) answer is logged as one line, without a traceback.
 
 Protocol-level errors are logged (stderr + window/logMessage), not shown as popups.
 """
@@ -20,6 +25,7 @@ import logging
 from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 import cattrs
 from lsprotocol import types
@@ -31,7 +37,7 @@ from pygls.exceptions import (
     JsonRpcParseError,
 )
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import JsonRPCResponseMessage, LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from regrapht.lsp.converters import negotiate_encoding
@@ -67,7 +73,22 @@ class RegraphtProtocol(LanguageServerProtocol):
         result = yield from super().lsp_initialize(params)
         return result
 
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Generator[Any, Any, None]:
+        """A change of a document the client never opened is logged and dropped (pygls' own sync
+        would raise KeyError and tell the client so); an open one goes through pygls as before."""
+        uri = params.text_document.uri
+        if uri not in self.workspace.text_documents and unquote(uri) not in self.workspace.text_documents:
+            log.warning("didChange for a document that is not open: %s", uri)
+            return
+        yield from super().lsp_text_document__did_change(params)
+
     def structure_message(self, data: dict[str, Any]) -> Any:
+        if data.get("jsonrpc") and "id" in data and "method" not in data and "error" not in data \
+                and data.get("result") is None:
+            # a client that answers a request with `null` where LSP wants an object (an
+            # ApplyWorkspaceEditResult): the awaiting handler gets None instead of never completing
+            return self._converter.structure(data, JsonRPCResponseMessage)
         if data.get("jsonrpc") and "id" in data and isinstance(data.get("method"), str):
             request_type = self.get_message_type(data["method"])
             if request_type is not None:
@@ -126,8 +147,17 @@ class RegraphtServer(LanguageServer):
 
 class QuietParseErrors(logging.Filter):
     """Drops the traceback pygls' reader logs with a message it cannot parse: the client gets a
-    Parse error response, and the log a one-line warning (from `report_server_error`)."""
+    Parse error response, and the log a one-line warning (from `report_server_error`). A request
+    refused as invalid params (-32602: bad input the client is told about) is logged as one line,
+    without its traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, JsonRpcInvalidParams):
+            record.msg = f"{record.getMessage()}: invalid params: {error}"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            return True
         return not isinstance(error, json.JSONDecodeError | UnicodeDecodeError)

@@ -46,7 +46,10 @@ class OptimizeOptions:
     arch: str | None = None  # None: the device's, else sm_90
     graph_path: Path | None = None  # None: the bundled reasoning graph
     search: SearchOptions = field(default_factory=SearchOptions)
-    infer_spec: bool = False  # no spec given or beside the file: infer one (the editor) or fail
+    infer_spec: bool = False  # no spec given or beside the file: infer one (editor and CLI) or fail
+    # time on a spec whose `guessed` lists values not proven from the kernel (the editor asked the
+    # user; the CLI's --accept-guesses); False: such a spec is refused before anything is timed
+    accept_guesses: bool = False
     require_device: bool = False  # no device: stop before searching ("no_gpu"), judge nothing
     time_limit_s: float | None = None  # stop the search after this long, keeping the best so far
     # keep the model's outcomes per kernel in the cache dir and skip it where it kept failing

@@ -1,7 +1,10 @@
 """C types of kernel parameters as the spec writes them: parsing, numpy dtypes, Itanium codes.
 
 Owns the list of scalar types the spec allows and the normal form of a parameter type
-(`const float* __restrict__` -> pointee `float`, pointer, pointee const), and `struct_type`, a
+(`const float* __restrict__` -> pointee `float`, pointer, pointee const). Extension: pointers to
+CUDA's vector types (`float4*`, `uchar4*`, `int2*`, ... `VECTORS`): a buffer of `count` vectors is
+made and compared as `count * lanes` elements of the vector's scalar type. `aliases` resolves
+typedefs (`uint`, `typedef uchar4 Pixel`) a file declares (spec/typedefs.py reads them), and `struct_type`, a
 struct passed by value as its bytes (the `struct NAME` extension, docs/kernel-spec.md).
 """
 
@@ -36,6 +39,7 @@ SCALARS: dict[str, ScalarInfo] = {
     "short": ScalarInfo("int16", "s", True),
     "unsigned short": ScalarInfo("uint16", "t", True),
     "bool": ScalarInfo("bool", "b", True),
+    "void": ScalarInfo("uint8", "v", True),  # extension: `void*` / `const void*`, a buffer of bytes
 }
 
 _SPELLINGS = {
@@ -58,14 +62,25 @@ _SPELLINGS = {
     "uint64_t": "unsigned long",
 }
 
+# CUDA's vector types (vector_types.h): name -> (scalar type, lanes). Their size is lanes times
+# the scalar's (`float3`: 12 bytes; alignment never changes an array's stride for these).
+_VECTOR_SCALARS = {"char": "signed char", "uchar": "unsigned char", "short": "short", "ushort": "unsigned short",
+                   "int": "int", "uint": "unsigned int", "long": "long", "ulong": "unsigned long",
+                   "longlong": "long long", "ulonglong": "unsigned long long", "float": "float", "double": "double"}
+VECTORS: dict[str, tuple[str, int]] = {f"{name}{lanes}": (scalar, lanes) for name, scalar in _VECTOR_SCALARS.items()
+                                       for lanes in (1, 2, 3, 4)}
+# Spellings every CUDA file has (sys/types.h through the CUDA runtime headers).
+BUILTIN_ALIASES = {"uint": "unsigned int", "ushort": "unsigned short", "ulong": "unsigned long"}
+
 _IGNORED = {"__restrict__", "restrict", "__restrict", "volatile_ignored"}
 
 
 @dataclass(frozen=True)
 class CType:
-    base: str  # a key of SCALARS; for a struct passed by value, its name
+    base: str  # a key of SCALARS: the element's scalar type (a vector's lanes' type); a by-value struct's name
     pointer: bool = False
     const: bool = False  # const pointee (pointers) / const scalar (ignored for scalars)
+    vector: str = ""  # a key of VECTORS (`float4`) for a pointer to CUDA vectors, else ""
     struct_size: int = 0  # > 0: a struct or class passed by value, as bytes (an extension)
 
     @property
@@ -80,20 +95,36 @@ class CType:
             return ScalarInfo(f"V{self.struct_size}", code, False)
         return SCALARS[self.base]
 
+    @property
+    def lanes(self) -> int:
+        return VECTORS[self.vector][1] if self.vector else 1
+
+    @property
+    def element(self) -> str:
+        """The pointee as C spells it: `float4`, `unsigned int`."""
+        return self.vector or self.base
+
+    @property
+    def code(self) -> str:
+        """The Itanium code of the element type: a builtin code, or a vector's source name."""
+        return f"{len(self.vector)}{self.vector}" if self.vector else self.info.code
+
     def spelled(self) -> str:
         if self.pointer:
-            return f"{'const ' if self.const else ''}{self.base}*"
+            return f"{'const ' if self.const else ''}{self.element}*"
         return self.base
 
     def mangled(self) -> str:
         """The Itanium encoding of this type, without substitutions."""
         if self.pointer:
-            return "P" + ("K" if self.const else "") + self.info.code
+            return "P" + ("K" if self.const else "") + self.code
         return self.info.code
 
 
-def parse_ctype(text: str, *, file: str | None = None, key: str | None = None) -> CType:
-    """Parse a parameter type such as `const float* __restrict__`; an `InputError` naming `key`."""
+def parse_ctype(text: str, *, file: str | None = None, key: str | None = None,
+                aliases: dict[str, str] | None = None) -> CType:
+    """Parse a parameter type such as `const float* __restrict__`; an `InputError` naming `key`.
+    `aliases`: typedef name -> what it stands for (itself a type text, resolved once more)."""
     if not isinstance(text, str):
         raise InputError(f"type must be a string, got {type(text).__name__}", file=file, key=key)
     tokens = re.findall(r"\*|[A-Za-z_][A-Za-z_0-9]*|\S", text)
@@ -108,11 +139,27 @@ def parse_ctype(text: str, *, file: str | None = None, key: str | None = None) -
     after = [t for t in (tokens[stars[0] + 1:] if stars else []) if t not in _IGNORED and t != "const"]
     if bad or after:
         raise InputError(f"type {text!r} is not a parameter type", file=file, key=key)
-    base = " ".join(words)
+    base = " ".join(w for w in words if w != "struct")
+    for _ in range(8):  # typedef chains
+        resolved = (aliases or {}).get(base) or BUILTIN_ALIASES.get(base)
+        if resolved is None or "*" in resolved:
+            break
+        resolved_words = [w for w in resolved.split() if w not in _IGNORED and w != "struct"]
+        const = const or "const" in resolved_words
+        base = " ".join(w for w in resolved_words if w != "const")
     base = _SPELLINGS.get(base, base)
+    if base in VECTORS:
+        if not stars:
+            raise InputError(f"type {text!r}: a CUDA vector passed by value is not supported; "
+                             "pointers to vectors are (e.g. 'const float4*')", file=file, key=key)
+        return CType(base=VECTORS[base][0], pointer=True, const=const, vector=base)
+    if base == "void" and not stars:
+        raise InputError(f"type {text!r}: void is only a pointer's type ('void*', a buffer of bytes)",
+                         file=file, key=key)
     if base not in SCALARS:
         known = ", ".join(SCALARS)
-        raise InputError(f"unknown type {text!r} (known: {known}, and pointers to them)", file=file, key=key)
+        raise InputError(f"unknown type {text!r} (known: {known}, pointers to them and to CUDA vector types "
+                         "such as float4, uchar4)", file=file, key=key)
     return CType(base=base, pointer=bool(stars), const=const and bool(stars))
 
 

@@ -7,19 +7,31 @@ expressions are rewritten from the host's names into the kernel's parameter name
 counts come from `cudaMalloc(&p, n * sizeof(T))`; roles from what the kernel reads and writes;
 anything that cannot be expressed over the kernel's scalars falls back to a plain default, and
 the result always parses (it is checked with the spec parser before it is returned).
+
+Never silently wrong: each buffer's count and role are then held against the kernel's access
+ranges at the drafted launch (`spec/proofs.py` over `cuda/ranges.py`): a count the proofs show
+large enough at the spec's size and the odd size every check runs stays; one they cannot confirm
+is replaced by the proven bound when there is one; a role is the one the accesses prove (reads,
+writes, both). Whatever is not proven is listed in the kernel's `guessed` key (a documented
+extension of the format) and in the comment above it. Types and template instances:
+`infer_types.py`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from regrapht.cuda.model import Function, LaunchSite, SourceModel
+from regrapht.cuda.ranges import split_template_args, template_values
 from regrapht.cuda.view import kernels_of
 from regrapht.errors import InputError
-from regrapht.spec.ctypes_ import SCALARS, parse_ctype
+from regrapht.spec.ctypes_ import SCALARS, CType
 from regrapht.spec.expr import evaluate, names_in
-from regrapht.spec.model import parse_spec
+from regrapht.spec.infer_types import instance_name, spec_type, typedefs
+from regrapht.spec.model import KernelSpec, parse_spec
+from regrapht.spec.resolve import MAX_BLOCK_DIM, MAX_THREADS_PER_BLOCK
 
 DEFAULT_SIZE = "1 << 20"
 
@@ -32,6 +44,7 @@ class _Arg:
     count: str | None = None
     init: str | None = None
     role: str | None = None
+    ctype: CType | None = None
 
 
 def _toml_str(value: str) -> str:
@@ -43,12 +56,14 @@ def _dims_text(values: list[str]) -> str:
 
 
 def render(name: str, grid: list[str], block: list[str], args: list[_Arg], shared: str = "0",
-           comment: str = "") -> str:
+           comment: str = "", guessed: Sequence[str] = ()) -> str:
     lines = [f"# {line}" for line in comment.splitlines()] if comment else []
     lines += ["[[kernel]]", f"name = {_toml_str(name)}", f"grid = {_dims_text(grid)}",
               f"block = {_dims_text(block)}"]
     if shared != "0":
         lines.append(f"shared_bytes = {_toml_str(shared)}")
+    if guessed:
+        lines.append("guessed = [" + ", ".join(_toml_str(g) for g in dict.fromkeys(guessed)) + "]")
     for arg in args:
         lines += ["", "[[kernel.arg]]", f"name = {_toml_str(arg.name)}", f"type = {_toml_str(arg.type)}"]
         for key in ("value", "count", "init", "role"):
@@ -130,13 +145,17 @@ def _valid(expr: str, scalars: dict[str, int | float]) -> bool:
 def _pick_launch(model: SourceModel, kernel: str) -> tuple[LaunchSite | None, Function | None]:
     for function in model.functions:
         for site in function.launches:
-            if site.kernel.split("<", 1)[0].strip() == kernel:
+            if site.kernel.split("<", 1)[0].strip().split("::")[-1] == kernel:
                 return site, function
     return None, None
 
 
-def infer_spec(text: str, kernel: str, *, file: str | None = None) -> str:
-    """A spec (TOML text) for `kernel` of the CUDA source `text`, from its first launch site."""
+def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs: Sequence[str] = (),
+               instances: Sequence[str] = (), context: str | None = None) -> str:
+    """A spec (TOML text) for `kernel` of the CUDA source `text`, from its first launch site.
+    `include_dirs`: where the file's headers are (typedefs); `instances`: the compiled
+    original's kernel signatures (a template's instances to choose from); `context`: the text of
+    a `.cu` that includes this file (a header), whose launches are read."""
     model = kernels_of(text).model
     base = kernel.split("<", 1)[0].strip()
     found = [k for k in model.kernels if k.name == base]
@@ -144,10 +163,16 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None) -> str:
         known = ", ".join(k.name for k in model.kernels) or "none"
         raise InputError(f"no __global__ kernel {base!r} in the file (kernels: {known})", file=file)
     function = found[0]
-    site, host = _pick_launch(model, base)
-    name = kernel
-    if "<" not in kernel and site is not None and "<" in site.kernel:
-        name = site.kernel.strip()
+    launch_model = kernels_of(context).model if context is not None else model
+    site, host = _pick_launch(launch_model, base)
+    if site is None and context is not None:
+        site, host = _pick_launch(model, base)
+    host_text = _host_text(context or text, host)
+    name, chosen = instance_name(function, kernel, site, host_text, instances, file=file,
+                                 launch_text=context if context is not None and launch_model is not model else text)
+    types, _ = template_values(split_template_args(name), tuple(p.partition("=")[0].split()[-1]
+                                                                  for p in function.template_parameters if p.split()))
+    aliases = typedefs(text if context is None else text + "\n" + context, file, include_dirs)
     mapping: dict[str, str] = {}  # host name -> kernel parameter name
     literal: dict[str, str] = {}  # kernel parameter -> literal argument
     if site is not None:
@@ -158,36 +183,33 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None) -> str:
             elif re.fullmatch(r"-?[\d.]+[fFuUlL]*", arg_text):
                 literal[param.name] = arg_text.rstrip("fFuUlL")
     host_of = {v: k for k, v in mapping.items()}
-    constants = dict(model.constants)
+    constants = dict(launch_model.constants)
+    constants.update({k: v for k, v in model.constants})
     two_d = site is not None and len(_dims_of(site.block.text, host)) > 1
     size_default = "1024" if two_d else DEFAULT_SIZE
     args: list[_Arg] = []
     scalars: dict[str, int | float] = {}
-    notes: list[str] = []
+    notes: list[str] = [f"{name} is the instance described ({chosen})"] if chosen else []
+    guessed: list[str] = []
     for param in function.parameters:
-        type_text = " ".join(param.type_text.replace("__restrict__", "").split()).replace(" *", "*")
-        try:
-            ctype = parse_ctype(type_text)
-        except InputError:
-            raise InputError(f"parameter {param.name!r} has type {param.type_text!r}, which a spec cannot "
-                             f"describe; write the spec by hand (template instance types)", file=file,
-                             line=param.span.start.line + 1) from None
+        ctype = spec_type(param.name, param.type_text, types, aliases, file=file, line=param.span.start.line + 1)
         if not ctype.pointer:
             default = "1.5" if not SCALARS[ctype.base].integer else size_default
             value = literal.get(param.name, default)
             if not _valid(value, scalars) and SCALARS[ctype.base].integer:
                 value = size_default
-            if SCALARS[ctype.base].integer and param.name not in literal:
+            if param.name not in literal and SCALARS[ctype.base].integer:  # a size to choose, not a claim
                 notes.append(f"{param.name} = {value} is a guess: set the problem size you want to time")
             scalars[param.name] = evaluate(value, scalars)
-            args.append(_Arg(param.name, ctype.spelled(), value=value))
+            args.append(_Arg(param.name, ctype.spelled(), value=value, ctype=ctype))
         else:
-            args.append(_Arg(param.name, ctype.spelled()))
-    size_names = [a.name for a in args if a.value is not None and SCALARS[parse_ctype(a.type).base].integer]
+            args.append(_Arg(param.name, ctype.spelled(), ctype=ctype))
+    size_names = [a.name for a in args if a.value is not None and a.ctype is not None and a.ctype.info.integer
+                  and a.ctype.base != "bool"]
     for arg in args:
-        if arg.value is not None:
+        if arg.value is not None or arg.ctype is None:
             continue
-        ctype = parse_ctype(arg.type)
+        ctype = arg.ctype
         count = None
         if host is not None and arg.name in host_of:
             for malloc in host.mallocs:
@@ -195,40 +217,124 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None) -> str:
                     count = _expand(_strip_sizeof(malloc.size), host, mapping, constants)
                     break
         if count is None or not names_in(count) <= set(scalars) or not _all_valid(count, scalars):
+            guessed.append(f"{arg.name}.count")
             from_indexing = _count_from_indexing(function, arg.name, size_names)
             if from_indexing is not None and _all_valid(from_indexing[0], scalars):
                 count = from_indexing[0]
-                notes.append(f"count of {arg.name} = {count} is a guess from its indexing ({from_indexing[1]})")
             elif two_d and size_names:
                 count = " * ".join(size_names[:2]) if len(size_names) > 1 else f"{size_names[0]} * {size_names[0]}"
-                notes.append(f"count of {arg.name} = {count} is a guess")
             else:
                 count = size_names[0] if size_names else size_default
-                notes.append(f"count of {arg.name} = {count} is a guess")
         arg.count = count
         reads = any(a.array == arg.name and a.access in ("read", "readwrite") for a in function.accesses)
         atomic_only = any(a.array == arg.name for a in function.atomics) and not reads
         written = arg.name in function.written_pointers or atomic_only
         arg.role = "in" if ctype.const or not written else ("inout" if reads else "out")
-        if atomic_only and not ctype.const:
-            arg.init = "zeros"
-        elif arg.role != "out":
-            info = SCALARS[ctype.base]
-            if ctype.base == "unsigned char":
-                arg.init = "randint(0, 256)"
-            elif info.integer and ctype.base != "bool":
-                arg.init = "randint(0, 16)"
-            else:
-                arg.init = "uniform(-1, 1)"
-    grid, block, shared, guessed = _launch(site, host, mapping, constants, scalars, size_names)
-    notes += guessed
-    comment = f"Inferred by regrapht from {'the launch in ' + host.name if host else 'the kernel signature'}; " \
-              "check the sizes and roles."
+        _set_init(arg, atomic_only)
+    grid, block, shared, launch_notes = _launch(site, host, mapping, constants, scalars, size_names)
+    guessed += [note.split(" = ", 1)[0] for note in launch_notes]
+    notes += launch_notes
+    chosen_sizes = {a.name for a in args if a.value is not None and a.name not in literal and a.ctype is not None
+                    and a.ctype.info.integer and a.ctype.base != "bool"}
+    from dataclasses import replace
+
+    from regrapht.spec.infer_proofs import prove_draft
+    from regrapht.spec.proofs import spec_problems
+    from regrapht.spec.resolve import resolve
+
+    drafted = [replace(a) for a in args]
+    drafted_guesses, drafted_notes, drafted_shared = list(guessed), list(notes), shared
+    problems: list[InputError] = []
+    for _ in range(6):  # proofs may raise counts (strides of chosen sizes): smaller sizes, again
+        draft = _fitted(name, grid, block, args, drafted_shared, chosen_sizes, file, notes)
+        proven = prove_draft(draft, text, args, guessed, notes)
+        shared = proven if proven is not None else drafted_shared
+        final = parse_spec(render(name, grid, block, args, shared, "", guessed), file=file).kernels[0]
+        problems = spec_problems(final, text)
+        if not problems and sum(b.nbytes for b in resolve(final).buffers) <= MAX_INFERRED_BYTES:
+            break
+        sizes = {a.name: a.value for a in args if a.name in chosen_sizes}
+        args[:] = [replace(a, value=_quarter(sizes[a.name], a.value)) if a.name in sizes else replace(a)
+                   for a in drafted]
+        drafted = [replace(a) for a in args]
+        guessed[:], notes[:] = list(drafted_guesses), list(drafted_notes)
+    if problems:
+        raise InputError(f"no spec for {name} holds against its own accesses at the chosen sizes "
+                         f"({problems[0].message}); write one by hand", file=file)
+    where = f"the launch in {host.name}" if host else "the kernel signature"
+    comment = f"Inferred by regrapht from {where}; every value not proven from the kernel's accesses is " \
+              "listed in `guessed` (check those)."
     if notes:
-        comment += "\n" + "\n".join(notes)
-    rendered = render(name, grid, block, args, shared, comment)
+        comment += "\n" + "\n".join(dict.fromkeys(notes))
+    rendered = render(name, grid, block, args, shared, comment, guessed)
     parse_spec(rendered, file=file)  # the result must always be a valid spec
     return rendered
+
+
+MAX_INFERRED_BYTES = 1 << 30  # chosen problem sizes shrink until the buffers fit in this
+
+
+def _quarter(value: str | None, fallback: str | None) -> str | None:
+    """A chosen size (an expression of literals) divided by 16, at least 1."""
+    if value is None:
+        return fallback
+    number = evaluate(value, {})
+    return str(max(1, int(number) // 16)) if isinstance(number, int) else value
+
+
+def _fitted(name: str, grid: list[str], block: list[str], args: list[_Arg], shared: str, chosen: set[str],
+            file: str | None, notes: list[str]) -> KernelSpec:
+    """The draft spec, its chosen (not launched) problem sizes divided by 4 until the launch is
+    valid and the buffers need at most MAX_INFERRED_BYTES (several sizes of 2^20 multiply)."""
+    from regrapht.spec.resolve import resolve
+
+    for _ in range(16):
+        try:
+            kernel = parse_spec(render(name, grid, block, args, shared), file=file).kernels[0]
+            if sum(b.nbytes for b in resolve(kernel).buffers) <= MAX_INFERRED_BYTES:
+                return kernel
+        except InputError:
+            if not chosen:
+                raise
+        values: dict[str, int | float] = {}
+        shrunk = False
+        for arg in args:
+            if arg.value is None:
+                continue
+            value = evaluate(arg.value, values)
+            if arg.name in chosen and isinstance(value, int) and value > 1:
+                value = max(1, value // 4)
+                arg.value = str(value)
+                shrunk = True
+            values[arg.name] = value
+        if not shrunk:
+            break
+        notes.append("the chosen problem sizes were made smaller so that the launch is valid and the buffers fit "
+                     f"in {MAX_INFERRED_BYTES >> 20} MiB")
+    return parse_spec(render(name, grid, block, args, shared), file=file).kernels[0]
+
+
+def _host_text(text: str, host: Function | None) -> str:
+    if host is None:
+        return text
+    lines = text.splitlines()
+    return "\n".join(lines[host.span.start.line: host.span.end.line + 1])
+
+
+def _set_init(arg: _Arg, atomic_only: bool) -> None:
+    ctype = arg.ctype
+    assert ctype is not None
+    arg.init = None
+    if atomic_only and not ctype.const:
+        arg.init = "zeros"
+    elif arg.role != "out":
+        info = SCALARS[ctype.base]
+        if ctype.base in ("unsigned char", "void"):
+            arg.init = "randint(0, 256)"
+        elif info.integer and ctype.base != "bool":
+            arg.init = "randint(0, 16)"
+        else:
+            arg.init = "uniform(-1, 1)"
 
 
 def _all_valid(expr: str, scalars: dict[str, int | float]) -> bool:
@@ -286,8 +392,8 @@ def _count_from_indexing(function: Function, pointer: str, size_names: list[str]
 
 def _launch(site: LaunchSite | None, host: Function | None, mapping: dict[str, str], constants: dict[str, int],
             scalars: dict[str, int | float], size_names: list[str]) -> tuple[list[str], list[str], str, list[str]]:
-    """(grid, block, shared bytes, notes on what was guessed) from the launch site, following
-    `dim3` variables and host locals to their values."""
+    """(grid, block, shared bytes, notes on what was guessed, each starting with its key) from the
+    launch site, following `dim3` variables and host locals to their values."""
     notes: list[str] = []
     block = ["256"]
     if site is not None:
@@ -295,6 +401,11 @@ def _launch(site: LaunchSite | None, host: Function | None, mapping: dict[str, s
         if not all(_valid(b, scalars) for b in block):
             block = [str(v) if v else "256" for v in (site.block_dims or (256,))]
             notes.append(f"block = {_dims_text(block)} is a guess: `{site.block.text}` is not a size of the spec")
+        if not _block_allowed(block, scalars):
+            shown = _dims_text(block)
+            block = ["16", "16"] if len(block) > 1 else ["256"]
+            notes.append(f"block = {_dims_text(block)} is a guess: `{site.block.text}` gives {shown}, more "
+                         f"threads than a block can have")
     else:
         notes.append("block = [256] is a guess: no launch of the kernel in the file")
     size = size_names[0] if size_names else None
@@ -316,3 +427,13 @@ def _launch(site: LaunchSite | None, host: Function | None, mapping: dict[str, s
             notes.append(f"shared_bytes = 0 is a guess: `{site.shared.text}` is not over the spec's sizes")
             shared = "0"
     return grid, block, shared, notes
+
+
+def _block_allowed(block: list[str], scalars: dict[str, int | float]) -> bool:
+    values = [int(evaluate(b, scalars)) for b in block if _valid(b, scalars)]
+    if len(values) != len(block):
+        return False
+    total = 1
+    for value in values:
+        total *= value
+    return total <= MAX_THREADS_PER_BLOCK and all(v <= m for v, m in zip(values, MAX_BLOCK_DIM, strict=False))

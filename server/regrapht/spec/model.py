@@ -66,6 +66,7 @@ class KernelSpec:
     index: int = 0  # position in the spec file, for keys
     file: str | None = None
     flops: Expr | None = None  # optional extension: floating-point operations of one launch
+    guessed: tuple[str, ...] = ()  # optional extension: the keys whose values are guesses ("x.count", "grid")
 
     @property
     def base_name(self) -> str:
@@ -100,7 +101,9 @@ class Spec:
 
 
 _TOP_KEYS = ("kernel",)
-_KERNEL_KEYS = ("name", "grid", "block", "shared_bytes", "rtol", "atol", "arg", "flops")
+_KERNEL_KEYS = ("name", "grid", "block", "shared_bytes", "rtol", "atol", "arg", "flops", "guessed")
+GUESSABLE_KERNEL_KEYS = ("name", "grid", "block", "shared_bytes")
+GUESSABLE_ARG_KEYS = ("value", "count", "init", "role")
 _ARG_KEYS = ("name", "type", "value", "count", "init", "role", "expect", "bytes", "align")
 MAX_STRUCT_BYTES = 4096  # CUDA's parameter space is 4 KiB (32 KiB since 12.1): a struct at most this
 
@@ -215,15 +218,32 @@ def _parse_kernel(table: object, index: int, file: str | None) -> KernelSpec:
         if arg.init is not None:
             for arg_expr in arg.init.args:
                 _check_names(arg_expr, scalars, f"{key}.arg[{i}].init", file)
+    guessed = _guessed(table.get("guessed", []), args, f"{key}.guessed", file)
     kernel = KernelSpec(
         name=name.strip(), grid=grid, block=block, args=tuple(args), shared_bytes=shared,
-        rtol=tolerances["rtol"], atol=tolerances["atol"], index=index, file=file, flops=flops,
+        rtol=tolerances["rtol"], atol=tolerances["atol"], index=index, file=file, flops=flops, guessed=guessed,
     )
     # Evaluate once with the spec's values so that a bad expression is reported now, by key.
     from regrapht.spec.resolve import resolve
 
     resolve(kernel)
     return kernel
+
+
+def _guessed(value: object, args: list[ArgSpec], key: str, file: str | None) -> tuple[str, ...]:
+    """`guessed = ["grid", "x.count", "n.value"]`: keys of this kernel whose values are guesses."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError("must be a list of key names such as \"grid\" or \"x.count\"", file=file, key=key)
+    names = {a.name for a in args}
+    for i, entry in enumerate(value):
+        if entry in GUESSABLE_KERNEL_KEYS:
+            continue
+        arg, _, field = entry.partition(".")
+        if arg not in names or field not in GUESSABLE_ARG_KEYS:
+            raise InputError(f"{entry!r} is not a key of this kernel (one of {', '.join(GUESSABLE_KERNEL_KEYS)}, "
+                             f"or ARG.{'/'.join(GUESSABLE_ARG_KEYS)} for one of its parameters)",
+                             file=file, key=f"{key}[{i}]")
+    return tuple(value)
 
 
 def _check_names(expr: Expr, scalars: set[str], key: str, file: str | None) -> None:

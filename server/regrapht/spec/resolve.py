@@ -178,6 +178,7 @@ def resolve(
         count = evaluate_int(arg.count, scalars, file=file, key=key)
         if count <= 0:
             raise InputError(f"count {arg.count!r} is {count}; it must be positive", file=file, key=key)
+        count *= arg.ctype.lanes  # a buffer of CUDA vectors is made and compared lane by lane
         if count * np.dtype(arg.ctype.info.dtype).itemsize > MAX_BUFFER_BYTES:
             raise InputError(f"count {arg.count!r} is {count}: {arg.name} would need more than 2^63 bytes",
                              file=file, key=key)

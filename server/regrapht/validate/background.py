@@ -29,7 +29,7 @@ from regrapht.validate.evaluator import CudaEvaluator
 from regrapht.validate.gpu_lock import GpuLock
 from regrapht.validate.worker import GpuWorker
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: the kernels' `guessed` keys
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ class KernelValidation:
     report: dict[str, Any] | None  # BenchReport.to_json(), the CLI's bench JSON
     slow_message: str | None
     error: str | None = None
+    guessed: tuple[str, ...] = ()  # the spec's guesses: compiled and checked, never timed in the background
 
 
 @dataclass(frozen=True)
@@ -71,10 +72,10 @@ def _load(path: Path) -> FileValidation | None:
         set_aside(path, "validation cache entry", "a diagnostic or kernel entry has the wrong shape")
         return None
     return FileValidation(tuple(Diagnostic(*d) for d in diagnostics),
-                          tuple(KernelValidation(*k) for k in kernels), cached=True)
+                          tuple(KernelValidation(k[0], k[1], k[2], k[3], tuple(k[4])) for k in kernels), cached=True)
 
 
-_KERNEL_ROW: tuple[RowType, ...] = (str, (dict, type(None)), (str, type(None)), (str, type(None)))
+_KERNEL_ROW: tuple[RowType, ...] = (str, (dict, type(None)), (str, type(None)), (str, type(None)), list)
 
 
 def _store(path: Path, result: FileValidation) -> None:
@@ -82,7 +83,7 @@ def _store(path: Path, result: FileValidation) -> None:
     data = msgpack.packb({
         "format": CACHE_FORMAT,
         "diagnostics": [[d.file, d.line, d.severity, d.message, d.code] for d in result.diagnostics],
-        "kernels": [[k.kernel, k.report, k.slow_message, k.error] for k in result.kernels],
+        "kernels": [[k.kernel, k.report, k.slow_message, k.error, list(k.guessed)] for k in result.kernels],
     })
     handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     with os.fdopen(handle, "wb") as out:
@@ -136,13 +137,15 @@ def validate_file(
                                       flags=flags, gpu_lock=gpu_lock)
             if should_stop():
                 break
-            if worker is not None:
+            measure = worker is not None and not kernel.guessed  # never timed on guesses unasked
+            if measure:
                 on_step(f"timing {kernel.name}")
-            report = bench(evaluator, measure=worker is not None)
+            report = bench(evaluator, measure=measure)
         except InputError as error:
-            results.append(KernelValidation(kernel.name, None, None, str(error)))
+            results.append(KernelValidation(kernel.name, None, None, str(error), kernel.guessed))
             continue
-        results.append(KernelValidation(kernel.name, report.to_json(), slow_kernel_message(report)))
+        results.append(KernelValidation(kernel.name, report.to_json(), slow_kernel_message(report), None,
+                                        kernel.guessed))
     result = FileValidation(compiled.diagnostics, tuple(results))
     if kernels is None and not should_stop():
         _store(cache_file, result)

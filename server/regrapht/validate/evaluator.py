@@ -33,6 +33,7 @@ import msgpack
 from regrapht.errors import InputError
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec, Spec
+from regrapht.spec.proofs import check_against_source
 from regrapht.spec.resolve import ResolvedKernel, odd_size_variant, resolve, uses_files
 from regrapht.validate.checker import CHECK_KERNELS
 from regrapht.validate.compile_db import NO_FLAGS, CompileFlags
@@ -164,6 +165,9 @@ class CudaEvaluator:
         self.arch: str = arch or (hello.device.arch if hello.device else DEFAULT_ARCH)
         self.params = tuple(a.ctype for a in self.kernel.args)
         self.resolved = resolve(self.kernel)
+        # never time a spec the kernel's own accesses prove wrong (spec/proofs.py)
+        check_against_source(self.kernel, original_source,
+                             device_memory=hello.device.total_bytes if hello.device else None)
         overrides = odd_size_variant(self.kernel, self.resolved, cap=self.settings.odd_size_cap) \
             if self.settings.odd_size else None
         self.odd_overrides = overrides

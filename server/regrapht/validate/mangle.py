@@ -37,6 +37,12 @@ def mangle(name: str, params: Sequence[CType]) -> str:
     def sub_ref(index: int) -> str:
         return "S_" if index == 0 else f"S{_base36(index - 1)}_"
 
+    def encoded(component: str, inner: str | None, substitutable: bool) -> str:
+        """`component` (whose encoding is `inner` prefixed), a reference if seen before."""
+        if substitutable and component in substitutions:
+            return sub_ref(substitutions.index(component))
+        return inner if inner is not None else component
+
     for param in params:
         if param.is_struct:
             out += _struct_code(param.base, substitutions, sub_ref)
@@ -44,20 +50,23 @@ def mangle(name: str, params: Sequence[CType]) -> str:
         if not param.pointer:
             out += param.info.code
             continue
-        pieces = []  # components in completion order: (K base) then (P K base)
-        inner = param.info.code
+        # components in completion order: the vector's name (a class name: substitutable),
+        # `K name` when const, `P (K) name`; each seen before is written as a reference
+        name = param.code
+        pieces = []
+        text = encoded(name, None, bool(param.vector))
+        if param.vector and name not in substitutions:
+            pieces.append(name)
         if param.const:
-            pieces.append("K" + inner)
-        pieces.append("P" + ("K" if param.const else "") + inner)
-        full = pieces[-1]
-        if full in substitutions:
-            out += sub_ref(substitutions.index(full))
-            continue
-        if param.const and pieces[0] in substitutions:
-            out += "P" + sub_ref(substitutions.index(pieces[0]))
-            substitutions.append(full)
-            continue
-        out += full
+            const_text = encoded("K" + name, "K" + text, True)
+            if "K" + name not in substitutions:
+                pieces.append("K" + name)
+            text = const_text
+        full = "P" + ("K" if param.const else "") + name
+        text = encoded(full, "P" + text, True)
+        if full not in substitutions:
+            pieces.append(full)
+        out += text
         substitutions.extend(pieces)
     return out
 
@@ -141,6 +150,7 @@ def _normal_targs(text: str | None) -> str | None:
         return None
     # c++filt writes `4` as `4`, cu++filt as `(int)4`; bools as `true`; unsigned literals as `4u`
     compact = re.sub(r"\s+", "", text)
+    compact = re.sub(r"\btrue\b", "1", re.sub(r"\bfalse\b", "0", compact))
     uncast = re.sub(r"\((?:unsigned|signed|int|long|short|char|bool|size_t)+\)(?=-?\d)", "", compact)
     return re.sub(r"(?<=\d)[uUlL]+", "", uncast)
 
@@ -148,7 +158,7 @@ def _normal_targs(text: str | None) -> str | None:
 def _abi(param: CType, ignore_const: bool) -> tuple[str, bool, bool]:
     """What the compiled kernel's signature knows of a parameter type: its Itanium code, so
     aliases are the same type (`size_t` is printed back as `unsigned long`, `int64_t` as `long`)."""
-    return param.info.code, param.pointer, param.const and not ignore_const
+    return param.code, param.pointer, param.const and not ignore_const
 
 
 def find_entry(

@@ -36,7 +36,8 @@ def test_two_dimensional_buffers_are_sized_from_their_indexing() -> None:
     text = infer_spec(MATMUL, "matmul")
     counts = {a.name: a.count for a in parse_spec(text).kernels[0].args if a.count is not None}
     assert counts == {"A": "M * K", "B": "K * N", "C": "M * N"}
-    assert "# count of A = M * K is a guess from its indexing (row < M, K)" in text
+    # proven from the accesses at the drafted launch: not a guess any more
+    assert parse_spec(text).kernels[0].guessed == ()
 
 
 def test_every_guess_is_marked() -> None:
@@ -45,7 +46,8 @@ void run(float *y, int n, dim3 g, dim3 b) { k<<<g, b>>>(y, n); }
 """
     text = infer_spec(source, "k")
     assert "# n = 1 << 20 is a guess" in text
-    assert "# count of y = n is a guess" in text
+    # the launch is a guess (the dim3s are the host's parameters); the count is proven at it
+    assert set(parse_spec(text).kernels[0].guessed) == {"grid", "block"}
     assert "is a guess: `g` is not over the spec's sizes" in text
     assert "is a guess: `b` is not a size of the spec" in text
     no_launch = infer_spec("__global__ void k(float *y, int n) { y[threadIdx.x] = n; }", "k")

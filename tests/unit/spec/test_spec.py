@@ -70,7 +70,7 @@ def test_defaults_roles_and_resolve() -> None:
     (('count = "n"\ninit', 'count = "q"\ninit'), "kernel[0].arg[0].count", "unknown name 'q'"),
     (('init = "uniform(-1, 1)"', 'init = "gauss(0, 1)"'), "kernel[0].arg[0].init", "unknown initialiser"),
     (('init = "uniform(-1, 1)"\n', ''), "kernel[0].arg[0].init", "needs an 'init'"),
-    (('type = "float*"', 'type = "float3*"'), "kernel[0].arg[1].type", "unknown type"),
+    (('type = "float*"', 'type = "float5*"'), "kernel[0].arg[1].type", "unknown type"),
     (('role = "out"', 'role = "output"'), "kernel[0].arg[1].role", "role must be"),
     (('grid = ["ceil_div(n, 128)"]', 'grid = ["n +"]'), "kernel[0].grid[0]", "unexpected"),
     (('block = [128]', 'block = [2048]'), "kernel[0].block", "more than 1024"),

@@ -1,4 +1,4 @@
-"""The timing history behind the regression warning (V002): versions kept per file, kernel and
+"""The timing history behind the regression warning (V003): versions kept per file, kernel and
 GPU; a slowdown beyond both measurements' spread is a regression, one within it is noise; the
 fastest version is kept for "show the faster version"; the service records only fresh results."""
 

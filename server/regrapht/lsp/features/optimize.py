@@ -57,6 +57,7 @@ if TYPE_CHECKING:  # the workflow (spec model, search options, jobs) loads at th
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
+ACCEPT_GUESSES = "Optimize with the guesses"
 
 OPTIMIZE_COMMAND = "regrapht.optimizeKernel"
 CANCEL_COMMAND = "regrapht.cancelOptimize"
@@ -190,7 +191,21 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
             spec = await in_worker(server, capture_spec, arguments[0], found, snapshot.text)
         except InputError as error:
             raise JsonRpcInvalidParams(str(error)) from None
-        return await optimize.start(snapshot, found, spec)
+        if spec is not None:  # a capture's spec is exact: nothing guessed
+            return await optimize.start(snapshot, found, spec)
+        from regrapht.app.jobs import guesses_of  # loaded with the controller above
+
+        guesses, where = await in_worker(server, guesses_of, snapshot, found)
+        if guesses:
+            question = (f"ReGraphT: the spec of {found} has values not proven from the kernel: "
+                        f"{', '.join(guesses)} ({where}). Time the kernel on them anyway?")
+            answer = await server.window_show_message_request_async(types.ShowMessageRequestParams(
+                type=types.MessageType.Warning, message=question,
+                actions=[types.MessageActionItem(title=ACCEPT_GUESSES), types.MessageActionItem(title="Cancel")]))
+            if answer is None or answer.title != ACCEPT_GUESSES:
+                return {"started": False, "reason": f"not optimized: the spec's {', '.join(guesses)} are guesses "
+                        "(check them in a spec beside the file, e.g. with \"Create benchmark spec\")"}
+        return await optimize.start(snapshot, found, accept_guesses=bool(guesses))
 
     @server.command(CANCEL_COMMAND)
     def cancel_optimize(*arguments: Any) -> dict[str, Any]:

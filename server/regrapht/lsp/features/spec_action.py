@@ -1,6 +1,11 @@
 """"Create benchmark spec for <kernel>": `regrapht.createSpec {uri, kernel}` writes
 `<file>.regrapht.toml` beside the file through a WorkspaceEdit (CreateFile + insert).
 
+The edit is sent only to a client that advertised `workspace.applyEdit`; otherwise, and when
+the client answers the request with `null`, the command completes with `applied: false`, the
+reason, and the spec's text (`spec`) for the client to show or save. The spec is inferred with
+the file's project flags (typedefs in the project's headers); what it guessed is in `guessed`.
+
 `spec_actions` gives the code actions (kind `source`: the action acts on the project, not on
 the code under the cursor) that run the command; `register` adds them to the code-action
 handler through `state.code_action_providers`.
@@ -18,7 +23,13 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from regrapht.errors import InputError
 from regrapht.lsp.converters import create_file_edit
-from regrapht.lsp.features.common import file_path, in_worker, kernel_argument, require_document
+from regrapht.lsp.features.common import (
+    edit_capabilities,
+    file_path,
+    in_worker,
+    kernel_argument,
+    require_document,
+)
 from regrapht.lsp.state import Analysis, DocumentState, ServerState
 from regrapht.text import Span
 
@@ -60,7 +71,8 @@ def spec_actions_at(document: DocumentState, analysis: Analysis, line: int) -> l
     return actions
 
 
-def spec_edit(document: DocumentState, kernel: str) -> types.WorkspaceEdit:
+def spec_edit(document: DocumentState, kernel: str, include_dirs: tuple[str, ...] = (),
+              context: str | None = None) -> tuple[types.WorkspaceEdit, str]:
     """In a worker thread: inference parses the file (tree-sitter), loaded on first use, not at start."""
     from regrapht.spec.infer import infer_spec
 
@@ -70,10 +82,39 @@ def spec_edit(document: DocumentState, kernel: str) -> types.WorkspaceEdit:
     if located[1].exists():
         raise JsonRpcInvalidParams(f"{located[1].name} already exists")
     try:
-        text = infer_spec(document.text, kernel, file=to_fs_path(document.uri) or document.uri)
+        text = infer_spec(document.text, kernel, file=to_fs_path(document.uri) or document.uri,
+                          include_dirs=include_dirs, context=context)
     except InputError as error:
         raise JsonRpcInvalidParams(str(error)) from error
-    return create_file_edit(located[0], text)
+    return create_file_edit(located[0], text), text
+
+
+def _project(state: ServerState, document: DocumentState, open_files: list[tuple[Path, str]]
+             ) -> tuple[tuple[str, ...], str | None]:
+    """The -I dirs of the file's compile (the project's database and extraCompilerArgs) and, for a
+    header, the text of a `.cu` that includes it (an open editor's first, else the database's),
+    whose launches are read."""
+    from regrapht.spec.infer_types import HEADER_SUFFIXES, including_source
+    from regrapht.validate.compile_db import compile_setup, load_database
+
+    path = file_path(document.uri)
+    if path is None:
+        return (), None
+    settings = state.settings
+    lookup = compile_setup(settings.compile_commands, settings.extra_compiler_args).lookup(path)
+    context = None
+    if path.suffix in HEADER_SUFFIXES:
+        opened = including_source(path, [p for p, _ in open_files])
+        if opened is not None:
+            context = dict(open_files)[opened]
+        elif lookup.database is not None:
+            try:
+                including = including_source(path, [e.file for e in load_database(lookup.database).entries])
+            except InputError:
+                including = None
+            if including is not None:
+                context = including.read_text(encoding="utf-8", errors="replace")
+    return lookup.flags.include_dirs, context
 
 
 def register(server: LanguageServer, state: ServerState) -> None:
@@ -86,7 +127,14 @@ def register(server: LanguageServer, state: ServerState) -> None:
     async def create_spec(*arguments: Any) -> dict[str, Any]:
         uri, kernel = kernel_argument(arguments)
         document = require_document(state, uri)
-        edit = await in_worker(server, spec_edit, document, kernel)
+        open_files = [(p, d.text) for d in state.documents.values() if (p := file_path(d.uri)) is not None]
+        include_dirs, context = await in_worker(server, _project, state, document, open_files)
+        edit, text = await in_worker(server, spec_edit, document, kernel, include_dirs, context)
+        if not edit_capabilities(server).apply_edit:
+            return {"applied": False, "reason": "the client does not apply workspace edits "
+                    "(workspace.applyEdit); the spec is in 'spec'", "spec": text}
         result = await server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(
             edit=edit, label=f"Create benchmark spec for {kernel}"))
-        return {"applied": bool(result.applied), "reason": result.failure_reason or ""}
+        if result is None:
+            return {"applied": False, "reason": "the client answered the edit with null", "spec": text}
+        return {"applied": bool(result.applied), "reason": result.failure_reason or "", "spec": text}

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 VALIDATE_COMMAND = "regrapht.validateKernel"
 SHOW_FASTER_COMMAND = "regrapht.showFasterVersion"
-REGRESSION_RULE = "V002"
+REGRESSION_RULE = "V003"
 PROFILE_RULE = "P001"
 PROFILE_SECTION = "Profile (Nsight Compute)"
 
@@ -65,6 +65,12 @@ def findings_of(path: Path, analysis_kernels: dict[str, Span], result: FileValid
         if k.error:
             findings.append(Finding(rule="V000", severity="warning", span=span, kernel=k.kernel,
                                     message=k.error, technique="", doc=""))
+        if k.guessed:
+            findings.append(Finding(
+                rule="V002", severity="information", span=span, kernel=k.kernel,
+                message=f"the spec's {', '.join(k.guessed)} are guesses, not proven from the kernel: check them and "
+                        "remove them from `guessed` in the spec; until then the kernel is not timed in the background "
+                        "and Optimize asks first", technique="", doc=""))
     for regression in regressions:
         span = analysis_kernels.get(regression.kernel.split("<", 1)[0])
         if span is not None:
@@ -230,7 +236,7 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
         return {**published, "summary": message, "cancelled": cancelled, "token": progress.token}
 
     def provider(document: DocumentState, analysis: Analysis, span: Span, document_changes: bool) -> list[Any]:
-        """"Show the faster version" on a kernel whose measurement regressed (V002)."""
+        """"Show the faster version" on a kernel whose measurement regressed (V003)."""
         return [types.CodeAction(
             title=f"Show the faster version of {finding.kernel}", kind=types.CodeActionKind.QuickFix,
             command=types.Command(title=f"Show the faster version of {finding.kernel}", command=SHOW_FASTER_COMMAND,
