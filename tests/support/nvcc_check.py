@@ -46,32 +46,47 @@ def compile_ok(source: str, where: Path, name: str = "k", spills_allowed: bool =
 @dataclass(frozen=True)
 class _Split:
     includes: tuple[str, ...]  # the source's `#include` lines, in order (all at its head)
-    body: str  # the rest
+    body: str  # the rest, then an `#undef` of each macro it defines
+
+
+CONDITIONALS = ("if", "ifdef", "ifndef", "elif", "else", "endif")
 
 
 def _split(source: str) -> _Split | None:
     """The source as its head of `#include`s and a body, when it can share a translation unit
-    with others of the same includes and mean what it means alone: its only preprocessor lines are
-    the `#include`s at its head (before any code) and `#pragma`s, and nothing has C linkage (a
-    macro would reach its neighbours, an `extern "C"` name clash with theirs). Else None."""
+    with others of the same includes and mean what it means alone: its `#include`s all come before
+    any code, its macros are undefined after it (they cannot reach a neighbour), and nothing has C
+    linkage (an `extern "C"` name would clash with a neighbour's). None for a source with an
+    include after code, an `#undef` (it could reach a neighbour's view of a header's macro), or
+    another directive than those and `#pragma`."""
     includes: list[str] = []
     body: list[str] = []
+    macros: list[str] = []
     for line in source.splitlines():
         stripped = line.strip()
         if stripped.startswith("#"):
             directive = stripped[1:].lstrip()
-            if directive.startswith("include"):
+            keyword = directive.split(None, 1)[0] if directive else ""
+            if keyword == "include":
                 if any(b.strip() and not b.strip().startswith("//") for b in body):
                     return None  # an include after code: the code above it must not see it
                 includes.append(stripped)
                 continue
-            if not directive.startswith("pragma"):
+            if keyword == "define":
+                name = directive[len("define"):].strip()
+                end = 0
+                while end < len(name) and (name[end].isalnum() or name[end] == "_"):
+                    end += 1
+                if end == 0:
+                    return None
+                macros.append(name[:end])
+            elif keyword not in ("pragma", *CONDITIONALS):
                 return None
         body.append(line)
-    text = "\n".join(body)
-    if 'extern "C"' in text:
+    if 'extern "C"' in source:
         return None
-    return _Split(tuple(includes), text)
+    undefs = [f"#undef {name}" for name in dict.fromkeys(macros)]
+    return _Split(tuple(includes), "\n".join([*body, *undefs]))
 
 
 def compile_together(sources: list[str], where: Path, name: str = "all", spills_allowed: bool = False,
@@ -79,9 +94,9 @@ def compile_together(sources: list[str], where: Path, name: str = "all", spills_
     """Every source compiles with nvcc as if alone, in as few nvcc runs as that allows.
 
     Sources with the same `#include` head (see `_split`) share one translation unit, each in a
-    namespace of its own after the includes they all start with: each sees what it would see
-    alone, and none sees another's names. A source that could not (macros, conditional
-    compilation, C linkage, an include after code) is compiled alone. When a shared unit fails,
+    namespace of its own after the includes they all start with, its macros undefined after it:
+    each sees what it would see alone, and none sees another's names or macros. A source that
+    could not (C linkage, an include after code, `#undef`) is compiled alone. When a shared unit fails,
     its sources are compiled one by one and the failure names the source that fails alone: a
     clash between neighbours (two `__constant__` tables over the limit, say) fails no test, and
     no source passes for being beside another. `strict` and `spills_allowed` as for `run_nvcc`;

@@ -22,9 +22,12 @@ def test_only_sources_that_mean_the_same_beside_others_share_a_unit() -> None:
     half = _split(HALF)
     assert half is not None and half.includes == ("#include <cuda_fp16.h>",) and "#include" not in half.body
     assert _split(NO_INCLUDE) is not None and _split(NO_INCLUDE).includes == ()  # type: ignore[union-attr]
-    assert _split(MACRO) is None  # a macro would reach its neighbours
+    macro = _split(MACRO)  # the macro is undefined after the source: it cannot reach a neighbour
+    assert macro is not None and macro.body.endswith("#undef SCALE")
+    assert _split("#define IDX(i, j) ((i) * 4 + (j))\n").body.endswith("#undef IDX")  # type: ignore[union-attr]
     assert _split('extern "C" __global__ void k() {}') is None
-    assert _split("#ifdef X\n__global__ void k() {}\n#endif\n") is None
+    assert _split("#undef min\n") is None and _split("#error no\n") is None
+    assert _split("#ifdef X\n__global__ void k() {}\n#endif\n") is not None
     assert _split("__device__ int f();\n#include <cuda_fp16.h>\n") is None  # an include after code
     assert _split("// note\n#include <cuda_fp16.h>\n__global__ void k() {\n#pragma unroll\n}\n") is not None
 
