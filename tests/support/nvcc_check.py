@@ -20,19 +20,21 @@ T = TypeVar("T")
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 
 
-def _ptxas_flags(spills_allowed: bool, strict: bool) -> list[str]:
-    if not strict:
-        return []
-    return ["-Xptxas", "--warning-as-error" if spills_allowed else "--warn-on-spills,--warning-as-error"]
+def _ptxas_flags(spills_allowed: bool, strict: bool, verbose: bool) -> list[str]:
+    flags = ["-v"] if verbose else []
+    if strict:
+        flags.append("--warning-as-error" if spills_allowed else "--warn-on-spills,--warning-as-error")
+    return ["-Xptxas", ",".join(flags)] if flags else []
 
 
 def run_nvcc(source: str, where: Path, name: str, spills_allowed: bool = False,
-             strict: bool = True) -> subprocess.CompletedProcess[str]:
+             strict: bool = True, verbose: bool = False) -> subprocess.CompletedProcess[str]:
     """nvcc -cubin for sm_90 of `source` written to `where/name.cu`; `strict`: ptxas warnings
-    are errors (register spills among them unless `spills_allowed`)."""
+    are errors (register spills among them unless `spills_allowed`); `verbose`: ptxas reports
+    each kernel's registers and stack frame on stderr."""
     path = where / f"{name}.cu"
     path.write_text(source)
-    return subprocess.run(["nvcc", "-arch=sm_90", "-cubin", *_ptxas_flags(spills_allowed, strict),
+    return subprocess.run(["nvcc", "-arch=sm_90", "-cubin", *_ptxas_flags(spills_allowed, strict, verbose),
                            "-o", str(where / f"{name}.cubin"), str(path)], capture_output=True, text=True, check=False)
 
 
@@ -90,7 +92,7 @@ def _split(source: str) -> _Split | None:
 
 
 def compile_together(sources: list[str], where: Path, name: str = "all", spills_allowed: bool = False,
-                     strict: bool = True, labels: list[str] | None = None) -> None:
+                     strict: bool = True, labels: list[str] | None = None, verbose: bool = False) -> list[str]:
     """Every source compiles with nvcc as if alone, in as few nvcc runs as that allows.
 
     Sources with the same `#include` head (see `_split`) share one translation unit, each in a
@@ -100,7 +102,8 @@ def compile_together(sources: list[str], where: Path, name: str = "all", spills_
     its sources are compiled one by one and the failure names the source that fails alone: a
     clash between neighbours (two `__constant__` tables over the limit, say) fails no test, and
     no source passes for being beside another. `strict` and `spills_allowed` as for `run_nvcc`;
-    `labels` (one a source) name the sources that fail."""
+    `labels` (one a source) name the sources that fail. Returns the stderr of the runs that
+    passed (with `verbose`, ptxas's report of each distinct source's kernels exactly once)."""
     label_of = dict(zip(sources, labels or [f"source {n}" for n in range(len(sources))], strict=True))
     groups: dict[tuple[str, ...], list[str]] = {}
     alone: list[str] = []
@@ -111,6 +114,7 @@ def compile_together(sources: list[str], where: Path, name: str = "all", spills_
         else:
             groups.setdefault(split.includes, []).append(source)
     failures: list[str] = []
+    reports: list[str] = []
     for number, (includes, members) in enumerate(groups.items()):
         if len(members) == 1:
             alone.extend(members)
@@ -120,13 +124,19 @@ def compile_together(sources: list[str], where: Path, name: str = "all", spills_
             split = _split(source)
             assert split is not None
             parts.append(f"namespace variant{index} {{\n{split.body}\n}}")
-        if run_nvcc("\n".join(parts), where, f"{name}_{number}", spills_allowed, strict).returncode != 0:
+        shared = run_nvcc("\n".join(parts), where, f"{name}_{number}", spills_allowed, strict, verbose)
+        if shared.returncode == 0:
+            reports.append(shared.stderr)
+        else:
             alone.extend(members)  # find the source that fails on its own
     for index, source in enumerate(alone):
-        done = run_nvcc(source, where, f"{name}_alone{index}", spills_allowed, strict)
+        done = run_nvcc(source, where, f"{name}_alone{index}", spills_allowed, strict, verbose)
         if done.returncode != 0:
             failures.append(f"{label_of[source]}:\n{source}\n{done.stderr[-4000:]}")
+        else:
+            reports.append(done.stderr)
     assert not failures, f"{len(failures)} of {len(sources)} sources do not compile:\n" + "\n\n".join(failures)
+    return reports
 
 
 def grid_sample(rewrites: list[T], first: int = 4) -> list[T]:
