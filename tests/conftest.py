@@ -7,6 +7,11 @@ The tiers that take seconds a test are marked `slow` (`pytest --durations` on th
 files in SLOW_TIERS (a language server or a CLI started per test, tools run to their time limit,
 whole searches) and every test marked `nvcc` (real compiles) or `model` (the real GGUF). So
 `pytest -m "not slow"` is the quick pass; CI (scripts/test.sh) runs every tier.
+
+The slow tests run first (in collection order; the rest after them, in theirs): with
+`--dist loadgroup` each worker takes the next test when it is nearly idle, so the quick tests
+fill the end of the run on both workers instead of one worker finishing a minutes-long compile
+while the other waits. Modules with module-scoped fixtures are slow as a whole and stay together.
 """
 
 import sys
@@ -39,3 +44,4 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         relative = item.path.resolve().relative_to(TESTS).as_posix()
         if relative.startswith(SLOW_TIERS) or any(item.get_closest_marker(name) for name in SLOW_MARKERS):
             item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow first (`-m` keeps the order)

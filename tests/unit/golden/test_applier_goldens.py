@@ -10,7 +10,6 @@ list's length with case.toml. `python tests/golden/update.py` records intended c
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from golden_cases import (
     rewrites_for,
     update_case,
 )
-from nvcc_check import compile_ok, compile_together
+from nvcc_check import compile_together
 
 FOLDERS = case_folders()
 # The appliers that match by regex alone (issue 24): each has a case it must leave alone.
@@ -194,19 +193,10 @@ def test_update_refuses_a_near_miss_the_applier_now_rewrites(tmp_path: Path) -> 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 @pytest.mark.parametrize("applier", sorted({f.parent.name for f in FOLDERS}))
 def test_every_before_and_after_compiles(tmp_path: Path, applier: str) -> None:
-    """One applier's files in one translation unit (a namespace each: one nvcc run), except a
-    file with C linkage or macros, which would clash with its neighbours and is compiled alone."""
-    together: list[str] = []
-    for folder in FOLDERS:
-        if folder.parent.name != applier:
-            continue
-        for name in ("before.cu", "after.cu"):
-            if not (folder / name).is_file():
-                continue
-            source = read_text(folder / name)
-            if 'extern "C"' in source or re.search(r"^\s*#\s*define\b", source, re.MULTILINE):
-                compile_ok(source, tmp_path, f"{folder.name}_{name[:-3]}", spills_allowed=True)
-            else:
-                together.append(source)
-    if together:
-        compile_together(together, tmp_path, spills_allowed=True)
+    """One applier's files, each as if compiled alone (`compile_together`: files of the same
+    includes share one nvcc run, a namespace each; one with C linkage is compiled alone)."""
+    files = [folder / name for folder in FOLDERS if folder.parent.name == applier
+             for name in ("before.cu", "after.cu") if (folder / name).is_file()]
+    assert files, applier
+    compile_together([read_text(f) for f in files], tmp_path, spills_allowed=True,
+                     labels=[f"{f.parent.name}/{f.name}" for f in files])

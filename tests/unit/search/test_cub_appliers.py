@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from nvcc_check import grid_sample
+from nvcc_check import compile_together, grid_sample
 
 from regrapht.app.optimize import kernel_target
 from regrapht.search.appliers import ApplierInput, DeviceLimits
@@ -413,10 +412,11 @@ def test_every_applier_has_three_near_misses() -> None:
 @pytest.mark.parametrize("applier", sorted(IDIOM_APPLIERS))
 def test_every_rewrite_compiles(tmp_path: Path, applier: str) -> None:
     """The rewrites of one applier (of a parameter grid: its first four, centre and last corner),
-    with and without a device, in one translation unit (one namespace each): one nvcc run. Whole
-    grids of one kernel per applier compile in test_structural_grids.py and test_row_column_grids.py."""
-    parts = ["#include <cub/cub.cuh>"]
-    count = 0
+    with and without a device, each as if compiled alone (`compile_together`: the distinct texts
+    of the same includes share one nvcc run, a namespace each; with and without a device most
+    rewrites are the same text, compiled once). Whole grids of one kernel per applier compile in
+    test_structural_grids.py and test_row_column_grids.py."""
+    sources, labels = [], []
     for name in CASES:
         expected, given = case_input(name)
         if expected != applier:
@@ -424,19 +424,10 @@ def test_every_rewrite_compiles(tmp_path: Path, applier: str) -> None:
         for device in (H200_LIKE, None):
             rewrites = IDIOM_APPLIERS[applier].apply(ApplierInput(given.source, given.kernel, given.launch,
                                                                   given.constants, device))
-            # a parameter grid: its first variants, centre and last corner (whole grids of some
-            # kernels compile in test_structural_grids.py)
-            rewrites = grid_sample(rewrites)
-            for rewrite in rewrites:
-                body = rewrite.source.replace("#include <cub/cub.cuh>\n", "")
-                parts.append(f"namespace case{count} {{\n{body}\n}}")
-                count += 1
-    path = tmp_path / f"{applier}.cu"
-    path.write_text("\n".join(parts))
+            for rewrite in grid_sample(rewrites):
+                sources.append(rewrite.source)
+                labels.append(f"{name} ({'device' if device else 'no device'}): {rewrite.note}")
+    assert len(sources) >= 6
     # ParallelScan's bounded 1024-thread raking scans of 8-byte values spill (unbounded they could
     # not launch: test_scan_launch_bounds.py)
-    ptxas = "--warning-as-error" if applier == "ParallelScan" else "--warn-on-spills,--warning-as-error"
-    done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-Xptxas", ptxas,
-                           "-o", str(tmp_path / "out.cubin"), str(path)], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr[-4000:]
-    assert count >= 6
+    compile_together(sources, tmp_path, applier, spills_allowed=applier == "ParallelScan", labels=labels)

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from nvcc_check import grid_sample
+from nvcc_check import compile_together, grid_sample
 
 from regrapht.app.optimize import kernel_target
 from regrapht.search.appliers import APPLIERS, ApplierInput, DeviceLimits, rewrites_of
@@ -109,30 +108,25 @@ def test_every_family_has_enough_versions_and_misses_name_real_files() -> None:
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 @pytest.mark.parametrize("family", sorted({c.split("/")[0] for c in CASES}))
 def test_every_rewrite_compiles(tmp_path: Path, family: str) -> None:
-    """The originals and the rewrites of one family (of a grid, a sample) in one translation unit
-    (one namespace each): one nvcc run."""
-    includes = {"#include <cub/cub.cuh>"}
-    parts = []
+    """The originals and the rewrites of one family (of a grid, a sample), each as if compiled
+    alone (`compile_together`: the distinct texts of the same includes share one nvcc run, a
+    namespace each)."""
+    sources, labels = [], []
     for case in CASES:
         if not case.startswith(family + "/"):
             continue
         expected, given = case_input(case)
         # the original too (a red-team kernel must itself be valid CUDA), then every rewrite
         # (of a parameter grid, its first points, middle and last: `grid_sample`)
-        sources = [given.source, *(r.source for name in expected for r in grid_sample(rewrites_of(BY_NAME[name], given)))]
-        for number, source in enumerate(sources):
-            lines = source.splitlines()
-            includes |= {line for line in lines if line.startswith("#include")}
-            body = "\n".join(line for line in lines if not line.startswith("#include"))
-            parts.append(f"namespace {case.split('/')[1]}_{number} {{\n{body}\n}}")
-    path = tmp_path / f"{family}.cu"
-    path.write_text("\n".join(sorted(includes) + parts))
+        sources.append(given.source)
+        labels.append(f"{case} (the original)")
+        for name in expected:
+            for rewrite in grid_sample(rewrites_of(BY_NAME[name], given)):
+                sources.append(rewrite.source)
+                labels.append(f"{case}: {name} {rewrite.note}")
     # ParallelScan's bounded 1024-thread raking scans of 8-byte values spill (unbounded they could
     # not launch: test_scan_launch_bounds.py)
-    ptxas = "--warning-as-error" if family == "scan" else "--warn-on-spills,--warning-as-error"
-    done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-Xptxas", ptxas,
-                           "-o", str(tmp_path / "out.cubin"), str(path)], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr[-4000:]
+    compile_together(sources, tmp_path, family, spills_allowed=family == "scan", labels=labels)
 
 
 def test_callers_read_the_plain_form_only_when_the_original_has_no_rewrite() -> None:
