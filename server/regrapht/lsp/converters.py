@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from regrapht.cards import plain_text, published_severity
 from regrapht.rules.types import Finding, Fix
 from regrapht.text import Position, Span, TextEdit
 
@@ -127,18 +128,18 @@ def finding_to_diagnostic(
     for a client without related information (`related_information` False) the message names
     their lines instead. (The document version is the publication's, not each diagnostic's: a
     diagnostic of an unchanged kernel is reused as it is by the next publication.)"""
-    message = finding.message
+    message = plain_text(finding.message)
     related: list[types.DiagnosticRelatedInformation] = []
     if finding.related and uri and related_information:
         related = [types.DiagnosticRelatedInformation(types.Location(uri, to_lsp_range(r.span, lines, encoding)),
-                                                      r.message) for r in finding.related]
+                                                      plain_text(r.message)) for r in finding.related]
     elif finding.related:
         message = f"{message} {related_lines(finding)}"
     return types.Diagnostic(
         related_information=related or None,
         range=to_lsp_range(finding.span, lines, encoding),
         message=message,
-        severity=_SEVERITIES.get(finding.severity, types.DiagnosticSeverity.Warning),
+        severity=_SEVERITIES.get(published_severity(finding), types.DiagnosticSeverity.Warning),
         code=finding.rule,
         code_description=types.CodeDescription(href=doc_link(finding.doc)) if finding.doc else None,
         source="regrapht",
@@ -269,7 +270,7 @@ def fix_to_code_action(
 ) -> types.CodeAction:
     edits = [types.TextEdit(range=to_lsp_range(e.span, lines, encoding), new_text=e.new_text) for e in fix.edits]
     return types.CodeAction(
-        title=fix.title,
+        title=plain_text(fix.title),
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diagnostic],
         edit=_document_edit(uri, version, edits, document_changes),

@@ -279,6 +279,9 @@ class ServerState:
         self.encoding = "utf-16"
         self.supports_configuration = False
         self.supports_related_information = False  # publishDiagnostics.relatedInformation (initialize)
+        self.supports_code_lens_refresh = False  # workspace.codeLens.refreshSupport (initialize)
+        # initializationOptions `commandLinks`: the client runs `command:` links in hovers (VS Code)
+        self.command_links = False
         self.docs_root = docs_root
         self.documents: dict[str, DocumentState] = {}
         self.debouncer = Debouncer()

@@ -12,12 +12,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from regrapht.lsp.converters import finding_to_diagnostic
-from regrapht.lsp.features.common import in_worker, on_loop
+from regrapht.lsp.features.common import in_worker, on_loop, refresh_code_lenses
 from regrapht.lsp.state import Analysis, DocumentState, ServerState
 from regrapht.rules.types import Finding
 
@@ -65,6 +67,8 @@ class DiagnosticsPublisher:
         self._lock = threading.Lock()
         # (uri, open_id) -> the last conversions; one worker at a time per document uses it
         self._converted: dict[tuple[str, int], ConvertedDiagnostics] = {}
+        # uri -> (kernel, rule, severity) counts of the last publication (CodeLens refresh)
+        self._lens_counts: dict[str, Counter[tuple[str, str, Any]]] = {}
 
     def refresh(self, uri: str) -> None:
         """Debounced re-analysis and publication of `uri`; callable from any thread."""
@@ -74,6 +78,7 @@ class DiagnosticsPublisher:
         with self._lock:
             for key in [k for k in self._converted if k[0] == uri]:
                 del self._converted[key]
+        self._lens_counts.pop(uri, None)
         on_loop(self.state, self._send, uri, [], None)
 
     def _schedule(self, uri: str) -> None:
@@ -93,6 +98,7 @@ class DiagnosticsPublisher:
             log.debug("dropped diagnostics of %s v%s (closed or changed)", uri, analysis.version)
             return
         self._send(uri, diagnostics, analysis.version)
+        self._refresh_lenses_if_changed(uri, diagnostics)
         for listener in self.state.publish_listeners:
             listener(uri, analysis)
         log.debug(
@@ -100,6 +106,13 @@ class DiagnosticsPublisher:
             len(diagnostics), uri, analysis.version, analysis.duration_ms,
             (time.perf_counter() - document.changed_at) * 1000,
         )
+
+    def _refresh_lenses_if_changed(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+        """The CodeLens counts findings per kernel: ask for lenses again when those counts changed."""
+        counts = Counter((str((d.data or {}).get("kernel")), str(d.code), d.severity) for d in diagnostics)
+        if self._lens_counts.get(uri) != counts:
+            self._lens_counts[uri] = counts
+            refresh_code_lenses(self.server, self.state)
 
     def _compute(self, document: DocumentState) -> tuple[Analysis, list[types.Diagnostic]]:
         """Worker thread: analyse (incrementally), convert and index, so the loop only sends."""
