@@ -66,15 +66,6 @@ def plain_text(text: str) -> str:
     return _CODE_SPAN.sub(lambda m: f"'{m.group(2).strip()}'", text) if "`" in text else text
 
 
-def published_severity(finding: Finding) -> str:
-    """The severity a finding is published with: its own, except that a hint with a quick fix is
-    published as information, so that it reaches the Problems panel (clients keep hints out of
-    it) and the fix is found where the findings are listed. The CodeLens counts with this too."""
-    if finding.severity == "hint" and finding.fixes:
-        return "information"
-    return finding.severity
-
-
 def _code(text: str) -> str:
     text = " ".join(text.split())
     return f"`{text}`" if "`" not in text else f"``{text}``"
@@ -235,16 +226,17 @@ def technique_label(technique: str) -> str:
 
 
 def severity_counts(findings: Sequence[Finding]) -> str:
-    """"2 warnings, 1 hint", by published severity (what Problems counts), most severe first."""
+    """"2 warnings, 1 hint", by the published severity, most severe first: the same counts as the
+    Problems panel (which lists errors, warnings and infos) with the hints named apart."""
     counts = {severity: 0 for severity in _SEVERITY_NOUNS}
     for finding in findings:
-        counts[published_severity(finding)] = counts.get(published_severity(finding), 0) + 1
+        counts[finding.severity] = counts.get(finding.severity, 0) + 1
     return ", ".join(f"{n} {_SEVERITY_NOUNS[s][n != 1]}" for s, n in counts.items() if n)
 
 
 def lens_title(findings: Sequence[Finding]) -> str:
     """CodeLens text above a kernel: "2 warnings, 1 info: memory coalescing, restrict const".
-    Counted by published severity, so the lens agrees with the Problems panel."""
+    Counted by severity, so the lens agrees with the Problems panel and the status bar."""
     if not findings:
         return "No findings"
     return f"{severity_counts(findings)}: " + ", ".join(technique_label(t) for t in techniques_of(findings))

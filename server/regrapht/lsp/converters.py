@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from regrapht.cards import plain_text, published_severity
+from regrapht.cards import plain_text
 from regrapht.rules.types import Finding, Fix
 from regrapht.text import Position, Span, TextEdit
 
@@ -139,7 +139,7 @@ def finding_to_diagnostic(
         related_information=related or None,
         range=to_lsp_range(finding.span, lines, encoding),
         message=message,
-        severity=_SEVERITIES.get(published_severity(finding), types.DiagnosticSeverity.Warning),
+        severity=_SEVERITIES.get(finding.severity, types.DiagnosticSeverity.Warning),
         code=finding.rule,
         code_description=types.CodeDescription(href=doc_link(finding.doc)) if finding.doc else None,
         source="regrapht",

@@ -52,13 +52,13 @@ def test_targets_and_lens_title():
 
 
 def test_lens_counts_what_problems_shows_and_names_techniques_in_words():
-    from regrapht.cards import published_severity, severity_counts
+    from regrapht.cards import severity_counts
 
     model = parse_source(SOURCE)
     findings = [f for f in analyze(model) if f.kernel == "saxpy"]
     by_severity = {}
     for finding in findings:
-        by_severity[published_severity(finding)] = by_severity.get(published_severity(finding), 0) + 1
+        by_severity[finding.severity] = by_severity.get(finding.severity, 0) + 1
     counts = severity_counts(findings)
     for severity, count in by_severity.items():
         noun = {"error": "error", "warning": "warning", "information": "info", "hint": "hint"}[severity]

@@ -1,0 +1,125 @@
+"""End-to-end over stdio: what the editor shows as plain text is plain, the CodeLens agrees with
+the diagnostics and is asked for again when they or the settings change.
+
+- Diagnostics messages, related information and quick-fix titles carry no Markdown code spans
+  (clients show them as plain text: Problems, squiggle hovers, the lightbulb menu); the hover
+  card is Markdown, its code fence `cuda-cpp`.
+- The lens above a kernel counts its diagnostics by severity as Problems does.
+- `workspace/codeLens/refresh` is sent after a publication that changes the findings and after a
+  settings change, to clients that support it (the VS Code profile), and never to others (Neovim).
+- A client that says it runs `command:` links (initializationOptions `commandLinks`) gets a
+  "Show the kernel report" link on the hover card; others do not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from lsp_harness import CONFIG, INIT_SETTINGS, open_document, position_of, wait_for_publication, wait_until
+from lsprotocol import types
+import pytest_lsp
+from pytest_lsp import LanguageClient, client_capabilities
+
+URI = "file:///work/editor/text.cu"
+TEXT = """__global__ void halve(float *y, const float *x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 0.5 * x[i] + 0.25 * y[i];
+    for (int k = 0; k < 4; ++k) y[i] += 1.0f;
+}
+
+void run(float *y, const float *x, int n) { halve<<<(n + 255) / 256, 256>>>(y, x, n); }
+"""
+SEVERITY_WORDS = {types.DiagnosticSeverity.Error: "error", types.DiagnosticSeverity.Warning: "warning",
+                  types.DiagnosticSeverity.Information: "info", types.DiagnosticSeverity.Hint: "hint"}
+
+
+def _lens_counts(title: str) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for number, word in re.findall(r"(\d+) (error|warning|info|hint)s?", title.split(":")[0]):
+        counts[word] += int(number)
+    return counts
+
+
+async def test_plain_text_places_have_no_markdown_and_the_lens_agrees(client):
+    open_document(client, URI, TEXT)
+    published = await wait_for_publication(client, URI, version=1)
+    diagnostics = published.diagnostics
+    assert diagnostics
+    for diagnostic in diagnostics:
+        assert "`" not in diagnostic.message, diagnostic.message
+        for related in diagnostic.related_information or []:
+            assert "`" not in related.message, related.message
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=URI),
+        range=types.Range(types.Position(0, 0), types.Position(6, 0)),
+        context=types.CodeActionContext(diagnostics=list(diagnostics))))
+    quick_fixes = [a for a in actions or [] if isinstance(a, types.CodeAction) and a.kind == types.CodeActionKind.QuickFix]
+    assert quick_fixes
+    assert all("`" not in a.title for a in quick_fixes), [a.title for a in quick_fixes]
+    assert any("'" in a.title for a in quick_fixes)  # code is quoted instead ("Write '0.5f'")
+
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(
+        text_document=types.TextDocumentIdentifier(uri=URI)))
+    (summary,) = [lens.command for lens in lenses or [] if lens.command and lens.command.command == "regrapht.showKernelReport"]
+    expected = Counter(SEVERITY_WORDS[d.severity or types.DiagnosticSeverity.Warning] for d in diagnostics
+                       if isinstance(d.data, dict) and d.data.get("kernel") == "halve")
+    assert _lens_counts(summary.title) == expected, summary.title
+    assert "_" not in summary.title
+
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=URI), position=position_of(TEXT, "halve", "utf-16")))
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    if hover.contents.kind == types.MarkupKind.Markdown:
+        assert hover.contents.value.startswith("```cuda-cpp\n__global__ void halve(float *y, const float *x, int n)")
+    assert "command:" not in hover.contents.value  # this client did not ask for command links
+
+
+async def test_code_lens_refresh_follows_findings_and_settings(client):
+    supports = client_capabilities_of(client)
+    open_document(client, URI, TEXT)
+    await wait_for_publication(client, URI, version=1)
+    if not supports:
+        assert client.lens_refreshes == 0  # Neovim's profile has no refreshSupport: never asked
+        return
+    await wait_until(client, lambda: client.lens_refreshes >= 1, 10, "a codeLens refresh after the publication")
+    before = client.lens_refreshes
+    first = await _summary(client)
+    client.set_configuration({**INIT_SETTINGS, "enabledRules": ["R007"]}, section="regrapht")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    await wait_until(client, lambda: client.lens_refreshes > before, 10, "a codeLens refresh after the settings change")
+    await wait_until(client, lambda: client.published[-1].uri == URI and all(
+        d.code == "R007" for d in client.published[-1].diagnostics), 10, "the R007-only publication")
+    after = await _summary(client)
+    assert after != first and after.startswith(f"{len(client.published[-1].diagnostics)} "), (first, after)
+
+
+async def _summary(client) -> str:
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(
+        text_document=types.TextDocumentIdentifier(uri=URI)))
+    (title,) = [lens.command.title for lens in lenses or [] if lens.command and lens.command.command == "regrapht.showKernelReport"]
+    return title
+
+
+def client_capabilities_of(client) -> bool:
+    workspace = client.capabilities.workspace if getattr(client, "capabilities", None) else None
+    return bool(workspace and workspace.code_lens and workspace.code_lens.refresh_support)
+
+
+@pytest_lsp.fixture(config=CONFIG)
+async def linking_client(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        initialization_options={"settings": INIT_SETTINGS, "commandLinks": True}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_the_hover_card_links_to_the_report_where_the_client_runs_command_links(linking_client):
+    client = linking_client
+    open_document(client, URI, TEXT)
+    await wait_for_publication(client, URI, version=1)
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=URI), position=position_of(TEXT, "halve", "utf-16")))
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert "[Show the kernel report](command:regrapht.showKernelReportAtCursor?" in hover.contents.value
