@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+import pytest_lsp
 from lsp_harness import CONFIG, INIT_SETTINGS, open_document, position_of, wait_for_publication, wait_until
 from lsprotocol import types
-import pytest_lsp
 from pytest_lsp import LanguageClient, client_capabilities
 
 URI = "file:///work/editor/text.cu"
