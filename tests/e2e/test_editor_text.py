@@ -123,3 +123,17 @@ async def test_the_hover_card_links_to_the_report_where_the_client_runs_command_
         text_document=types.TextDocumentIdentifier(uri=URI), position=position_of(TEXT, "halve", "utf-16")))
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
     assert "[Show the kernel report](command:regrapht.showKernelReportAtCursor?" in hover.contents.value
+
+
+async def test_the_environment_command_says_what_optimize_needs_here(client):
+    """The real server on this machine: nvcc found or not as `shutil.which` finds it; whether a GPU
+    is there as the GPU worker finds it (on a machine without one, Optimize is not available)."""
+    import shutil
+
+    found = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="regrapht.environment", arguments=[{}]))
+    assert set(found) >= {"gpu", "gpuReason", "nvcc", "pycuda", "model", "optimize", "missing"}
+    assert (found["nvcc"] is not None) == (shutil.which("nvcc") is not None)
+    assert found["optimize"] == (not found["missing"])
+    if found["gpu"] is None:
+        assert not found["optimize"] and found["missing"]
