@@ -111,3 +111,12 @@ def test_settings_sections_are_ordered_titled_and_rules_listed() -> None:
     rules = PROPERTIES["regrapht.enabledRules"]["items"]
     assert rules["enum"] == sorted(ALL_RULES) and len(rules["enumDescriptions"]) == len(ALL_RULES)
     assert PROPERTIES["regrapht.severityOverrides"]["propertyNames"]["enum"] == sorted(ALL_RULES)
+
+
+def test_the_extension_readme_lists_every_setting_and_ships_no_developer_notes() -> None:
+    readme = (ROOT / "client-vscode" / "README.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `(regrapht\.[\w.]+)` \|", readme, re.M))
+    assert rows == set(PROPERTIES)
+    assert "## Development" not in readme and (ROOT / "client-vscode" / "DEVELOPMENT.md").is_file()
+    ignore = (ROOT / "client-vscode" / ".vscodeignore").read_text(encoding="utf-8").splitlines()
+    assert ignore[ignore.index("**") if "**" in ignore else 0] == "**" and "!DEVELOPMENT.md" not in ignore
