@@ -137,3 +137,29 @@ async def test_the_environment_command_says_what_optimize_needs_here(client):
     assert found["optimize"] == (not found["missing"])
     if found["gpu"] is None:
         assert not found["optimize"] and found["missing"]
+
+
+async def test_disable_rule_for_this_line_and_file_are_quick_fixes_that_work(client):
+    open_document(client, URI, TEXT)
+    published = await wait_for_publication(client, URI, version=1)
+    r007 = [d for d in published.diagnostics if d.code == "R007"]
+    assert r007
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=URI), range=r007[0].range,
+        context=types.CodeActionContext(diagnostics=r007)))
+    titles = [a.title for a in actions or [] if isinstance(a, types.CodeAction)]
+    assert "Disable R007 for this line" in titles and "Disable R007 for this file" in titles
+    (line_action,) = [a for a in actions if isinstance(a, types.CodeAction) and a.title == "Disable R007 for this line"]
+    edits = [e for change in (line_action.edit.document_changes or []) for e in getattr(change, "edits", [])] or \
+        [e for found in (line_action.edit.changes or {}).values() for e in found]
+    (edit,) = edits
+    assert edit.new_text == "    // regrapht-disable-next-line R007\n" and edit.range.start.line == r007[0].range.start.line
+    lines = TEXT.splitlines(keepends=True)
+    at = edit.range.start.line
+    changed = "".join(lines[:at]) + edit.new_text + "".join(lines[at:])
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=URI, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=changed)]))
+    after = await wait_for_publication(client, URI, version=2)
+    assert not [d for d in after.diagnostics if d.code == "R007" and d.range.start.line == at + 1]
+    assert len([d for d in after.diagnostics if d.code != "R007"]) == len([d for d in published.diagnostics if d.code != "R007"])

@@ -278,6 +278,17 @@ def fix_to_code_action(
     )
 
 
+def insert_line_action(
+    uri: str, version: int, title: str, line: int, text: str, diagnostic: types.Diagnostic, document_changes: bool,
+) -> types.CodeAction:
+    """A quick fix that inserts the whole line `text` before line `line` (column 0 is the same
+    in every position encoding): the suppression comments' "Disable R007 for this line"."""
+    start = types.Position(line=line, character=0)
+    edit = types.TextEdit(range=types.Range(start, start), new_text=text + "\n")
+    return types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic],
+                            edit=_document_edit(uri, version, [edit], document_changes), is_preferred=False)
+
+
 def _document_edit(uri: str, version: int, edits: list[types.TextEdit], document_changes: bool) -> types.WorkspaceEdit:
     """`edits` to one document: versioned `documentChanges` when the client supports them, else `changes`."""
     if not document_changes:

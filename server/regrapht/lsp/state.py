@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from regrapht.cards import KernelFacts
+from regrapht.rules.suppress import without_suppressed
 from regrapht.rules.confirm import verdicts
 from regrapht.rules.types import Finding
 from regrapht.settings import ProblemMemory, Settings
@@ -435,7 +436,7 @@ class ServerState:
         document.skip_logged = False
         for warning in getattr(model, "warnings", ()):
             log.info("%s: %s", document.uri, warning)
-        return Analysis(version, generation, lines, model, findings)
+        return Analysis(version, generation, lines, model, without_suppressed(lines, findings))
 
     def _skipped(self, document: DocumentState, reason: str) -> None:
         if not document.skip_logged:
