@@ -22,7 +22,6 @@ from regrapht.app.resources import GpuResources
 from regrapht.errors import InputError
 from regrapht.lsp.features.common import in_worker
 from regrapht.lsp.state import ServerState
-from regrapht.model.locate import locate_model
 
 ENVIRONMENT_COMMAND = "regrapht.environment"
 
@@ -55,7 +54,10 @@ class Environment:
 
 
 def environment_for(resources: GpuResources, model_path: str) -> Environment:
-    """Blocking (starts the GPU worker, looks for nvcc): call it in a worker thread."""
+    """Blocking (starts the GPU worker, looks for nvcc): call it in a worker thread. The model
+    package is imported here, not at start-up (tests/unit/server/test_startup_imports.py)."""
+    from regrapht.model.locate import locate_model
+
     pycuda = importlib.util.find_spec("pycuda") is not None
     if pycuda:
         info = resources.worker().info()
