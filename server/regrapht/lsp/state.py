@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from regrapht.cards import KernelFacts
-from regrapht.rules.suppress import without_suppressed
 from regrapht.rules.confirm import verdicts
+from regrapht.rules.suppress import without_suppressed
 from regrapht.rules.types import Finding
 from regrapht.settings import ProblemMemory, Settings
 from regrapht.snapshot import DocumentSnapshot

@@ -1,4 +1,5 @@
-"""Quick fixes: a `quickfix` code action per `Fix` of a finding in the requested range."""
+"""Quick fixes: a `quickfix` code action per `Fix` of a finding in the requested range, then
+"Disable Rxxx for this line / for this file" (suppression comments, rules/suppress.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from regrapht.lsp.converters import finding_to_diagnostic, fix_to_code_action, from_lsp_range, insert_line_action
+from regrapht.lsp.converters import (
+    finding_to_diagnostic,
+    fix_to_code_action,
+    from_lsp_range,
+    insert_line_action,
+)
 from regrapht.lsp.features.common import edit_capabilities, in_worker, require_document
 from regrapht.lsp.state import Analysis, DocumentState, ServerState
 from regrapht.rules.suppress import suppression_comment
