@@ -201,7 +201,16 @@ export class ServerManager implements vscode.Disposable {
         }
         started = true;
         this.clientDisposables.push(
-            client.onNotification('regrapht/status', (params: unknown) => this.status.serverStatus(params)),
+            client.onNotification('regrapht/status', (params: unknown) => {
+                this.status.serverStatus(params);
+                // an optimize run ends with "ready" (or "error"): Cancel Optimization is no longer offered
+                const state = (params as { state?: unknown } | undefined)?.state;
+                if (state === 'ready' || state === 'error') {
+                    void vscode.commands.executeCommand('setContext', 'regrapht.optimizing', false);
+                } else if (state === 'searching') {
+                    void vscode.commands.executeCommand('setContext', 'regrapht.optimizing', true);
+                }
+            }),
             handleServerCreatedProgress(client),
         );
         this.status.setPhase('running');
