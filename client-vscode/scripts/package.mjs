@@ -31,7 +31,7 @@ console.log(`\npackage: ${path.relative(repo, out)} ${(size / 1024).toFixed(0)} 
 
 // Guard: nothing that should stay out of the package.
 const listing = spawnSync(vsce, ['ls', '--no-dependencies'], { cwd: client, encoding: 'utf-8' }).stdout;
-const forbidden = listing.split('\n').filter((f) => /\.map$|(^|\/)node_modules\/|(^|\/)(src|test|out|scripts)\/|\.ts$/.test(f.trim()));
+const forbidden = listing.split('\n').filter((f) => /\.map$|DEVELOPMENT\.md$|(^|\/)node_modules\/|(^|\/)(src|test|out|scripts)\/|\.ts$/.test(f.trim()));
 if (forbidden.length > 0) {
     console.error(`package: files that must not ship: ${forbidden.join(', ')}`);
     process.exit(1);

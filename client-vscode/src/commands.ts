@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest } from 'vscode-languageclient/node';
 import { captureKernelLaunches } from './capture';
+import { cannotOptimizeMessage } from './core/environment';
 import { findKernels, kernelAtLine } from './core/kernels';
 import { log, showOutput } from './logging';
 import { LspProgress } from './progress';
@@ -81,15 +82,97 @@ async function optimizeKernelAtCursor(server: ServerManager): Promise<void> {
     if (!editor) {
         return;
     }
+    const env = server.environment.current;
+    if (env && !env.optimize) {
+        // say so before anything runs (the CodeLens and lightbulb already say it in their titles)
+        await showEnvironment(server);
+        return;
+    }
     if (editor.document.isDirty) {
         await editor.document.save();
     }
     const pos = editor.selection.active;
-    const args = { uri: editor.document.uri.toString(), position: { line: pos.line, character: pos.character } };
+    const uri = editor.document.uri.toString();
+    const args = { uri, position: { line: pos.line, character: pos.character } };
+    const kernel = kernelAtLine(findKernels(editor.document.getText()), pos.line)?.name;
+    running = kernel ? { uri, kernel } : undefined;
+    await vscode.commands.executeCommand('setContext', 'regrapht.optimizing', running !== undefined);
     // The server reports progress (cancellable) and sends the verified edit via workspace/applyEdit,
     // annotated as needing confirmation, which VS Code shows in the refactor preview.
+    // The command returns once the search started; Cancel Optimization stays offered until it is
+    // used (the progress notification's Cancel button and the lightbulb's Cancel do the same).
     await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'ReGraphT: optimizing' },
         () => executeServerCommand(server, 'regrapht.optimizeKernel', args, undefined, true));
+}
+
+/** The optimize run this window started last: what Cancel Optimization cancels. */
+let running: { uri: string; kernel: string } | undefined;
+
+async function cancelOptimization(server: ServerManager): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    const kernel = editor && editor.document.languageId === 'cuda-cpp'
+        ? kernelAtLine(findKernels(editor.document.getText()), editor.selection.active.line)?.name : undefined;
+    const target = editor && kernel ? { uri: editor.document.uri.toString(), kernel } : running;
+    if (!target) {
+        void vscode.window.showInformationMessage('ReGraphT: no optimization to cancel here: put the cursor in the kernel being optimized.');
+        return;
+    }
+    await executeServerCommand(server, 'regrapht.cancelOptimize', target);
+    running = undefined;
+    await vscode.commands.executeCommand('setContext', 'regrapht.optimizing', false);
+    void vscode.window.showInformationMessage(`ReGraphT: cancelled optimizing ${target.kernel}.`);
+}
+
+/** What Optimize needs and is missing here (the language status item's action). */
+async function showEnvironment(server: ServerManager): Promise<void> {
+    const env = server.environment.current;
+    if (!env) {
+        void vscode.window.showInformationMessage('ReGraphT: the server has not said yet what this machine has; see the log.');
+        return;
+    }
+    if (env.optimize) {
+        void vscode.window.showInformationMessage(`ReGraphT: Optimize runs on ${env.gpu ?? 'the GPU'} with ${env.nvcc ?? 'nvcc'}.`);
+        return;
+    }
+    const choice = await vscode.window.showWarningMessage(cannotOptimizeMessage(env), 'Choose Interpreter', 'Show Output');
+    if (choice === 'Choose Interpreter') {
+        await vscode.commands.executeCommand('workbench.action.openSettings', 'regrapht.python');
+    } else if (choice === 'Show Output') {
+        showOutput(false);
+    }
+}
+
+/** The rule page of a ReGraphT diagnostic at the cursor (else one picked from the file's). */
+async function showRuleDocumentation(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) {
+        return;
+    }
+    const ours = vscode.languages.getDiagnostics(editor.document.uri).filter((d) => d.source === 'regrapht'
+        && typeof d.code === 'object' && d.code !== null && 'target' in d.code);
+    const here = ours.filter((d) => d.range.contains(editor.selection.active));
+    const seen = new Map<string, vscode.Uri>();
+    for (const d of here.length > 0 ? here : ours) {
+        const code = d.code as { value: string | number; target: vscode.Uri };
+        seen.set(String(code.value), code.target);
+    }
+    if (seen.size === 0) {
+        void vscode.window.showInformationMessage('ReGraphT: no ReGraphT finding in this file.');
+        return;
+    }
+    const picked = seen.size === 1 ? [...seen.keys()][0]
+        : await vscode.window.showQuickPick([...seen.keys()], { placeHolder: 'Rule' });
+    const target = picked ? seen.get(picked) : undefined;
+    if (target) {
+        await vscode.commands.executeCommand('markdown.showPreview', target);
+    }
+}
+
+async function toggleCodeLens(server: ServerManager): Promise<void> {
+    const config = vscode.workspace.getConfiguration('regrapht');
+    const now = config.get<boolean>('codeLens.enabled', true);
+    await writeSetting('codeLens.enabled', !now);
+    server.refreshCodeLenses();
 }
 
 async function showKernelReport(server: ServerManager, arg?: { uri?: string; kernel?: string }): Promise<void> {
@@ -144,5 +227,9 @@ export function registerCommands(context: vscode.ExtensionContext, server: Serve
         vscode.commands.registerCommand('regrapht.selectModelFile', () => selectModelFile()),
         vscode.commands.registerCommand('regrapht.showOutput', () => showOutput(false)),
         vscode.commands.registerCommand('regrapht.captureKernelLaunches', () => captureKernelLaunches(server)),
+        vscode.commands.registerCommand('regrapht.cancelOptimization', () => cancelOptimization(server)),
+        vscode.commands.registerCommand('regrapht.showEnvironment', () => showEnvironment(server)),
+        vscode.commands.registerCommand('regrapht.showRuleDocumentation', () => showRuleDocumentation()),
+        vscode.commands.registerCommand('regrapht.toggleCodeLens', () => toggleCodeLens(server)),
     );
 }

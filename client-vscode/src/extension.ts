@@ -5,6 +5,7 @@ import { createOutputChannel, log } from './logging';
 import { onPythonInterpreterChanged } from './python';
 import { registerReportProvider } from './report';
 import { ServerManager } from './server';
+import { EnvironmentStatus } from './environment';
 import { SECTION } from './settings';
 import { StatusItem } from './status';
 
@@ -16,7 +17,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     context.subscriptions.push(registerReportProvider());
     const status = new StatusItem();
     context.subscriptions.push(status);
-    server = new ServerManager(context, status);
+    const environment = new EnvironmentStatus();
+    context.subscriptions.push(environment);
+    server = new ServerManager(context, status, environment);
     registerCommands(context, server);
 
     context.subscriptions.push(
@@ -24,6 +27,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             // Other regrapht.* keys reach the running server via didChangeConfiguration (synchronize).
             if (event.affectsConfiguration(`${SECTION}.python`)) {
                 void server?.restart('regrapht.python changed');
+            } else if (event.affectsConfiguration(`${SECTION}.codeLens.enabled`)) {
+                server?.refreshCodeLenses();
+            } else if (event.affectsConfiguration(`${SECTION}.modelPath`)) {
+                const client = server?.languageClient;
+                if (client) {
+                    void environment.refresh(client);
+                }
             }
         }),
         await onPythonInterpreterChanged(() => {

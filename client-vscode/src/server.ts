@@ -3,9 +3,11 @@ import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import {
     CloseAction, CloseHandlerResult, ErrorAction, ErrorHandlerResult, LanguageClient, LanguageClientOptions,
-    Message, RevealOutputChannelOn, ServerOptions, State,
+    CodeLensRequest, Message, RevealOutputChannelOn, ServerOptions, State,
 } from 'vscode-languageclient/node';
+import { optimizeTitle } from './core/environment';
 import { Interpreter, serverCommand } from './core/python';
+import { EnvironmentStatus } from './environment';
 import { CrashPolicy, SerialRunner } from './core/restart';
 import { handleServerCreatedProgress } from './progress';
 import { reportMarkdown, showReport } from './report';
@@ -42,7 +44,16 @@ export class ServerManager implements vscode.Disposable {
     /** The interpreter the running server uses (argv prefix); other commands run `regrapht` with it. */
     pythonCommand: string[] | undefined;
 
-    constructor(private readonly context: vscode.ExtensionContext, private readonly status: StatusItem) {}
+    constructor(private readonly context: vscode.ExtensionContext, private readonly status: StatusItem,
+        readonly environment: EnvironmentStatus) {}
+
+    /** Ask the clients' CodeLens providers again (the `regrapht.codeLens.enabled` toggle). */
+    refreshCodeLenses(): void {
+        const feature = this.client?.getFeature(CodeLensRequest.method);
+        for (const editor of vscode.window.visibleTextEditors) {
+            feature?.getProvider(editor.document)?.onDidChangeCodeLensEmitter.fire();
+        }
+    }
 
     get languageClient(): LanguageClient | undefined {
         return this.client?.state === State.Running ? this.client : undefined;
@@ -107,7 +118,9 @@ export class ServerManager implements vscode.Disposable {
             outputChannel: outputChannel(),
             traceOutputChannel: outputChannel(),
             revealOutputChannelOn: RevealOutputChannelOn.Never,
-            initializationOptions: { settings: readServerSettings(folder?.uri) },
+            // commandLinks: the hover card may link to the kernel report (a trusted command below)
+            initializationOptions: { settings: readServerSettings(folder?.uri), commandLinks: true },
+            markdown: { isTrusted: { enabledCommands: ['regrapht.showKernelReportAtCursor'] } },
             synchronize: { configurationSection: SECTION },
             errorHandler: {
                 error: (error: Error, _message: Message | undefined, count: number | undefined): ErrorHandlerResult => {
@@ -123,6 +136,26 @@ export class ServerManager implements vscode.Disposable {
                 },
             },
             middleware: {
+                // The CodeLens toggle, and Optimize saying what it needs here before a click.
+                provideCodeLenses: async (document, token, next) => {
+                    if (!vscode.workspace.getConfiguration(SECTION, document.uri).get<boolean>('codeLens.enabled', true)) {
+                        return [];
+                    }
+                    const lenses = await next(document, token);
+                    for (const lens of lenses ?? []) {
+                        if (lens.command) {
+                            lens.command.title = optimizeTitle(lens.command.title, this.environment.current);
+                        }
+                    }
+                    return lenses;
+                },
+                provideCodeActions: async (document, range, context, token, next) => {
+                    const actions = await next(document, range, context, token);
+                    for (const action of actions ?? []) {
+                        action.title = optimizeTitle(action.title, this.environment.current);
+                    }
+                    return actions;
+                },
                 // Server commands run from CodeLenses: show what showKernelReport returns.
                 executeCommand: async (command, args, next) => {
                     if (command === 'regrapht.showFasterVersion') {
@@ -168,10 +201,20 @@ export class ServerManager implements vscode.Disposable {
         }
         started = true;
         this.clientDisposables.push(
-            client.onNotification('regrapht/status', (params: unknown) => this.status.serverStatus(params)),
+            client.onNotification('regrapht/status', (params: unknown) => {
+                this.status.serverStatus(params);
+                // an optimize run ends with "ready" (or "error"): Cancel Optimization is no longer offered
+                const state = (params as { state?: unknown } | undefined)?.state;
+                if (state === 'ready' || state === 'error') {
+                    void vscode.commands.executeCommand('setContext', 'regrapht.optimizing', false);
+                } else if (state === 'searching') {
+                    void vscode.commands.executeCommand('setContext', 'regrapht.optimizing', true);
+                }
+            }),
             handleServerCreatedProgress(client),
         );
         this.status.setPhase('running');
+        void this.environment.refresh(client).then(() => this.refreshCodeLenses());
         const info = client.initializeResult?.serverInfo;
         log.info(`Server running${info ? `: ${info.name} ${info.version ?? ''}` : ''}`);
     }

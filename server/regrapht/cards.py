@@ -15,6 +15,7 @@ Nothing here imports pygls or does I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -53,6 +54,16 @@ class KernelFacts:
     technique_path: tuple[str, ...] = ()
     sections: tuple[CardSection, ...] = ()
     compile_flags: str = ""  # CompileFlags.describe() of the last compile ("" = none known yet)
+
+
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+
+
+def plain_text(text: str) -> str:
+    """Text for places a client shows as plain text (Problems, squiggle hovers, quick-fix and lens
+    titles): Markdown code spans become quoted, "Write `1.0f`" -> "Write '1.0f'" (as clangd
+    quotes code); everything else is left as written."""
+    return _CODE_SPAN.sub(lambda m: f"'{m.group(2).strip()}'", text) if "`" in text else text
 
 
 def _code(text: str) -> str:
@@ -121,6 +132,20 @@ def _timing_section(timing: Timing, speedup: float | None) -> str:
     return text
 
 
+def signature_text(kernel: Function) -> str:
+    """The kernel's signature with each parameter spaced as the source spaces it: `float *x`
+    stays `float *x` and `float* x` stays `float* x` (the type text keeps its own spacing)."""
+    template = f"template <{', '.join(kernel.template_parameters)}> " if kernel.template_parameters else ""
+    params = ", ".join(
+        (f"{p.type_text}{p.name}" if p.type_text.endswith((" *", " &")) else f"{p.type_text} {p.name}").strip()
+        for p in kernel.parameters
+    )
+    return f"{template}__global__ {kernel.return_type} {kernel.name}({params})"
+
+
+HOVER_FINDINGS = 3  # findings listed on the hover card; the rest are counted with a link to the report
+
+
 def kernel_card(
     kernel: Function,
     launches: Sequence[LaunchSite],
@@ -130,10 +155,13 @@ def kernel_card(
     long: bool = False,
     doc_link: Callable[[str], str] | None = None,
     captures: Sequence[tuple[str, int, str]] = (),
+    report_link: str = "",
 ) -> str:
     """Markdown for one kernel. `long` adds parameters, techniques per finding and fixes.
-    `captures`: (program, recorded launches, spec file) of each capture of the kernel."""
-    blocks = [f"```cuda\n{kernel.signature}\n```"]
+    `captures`: (program, recorded launches, spec file) of each capture of the kernel.
+    The short card (hover) lists the first `HOVER_FINDINGS` findings and then, with
+    `report_link` (a command URI), "Show the kernel report" for the rest."""
+    blocks = [f"```cuda-cpp\n{signature_text(kernel)}\n```"]
     if kernel.launch_bounds:
         blocks.append(f"`__launch_bounds__({', '.join(kernel.launch_bounds)})`")
     if long and kernel.parameters:
@@ -154,12 +182,13 @@ def kernel_card(
 
     if findings:
         ordered = sorted(findings, key=lambda f: (f.span.start, f.rule))
-        blocks.append(
-            f"**Findings** ({len(findings)})\n"
-            + "\n".join(_finding_line(f, long, doc_link) for f in ordered)
-        )
+        shown = ordered if long else ordered[:HOVER_FINDINGS]
+        lines = [_finding_line(f, long, doc_link) for f in shown]
+        if len(shown) < len(ordered):
+            lines.append(f"- and {len(ordered) - len(shown)} more in the kernel report")
+        blocks.append(f"**Findings** ({severity_counts(findings)})\n" + "\n".join(lines))
         techniques = techniques_of(ordered)
-        blocks.append("**Suggested techniques**: " + ", ".join(f"`{t}`" for t in techniques))
+        blocks.append("**Suggested techniques**: " + ", ".join(technique_label(t) for t in techniques))
     else:
         blocks.append("**Findings**: none")
 
@@ -177,6 +206,8 @@ def kernel_card(
     if captures:
         blocks.append("**Captured launches**\n" + "\n".join(
             f"- {capture_summary(program, launches)}: {_code(spec)}" for program, launches, spec in captures))
+    if report_link and not long:
+        blocks.append(f"[Show the kernel report]({report_link})")
     return "\n\n".join(blocks) + "\n"
 
 
@@ -185,12 +216,30 @@ def capture_summary(program: str, launches: int) -> str:
     return f"captured from {_code(program)} ({launches} launch{'es' if launches != 1 else ''})"
 
 
+_SEVERITY_NOUNS = {"error": ("error", "errors"), "warning": ("warning", "warnings"),
+                   "information": ("info", "infos"), "hint": ("hint", "hints")}
+
+
+def technique_label(technique: str) -> str:
+    """A technique id as people read it: "memory_coalescing" -> "memory coalescing"."""
+    return technique.replace("_", " ")
+
+
+def severity_counts(findings: Sequence[Finding]) -> str:
+    """"2 warnings, 1 hint", by the published severity, most severe first: the same counts as the
+    Problems panel (which lists errors, warnings and infos) with the hints named apart."""
+    counts = {severity: 0 for severity in _SEVERITY_NOUNS}
+    for finding in findings:
+        counts[finding.severity] = counts.get(finding.severity, 0) + 1
+    return ", ".join(f"{n} {_SEVERITY_NOUNS[s][n != 1]}" for s, n in counts.items() if n)
+
+
 def lens_title(findings: Sequence[Finding]) -> str:
-    """CodeLens text above a kernel: "3 findings: memory_coalescing, restrict_const"."""
+    """CodeLens text above a kernel: "2 warnings, 1 info: memory coalescing, restrict const".
+    Counted by severity, so the lens agrees with the Problems panel and the status bar."""
     if not findings:
         return "No findings"
-    noun = "finding" if len(findings) == 1 else "findings"
-    return f"{len(findings)} {noun}: " + ", ".join(techniques_of(findings))
+    return f"{severity_counts(findings)}: " + ", ".join(technique_label(t) for t in techniques_of(findings))
 
 
 def launched_at(model: SourceModel, position: Position) -> tuple[Function, LaunchSite] | None:

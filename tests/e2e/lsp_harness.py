@@ -39,6 +39,10 @@ def _record_status(ls: Any, params: Any) -> None:
     ls.statuses.append({"state": getattr(params, "state", None), "message": getattr(params, "message", None)})
 
 
+def _record_lens_refresh(ls: Any, params: Any) -> None:
+    ls.lens_refreshes += 1
+
+
 def _signalling(method: str, handler: Callable[..., Any]) -> Callable[..., Any]:
     """`handler` (a client feature), then `arrived` set: what `wait_until` waits on. The first
     parameter is named `ls` so that pygls passes the client."""
@@ -59,10 +63,12 @@ def make_client() -> LanguageClient:
     client.published = []  # type: ignore[attr-defined]
     client.statuses = []  # type: ignore[attr-defined]
     client.configuration_requests = 0  # type: ignore[attr-defined]
+    client.lens_refreshes = 0  # type: ignore[attr-defined]  # workspace/codeLens/refresh requests
     client.arrived = asyncio.Event()  # type: ignore[attr-defined]  # set after every message from the server
     features = dict(DEFAULT_CLIENT_FEATURES)
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = _record_publish
     features["regrapht/status"] = _record_status
+    features[types.WORKSPACE_CODE_LENS_REFRESH] = _record_lens_refresh
     register_lsp_features(client, {method: _signalling(method, f) for method, f in features.items()})
     return client
 

@@ -52,7 +52,7 @@ async def test_the_card_and_lens_of_a_captured_kernel(client, project: Path):
     lenses = await client.text_document_code_lens_async(
         types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     captured = [lens.command for lens in lenses if lens.command and lens.command.title.startswith("Optimize against")]
-    assert [c.title for c in captured] == ["Optimize against capture (captured from `./app` (2 launches))"]
+    assert [c.title for c in captured] == ["Optimize against capture (captured from './app' (2 launches))"]
     assert captured[0].command == "regrapht.optimizeKernel"
     argument = captured[0].arguments[0]
     assert argument["kernel"] == "blur" and Path(argument["capture"]) == project / ".regrapht" / "captures" / "app"

@@ -37,16 +37,16 @@ async def test_grouped_findings_carry_related_information(client):
     assert len(r011) == 1, [d.message for d in r011]
     (stage,) = r011
     assert stage.range.start.line == 6
-    assert "(4 accesses of `s` here)" in stage.message
+    assert "(4 accesses of 's' here)" in stage.message  # plain text: code quoted, no Markdown
     related = stage.related_information or []
     assert [r.location.range.start.line for r in related] == [7, 8, 9]
     assert all(r.location.uri == URI and "the same conflict" in r.message for r in related)
 
     r007 = [d for d in published.diagnostics if d.code == "R007"]
     assert len(r007) == 1 and r007[0].range.start.line == 12
-    assert "`0.7071067811` and `0.3826834324` are double-precision literals" in r007[0].message
+    assert "'0.7071067811' and '0.3826834324' are double-precision literals" in r007[0].message
     (other,) = r007[0].related_information or []
-    assert other.location.range.start.line == 12 and "`0.3826834324`" in other.message
+    assert other.location.range.start.line == 12 and "'0.3826834324'" in other.message
 
     actions = await client.text_document_code_action_async(types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri=URI), range=r007[0].range,

@@ -403,6 +403,36 @@ async function smokeSteps() {
         return text;
     });
 
+    await step('the hover card is compact Markdown with a link to the report, no literal backticks', async () => {
+        const text = fs.readFileSync(path.join(artifacts, 'hover.txt'), 'utf-8');
+        if (!/Show the kernel report/.test(text)) {
+            throw new Error(`no report link on the hover card: ${text.slice(0, 300)}`);
+        }
+        if (/`/.test(text)) {
+            throw new Error(`literal backticks on the rendered hover card: ${text.slice(0, 300)}`);
+        }
+        return 'report link present';
+    });
+
+    await step('the language status item beside CUDA C++ says what Optimize can use', async () => {
+        // VS Code groups language status items behind the `{}` item of the status bar
+        const item = page.locator('.statusbar-item[id="status.languageStatus"]').first();
+        await item.waitFor({ timeout: STEP_TIMEOUT });
+        const text = await poll('the language status hover naming nvcc and pycuda', async () => {
+            await item.hover();
+            await page.waitForTimeout(500);
+            const hover = page.locator('.monaco-hover:not(.hidden)').filter({ hasText: 'pycuda' }).first();
+            return (await hover.isVisible().catch(() => false)) ? (await hover.innerText()).trim() : false;
+        }, STEP_TIMEOUT, 1500);
+        fs.writeFileSync(path.join(artifacts, 'language-status.txt'), text + '\n');
+        await page.screenshot({ path: path.join(artifacts, '03b-language-status.png') });
+        await page.mouse.move(5, 300);
+        if (!/nvcc/.test(text) || !/ReGraphT/.test(text)) {
+            throw new Error(`language status without the environment: ${text}`);
+        }
+        return text.replace(/\s+/g, ' ').slice(0, 200);
+    });
+
     await step('apply a quick fix from the Ctrl+. menu', async () => {
         const editorText = async () => (await page.locator('.editor-instance .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
         const before = await editorText();

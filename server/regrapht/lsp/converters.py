@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from regrapht.cards import plain_text
 from regrapht.rules.types import Finding, Fix
 from regrapht.text import Position, Span, TextEdit
 
@@ -127,11 +128,11 @@ def finding_to_diagnostic(
     for a client without related information (`related_information` False) the message names
     their lines instead. (The document version is the publication's, not each diagnostic's: a
     diagnostic of an unchanged kernel is reused as it is by the next publication.)"""
-    message = finding.message
+    message = plain_text(finding.message)
     related: list[types.DiagnosticRelatedInformation] = []
     if finding.related and uri and related_information:
         related = [types.DiagnosticRelatedInformation(types.Location(uri, to_lsp_range(r.span, lines, encoding)),
-                                                      r.message) for r in finding.related]
+                                                      plain_text(r.message)) for r in finding.related]
     elif finding.related:
         message = f"{message} {related_lines(finding)}"
     return types.Diagnostic(
@@ -269,12 +270,23 @@ def fix_to_code_action(
 ) -> types.CodeAction:
     edits = [types.TextEdit(range=to_lsp_range(e.span, lines, encoding), new_text=e.new_text) for e in fix.edits]
     return types.CodeAction(
-        title=fix.title,
+        title=plain_text(fix.title),
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diagnostic],
         edit=_document_edit(uri, version, edits, document_changes),
         is_preferred=preferred,
     )
+
+
+def insert_line_action(
+    uri: str, version: int, title: str, line: int, text: str, diagnostic: types.Diagnostic, document_changes: bool,
+) -> types.CodeAction:
+    """A quick fix that inserts the whole line `text` before line `line` (column 0 is the same
+    in every position encoding): the suppression comments' "Disable R007 for this line"."""
+    start = types.Position(line=line, character=0)
+    edit = types.TextEdit(range=types.Range(start, start), new_text=text + "\n")
+    return types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic],
+                            edit=_document_edit(uri, version, [edit], document_changes), is_preferred=False)
 
 
 def _document_edit(uri: str, version: int, edits: list[types.TextEdit], document_changes: bool) -> types.WorkspaceEdit:

@@ -23,6 +23,7 @@ from regrapht.lsp.features import (
     confirmation,
     diagnostics,
     documents,
+    environment,
     hover,
     lifecycle,
     optimize,
@@ -37,7 +38,7 @@ from regrapht.lsp.state import Engine, ServerState, find_docs_root
 
 FEATURES = (lifecycle, configuration, documents, diagnostics, hover, symbols, codelens, code_actions, report,
             spec_action)
-GPU_FEATURES = (confirmation, validation, optimize)  # on the one GpuResources: its compiler, lock, worker
+GPU_FEATURES = (confirmation, validation, optimize, environment)  # on the one GpuResources: compiler, lock, worker
 
 
 def create_server(engine: Engine | None = None) -> tuple[RegraphtServer, ServerState]:

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from regrapht.cards import KernelFacts
 from regrapht.rules.confirm import verdicts
+from regrapht.rules.suppress import without_suppressed
 from regrapht.rules.types import Finding
 from regrapht.settings import ProblemMemory, Settings
 from regrapht.snapshot import DocumentSnapshot
@@ -311,6 +312,9 @@ class ServerState:
         self.encoding = "utf-16"
         self.supports_configuration = False
         self.supports_related_information = False  # publishDiagnostics.relatedInformation (initialize)
+        self.supports_code_lens_refresh = False  # workspace.codeLens.refreshSupport (initialize)
+        # initializationOptions `commandLinks`: the client runs `command:` links in hovers (VS Code)
+        self.command_links = False
         self.docs_root = docs_root
         self.documents: dict[str, DocumentState] = {}
         self.debouncer = Debouncer()
@@ -496,7 +500,7 @@ class ServerState:
         document.skip_logged = False
         for warning in getattr(model, "warnings", ()):
             log.info("%s: %s", document.uri, warning)
-        return Analysis(version, generation, lines, model, findings)
+        return Analysis(version, generation, lines, model, without_suppressed(lines, findings))
 
     def _skipped(self, document: DocumentState, reason: str) -> None:
         if not document.skip_logged:

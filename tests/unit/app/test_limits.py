@@ -20,10 +20,12 @@ from regrapht.settings import CHOICES, INT_RANGES, SEVERITIES, Settings, to_came
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = json.loads((ROOT / "client-vscode" / "package.json").read_text(encoding="utf-8"))
-PROPERTIES: dict[str, dict[str, Any]] = SCHEMA["contributes"]["configuration"]["properties"]
+# the settings are grouped in ordered sections (Environment, Analysis, Optimize, Model, Advanced)
+SECTIONS: list[dict[str, Any]] = SCHEMA["contributes"]["configuration"]
+PROPERTIES: dict[str, dict[str, Any]] = {k: v for section in SECTIONS for k, v in section["properties"].items()}
 CLIENT_TS = (ROOT / "client-vscode" / "src" / "core" / "settings.ts").read_text(encoding="utf-8")
 FIELDS = [f for f in dataclasses.fields(Settings)]
-CLIENT_ONLY = {"regrapht.python", "regrapht.trace.server", "regrapht.captureCommand", "regrapht.captureKernel",
+CLIENT_ONLY = {"regrapht.python", "regrapht.trace.server", "regrapht.codeLens.enabled", "regrapht.captureCommand", "regrapht.captureKernel",
                "regrapht.captureLaunches", "regrapht.captureData"}  # the capture command's, client-side
 # the one server setting whose VS Code key is dotted (client-vscode/src/settings.ts maps it)
 DOTTED = {"profileEnabled": "profile.enabled"}
@@ -95,3 +97,26 @@ def test_cli_and_search_defaults_are_the_settings_defaults() -> None:
     request = OptimizeRequest("k", "")
     assert (request.budget, request.strategy) == (limits.DEFAULT_SEARCH_BUDGET, limits.DEFAULT_SEARCH_STRATEGY)
     assert STRATEGIES == limits.SEARCH_STRATEGIES
+
+
+def test_settings_sections_are_ordered_titled_and_rules_listed() -> None:
+    from regrapht.rules.registry import ALL_RULES
+
+    assert [(s["title"], s["order"]) for s in SECTIONS] == [
+        ("Environment", 1), ("Analysis", 2), ("Optimize", 3), ("Model", 4), ("Advanced", 5)]
+    assert all(isinstance(entry.get("order"), int) for entry in PROPERTIES.values())
+    for key, entry in PROPERTIES.items():
+        if "enum" in entry:
+            assert len(entry.get("enumDescriptions", ())) == len(entry["enum"]), key
+    rules = PROPERTIES["regrapht.enabledRules"]["items"]
+    assert rules["enum"] == sorted(ALL_RULES) and len(rules["enumDescriptions"]) == len(ALL_RULES)
+    assert PROPERTIES["regrapht.severityOverrides"]["propertyNames"]["enum"] == sorted(ALL_RULES)
+
+
+def test_the_extension_readme_lists_every_setting_and_ships_no_developer_notes() -> None:
+    readme = (ROOT / "client-vscode" / "README.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `(regrapht\.[\w.]+)` \|", readme, re.M))
+    assert rows == set(PROPERTIES)
+    assert "## Development" not in readme and (ROOT / "client-vscode" / "DEVELOPMENT.md").is_file()
+    ignore = (ROOT / "client-vscode" / ".vscodeignore").read_text(encoding="utf-8").splitlines()
+    assert ignore[ignore.index("**") if "**" in ignore else 0] == "**" and "!DEVELOPMENT.md" not in ignore

@@ -29,7 +29,7 @@ def test_card_has_signature_launches_findings_and_extra_sections():
         sections=(CardSection("Notes", "hand-written"),),
     )
     card = kernel_card(kernel, model.launches_of("saxpy"), findings, facts, doc_link=lambda d: "https://x/" + d)
-    assert card.startswith("```cuda\n__global__ void saxpy(")
+    assert card.startswith("```cuda-cpp\n__global__ void saxpy(int n, float a, float *x, float *y)\n```")
     assert "line 9 in `run`" in card and "256 threads/block" in card
     assert "[R007](https://x/rules/R007.md)" in card
     assert "12 registers/thread" in card and "occupancy 100%" in card
@@ -46,7 +46,36 @@ def test_targets_and_lens_title():
     assert card_target(model, Position(2, 0)) is None
     assert lens_title([]) == "No findings"
     findings = [f for f in analyze(model) if f.kernel == "saxpy"]
-    assert lens_title(findings).startswith(f"{len(findings)} finding")
+    title = lens_title(findings)
+    counted = sum(int(part.split()[0]) for part in title.split(":")[0].split(", "))
+    assert counted == len(findings) and "_" not in title  # counts by severity, techniques as words
+
+
+def test_lens_counts_what_problems_shows_and_names_techniques_in_words():
+    from regrapht.cards import severity_counts
+
+    model = parse_source(SOURCE)
+    findings = [f for f in analyze(model) if f.kernel == "saxpy"]
+    by_severity = {}
+    for finding in findings:
+        by_severity[finding.severity] = by_severity.get(finding.severity, 0) + 1
+    counts = severity_counts(findings)
+    for severity, count in by_severity.items():
+        noun = {"error": "error", "warning": "warning", "information": "info", "hint": "hint"}[severity]
+        assert f"{count} {noun}" in counts
+
+
+def test_signature_keeps_the_sources_spacing_and_the_hover_card_is_compact():
+    source = "__global__ void k(float* a, float *b, const float *__restrict__ c, int n) { a[0] = 0.5 * b[0] * c[0] * 2.0 * 3.0; }\n"
+    model = parse_source(source)
+    kernel = model.kernel("k")
+    assert kernel is not None
+    card_short = kernel_card(kernel, (), list(analyze(model)) * 3, report_link="command:x")
+    assert "k(float* a, float *b, const float *__restrict__ c, int n)" in card_short
+    assert "more in the kernel report" in card_short and card_short.rstrip().endswith("[Show the kernel report](command:x)")
+    assert card_short.count("\n- **R") == 3
+    long = kernel_card(kernel, (), list(analyze(model)) * 3, long=True, report_link="command:x")
+    assert "Show the kernel report" not in long
 
 
 def test_card_names_the_compile_flags_used():

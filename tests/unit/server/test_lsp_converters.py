@@ -1,5 +1,6 @@
 from lsprotocol import types
 
+from regrapht.cards import plain_text
 from regrapht.lsp.converters import (
     UTF16,
     UTF32,
@@ -73,7 +74,28 @@ def test_related_locations_become_related_information_or_lines_in_the_message():
     uri = "file:///k.cu"
     with_info = finding_to_diagnostic(finding, lines, UTF16, lambda doc: doc, uri)
     assert [(r.location.uri, r.location.range.start.line) for r in with_info.related_information] == [(uri, 1), (uri, 1)]
-    assert "`0.7`" in with_info.related_information[0].message
-    assert with_info.message == finding.message
+    assert "'0.7'" in with_info.related_information[0].message  # plain text: quoted, no backticks
+    assert with_info.message == plain_text(finding.message) and "`" not in with_info.message
     plain = finding_to_diagnostic(finding, lines, UTF16, lambda doc: doc, uri, related_information=False)
-    assert plain.related_information is None and plain.message == f"{finding.message} Also at line 2."
+    assert plain.related_information is None and plain.message == f"{plain_text(finding.message)} Also at line 2."
+
+
+def test_plain_text_quotes_code_spans():
+    assert plain_text("Write `1.0f` instead of ``a`b``") == "Write '1.0f' instead of 'a`b'"
+    assert plain_text("no code here") == "no code here"
+
+
+def test_messages_and_quick_fix_titles_are_plain_text():
+    from regrapht.lsp.converters import finding_to_diagnostic, fix_to_code_action
+    from regrapht.rules import analyze_text
+
+    text = "__global__ void k(float *y) { int i = threadIdx.x; y[i] = 0.5 * y[i]; }\n"
+    findings = analyze_text(text)
+    lines = text.splitlines()
+    for finding in findings:
+        diagnostic = finding_to_diagnostic(finding, lines, UTF16, lambda doc: doc, "file:///k.cu")
+        assert "`" not in diagnostic.message
+        for fix in finding.fixes:
+            action = fix_to_code_action("file:///k.cu", 1, fix, diagnostic, lines, UTF16, True, True)
+            assert "`" not in action.title, action.title
+    assert any(f.fixes and "`" in f.fixes[0].title for f in findings)  # the rules' titles do use code spans

@@ -46,11 +46,11 @@ def card_captures(uri: str, kernel: str) -> list[tuple[str, int, str]]:
 
 def capture_lenses(uri: str, kernel: str, line: types.Range, command: str) -> list[types.CodeLens]:
     """One lens per capture: optimize the kernel against the capture's spec and data."""
-    from regrapht.cards import capture_summary
+    from regrapht.cards import capture_summary, plain_text
 
     lenses = []
     for capture in captures_for(uri, kernel):
-        title = f"{CAPTURE_LENS_TITLE} ({capture_summary(capture.capture.program, capture.launches)})"
+        title = plain_text(f"{CAPTURE_LENS_TITLE} ({capture_summary(capture.capture.program, capture.launches)})")
         argument = {"uri": uri, "kernel": kernel, "capture": str(capture.capture.directory)}
         lenses.append(types.CodeLens(range=line, command=types.Command(title=title, command=command,
                                                                          arguments=[argument])))

@@ -1,4 +1,5 @@
-"""Quick fixes: a `quickfix` code action per `Fix` of a finding in the requested range."""
+"""Quick fixes: a `quickfix` code action per `Fix` of a finding in the requested range, then
+"Disable Rxxx for this line / for this file" (suppression comments, rules/suppress.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,16 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from regrapht.lsp.converters import finding_to_diagnostic, fix_to_code_action, from_lsp_range
+from regrapht.lsp.converters import (
+    finding_to_diagnostic,
+    fix_to_code_action,
+    from_lsp_range,
+    insert_line_action,
+)
 from regrapht.lsp.features.common import edit_capabilities, in_worker, require_document
 from regrapht.lsp.state import Analysis, DocumentState, ServerState
+from regrapht.rules.suppress import suppression_comment
+from regrapht.rules.types import Finding
 from regrapht.text import Span
 
 
@@ -52,7 +60,13 @@ def quick_fixes(
         if d.source == "regrapht"
     }
     actions = []
+    suppress: list[types.CodeAction] = []
     for finding in state.findings_overlapping(document.uri, analysis, requested):
+        if finding.rule.startswith("R"):  # the rules' findings (not the profiler's or validation's)
+            probe = finding_to_diagnostic(finding, analysis.lines, state.encoding, state.doc_link, document.uri,
+                                          state.supports_related_information)
+            probe = sent.get((finding.rule, probe.range.start.line, probe.range.start.character), probe)
+            suppress += suppression_actions(document.uri, analysis, finding, probe, document_changes)
         if not finding.fixes:
             continue
         diagnostic = finding_to_diagnostic(finding, analysis.lines, state.encoding, state.doc_link, document.uri,
@@ -66,7 +80,22 @@ def quick_fixes(
                     document_changes, preferred=index == 0,
                 )
             )
-    return actions
+    return actions + list({a.title: a for a in suppress}.values())  # after the fixes; each once
+
+
+def suppression_actions(uri: str, analysis: Analysis, finding: Finding, diagnostic: types.Diagnostic,
+                        document_changes: bool) -> list[types.CodeAction]:
+    """"Disable R007 for this line" (a comment above the finding's line, indented like it) and
+    "Disable R007 for this file" (a comment on the first line): rules/suppress.py reads them."""
+    line = finding.span.start.line
+    text = analysis.lines[line] if line < len(analysis.lines) else ""
+    indent = text[: len(text) - len(text.lstrip())]
+    return [
+        insert_line_action(uri, analysis.version, f"Disable {finding.rule} for this line", line,
+                           indent + suppression_comment(finding.rule, "next-line"), diagnostic, document_changes),
+        insert_line_action(uri, analysis.version, f"Disable {finding.rule} for this file", 0,
+                           suppression_comment(finding.rule, "file"), diagnostic, document_changes),
+    ]
 
 
 def register(server: LanguageServer, state: ServerState) -> None:

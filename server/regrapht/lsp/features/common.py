@@ -100,6 +100,24 @@ def send_status(server: LanguageServer, state: ServerState, status: str, message
     on_loop(state, server.protocol.notify, STATUS_NOTIFICATION, {"state": status, "message": message})
 
 
+def refresh_code_lenses(server: LanguageServer, state: ServerState) -> None:
+    """`workspace/codeLens/refresh` where the client supports it (the lens counts findings and
+    reads settings, so it is asked again when either changes); callable from any thread."""
+    if state.supports_code_lens_refresh:
+        on_loop(state, _send_code_lens_refresh, server)
+
+
+def _send_code_lens_refresh(server: LanguageServer) -> None:
+    future = server.workspace_code_lens_refresh(None)
+    future.add_done_callback(_log_refresh_failure)
+
+
+def _log_refresh_failure(future: Any) -> None:
+    error = future.exception() if not future.cancelled() else None
+    if error is not None:
+        log.debug("workspace/codeLens/refresh failed: %s", error)
+
+
 def log_to_client(server: LanguageServer, state: ServerState, level: int, message: str) -> None:
     """window/logMessage (the client's output panel) plus stderr; callable from any thread."""
     log.log(level, "%s", message)

@@ -16,7 +16,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from regrapht.lsp.features.common import log_to_client, show_message
+from regrapht.lsp.features.common import log_to_client, refresh_code_lenses, show_message
 from regrapht.lsp.state import ServerState
 from regrapht.settings import parse_settings, unknown_keys
 
@@ -38,6 +38,7 @@ def apply_settings_object(server: LanguageServer, state: ServerState, raw: objec
     if state.apply_settings(settings) and state.publisher is not None:
         for uri in list(state.documents):
             state.publisher.refresh(uri)
+    refresh_code_lenses(server, state)
     log.debug("settings from %s: %s", origin, settings)
 
 
@@ -47,6 +48,12 @@ def settings_from_initialization_options(options: object) -> object:
         inner = options.get("settings", options)
         return inner
     return None
+
+
+def command_links_option(options: object) -> bool:
+    """initializationOptions `{"commandLinks": true}`: the client (VS Code) runs `command:` links
+    in hovers, so the hover card may link to the kernel report."""
+    return isinstance(options, Mapping) and options.get("commandLinks") is True
 
 
 async def pull(server: LanguageServer, state: ServerState) -> None:

@@ -14,12 +14,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from regrapht.lsp.converters import finding_to_diagnostic
-from regrapht.lsp.features.common import file_path, in_worker, on_loop
+from regrapht.lsp.features.common import file_path, in_worker, on_loop, refresh_code_lenses
 from regrapht.lsp.state import Analysis, AnalysisRequest, DocumentState, ServerState
 from regrapht.rules.types import Finding
 
@@ -67,6 +69,8 @@ class DiagnosticsPublisher:
         self._lock = threading.Lock()
         # (uri, open_id) -> the last conversions; one worker at a time per document uses it
         self._converted: dict[tuple[str, int], ConvertedDiagnostics] = {}
+        # uri -> (kernel, rule, severity) counts of the last publication (CodeLens refresh)
+        self._lens_counts: dict[str, Counter[tuple[str, str, Any]]] = {}
 
     def refresh(self, uri: str) -> None:
         """Debounced re-analysis and publication of `uri`; callable from any thread."""
@@ -76,6 +80,7 @@ class DiagnosticsPublisher:
         with self._lock:
             for key in [k for k in self._converted if k[0] == uri]:
                 del self._converted[key]
+        self._lens_counts.pop(uri, None)
         on_loop(self.state, self._send, uri, [], None)
 
     def _schedule(self, uri: str) -> None:
@@ -97,6 +102,7 @@ class DiagnosticsPublisher:
             log.debug("dropped diagnostics of %s v%s (closed or changed)", uri, analysis.version)
             return
         self._send(uri, diagnostics, analysis.version)
+        self._refresh_lenses_if_changed(uri, diagnostics)
         for listener in self.state.publish_listeners:
             listener(uri, analysis)
         log.debug(
@@ -104,6 +110,13 @@ class DiagnosticsPublisher:
             len(diagnostics), uri, analysis.version, analysis.duration_ms,
             (time.perf_counter() - document.changed_at) * 1000,
         )
+
+    def _refresh_lenses_if_changed(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+        """The CodeLens counts findings per kernel: ask for lenses again when those counts changed."""
+        counts = Counter((str((d.data or {}).get("kernel")), str(d.code), d.severity) for d in diagnostics)
+        if self._lens_counts.get(uri) != counts:
+            self._lens_counts[uri] = counts
+            refresh_code_lenses(self.server, self.state)
 
     def _compute(self, document: DocumentState, request: AnalysisRequest) -> tuple[Analysis, list[types.Diagnostic]]:
         """Worker thread: analyse the request's snapshot (incrementally), convert and index, so

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
@@ -18,9 +20,18 @@ if TYPE_CHECKING:
 REPORT_COMMAND = "regrapht.showKernelReport"
 
 
+REPORT_AT_CURSOR = "regrapht.showKernelReportAtCursor"  # the VS Code client's command (its `{uri, kernel}`)
+
+
+def report_link(uri: str, kernel: str) -> str:
+    """A `command:` URI that opens the kernel report (VS Code runs it from a hover link)."""
+    return f"command:{REPORT_AT_CURSOR}?{quote(json.dumps([{'uri': uri, 'kernel': kernel}]))}"
+
+
 def card_for(state: ServerState, uri: str, analysis: Analysis, kernel: Function, *, long: bool = False) -> str:
     """The kernel card from everything the server knows: launches, all findings, facts, and the
-    captures of the kernel near the file (read from disk: call it in a worker thread)."""
+    captures of the kernel near the file (read from disk: call it in a worker thread). The short
+    card links to the report where the client runs `command:` links (`state.command_links`)."""
     assert analysis.model is not None  # `kernel` comes from it
     return kernel_card(
         kernel,
@@ -30,6 +41,7 @@ def card_for(state: ServerState, uri: str, analysis: Analysis, kernel: Function,
         long=long,
         doc_link=state.doc_link,
         captures=card_captures(uri, kernel.name),
+        report_link=report_link(uri, kernel.name) if state.command_links and not long else "",
     )
 
 
