@@ -279,6 +279,9 @@ class ServerState:
         self.encoding = "utf-16"
         self.supports_configuration = False
         self.supports_related_information = False  # publishDiagnostics.relatedInformation (initialize)
+        # the client shows Optimize's outcomes itself (`regrapht/optimizeOutcome`, with actions):
+        # initializationOptions.outcomeNotifications
+        self.outcome_notifications = False
         self.docs_root = docs_root
         self.documents: dict[str, DocumentState] = {}
         self.debouncer = Debouncer()

@@ -64,6 +64,7 @@ class RecordingEditor:
     logged: list[str] = field(default_factory=list)
     statuses: list[str] = field(default_factory=list)
     edits: list[tuple[str, int, str]] = field(default_factory=list)
+    outcomes: list[tuple[str, str, str]] = field(default_factory=list)
 
     def new_progress(self, title: str) -> RecordedProgress:
         self.progresses.append(RecordedProgress(title))
@@ -77,6 +78,9 @@ class RecordingEditor:
 
     def status(self, status: str, message: str) -> None:
         self.statuses.append(status)
+
+    def outcome(self, level: int, message: str, uri: str, kernel: str) -> None:
+        self.outcomes.append((uri, kernel, message))
 
     def edit_support(self) -> EditSupport:
         return EditSupport(apply_edit=True, document_changes=True, annotations=True)
@@ -124,7 +128,7 @@ async def test_a_found_version_is_offered_applied_and_recorded_in_the_card(tmp_p
     run = controller.registry.running(("untitled:saxpy", "saxpy"))
     assert run is not None and run.task is not None
     await run.task
-    assert editor.edits and editor.edits[0][2].startswith("Apply 2.0x faster saxpy (verified on Fake GPU)")
+    assert editor.edits and editor.edits[0][2].startswith("Apply 2.0x faster saxpy on Fake GPU, verified")
     assert editor.progresses[0].ended == "2.00x faster"
     assert editor.statuses == ["searching", "ready"]
     facts = state.facts_for("untitled:saxpy", "saxpy")
