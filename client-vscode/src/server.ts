@@ -8,7 +8,7 @@ import {
 import { Interpreter, serverCommand } from './core/python';
 import { CrashPolicy, SerialRunner } from './core/restart';
 import { handleServerCreatedProgress } from './progress';
-import { reportMarkdown, showReport } from './report';
+import { showOutcome, showReportResult } from './report';
 import { bootstrapPrivateVenv, privateVenvPython, probe, resolveInterpreter } from './python';
 import { readServerSettings, SECTION } from './settings';
 import { StatusItem } from './status';
@@ -107,7 +107,7 @@ export class ServerManager implements vscode.Disposable {
             outputChannel: outputChannel(),
             traceOutputChannel: outputChannel(),
             revealOutputChannelOn: RevealOutputChannelOn.Never,
-            initializationOptions: { settings: readServerSettings(folder?.uri) },
+            initializationOptions: { settings: readServerSettings(folder?.uri), outcomeNotifications: true },
             synchronize: { configurationSection: SECTION },
             errorHandler: {
                 error: (error: Error, _message: Message | undefined, count: number | undefined): ErrorHandlerResult => {
@@ -132,13 +132,14 @@ export class ServerManager implements vscode.Disposable {
                         await showFasterDiff(asked.uri, asked.kernel, written);
                         return written;
                     }
-                    const result = await next(command, args);
-                    const markdown = command === 'regrapht.showKernelReport' ? reportMarkdown(result) : undefined;
-                    if (markdown !== undefined) {
-                        const kernel = (args[0] as { kernel?: unknown } | undefined)?.kernel;
-                        await showReport(typeof kernel === 'string' ? kernel : 'kernel', markdown);
+                    if (command === 'regrapht.showKernelReport') {
+                        // the CodeLens: ask for the report's data and draw the report webview
+                        const asked = (args[0] ?? {}) as { uri?: string; kernel?: string };
+                        const result = await next(command, [{ ...asked, detail: true }]);
+                        await showReportResult(typeof asked.kernel === 'string' ? asked.kernel : 'kernel', result);
+                        return result;
                     }
-                    return result;
+                    return next(command, args);
                 },
                 workspace: {
                     // Answer `workspace/configuration` for `regrapht` with normalised settings.
@@ -169,6 +170,7 @@ export class ServerManager implements vscode.Disposable {
         started = true;
         this.clientDisposables.push(
             client.onNotification('regrapht/status', (params: unknown) => this.status.serverStatus(params)),
+            client.onNotification('regrapht/optimizeOutcome', (params: unknown) => showOutcome(params)),
             handleServerCreatedProgress(client),
         );
         this.status.setPhase('running');
