@@ -7,7 +7,7 @@ Driven by the raw client in lsp_client.py (the GPU host has no pytest-lsp), from
   occupancy and the measured time;
 - Optimize: `regrapht.optimizeKernel` with the "rules" strategy reports named stages and the
   best speedup, then sends a confirmed, versioned `workspace/applyEdit` titled
-  "Apply N.Nx faster saxpy (verified on <this GPU>)"; the edited file passes `regrapht check`;
+  "Apply N.Nx faster saxpy on <this GPU>, verified (4 seeds, odd size), <path>"; the edited file passes `regrapht check`;
 - no answer is lost while a model-driven search runs in the server (`model` too): every hover sent
   during a model-driven search is answered (loading the model once redirected the JSON-RPC stream).
 
@@ -37,7 +37,9 @@ pytestmark = [pytest.mark.gpu, pytest.mark.slow]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 KERNEL = "saxpy"
-TITLE = re.compile(r"^Apply (\d+\.\d)x faster saxpy \(verified on (.+)\)$")
+# app/messages.py edit_title: speedup, GPU, what the check compared, the technique path, sanitizer, numerics
+TITLE = re.compile(r"^Apply (\d+\.\d)x faster saxpy on (.+?), verified \((\d+ seeds?(?:, odd size)?)\), (\S.*?)"
+                   r"(?:, sanitizer: clean|, unsanitized)?(?:; .*)?$")
 # progress.py's report for a search step: "<stage>: <message> (<evaluated>/<budget>[, best N.NNx])"
 STEP = re.compile(r"^(generating|compiling|checking|timing|done): .* \((\d+)/(\d+)(?:, best (\d+\.\d\d)x)?\)$")
 

@@ -829,7 +829,7 @@ async function optimizePreviewSteps() {
         fs.writeFileSync(path.join(artifacts, 'optimize-preview-panel.html'), await preview.first().evaluate((el) => el.outerHTML));
         // Each change carries its annotation: the label and description are the rows' tooltip.
         const titles = await preview.first().locator('[title]').evaluateAll((els) => els.map((e) => e.getAttribute('title')));
-        const label = titles.find((t) => t.startsWith('Apply 2.8x faster saxpy (verified on NVIDIA H200)'));
+        const label = titles.find((t) => t.startsWith('Apply 2.8x faster saxpy on NVIDIA H200, verified (4 seeds, odd size), fold_double_literal -> restrict_const'));
         if (!label) {
             throw new Error(`the preview does not show the change annotation's label: rows ${rowTexts.join(' / ')}; titles ${titles.join(' / ')}`);
         }
