@@ -218,3 +218,28 @@ async def test_unknown_kernel_second_start_and_cancel(tmp_path: Path) -> None:
     assert editor.progresses[0].cancelled
     assert controller.cancel("untitled:saxpy", "saxpy") is False  # finished: nothing to cancel
     assert editor.outcomes and "optimizing saxpy was cancelled" in editor.outcomes[-1][2]
+
+
+async def test_the_lsp_editor_sends_outcomes_as_the_client_asked() -> None:
+    """`LspOptimizeEditor.outcome`: `regrapht/optimizeOutcome` to a client that asked for it
+    (initializationOptions.outcomeNotifications), an Info popup to any other."""
+    from types import SimpleNamespace
+
+    from lsprotocol import types
+
+    from regrapht.lsp.features.optimize import OUTCOME_NOTIFICATION, LspOptimizeEditor
+
+    sent: list[tuple[str, Any]] = []
+    server = SimpleNamespace(protocol=SimpleNamespace(notify=lambda method, params: sent.append((method, params))),
+                             window_show_message=lambda params: sent.append(("window/showMessage", params)))
+    state = ServerState()
+    state.loop = asyncio.get_running_loop()
+    editor = LspOptimizeEditor(cast(Any, server), state)
+    editor.outcome(logging.INFO, "ReGraphT found no faster verified version of saxpy: x", "file:///s.cu", "saxpy")
+    state.outcome_notifications = True
+    editor.outcome(logging.INFO, "ReGraphT applied the 2.0x faster saxpy", "file:///s.cu", "saxpy")
+    await asyncio.sleep(0.05)
+    (popup_method, popup), (method, params) = sent
+    assert popup_method == "window/showMessage" and popup.type == types.MessageType.Info
+    assert method == OUTCOME_NOTIFICATION
+    assert params == {"uri": "file:///s.cu", "kernel": "saxpy", "message": "ReGraphT applied the 2.0x faster saxpy"}
