@@ -248,6 +248,7 @@ async function session(name, prefix, { regraphtPython, extraEnv = {}, prepare },
             'editor.autoClosingBrackets': 'never',
             'editor.autoClosingQuotes': 'never',
             'editor.autoIndent': 'none',
+            'editor.autoSurround': 'never',
             'editor.formatOnType': false,
             'editor.quickSuggestions': { other: 'off', comments: 'off', strings: 'off' },
             'editor.suggestOnTriggerCharacters': false,
@@ -517,21 +518,29 @@ async function smokeSteps() {
         await page.locator('.tabs-container .tab.active', { hasText: 'settings.json' }).waitFor({ timeout: 30_000 });
         await page.waitForTimeout(500);
         await page.keyboard.press('Control+A');
+        // Delete first: typing "{" over a selection surrounds it (editor.autoSurround), which left
+        // a stray "}" and an invalid settings.json that this step used to miss.
+        await page.keyboard.press('Delete');
         await page.keyboard.insertText(JSON.stringify(settings, null, 2));
         await page.keyboard.press('Control+S');
         // The file on disk is what the user meant, valid JSON, before the tab is closed.
-        const saved = await poll('settings.json saved as valid JSON', async () => {
+        const wanted = JSON.stringify(settings);
+        await poll('settings.json saved as the valid JSON typed', async () => {
             try {
-                return JSON.parse(fs.readFileSync(settingsFile, 'utf-8'));
+                return JSON.stringify(JSON.parse(fs.readFileSync(settingsFile, 'utf-8'))) === wanted;
             } catch {
                 return false;
             }
         }, 10_000).catch(() => {
-            throw new Error(`settings.json is not valid JSON after saving: ${fs.readFileSync(settingsFile, 'utf-8').slice(0, 400)}`);
+            const text = fs.readFileSync(settingsFile, 'utf-8');
+            let why = 'differs from what was typed';
+            try {
+                JSON.parse(text);
+            } catch (error) {
+                why = `is not valid JSON (${error.message})`;
+            }
+            throw new Error(`settings.json ${why} after saving: ${text.slice(-600)}`);
         });
-        if (JSON.stringify(saved) !== JSON.stringify(settings)) {
-            throw new Error(`settings.json differs from what was typed: ${JSON.stringify(saved).slice(0, 400)}`);
-        }
         await page.waitForTimeout(500);
         await page.keyboard.press('Control+W');
         await page.waitForTimeout(500);

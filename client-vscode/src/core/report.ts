@@ -156,13 +156,25 @@ export function techniqueColours(candidates: readonly ReportCandidate[]): Map<st
 /** SVG: one bar per judged candidate (its speedup; verified ones only), coloured by technique,
  * with a line at 1x; a candidate that failed is a grey cross on the axis. */
 export function speedupChartSvg(candidates: readonly ReportCandidate[]): string {
-    const width = 640, height = 240, left = 44, bottom = 40, top = 16, right = 12;
-    const plotW = width - left - right, plotH = height - top - bottom;
+    const colours = techniqueColours(candidates);
+    // the legend wraps into rows below the plot
+    const legend: { technique: string; colour: string; x: number; row: number }[] = [];
+    let lx = 44, row = 0;
+    for (const [technique, colour] of colours) {
+        const w = 24 + technique.length * 6.5;
+        if (lx + w > 640 - 12 && lx > 44) {
+            lx = 44;
+            row += 1;
+        }
+        legend.push({ technique, colour, x: lx, row });
+        lx += w;
+    }
+    const width = 640, left = 44, top = 16, right = 12, plotH = 184, height = top + plotH + 40 + row * 16;
+    const plotW = width - left - right;
     const max = Math.max(1.5, ...candidates.map((c) => c.speedup ?? 0)) * 1.1;
     const y = (v: number) => top + plotH - (v / max) * plotH;
     const step = plotW / Math.max(candidates.length, 1);
     const bar = Math.max(2, Math.min(28, step * 0.7));
-    const colours = techniqueColours(candidates);
     const parts: string[] = [
         `<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" aria-label="speedup per candidate" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">`,
         `<line x1="${left}" y1="${top + plotH}" x2="${left + plotW}" y2="${top + plotH}" class="axis"/>`,
@@ -185,11 +197,10 @@ export function speedupChartSvg(candidates: readonly ReportCandidate[]): string 
             parts.push(`<text x="${cx.toFixed(1)}" y="${top + plotH + 14}" text-anchor="middle" class="tick">${c.index}</text>`);
         }
     });
-    let lx = left;
-    for (const [technique, colour] of colours) {
-        parts.push(`<rect x="${lx}" y="${height - 14}" width="10" height="10" fill="${colour}"/>`,
-            `<text x="${lx + 14}" y="${height - 5}" class="legend">${escapeHtml(technique)}</text>`);
-        lx += 24 + technique.length * 6.5;
+    for (const item of legend) {
+        const y0 = top + plotH + 26 + item.row * 16;
+        parts.push(`<rect x="${item.x}" y="${y0}" width="10" height="10" fill="${item.colour}"/>`,
+            `<text x="${item.x + 14}" y="${y0 + 9}" class="legend">${escapeHtml(item.technique)}</text>`);
     }
     parts.push('</svg>');
     return parts.join('');
