@@ -10,7 +10,9 @@
 # optimize-preview (tests/vscode/fixtures/optimize_stub_server.py stands in for the GPU server: progress
 # notification + Cancel, Refactor Preview diff, Apply; no GPU needed).
 # Env: REGRAPHT_PYTHON (default <repo>/.venv/bin/python), REGRAPHT_VSIX, REGRAPHT_E2E_KEEP=1,
-# REGRAPHT_E2E_SCENARIOS (default smoke,first-run,optimize-preview), REGRAPHT_E2E_BARE_PYTHON (default python3), REGRAPHT_WHEEL_CACHE.
+# REGRAPHT_E2E_SCENARIOS (default smoke,first-run,optimize-preview), REGRAPHT_E2E_BARE_PYTHON (default python3), REGRAPHT_WHEEL_CACHE,
+# REGRAPHT_STUB_REPORT (a real run's report data, e.g. test-artifacts/gpu-report.json from tests/gpu/test_lsp_gpu.py: the
+# optimize-preview report then draws and captures that run's chart and candidate table).
 # Screenshots and logs: test-artifacts/vscode/.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -5,7 +5,7 @@ import { cannotOptimizeMessage } from './core/environment';
 import { findKernels, kernelAtLine } from './core/kernels';
 import { log, showOutput } from './logging';
 import { LspProgress } from './progress';
-import { reportMarkdown, showReport } from './report';
+import { showReportResult } from './report';
 import { ServerManager } from './server';
 import { writeSetting } from './settings';
 
@@ -77,10 +77,24 @@ async function executeServerCommand(server: ServerManager, command: string, args
     }
 }
 
-async function optimizeKernelAtCursor(server: ServerManager): Promise<void> {
-    const editor = cudaEditor();
-    if (!editor) {
-        return;
+async function optimizeKernelAtCursor(server: ServerManager, arg?: { uri?: string; kernel?: string }): Promise<void> {
+    let args: object;
+    if (arg?.uri && arg.kernel) { // the report's Re-run button
+        const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === arg.uri);
+        if (open?.isDirty) {
+            await open.save();
+        }
+        args = { uri: arg.uri, kernel: arg.kernel };
+    } else {
+        const editor = cudaEditor();
+        if (!editor) {
+            return;
+        }
+        if (editor.document.isDirty) {
+            await editor.document.save();
+        }
+        const pos = editor.selection.active;
+        args = { uri: editor.document.uri.toString(), position: { line: pos.line, character: pos.character } };
     }
     const env = server.environment.current;
     if (env && !env.optimize) {
@@ -88,14 +102,11 @@ async function optimizeKernelAtCursor(server: ServerManager): Promise<void> {
         await showEnvironment(server);
         return;
     }
-    if (editor.document.isDirty) {
-        await editor.document.save();
-    }
-    const pos = editor.selection.active;
-    const uri = editor.document.uri.toString();
-    const args = { uri, position: { line: pos.line, character: pos.character } };
-    const kernel = kernelAtLine(findKernels(editor.document.getText()), pos.line)?.name;
-    running = kernel ? { uri, kernel } : undefined;
+    const target = args as { uri: string; kernel?: string };
+    const active = vscode.window.activeTextEditor;
+    const kernel = target.kernel
+        ?? (active ? kernelAtLine(findKernels(active.document.getText()), active.selection.active.line)?.name : undefined);
+    running = kernel ? { uri: target.uri, kernel } : undefined;
     await vscode.commands.executeCommand('setContext', 'regrapht.optimizing', running !== undefined);
     // The server reports progress (cancellable) and sends the verified edit via workspace/applyEdit,
     // annotated as needing confirmation, which VS Code shows in the refactor preview.
@@ -175,7 +186,8 @@ async function toggleCodeLens(server: ServerManager): Promise<void> {
     server.refreshCodeLenses();
 }
 
-async function showKernelReport(server: ServerManager, arg?: { uri?: string; kernel?: string }): Promise<void> {
+async function showKernelReport(server: ServerManager,
+    arg?: { uri?: string; kernel?: string; focusHistory?: boolean }): Promise<void> {
     let uri = arg?.uri;
     let kernel = arg?.kernel;
     if (!uri || !kernel) {
@@ -189,16 +201,13 @@ async function showKernelReport(server: ServerManager, arg?: { uri?: string; ker
             return;
         }
     }
-    const report = await executeServerCommand(server, 'regrapht.showKernelReport', { uri, kernel });
+    const report = await executeServerCommand(server, 'regrapht.showKernelReport', { uri, kernel, detail: true });
     if (report === undefined || report === null) {
         return;
     }
-    const markdown = reportMarkdown(report);
-    if (markdown === undefined) {
-        log.warn(`regrapht.showKernelReport returned ${JSON.stringify(report)}`);
-        return;
+    if (!await showReportResult(kernel, report, arg?.focusHistory === true)) {
+        log.warn(`regrapht.showKernelReport returned ${JSON.stringify(report).slice(0, 200)}`);
     }
-    await showReport(kernel, markdown);
 }
 
 async function selectModelFile(): Promise<void> {
@@ -220,9 +229,10 @@ async function selectModelFile(): Promise<void> {
 
 export function registerCommands(context: vscode.ExtensionContext, server: ServerManager): void {
     context.subscriptions.push(
-        vscode.commands.registerCommand('regrapht.optimizeKernelAtCursor', () => optimizeKernelAtCursor(server)),
+        vscode.commands.registerCommand('regrapht.optimizeKernelAtCursor',
+            (arg?: { uri?: string; kernel?: string }) => optimizeKernelAtCursor(server, arg)),
         vscode.commands.registerCommand('regrapht.showKernelReportAtCursor',
-            (arg?: { uri?: string; kernel?: string }) => showKernelReport(server, arg)),
+            (arg?: { uri?: string; kernel?: string; focusHistory?: boolean }) => showKernelReport(server, arg)),
         vscode.commands.registerCommand('regrapht.restartServer', () => server.restart('requested by the user')),
         vscode.commands.registerCommand('regrapht.selectModelFile', () => selectModelFile()),
         vscode.commands.registerCommand('regrapht.showOutput', () => showOutput(false)),

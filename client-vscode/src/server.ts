@@ -10,7 +10,7 @@ import { Interpreter, serverCommand } from './core/python';
 import { EnvironmentStatus } from './environment';
 import { CrashPolicy, SerialRunner } from './core/restart';
 import { handleServerCreatedProgress } from './progress';
-import { reportMarkdown, showReport } from './report';
+import { showOutcome, showReportResult } from './report';
 import { bootstrapPrivateVenv, privateVenvPython, probe, resolveInterpreter } from './python';
 import { readServerSettings, SECTION } from './settings';
 import { StatusItem } from './status';
@@ -118,8 +118,9 @@ export class ServerManager implements vscode.Disposable {
             outputChannel: outputChannel(),
             traceOutputChannel: outputChannel(),
             revealOutputChannelOn: RevealOutputChannelOn.Never,
-            // commandLinks: the hover card may link to the kernel report (a trusted command below)
-            initializationOptions: { settings: readServerSettings(folder?.uri), commandLinks: true },
+            // commandLinks: the hover card may link to the kernel report (a trusted command below);
+            // outcomeNotifications: Optimize's outcomes come as regrapht/optimizeOutcome (shown with actions)
+            initializationOptions: { settings: readServerSettings(folder?.uri), commandLinks: true, outcomeNotifications: true },
             markdown: { isTrusted: { enabledCommands: ['regrapht.showKernelReportAtCursor'] } },
             synchronize: { configurationSection: SECTION },
             errorHandler: {
@@ -165,13 +166,14 @@ export class ServerManager implements vscode.Disposable {
                         await showFasterDiff(asked.uri, asked.kernel, written);
                         return written;
                     }
-                    const result = await next(command, args);
-                    const markdown = command === 'regrapht.showKernelReport' ? reportMarkdown(result) : undefined;
-                    if (markdown !== undefined) {
-                        const kernel = (args[0] as { kernel?: unknown } | undefined)?.kernel;
-                        await showReport(typeof kernel === 'string' ? kernel : 'kernel', markdown);
+                    if (command === 'regrapht.showKernelReport') {
+                        // the CodeLens: ask for the report's data and draw the report webview
+                        const asked = (args[0] ?? {}) as { uri?: string; kernel?: string };
+                        const result = await next(command, [{ ...asked, detail: true }]);
+                        await showReportResult(typeof asked.kernel === 'string' ? asked.kernel : 'kernel', result);
+                        return result;
                     }
-                    return result;
+                    return next(command, args);
                 },
                 workspace: {
                     // Answer `workspace/configuration` for `regrapht` with normalised settings.
@@ -211,6 +213,7 @@ export class ServerManager implements vscode.Disposable {
                     void vscode.commands.executeCommand('setContext', 'regrapht.optimizing', true);
                 }
             }),
+            client.onNotification('regrapht/optimizeOutcome', (params: unknown) => showOutcome(params)),
             handleServerCreatedProgress(client),
         );
         this.status.setPhase('running');

@@ -8,6 +8,8 @@ optional `KernelFacts` record that other engines fill in later through the serve
 - `timing` / `speedup`: measured on the GPU (validation engine),
 - `technique_path`: the techniques an optimize run applied (search),
 - `compile_flags`: the project's flags the last compile of the file used (compile database),
+- `traffic`: bytes moved, FLOPs and the device's peaks, for the roofline (validation engine),
+- `last_run`: the last Optimize run with every judged candidate (the Optimize workflow),
 - `sections`: any further titled markdown sections, in order.
 
 Nothing here imports pygls or does I/O.
@@ -26,6 +28,7 @@ from regrapht.validate.types import Timing
 
 if TYPE_CHECKING:
     from regrapht.cuda.model import Function, LaunchSite, SourceModel
+    from regrapht.search.pipeline import OptimizeResult
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,29 @@ class CardSection:
 
 
 @dataclass(frozen=True)
+class Traffic:
+    """What one launch at the spec's size moves and computes, and this GPU's measured peaks
+    (the bench report's): the roofline of the kernel."""
+
+    bytes_moved: int
+    flops: float | None
+    peak_gbps: float | None
+    peak_gflops: float | None
+
+
+@dataclass(frozen=True)
+class LastRun:
+    """The last Optimize run of a kernel: how it ended ("found", "nothing", "cancelled") with the
+    message the user was told, and its result (every judged candidate in `result.history`)."""
+
+    kind: str
+    message: str
+    result: OptimizeResult
+    applied: str = ""  # what became of a found version (the card's word)
+    original: str = ""  # the text the run searched (what a candidate's diff is against)
+
+
+@dataclass(frozen=True)
 class KernelFacts:
     """Facts about one kernel beyond the source: keyed by (uri, kernel) in `ServerState`."""
 
@@ -54,6 +80,8 @@ class KernelFacts:
     technique_path: tuple[str, ...] = ()
     sections: tuple[CardSection, ...] = ()
     compile_flags: str = ""  # CompileFlags.describe() of the last compile ("" = none known yet)
+    traffic: Traffic | None = None  # bytes, FLOPs and the GPU's peaks (validation engine)
+    last_run: LastRun | None = None  # the last Optimize run (the editor's Optimize workflow)
 
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
@@ -88,15 +116,25 @@ def _launch_line(site: LaunchSite) -> str:
     return f"- {where}: {config}"
 
 
+MARKDOWN_SPECIALS = "\\`*_{}[]<>()#+-.!|~"
+
+
+def escape_markdown(text: str) -> str:
+    """Plain text (a fix title such as "Add __restrict__") as Markdown that shows it verbatim."""
+    return "".join(f"\\{c}" if c in MARKDOWN_SPECIALS else c for c in text)
+
+
 def _finding_line(finding: Finding, long: bool, doc_link: Callable[[str], str] | None) -> str:
-    code = finding.rule
+    code = f"**{finding.rule}**"
     if doc_link is not None and finding.doc:
+        # the link around the bold text, not inside it; a renderer that refuses file: links
+        # (markdown-it, VS Code's Markdown preview) then still shows the rule name bold
         code = f"[{code}]({doc_link(finding.doc)})"
-    line = f"- **{code}** ({finding.severity}, line {finding.span.start.line + 1}): {finding.message}"
+    line = f"- {code} ({finding.severity}, line {finding.span.start.line + 1}): {finding.message}"
     if long:
         line += f" Technique: `{finding.technique}`."
         if finding.fixes:
-            line += " Quick fix: " + "; ".join(f.title for f in finding.fixes) + "."
+            line += " Quick fix: " + "; ".join(escape_markdown(f.title) for f in finding.fixes) + "."
     return line
 
 

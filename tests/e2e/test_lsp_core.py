@@ -184,6 +184,20 @@ async def test_kernel_report_command(client):
         )
 
 
+async def test_kernel_report_command_with_detail_gives_the_report_data(client):
+    """`detail: true`: the card's Markdown plus the structured parts the VS Code report draws."""
+    await opened(client)
+    data = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="regrapht.showKernelReport",
+                                   arguments=[{"uri": URI, "kernel": "scale", "detail": True}])
+    )
+    assert data["kernel"] == "scale" and data["uri"] == URI and "| parameter |" in data["markdown"]
+    assert data["findings"] and all(f["doc"] is None or f["doc"].startswith("file://") for f in data["findings"])
+    assert {f["rule"] for f in data["findings"]} <= {m.group(1) for m in re.finditer(r"\*\*(R\d+)\*\*",
+                                                                                      data["markdown"])}
+    assert data["run"] is None and data["roofline"] is None  # no Optimize run, no GPU measurement yet
+
+
 def apply_text_edits(text: str, edits: list[types.TextEdit], encoding: str) -> tuple[str, list]:
     """Apply edits like an editor; also return them as incremental didChange content changes."""
     located = sorted(

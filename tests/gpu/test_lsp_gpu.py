@@ -7,7 +7,7 @@ Driven by the raw client in lsp_client.py (the GPU host has no pytest-lsp), from
   occupancy and the measured time;
 - Optimize: `regrapht.optimizeKernel` with the "rules" strategy reports named stages and the
   best speedup, then sends a confirmed, versioned `workspace/applyEdit` titled
-  "Apply N.Nx faster saxpy (verified on <this GPU>)"; the edited file passes `regrapht check`;
+  "Apply N.Nx faster saxpy on <this GPU>, verified (4 seeds, odd size), <path>"; the edited file passes `regrapht check`;
 - no answer is lost while a model-driven search runs in the server (`model` too): every hover sent
   during a model-driven search is answered (loading the model once redirected the JSON-RPC stream).
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -37,7 +38,9 @@ pytestmark = [pytest.mark.gpu, pytest.mark.slow]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 KERNEL = "saxpy"
-TITLE = re.compile(r"^Apply (\d+\.\d)x faster saxpy \(verified on (.+)\)$")
+# app/messages.py edit_title: speedup, GPU, what the check compared, the technique path, sanitizer, numerics
+TITLE = re.compile(r"^Apply (\d+\.\d)x faster saxpy on (.+?), verified \((\d+ seeds?(?:, odd size)?)\), (\S.*?)"
+                   r"(?:, sanitizer: clean|, unsanitized)?(?:; .*)?$")
 # progress.py's report for a search step: "<stage>: <message> (<evaluated>/<budget>[, best N.NNx])"
 STEP = re.compile(r"^(generating|compiling|checking|timing|done): .* \((\d+)/(\d+)(?:, best (\d+\.\d\d)x)?\)$")
 
@@ -171,6 +174,55 @@ def test_optimize_offers_a_confirmed_verified_edit(gpu_name: str, workspace: Pat
     report = json.loads(checked.stdout)
     assert report["verified"] is True and report["gpu"] == gpu_name, report
     assert report["speedup"] > 1.0, report
+
+
+def test_the_report_has_the_runs_candidates_and_the_roofline(gpu_name: str, workspace: Path, tmp_path: Path) -> None:
+    """Issue 32 point 1 on a GPU: after background validation and an Optimize run,
+    `regrapht.showKernelReport {detail: true}` has every judged candidate and the roofline
+    (original, verified versions, floor). The data is written to $REGRAPHT_GPU_REPORT_OUT
+    (default test-artifacts/gpu-report.json) for the VS Code e2e to draw and capture
+    (REGRAPHT_STUB_REPORT, tests/vscode/fixtures/optimize_stub_server.py)."""
+    path = workspace / "saxpy.cu"
+    text, uri = path.read_text(), path.as_uri()
+    settings = {"debounceMs": 0, "backgroundValidation": True, "searchStrategy": "rules", "searchBudget": 8}
+
+    async def scenario() -> tuple[dict[str, Any], str]:
+        with (tmp_path / "server-report.log").open("w") as log:
+            async with LspClient.spawn(cwd=workspace, stderr=log) as client:
+                await client.initialize(root_uri=workspace.as_uri(), settings=settings)
+                client.open(uri, text)
+                await client.wait_for(published(uri, 1), 60)
+                client.save(uri, text)
+                await client.wait_for(lambda m: published(uri)(m) and any(
+                    d.get("code") == "V001" for d in m["params"]["diagnostics"]), 90)
+                started = await client.execute("regrapht.optimizeKernel", {"uri": uri, "kernel": KERNEL})
+                request = await client.wait_for(method("workspace/applyEdit"), 180)
+                await client.wait_for(progress_end(started["token"]), 60)
+                await asyncio.sleep(1.0)  # the run's history is recorded after the edit's answer
+                data = await client.execute("regrapht.showKernelReport", {"uri": uri, "kernel": KERNEL, "detail": True})
+                return data, request["params"]["label"]
+
+    data, label = asyncio.run(scenario())
+    out = Path(os.environ.get("REGRAPHT_GPU_REPORT_OUT", Path(__file__).resolve().parents[2] / "test-artifacts"
+                              / "gpu-report.json"))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1))
+    title = TITLE.match(label)
+    assert title is not None and title.group(2) == gpu_name and "seed" in title.group(3), label
+    run = data["run"]
+    assert run is not None and run["kind"] == "found" and run["gpu"] == gpu_name, run
+    candidates = run["candidates"]
+    assert len(candidates) == run["counters"]["generated"] > 0
+    assert [c["index"] for c in candidates] == list(range(1, len(candidates) + 1))
+    assert all(c["compile_s"] is not None for c in candidates if c["outcome"] != "rejected"), candidates
+    verified = [c for c in candidates if c["outcome"] in ("faster", "slower")]
+    assert verified and all(c["time_ms"] and c["check_s"] is not None and c["time_s"] is not None for c in verified)
+    assert "seed" in run["best"]["checked"], run["best"]
+    roof = data["roofline"]
+    assert roof is not None and roof["peak_gbps"] and roof["floor_ms"], roof
+    kinds = [p["kind"] for p in roof["points"]]
+    assert kinds[0] == "original" and kinds[-1] == "floor" and kinds.count("verified") == len(verified), kinds
+    assert data["resources"]["registers"] and data["timing"]["median_ms"] > 0, data
 
 
 @pytest.fixture

@@ -6,7 +6,9 @@
 // smoke (regrapht.python = the repo's .venv): install the .vsix; open examples/saxpy.cu (a copy);
 // the status item reports the server; a diagnostic squiggle appears; hovering the kernel name
 // shows the kernel card; a quick fix from the Ctrl+. menu changes the code; the kernel report
-// command opens the long-form card; a settings change reaches the server; a killed server restarts.
+// command opens the report webview (sections drawn, no literal Markdown); a settings change typed
+// into settings.json reaches the server (the saved file must be the valid JSON typed); a killed
+// server restarts.
 //
 // first-run (regrapht.python = an interpreter where `import regrapht` fails): the notification
 // offers the private environment; clicking its button shows the progress notification; the server
@@ -22,9 +24,12 @@
 // Refactor Preview lists the changes (unchecked: needsConfirmation) under the annotation's label,
 // the file unchanged in the editor and on disk and the stub's workspace/applyEdit unanswered; ticking
 // them shows the rewrite in the preview's diff; Apply changes the file and answers applied: true.
-// A second run's Cancel button must reach the stub as window/workDoneProgress/cancel (no edit).
+// Apply is confirmed by a message whose "Show Report" opens the report with the run's candidate
+// table, speedup chart and roofline (the stub's report data), and a candidate's Diff opens.
+// A second run's Cancel button must reach the stub as window/workDoneProgress/cancel (no edit), and
+// the cancel is told with "Show why", which opens the report's run history.
 //
-// Every step must happen, or the test fails. Screenshots, texts and logs go to
+// Every step must happen, or the test fails; so does a step that leaves a modal dialog open. Screenshots, texts and logs go to
 // test-artifacts/vscode/ (first-run ones prefixed `firstrun-`, optimize-preview ones `optimize-`).
 // Env: REGRAPHT_PYTHON, REGRAPHT_VSIX, REGRAPHT_CHROMIUM, REGRAPHT_E2E_KEEP=1,
 // REGRAPHT_E2E_SCENARIOS (default "smoke,first-run,optimize-preview"), REGRAPHT_E2E_BARE_PYTHON (default python3),
@@ -103,12 +108,29 @@ async function step(name, fn) {
     say(`step: ${label}`);
     try {
         const detail = await fn();
+        await noOpenDialog(label);
         results.push({ scenario, step: name, ok: true, ms: Date.now() - start, detail });
         say(`  ok (${((Date.now() - start) / 1000).toFixed(1)}s)${detail ? `: ${String(detail).slice(0, 300).replace(/\n/g, ' | ')}` : ''}`);
     } catch (error) {
         results.push({ scenario, step: name, ok: false, ms: Date.now() - start, error: String(error?.stack || error) });
         throw new Error(`step "${label}" failed: ${error?.message || error}`);
     }
+}
+
+/** A step that leaves a modal dialog open ("Save changes?", an error box) has failed: the user is stuck. */
+async function noOpenDialog(label) {
+    const dialog = page?.locator('.monaco-dialog-box');
+    if (!dialog || !await dialog.first().isVisible().catch(() => false)) {
+        return;
+    }
+    const text = (await dialog.first().innerText().catch(() => '')).replace(/\s+/g, ' ').trim();
+    await page.screenshot({ path: path.join(artifacts, `dialog-left-open-${label.replace(/[^\w-]+/g, '_').slice(0, 60)}.png`) });
+    throw new Error(`a dialog is left open: "${text}"`);
+}
+
+/** The content frame of the open ReGraphT report webview (VS Code nests it in two iframes). */
+function reportFrame() {
+    return page.frameLocator('iframe.webview.ready').last().frameLocator('#active-frame');
 }
 
 async function poll(what, fn, timeout = STEP_TIMEOUT, interval = 250) {
@@ -222,6 +244,15 @@ async function session(name, prefix, { regraphtPython, extraEnv = {}, prepare },
             'editor.lightbulb.enabled': 'on',
             'files.autoSave': 'off',
             'chat.disableAIFeatures': true,
+            // the settings step types JSON into an editor: nothing may rewrite what it types
+            'editor.autoClosingBrackets': 'never',
+            'editor.autoClosingQuotes': 'never',
+            'editor.autoIndent': 'none',
+            'editor.autoSurround': 'never',
+            'editor.formatOnType': false,
+            'editor.quickSuggestions': { other: 'off', comments: 'off', strings: 'off' },
+            'editor.suggestOnTriggerCharacters': false,
+            'editor.acceptSuggestionOnEnter': 'off',
         }, null, 2));
 
         await step('install the .vsix into code-server', async () => {
@@ -481,12 +512,25 @@ async function smokeSteps() {
         await input.fill('>ReGraphT: Show Kernel Report');
         await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Show Kernel Report' }).first().waitFor({ timeout: 15_000 });
         await page.keyboard.press('Enter');
-        // The report opens as a read-only Markdown preview beside the source.
+        // The report opens as a webview beside the source.
         const tab = page.locator('.tabs-container .tab', { hasText: /saxpy report/ }).first();
         await tab.waitFor({ timeout: STEP_TIMEOUT });
-        await page.waitForTimeout(1500);
+        const report = reportFrame();
+        await report.locator('h1', { hasText: 'saxpy' }).waitFor({ timeout: STEP_TIMEOUT });
+        const body = await report.locator('body').innerText();
+        fs.writeFileSync(path.join(artifacts, 'kernel-report.txt'), body + '\n');
+        if (/\[R\d+\]\(|\*\*/.test(body)) {
+            throw new Error(`the report shows Markdown literally: ${body.slice(0, 400)}`);
+        }
+        for (const section of ['Findings', 'Resources and time', 'Roofline', 'Last Optimize run']) {
+            if (!body.includes(section)) {
+                throw new Error(`the report lacks "${section}": ${body.slice(0, 400)}`);
+            }
+        }
+        const ruleLinks = await report.locator('a[data-doc]').count();
+        await page.waitForTimeout(800);
         await page.screenshot({ path: path.join(artifacts, '06-kernel-report.png') });
-        return (await tab.innerText()).trim();
+        return `${(await tab.innerText()).trim()}: ${ruleLinks} rule doc link(s); kernel-report.txt`;
     });
 
     await step('a settings change reaches the server without a reload', async () => {
@@ -504,10 +548,33 @@ async function smokeSteps() {
         await page.locator('.tabs-container .tab.active', { hasText: 'settings.json' }).waitFor({ timeout: 30_000 });
         await page.waitForTimeout(500);
         await page.keyboard.press('Control+A');
+        // Delete first: typing "{" over a selection surrounds it (editor.autoSurround), which left
+        // a stray "}" and an invalid settings.json that this step used to miss.
+        await page.keyboard.press('Delete');
         await page.keyboard.insertText(JSON.stringify(settings, null, 2));
         await page.keyboard.press('Control+S');
+        // The file on disk is what the user meant, valid JSON, before the tab is closed.
+        const wanted = JSON.stringify(settings);
+        await poll('settings.json saved as the valid JSON typed', async () => {
+            try {
+                return JSON.stringify(JSON.parse(fs.readFileSync(settingsFile, 'utf-8'))) === wanted;
+            } catch {
+                return false;
+            }
+        }, 10_000).catch(() => {
+            const text = fs.readFileSync(settingsFile, 'utf-8');
+            let why = 'differs from what was typed';
+            try {
+                JSON.parse(text);
+            } catch (error) {
+                why = `is not valid JSON (${error.message})`;
+            }
+            throw new Error(`settings.json ${why} after saving: ${text.slice(-600)}`);
+        });
         await page.waitForTimeout(500);
         await page.keyboard.press('Control+W');
+        await page.waitForTimeout(500);
+        await noOpenDialog('closing settings.json'); // "Save changes?": the edit did not reach the file
         const after = await poll('only the R009 squiggle to remain', async () => {
             const n = await page.locator(squiggles).count();
             return n === 1 ? n : false;
@@ -859,7 +926,7 @@ async function optimizePreviewSteps() {
         fs.writeFileSync(path.join(artifacts, 'optimize-preview-panel.html'), await preview.first().evaluate((el) => el.outerHTML));
         // Each change carries its annotation: the label and description are the rows' tooltip.
         const titles = await preview.first().locator('[title]').evaluateAll((els) => els.map((e) => e.getAttribute('title')));
-        const label = titles.find((t) => t.startsWith('Apply 2.8x faster saxpy (verified on NVIDIA H200)'));
+        const label = titles.find((t) => t.startsWith('Apply 2.8x faster saxpy on NVIDIA H200, verified (4 seeds, odd size), fold_double_literal -> restrict_const'));
         if (!label) {
             throw new Error(`the preview does not show the change annotation's label: rows ${rowTexts.join(' / ')}; titles ${titles.join(' / ')}`);
         }
@@ -927,6 +994,43 @@ async function optimizePreviewSteps() {
         return `applyEdit answered ${JSON.stringify(answered.answer)}; the editor has the grid-stride kernel and the new launch (optimize-after-apply.cu.txt)`;
     });
 
+    await step('Apply is confirmed; "Show Report" opens the report with the run\'s chart and candidate table', async () => {
+        const toast = page.locator('.notification-toast', { hasText: 'ReGraphT applied' });
+        await toast.first().waitFor({ timeout: 30_000 });
+        const text = (await toast.first().innerText()).replace(/\s+/g, ' ').trim();
+        await page.screenshot({ path: path.join(artifacts, 'optimize-07-applied-confirmed.png') });
+        await toast.first().locator('.monaco-button', { hasText: 'Show Report' }).click();
+        const report = reportFrame();
+        await report.locator('table.candidates').waitFor({ timeout: STEP_TIMEOUT });
+        const rows = await report.locator('table.candidates tbody tr').count();
+        const bars = await report.locator('svg[aria-label="speedup per candidate"] rect[data-index]').count();
+        const points = await report.locator('svg[aria-label="roofline"] .point').count();
+        // The stub's six-candidate run, or the real GPU run REGRAPHT_STUB_REPORT names.
+        const recorded = process.env.REGRAPHT_STUB_REPORT ? JSON.parse(fs.readFileSync(process.env.REGRAPHT_STUB_REPORT, 'utf-8')) : undefined;
+        const expected = recorded
+            ? { rows: recorded.run.candidates.length, bars: recorded.run.candidates.filter((c) => ['faster', 'slower'].includes(c.outcome) && c.speedup !== null).length,
+                points: recorded.roofline ? recorded.roofline.points.filter((p) => (recorded.roofline.intensity !== null && recorded.roofline.peak_gbps && recorded.roofline.peak_gflops ? p.gflops : p.gbps !== null)).length : 0 }
+            : { rows: 6, bars: 4, points: 6 };
+        if (rows !== expected.rows || bars !== expected.bars || points !== expected.points) {
+            throw new Error(`report: ${rows} candidate rows, ${bars} speedup bars, ${points} roofline points; expected ${JSON.stringify(expected)}`);
+        }
+        await page.waitForTimeout(800);
+        await page.screenshot({ path: path.join(artifacts, 'optimize-08-report.png') });
+        await report.locator('#history').scrollIntoViewIfNeeded();
+        await page.screenshot({ path: path.join(artifacts, 'optimize-09-report-history.png') });
+        await report.locator('button[data-diff="3"]').click();
+        const diffTab = page.locator('.tabs-container .tab', { hasText: /candidate 3/ }).first();
+        await diffTab.waitFor({ timeout: 15_000 });
+        await page.screenshot({ path: path.join(artifacts, 'optimize-10-candidate-diff.png') });
+        const diffTitle = (await diffTab.innerText()).trim();
+        for (const tab of [diffTab, page.locator('.tabs-container .tab', { hasText: /saxpy report/ }).first()]) {
+            await tab.click();
+            await page.keyboard.press('Control+W');
+            await tab.waitFor({ state: 'detached', timeout: 10_000 });
+        }
+        return `"${text}"; report: ${rows} candidates, ${bars} bars, ${points} roofline points; Diff opened "${diffTitle}"`;
+    });
+
     await step('a second run: Cancel on the progress notification sends window/workDoneProgress/cancel', async () => {
         const before = stubEvents().length;
         await page.keyboard.press('Escape');
@@ -946,8 +1050,16 @@ async function optimizePreviewSteps() {
         if (late.length > 0) {
             throw new Error(`the cancelled run still sent an edit: ${JSON.stringify(late)}`);
         }
+        const told = page.locator('.notification-toast', { hasText: 'was cancelled' });
+        await told.first().waitFor({ timeout: 15_000 });
+        if (await told.first().locator('.monaco-button', { hasText: 'Show why' }).count() !== 1) {
+            throw new Error(`the cancel message has no "Show why": ${await told.first().innerText()}`);
+        }
         await page.screenshot({ path: path.join(artifacts, 'optimize-06-cancelled.png') });
-        return `stub got window/workDoneProgress/cancel for ${got.token}; progress ended "${ended.how}"; no edit sent`;
+        await told.first().locator('.monaco-button', { hasText: 'Show why' }).click();
+        await reportFrame().locator('#history').waitFor({ timeout: STEP_TIMEOUT });
+        await page.screenshot({ path: path.join(artifacts, 'optimize-11-show-why.png') });
+        return `stub got window/workDoneProgress/cancel for ${got.token}; progress ended "${ended.how}"; no edit sent; "Show why" opened the run history`;
     });
 }
 

@@ -33,20 +33,22 @@ from regrapht.app.jobs import (
 )
 from regrapht.app.messages import (
     KEPT,
+    applied_message,
+    best_title,
     card_section,
     declined_message,
-    edit_title,
     ended_messages,
     kept_message,
     no_gpu_message,
     not_applicable_message,
+    outcome_message,
     path_description,
     path_text,
     with_section,
 )
 from regrapht.app.optimize import ModelCache, OptimizeOutcome, Wire, open_run
 from regrapht.app.result_edits import build_edit, kernel_text
-from regrapht.cards import KernelFacts
+from regrapht.cards import KernelFacts, LastRun
 from regrapht.errors import InputError
 from regrapht.snapshot import DocumentSnapshot
 from regrapht.spec.launch import LaunchConfig
@@ -93,6 +95,11 @@ class OptimizeEditor(Protocol):
         ...
 
     def status(self, status: str, message: str) -> None:  # the `regrapht/status` notification
+        ...
+
+    def outcome(self, level: int, message: str, uri: str, kernel: str) -> None:
+        """How a run ended (applied, no faster version, cancelled), told the user: with a "Show
+        why" action opening the run's history where the client offers it, else as a popup."""
         ...
 
     def edit_support(self) -> EditSupport: ...
@@ -210,10 +217,19 @@ class OptimizeController:
         run.progress.end(ended)
         if note is not None:
             self.editor.log(logging.INFO, note)
+        # the history is there before the user is told, so that "Show why" finds it
+        self.documents.update_kernel_facts(document.uri, kernel,
+                                           last_run=LastRun(outcome.kind, outcome.message, result,
+                                                            original=document.text))
+        if outcome.kind in ("nothing", "cancelled"):
+            told = outcome_message(outcome.kind, outcome.message, kernel, run.kernel_edited)
+            self.editor.outcome(logging.INFO, told, document.uri, kernel)
         applied = await self.offer(run, result, outcome.launch) if outcome.kind == "found" else "not applied"
         facts = self.documents.facts_for(document.uri, kernel)
         sections = with_section(facts.sections if facts else (), card_section(result, applied))
-        self.documents.update_kernel_facts(document.uri, kernel, sections=sections)
+        self.documents.update_kernel_facts(document.uri, kernel, sections=sections,
+                                           last_run=LastRun(outcome.kind, outcome.message, result, applied,
+                                                            original=document.text))
 
     async def offer(self, run: Run, result: OptimizeResult, launch: LaunchConfig) -> str:
         """On the loop: sends the confirmed applyEdit if the document is still the searched
@@ -221,7 +237,7 @@ class OptimizeController:
         document, kernel, best = run.document, run.request.kernel, result.best
         assert best is not None and run.kernel_text
         support = self.editor.edit_support()
-        title = edit_title(kernel, best.speedup, result.gpu, best.numerics, best.sanitizer)
+        title = best_title(kernel, best, result.gpu)
         if not self.documents.is_current(document.uri, document.open_id, document.version) or not support.apply_edit:
             self.editor.show(logging.WARNING, kept_message(kernel, best.speedup, title, support.apply_edit))
             return KEPT
@@ -236,6 +252,7 @@ class OptimizeController:
         unchanged = self.documents.is_current(document.uri, document.open_id, document.version)
         if answer.applied and not unchanged:
             self.registry.forget_kept(run.key)
+            self.editor.outcome(logging.INFO, applied_message(kernel, best, result.gpu), document.uri, kernel)
             return "applied"
         reason = answer.failure_reason or ("no change was selected" if answer.applied else None)
         self.editor.log(logging.INFO, declined_message(title, reason))

@@ -37,10 +37,28 @@ def sanitizer_word(sanitizer: str) -> str:
     return ", unsanitized" if sanitizer else ""
 
 
-def edit_title(kernel: str, speedup: float, gpu: str | None, numerics: str = "exact", sanitizer: str = "") -> str:
-    title = f"Apply {speedup:.1f}x faster {kernel} (verified on {gpu or 'this GPU'}{sanitizer_word(sanitizer)})"
+def edit_title(kernel: str, speedup: float, gpu: str | None, numerics: str = "exact", sanitizer: str = "",
+               checked: str = "", path: Sequence[str] = ()) -> str:
+    """The refactor preview's title, everything the user decides on in one line: "Apply 2.4x
+    faster saxpy on NVIDIA H200, verified (4 seeds, odd size), vectorize -> unroll, sanitizer:
+    clean; changes numerics (fast math)"."""
+    verified = f"verified ({checked})" if checked else "verified"
+    steps = f", {' -> '.join(path)}" if path else ""
+    title = (f"Apply {speedup:.1f}x faster {kernel} on {gpu or 'this GPU'}, {verified}{steps}"
+             f"{sanitizer_word(sanitizer)}")
     short = {"approximates": "; changes numerics (fast math)", "reorders": "; float sums reordered"}
     return title + short.get(numerics, "")
+
+
+def best_title(kernel: str, best: BestVersion, gpu: str | None) -> str:
+    """`edit_title` of a found version."""
+    return edit_title(kernel, best.speedup, gpu, best.numerics, best.sanitizer, best.checked, best.techniques)
+
+
+def applied_message(kernel: str, best: BestVersion, gpu: str | None) -> str:
+    """The confirmation once the user applied a found version."""
+    return (f"ReGraphT applied the {best.speedup:.1f}x faster {kernel} (verified on {gpu or 'this GPU'}: "
+            f"{' -> '.join(best.techniques) or 'launch change'}). Undo restores the original.")
 
 
 def progress_message(progress: Progress) -> str:
@@ -68,6 +86,14 @@ def ended_messages(kind: str, message: str, kernel: str, kernel_edited: bool) ->
     if kind == "nothing":
         return message, f"regrapht: {kernel}: no faster verified version: {message}"
     return message, None
+
+
+def outcome_message(kind: str, message: str, kernel: str, kernel_edited: bool) -> str:
+    """What the user is told when a run ends without a version to apply ("nothing", "cancelled")."""
+    if kind == "cancelled":
+        edited = " (the kernel was edited)" if kernel_edited else ""
+        return f"ReGraphT: optimizing {kernel} was cancelled{edited}; {message}"
+    return f"ReGraphT found no faster verified version of {kernel}: {message}"
 
 
 def kept_message(kernel: str, speedup: float, title: str, can_apply: bool) -> str:

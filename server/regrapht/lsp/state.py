@@ -315,6 +315,9 @@ class ServerState:
         self.supports_code_lens_refresh = False  # workspace.codeLens.refreshSupport (initialize)
         # initializationOptions `commandLinks`: the client runs `command:` links in hovers (VS Code)
         self.command_links = False
+        # the client shows Optimize's outcomes itself (`regrapht/optimizeOutcome`, with actions):
+        # initializationOptions.outcomeNotifications
+        self.outcome_notifications = False
         self.docs_root = docs_root
         self.documents: dict[str, DocumentState] = {}
         self.debouncer = Debouncer()

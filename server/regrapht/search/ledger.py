@@ -4,7 +4,8 @@ One verdict per distinct (source, launch), the budget they spend (one unit per c
 judged: evaluated by the evaluator or rejected before it), the counters of the CLI contract,
 the fastest verified candidate (what the search builds on), every verified faster one (what the
 answer is chosen from: search/answer.py) and the step that produced each code state (its
-technique, note and measured speedup, and the code it rewrote). No evaluator, model or progress
+technique, note and measured speedup, and the code it rewrote), and a `CandidateRecord` of every
+candidate judged (the run's history the editor's report shows). No evaluator, model or progress
 here: `SearchRun` judges, the ledger records.
 """
 
@@ -54,6 +55,50 @@ class Judged:
 
 
 @dataclass(frozen=True)
+class CandidateRecord:
+    """One judged candidate as the run's history shows it (the report's table and chart): its
+    technique path, the applier's note (its parameters), the verdict and why, the speedup and
+    median time when measured, the seconds compiling, checking and timing it took, and its code."""
+
+    index: int  # 1-based, in the order judged
+    techniques: tuple[str, ...]
+    note: str
+    outcome: str
+    reason: str
+    speedup: float | None
+    time_ms: float | None
+    compile_s: float | None
+    check_s: float | None
+    time_s: float | None
+    source: str
+
+    def to_json(self, *, source: bool = False) -> dict[str, object]:
+        data: dict[str, object] = {
+            "index": self.index, "techniques": list(self.techniques), "note": self.note, "outcome": self.outcome,
+            "reason": self.reason, "speedup": self.speedup, "time_ms": self.time_ms, "compile_s": self.compile_s,
+            "check_s": self.check_s, "time_s": self.time_s,
+        }
+        if source:
+            data["source"] = self.source
+        return data
+
+
+def _seconds(details: dict[str, object], key: str) -> float | None:
+    value = details.get(key)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def candidate_record(index: int, candidate: Candidate, evaluation: Evaluation, note: str) -> CandidateRecord:
+    return CandidateRecord(
+        index=index, techniques=candidate.techniques, note=note, outcome=evaluation.outcome,
+        reason=evaluation.reason, speedup=evaluation.speedup,
+        time_ms=evaluation.timing.median_ms if evaluation.timing is not None else None,
+        compile_s=_seconds(evaluation.details, "compile_s"), check_s=_seconds(evaluation.details, "check_s"),
+        time_s=_seconds(evaluation.details, "time_s"), source=candidate.source,
+    )
+
+
+@dataclass(frozen=True)
 class StepRecord:
     """One step of the path that produced a candidate, for the hover card."""
 
@@ -74,6 +119,7 @@ class CandidateLedger:
     history: dict[Candidate, StepRecord] = field(default_factory=dict)
     parents: dict[Candidate, Candidate] = field(default_factory=dict)  # step result -> the code it rewrote
     first_faster_s: float | None = None  # seconds from `started` to the first verified faster candidate
+    judged: list[CandidateRecord] = field(default_factory=list)  # every candidate judged, in order
     _verdicts: dict[tuple[str, LaunchConfig], Evaluation] = field(default_factory=dict)
 
     def spent(self) -> bool:
@@ -95,6 +141,7 @@ class CandidateLedger:
         self.evaluated += 1
         self.counters.generated += 1
         self._verdicts[(candidate.source, candidate.launch)] = evaluation
+        self.judged.append(candidate_record(self.evaluated, candidate, evaluation, note))
         if evaluation.outcome in COMPILED:
             self.counters.compiled += 1
         if evaluation.verified:

@@ -17,7 +17,7 @@ from regrapht.cuda.view import kernel_view
 from regrapht.errors import InputError
 from regrapht.search.answer import choose_answer
 from regrapht.search.appliers import Rewrite
-from regrapht.search.ledger import Counters, Judged, StepRecord
+from regrapht.search.ledger import CandidateRecord, Counters, Judged, StepRecord
 from regrapht.search.model_policy import ModelUse
 from regrapht.search.options import STRATEGIES
 from regrapht.search.request import KernelTarget, OptimizeRequest
@@ -48,6 +48,7 @@ class BestVersion:
     # compute-sanitizer's word on it: "clean (memcheck, racecheck, synccheck)", "not run: <why>",
     # or "" where no sanitizer gate was wired
     sanitizer: str = ""
+    checked: str = ""  # what the differential check compared: "4 seeds, odd size" ("" = not known)
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class OptimizeResult:
     model_use: Mapping[str, ModelUse] = field(default_factory=dict)
     first_faster_s: float | None = None  # seconds to the first verified faster candidate
     time_limited: bool = False  # stopped by `time_limit_s` (the best so far is kept)
+    history: tuple[CandidateRecord, ...] = ()  # every candidate judged, in order (the editor's report)
 
     def to_json(self) -> dict[str, object]:
         best: dict[str, object] | None = None
@@ -191,6 +193,7 @@ def optimize(request: OptimizeRequest, target: KernelTarget, tools: SearchTools,
             techniques=judged.candidate.techniques, launch=judged.candidate.launch, source=judged.candidate.source,
             steps=tuple(ledger.path_of(judged.candidate)), edits=applier_edits(session, judged.candidate),
             numerics=path_numerics(judged.candidate.techniques, target.floating_outputs), sanitizer=sanitized,
+            checked=str(judged.evaluation.details.get("checked", "")),
         )
     if best is None and not reason:
         reason = ("time limit reached before a faster verified version was found" if timed_out
@@ -206,7 +209,7 @@ def optimize(request: OptimizeRequest, target: KernelTarget, tools: SearchTools,
         model=model.name if model is not None else None,
         model_device=model.device if model is not None else None, seed=seed,
         cancelled=session.cancelled() and not timed_out, model_use=dict(session.model_policy.use),
-        first_faster_s=ledger.first_faster_s, time_limited=timed_out,
+        first_faster_s=ledger.first_faster_s, time_limited=timed_out, history=tuple(ledger.judged),
     )
 
 

@@ -60,6 +60,7 @@ class BenchReport:
             "achieved_gflops": rounded(self.achieved_gflops, 1),
             "peak_gflops": rounded(self.peaks.gflops if self.peaks else None, 1),
             "bytes_moved": self.bytes_moved,
+            "flops": self.flops,
             "mangled": self.resources.mangled,
             "spill_store_bytes": self.resources.spill_store_bytes,
             "spill_load_bytes": self.resources.spill_load_bytes,

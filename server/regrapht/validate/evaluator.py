@@ -302,6 +302,7 @@ class CudaEvaluator:
         details["check_s"] = round(self.clock() - started, 3)
         if verdict is not None:
             return Evaluation(verdict.outcome, verdict.reason, details=details)
+        details["checked"] = self.checked_with()
         baseline = self.baseline()
         started = self.clock()
         timed = self._time(compiled, entry, resolved)
@@ -338,6 +339,15 @@ class CudaEvaluator:
             return Evaluation("rejected", f"launch configuration at the check sizes: {error}")
         return Time(self.workspace(), plan.key, ModuleRef(compiled.cubin, entry), resolved.to_wire(),
                     1, 1, 1, 0.0, None)
+
+    def checked_with(self) -> str:
+        """What a passed check compared, for the editor's title: "4 seeds, odd size"."""
+        sets = self._input_sets()
+        seeds = sum(1 for _plan, overrides in sets if overrides is None)
+        words = [f"{seeds} seed{'s' if seeds != 1 else ''}"]
+        if any(overrides is not None for _plan, overrides in sets):
+            words.append("odd size")
+        return ", ".join(words)
 
     def _input_sets(self) -> list[tuple[InputPlan, dict[str, int] | None]]:
         """(input set, size overrides) of the workspace, spec size first."""

@@ -25,6 +25,7 @@ from regrapht.model.scripted import ScriptedModel
 from regrapht.settings import Settings
 from regrapht.snapshot import DocumentSnapshot
 from regrapht.text import TextEdit, apply_edits
+from regrapht.validate.types import Evaluation
 
 from .optimize_fixtures import NEW_KERNEL, SOURCE
 from .test_optimize_jobs import FakeEvaluator
@@ -64,6 +65,7 @@ class RecordingEditor:
     logged: list[str] = field(default_factory=list)
     statuses: list[str] = field(default_factory=list)
     edits: list[tuple[str, int, str]] = field(default_factory=list)
+    outcomes: list[tuple[str, str, str]] = field(default_factory=list)
 
     def new_progress(self, title: str) -> RecordedProgress:
         self.progresses.append(RecordedProgress(title))
@@ -77,6 +79,9 @@ class RecordingEditor:
 
     def status(self, status: str, message: str) -> None:
         self.statuses.append(status)
+
+    def outcome(self, level: int, message: str, uri: str, kernel: str) -> None:
+        self.outcomes.append((uri, kernel, message))
 
     def edit_support(self) -> EditSupport:
         return EditSupport(apply_edit=True, document_changes=True, annotations=True)
@@ -124,12 +129,22 @@ async def test_a_found_version_is_offered_applied_and_recorded_in_the_card(tmp_p
     run = controller.registry.running(("untitled:saxpy", "saxpy"))
     assert run is not None and run.task is not None
     await run.task
-    assert editor.edits and editor.edits[0][2].startswith("Apply 2.0x faster saxpy (verified on Fake GPU)")
+    assert editor.edits and editor.edits[0][2].startswith("Apply 2.0x faster saxpy on Fake GPU, verified")
     assert editor.progresses[0].ended == "2.00x faster"
     assert editor.statuses == ["searching", "ready"]
     facts = state.facts_for("untitled:saxpy", "saxpy")
     assert facts is not None and any("applied" in str(section) for section in facts.sections)
     assert controller.registry.status(("untitled:saxpy", "saxpy")) == (False, None)  # applied: nothing kept
+    # Apply is confirmed, and the run's history (every judged candidate) stays for the report
+    assert len(editor.outcomes) == 1 and editor.outcomes[0][:2] == ("untitled:saxpy", "saxpy")
+    assert editor.outcomes[0][2].startswith("ReGraphT applied the 2.0x faster saxpy (verified on Fake GPU")
+    assert facts.last_run is not None and facts.last_run.kind == "found" and facts.last_run.applied == "applied"
+    history = facts.last_run.result.history
+    assert history and len(history) == facts.last_run.result.counters.generated
+    assert [r.index for r in history] == list(range(1, len(history) + 1))
+    assert {r.outcome for r in history} <= {"faster", "slower", "rejected"}
+    assert all(r.time_ms is not None for r in history if r.outcome in ("faster", "slower"))
+    assert facts.last_run.original == SOURCE
 
 
 async def test_a_declined_edit_is_kept_as_a_code_action(tmp_path: Path) -> None:
@@ -144,6 +159,25 @@ async def test_a_declined_edit_is_kept_as_a_code_action(tmp_path: Path) -> None:
     running, kept = controller.registry.status(("untitled:saxpy", "saxpy"))
     assert not running and kept is not None and kept.result.best is not None
     assert any("declined" in line for line in editor.logged)
+
+
+async def test_no_faster_version_says_so_with_the_history(tmp_path: Path) -> None:
+    """A run that finds nothing tells the user (not only the log), and keeps its history."""
+    evaluator = FakeEvaluator("Fake GPU")
+    evaluator.evaluate = lambda candidate: Evaluation("wrong", "out[3]: 1.0 != 2.0 (seed 2)")  # type: ignore[method-assign]
+    controller, editor, state = controller_for(tmp_path, evaluator, None, Settings(search_strategy="rules"))
+    document = state.open("untitled:saxpy", SOURCE, 1)
+    await controller.start(snapshot_of(state, document), "saxpy")
+    run = controller.registry.running(("untitled:saxpy", "saxpy"))
+    assert run is not None and run.task is not None
+    await run.task
+    assert editor.edits == []
+    assert len(editor.outcomes) == 1
+    assert editor.outcomes[0][2].startswith("ReGraphT found no faster verified version of saxpy: ")
+    facts = state.facts_for("untitled:saxpy", "saxpy")
+    assert facts is not None and facts.last_run is not None and facts.last_run.kind == "nothing"
+    assert facts.last_run.result.history
+    assert all(r.outcome == "wrong" and r.reason.startswith("out[3]") for r in facts.last_run.result.history)
 
 
 async def test_no_device_tells_the_user_and_judges_nothing(tmp_path: Path) -> None:
@@ -183,3 +217,29 @@ async def test_unknown_kernel_second_start_and_cancel(tmp_path: Path) -> None:
     await run.task
     assert editor.progresses[0].cancelled
     assert controller.cancel("untitled:saxpy", "saxpy") is False  # finished: nothing to cancel
+    assert editor.outcomes and "optimizing saxpy was cancelled" in editor.outcomes[-1][2]
+
+
+async def test_the_lsp_editor_sends_outcomes_as_the_client_asked() -> None:
+    """`LspOptimizeEditor.outcome`: `regrapht/optimizeOutcome` to a client that asked for it
+    (initializationOptions.outcomeNotifications), an Info popup to any other."""
+    from types import SimpleNamespace
+
+    from lsprotocol import types
+
+    from regrapht.lsp.features.optimize import OUTCOME_NOTIFICATION, LspOptimizeEditor
+
+    sent: list[tuple[str, Any]] = []
+    server = SimpleNamespace(protocol=SimpleNamespace(notify=lambda method, params: sent.append((method, params))),
+                             window_show_message=lambda params: sent.append(("window/showMessage", params)))
+    state = ServerState()
+    state.loop = asyncio.get_running_loop()
+    editor = LspOptimizeEditor(cast(Any, server), state)
+    editor.outcome(logging.INFO, "ReGraphT found no faster verified version of saxpy: x", "file:///s.cu", "saxpy")
+    state.outcome_notifications = True
+    editor.outcome(logging.INFO, "ReGraphT applied the 2.0x faster saxpy", "file:///s.cu", "saxpy")
+    await asyncio.sleep(0.05)
+    (popup_method, popup), (method, params) = sent
+    assert popup_method == "window/showMessage" and popup.type == types.MessageType.Info
+    assert method == OUTCOME_NOTIFICATION
+    assert params == {"uri": "file:///s.cu", "kernel": "saxpy", "message": "ReGraphT applied the 2.0x faster saxpy"}

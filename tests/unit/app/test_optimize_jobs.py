@@ -225,8 +225,8 @@ def test_progress_message_names_stage_and_best():
 
 
 def test_titles():
-    assert messages.edit_title("saxpy", 3.1, "NVIDIA H200") == "Apply 3.1x faster saxpy (verified on NVIDIA H200)"
-    assert messages.edit_title("saxpy", 3.1, None).endswith("(verified on this GPU)")
+    assert messages.edit_title("saxpy", 3.1, "NVIDIA H200") == "Apply 3.1x faster saxpy on NVIDIA H200, verified"
+    assert messages.edit_title("saxpy", 3.1, None).endswith("on this GPU, verified")
     assert messages.action_title("saxpy", running=False) == "Optimize saxpy with ReGraphT"
     assert messages.action_title("saxpy", running=True) == "Cancel optimizing saxpy"
 

@@ -46,7 +46,7 @@ def test_each_record_says_what_it_does_to_numerics() -> None:
 
 
 @pytest.mark.parametrize(("numerics", "title_end", "annotation_end"), [
-    ("exact", "(verified on H200)", "fast_math (2.00x)"),
+    ("exact", "on H200, verified", "fast_math (2.00x)"),
     ("approximates", "; changes numerics (fast math)", "fast-math approximations (within the spec's tolerance)"),
     ("reorders", "; float sums reordered", "round differently, within the spec's tolerance)"),
 ])

@@ -31,7 +31,7 @@ def test_card_has_signature_launches_findings_and_extra_sections():
     card = kernel_card(kernel, model.launches_of("saxpy"), findings, facts, doc_link=lambda d: "https://x/" + d)
     assert card.startswith("```cuda-cpp\n__global__ void saxpy(int n, float a, float *x, float *y)\n```")
     assert "line 9 in `run`" in card and "256 threads/block" in card
-    assert "[R007](https://x/rules/R007.md)" in card
+    assert "[**R007**](https://x/rules/R007.md)" in card
     assert "12 registers/thread" in card and "occupancy 100%" in card
     assert "median 0.123 ms" in card and "1.50x" in card
     assert "`restrict_const` → `fast_math`" in card and "**Notes**\nhand-written" in card

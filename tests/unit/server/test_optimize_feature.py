@@ -78,7 +78,7 @@ def test_code_action_offers_optimize_and_kept_result():
     result = SimpleNamespace(best=best_version(optimized_source(), BEFORE), gpu="NVIDIA H200")
     registry.keep(("file:///s.cu", "saxpy"), Kept(SOURCE, KERNEL_TEXT, result, BEFORE))  # type: ignore[arg-type]
     actions = feature.provide_actions(registry, document, analysis, Span.of(4, 4, 4, 4), True, "utf-16", True)
-    assert actions[1].title == "Apply 3.1x faster saxpy (verified on NVIDIA H200)"
+    assert actions[1].title == "Apply 3.1x faster saxpy on NVIDIA H200, verified, restrict -> block_size"
     assert actions[1].edit.change_annotations  # needs confirmation
     assert feature.provide_actions(registry, document, analysis, Span.of(9, 0, 9, 0), True, "utf-16", True) == []
 

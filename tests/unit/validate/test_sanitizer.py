@@ -82,7 +82,7 @@ def test_a_reported_answer_gives_way_to_the_next_verified_faster_one() -> None:
     assert len(sanitizer.seen) == 2
     assert gated.best.sanitizer == "clean (memcheck, racecheck, synccheck)"
     assert gated.to_json()["best"]["sanitizer"] == gated.best.sanitizer
-    assert edit_title("saxpy", 1.3, "H200", sanitizer=gated.best.sanitizer).endswith("(verified on H200, sanitizer: clean)")
+    assert edit_title("saxpy", 1.3, "H200", sanitizer=gated.best.sanitizer).endswith("on H200, verified, sanitizer: clean")
 
 
 def test_when_every_answer_is_reported_nothing_is_offered() -> None:
@@ -97,4 +97,4 @@ def test_an_unavailable_sanitizer_leaves_the_answer_marked_unsanitized() -> None
     gated = optimize(search_request(SAXPY, "saxpy", "rules", 24), TARGET,
                      SearchTools(FakeEvaluator(speed), sanitizer=UnavailableSanitizer("compute-sanitizer not found")))
     assert gated.best is not None and gated.best.sanitizer == "not run: compute-sanitizer not found"
-    assert edit_title("saxpy", 3.0, "H200", sanitizer=gated.best.sanitizer).endswith("(verified on H200, unsanitized)")
+    assert edit_title("saxpy", 3.0, "H200", sanitizer=gated.best.sanitizer).endswith("on H200, verified, unsanitized")

@@ -132,5 +132,6 @@ def log_to_client(server: LanguageServer, state: ServerState, level: int, messag
 def show_message(server: LanguageServer, state: ServerState, level: int, message: str) -> None:
     """window/showMessage: a popup, only for what the user must act on."""
     log.log(level, "%s", message)
-    kind = types.MessageType.Error if level >= logging.ERROR else types.MessageType.Warning
+    kind = (types.MessageType.Error if level >= logging.ERROR else
+            types.MessageType.Warning if level >= logging.WARNING else types.MessageType.Info)
     on_loop(state, server.window_show_message, types.ShowMessageParams(type=kind, message=message))

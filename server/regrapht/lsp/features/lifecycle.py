@@ -37,7 +37,9 @@ def register(server: LanguageServer, state: ServerState) -> None:
         document = params.capabilities.text_document
         publish = document.publish_diagnostics if document is not None else None
         state.supports_related_information = bool(publish and publish.related_information)
-        raw = configuration.settings_from_initialization_options(params.initialization_options)
+        options = params.initialization_options
+        state.outcome_notifications = isinstance(options, dict) and options.get("outcomeNotifications") is True
+        raw = configuration.settings_from_initialization_options(options)
         if raw is not None:
             configuration.apply_settings_object(server, state, raw, "initializationOptions")
         state.on_skip = lambda uri, reason: log_to_client(server, state, logging.WARNING, f"{uri}: {reason}")

@@ -41,6 +41,7 @@ from regrapht.lsp.features.common import (
     in_worker,
     kernel_or_position_argument,
     log_to_client,
+    on_loop,
     require_document,
     send_status,
     show_message,
@@ -61,6 +62,8 @@ ACCEPT_GUESSES = "Optimize with the guesses"
 
 OPTIMIZE_COMMAND = "regrapht.optimizeKernel"
 CANCEL_COMMAND = "regrapht.cancelOptimize"
+# {uri, kernel, message}: how a run ended, to a client that asked (initializationOptions.outcomeNotifications)
+OUTCOME_NOTIFICATION = "regrapht/optimizeOutcome"
 
 
 def provide_actions(
@@ -79,12 +82,12 @@ def provide_actions(
     best = kept.result.best if kept is not None else None
     if kept is None or best is None:
         return actions
-    from regrapht.app.messages import edit_title, path_description
+    from regrapht.app.messages import best_title, path_description
     from regrapht.app.result_edits import build_edit
 
     built = build_edit("\n".join(analysis.lines), kept.snapshot, kernel, best, kept.launch)
     if built.edits and not built.problems:
-        title = edit_title(kernel, best.speedup, kept.result.gpu, best.numerics, best.sanitizer)
+        title = best_title(kernel, best, kept.result.gpu)
         edit = confirmed_workspace_edit(document.uri, analysis.version, built.edits, analysis.lines, encoding, title,
                                         path_description(best), document_changes=document_changes,
                                         annotations=annotations)
@@ -120,6 +123,14 @@ class LspOptimizeEditor:
 
     def status(self, status: str, message: str) -> None:
         send_status(self.server, self.state, status, message)
+
+    def outcome(self, level: int, message: str, uri: str, kernel: str) -> None:
+        if self.state.outcome_notifications:  # the client shows it, with "Show why" (the run's history)
+            log.log(level, "%s", message)
+            on_loop(self.state, self.server.protocol.notify, OUTCOME_NOTIFICATION,
+                    {"uri": uri, "kernel": kernel, "message": message})
+        else:
+            show_message(self.server, self.state, level, message)
 
     def edit_support(self) -> EditSupport:
         from regrapht.app.controller import EditSupport  # loaded with the controller that calls this

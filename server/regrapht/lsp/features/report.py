@@ -1,4 +1,6 @@
-"""`regrapht.showKernelReport {uri, kernel}` -> the long-form kernel card (markdown string)."""
+"""`regrapht.showKernelReport {uri, kernel[, detail]}` -> the long-form kernel card (a Markdown
+string), or with `detail: true` the report's data (`regrapht.app.report_data`: the card's
+Markdown plus findings, resources, timing, roofline and the last Optimize run's candidates)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from urllib.parse import quote
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
+from regrapht.app.report_data import report_data
 from regrapht.cards import kernel_card
 from regrapht.lsp.features.captured import card_captures
 from regrapht.lsp.features.common import in_worker, kernel_argument, require_document
@@ -53,13 +56,25 @@ def report_for(state: ServerState, document: DocumentState, kernel_name: str) ->
     return card_for(state, document.uri, analysis, kernel, long=True)
 
 
+def report_data_for(state: ServerState, document: DocumentState, kernel_name: str) -> dict[str, object] | None:
+    """The report's data (worker thread): the long card and the structured parts."""
+    analysis = state.ensure_analysis(document)
+    kernel = analysis.kernel(kernel_name)
+    if kernel is None:
+        return None
+    markdown = card_for(state, document.uri, analysis, kernel, long=True)
+    return report_data(document.uri, kernel_name, markdown, state.facts_for(document.uri, kernel_name),
+                       state.kernel_findings(document.uri, analysis, kernel_name), state.doc_link)
+
+
 def register(server: LanguageServer, state: ServerState) -> None:
     @server.command(REPORT_COMMAND)
-    async def show_kernel_report(*arguments: Any) -> str:
+    async def show_kernel_report(*arguments: Any) -> str | dict[str, object]:
         """Async; the analysis and formatting run in a worker thread."""
         uri, kernel = kernel_argument(arguments)
         document = require_document(state, uri)
-        report = await in_worker(server, report_for, state, document, kernel)
+        detail = isinstance(arguments[0], dict) and arguments[0].get("detail") is True
+        report = await in_worker(server, report_data_for if detail else report_for, state, document, kernel)
         if report is None:
             raise JsonRpcInvalidParams(f"no kernel {kernel!r} in {uri}")
         return report

@@ -22,7 +22,7 @@ from pygls.lsp.server import LanguageServer
 from regrapht.app.messages import with_section
 from regrapht.app.resources import GpuResources
 from regrapht.app.validation import ValidationService
-from regrapht.cards import CardSection, Resources
+from regrapht.cards import CardSection, Resources, Traffic
 from regrapht.errors import InputError
 from regrapht.lsp.features.common import file_path, in_worker, kernel_argument, require_document, send_status
 from regrapht.lsp.features.compile_flags import project_flags, record_flags
@@ -124,7 +124,8 @@ def publish(state: ServerState, uri: str, path: Path, result: FileValidation,
             registers=res["registers"], shared_bytes=res["shared_bytes"], spill_bytes=res["spill_bytes"],
             occupancy=report["occupancy"], arch=report["arch"], limiter=report.get("occupancy_limited_by") or ""),
             timing=Timing(report["time_ms"], report["time_p10_ms"], report["time_p90_ms"], report["runs"])
-            if report["time_ms"] is not None else None)
+            if report["time_ms"] is not None else None,
+            traffic=Traffic(report["bytes_moved"], report.get("flops"), report["peak_gbps"], report["peak_gflops"]))
     findings = findings_of(path, spans, result, regressions)
     for kernel, profile in (profiles or {}).items():
         base = kernel.split("<", 1)[0]
