@@ -135,6 +135,18 @@ def find_nvcc(env: Mapping[str, str]) -> Path | None:
     return None
 
 
+def find_cuda_tool(name: str, env: Mapping[str, str]) -> Path | None:
+    """A CUDA toolkit program (`compute-sanitizer`, `ncu`): on PATH, else beside nvcc, else in
+    $CUDA_HOME/bin or $CUDA_PATH/bin."""
+    found = shutil.which(name, path=env.get("PATH"))
+    if found:
+        return Path(found)
+    nvcc = find_nvcc(env)
+    roots = [nvcc.parent] if nvcc is not None else []
+    roots += [Path(r) / "bin" for r in (env.get("CUDA_HOME"), env.get("CUDA_PATH")) if r]
+    return next((r / name for r in roots if (r / name).is_file()), None)
+
+
 def find_demangler(nvcc: Path | None, env: Mapping[str, str]) -> Path | None:
     """cu++filt beside nvcc or on PATH, else binutils' c++filt (both read Itanium names)."""
     if nvcc is not None and (nvcc.parent / "cu++filt").is_file():

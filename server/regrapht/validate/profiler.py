@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping
@@ -23,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from regrapht.validate.compiler import find_nvcc
+from regrapht.validate.compiler import find_cuda_tool
 from regrapht.validate.evaluator import CudaEvaluator
 from regrapht.validate.gpu_lock import GpuLockTimeout
 from regrapht.validate.types import Candidate, Evaluation
@@ -93,13 +92,7 @@ class ProfileFailure:
 
 def find_ncu(env: Mapping[str, str]) -> Path | None:
     """ncu on PATH, else beside nvcc, else in $CUDA_HOME/bin."""
-    found = shutil.which("ncu", path=env.get("PATH"))
-    if found:
-        return Path(found)
-    nvcc = find_nvcc(env)
-    roots = [nvcc.parent] if nvcc is not None else []
-    roots += [Path(r) / "bin" for r in (env.get("CUDA_HOME"), env.get("CUDA_PATH")) if r]
-    return next((r / "ncu" for r in roots if (r / "ncu").is_file()), None)
+    return find_cuda_tool("ncu", env)
 
 
 def technique_for_rule(text: str) -> str:

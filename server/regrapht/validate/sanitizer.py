@@ -13,12 +13,11 @@ that is missing or cannot run on the device makes the answer "unsanitized", said
 from __future__ import annotations
 
 import re
-import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from regrapht.validate.compiler import find_nvcc
+from regrapht.validate.compiler import find_cuda_tool
 from regrapht.validate.evaluator import CudaEvaluator
 from regrapht.validate.gpu_lock import GpuLock, GpuLockTimeout
 from regrapht.validate.types import Candidate, Evaluation, Sanitized
@@ -32,13 +31,7 @@ _PREFIX = re.compile(r"^=+\s?")
 
 def find_sanitizer(env: Mapping[str, str]) -> Path | None:
     """compute-sanitizer on PATH, else beside nvcc, else in $CUDA_HOME/bin."""
-    found = shutil.which("compute-sanitizer", path=env.get("PATH"))
-    if found:
-        return Path(found)
-    nvcc = find_nvcc(env)
-    roots = [nvcc.parent] if nvcc is not None else []
-    roots += [Path(r) / "bin" for r in (env.get("CUDA_HOME"), env.get("CUDA_PATH")) if r]
-    return next((r / "compute-sanitizer" for r in roots if (r / "compute-sanitizer").is_file()), None)
+    return find_cuda_tool("compute-sanitizer", env)
 
 
 def first_report(log: str) -> str:
