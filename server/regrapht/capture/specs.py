@@ -26,7 +26,9 @@ from regrapht.capture.manifest import Allocation, Launch, SpecEntry
 from regrapht.capture.sources import SourceIndex
 from regrapht.errors import InputError
 from regrapht.spec.ctypes_ import CType, parse_ctype, struct_type
-from regrapht.spec.model import load_spec
+from regrapht.spec.expr import evaluate, names_in
+from regrapht.spec.infer import infer_spec
+from regrapht.spec.model import load_spec, parse_spec
 from regrapht.validate.mangle import normalise_signature, split_top
 
 SPECS = "specs"
@@ -167,6 +169,49 @@ def _dims(values: Sequence[int]) -> list[int]:
     while len(dims) > 1 and dims[-1] == 1:
         dims.pop()
     return dims
+
+
+def _reproduces(expression: str, value: int, scalars: dict[str, int]) -> bool:
+    if not names_in(expression) <= set(scalars):
+        return False
+    try:
+        return evaluate(expression, scalars) == value
+    except InputError:
+        return False
+
+
+def grid_expressions(grid: Sequence[int], block: Sequence[int], scalars: dict[str, int],
+                     site: Sequence[str] = ()) -> list[int | str]:
+    """The captured grid as expressions over the kernel's integer scalars where one reproduces it
+    exactly (`(cols + 31) / 32` for 128): a rewrite that changes the block shape recomputes the grid
+    from such an expression, a literal grid pins every block-shape rewrite out. Per dimension: the
+    launch site's expression (`site`, over the kernel's parameter names), else the one ceiling
+    division by the block that a single scalar gives; the literal where neither holds."""
+    dims = _dims(grid)
+    texts: list[int | str] = []
+    for d, value in enumerate(dims):
+        size = block[d] if d < len(block) else 1
+        ceil = [f"({name} + {size - 1}) / {size}" if size > 1 else name for name, v in scalars.items()
+                if v > 0 and -(-v // size) == value]
+        if d < len(site) and _reproduces(str(site[d]), value, scalars):
+            texts.append(str(site[d]))
+        elif value > 1 and len(ceil) == 1:
+            texts.append(ceil[0])
+        else:
+            texts.append(value)
+    return texts
+
+
+def launch_site_grid(source: Path, kernel: str) -> tuple[str, ...]:
+    """The grid expressions of the kernel's first launch in `source`, over its parameter names
+    (spec inference's reading of the launch site); () where there is none to read."""
+    try:
+        text = source.read_text(encoding="utf-8", errors="replace")
+        inferred = parse_spec(infer_spec(text, kernel, file=str(source))).kernels[0]
+    except (InputError, OSError, IndexError):
+        return ()
+    # a grid inference guessed (no launch site over the kernel's parameters) is no reading of one
+    return () if "grid" in inferred.guessed else tuple(str(g) for g in inferred.grid)
 
 
 @dataclass(frozen=True)
@@ -342,7 +387,9 @@ class SpecWriter:
             args.append(arg)
         tolerances = self._tolerances(args, counts, lines)
         text = "\n".join(lines) + "\n[[kernel]]\n"
-        text += f"name = {_toml(typed.name)}\ngrid = {_toml(_dims(launch.grid))}\nblock = {_toml(_dims(launch.block))}\n"
+        site = () if declared is None else launch_site_grid(declared.file, typed.name)
+        grid = grid_expressions(launch.grid, launch.block, scalars, site)
+        text += f"name = {_toml(typed.name)}\ngrid = {_toml(grid)}\nblock = {_toml(_dims(launch.block))}\n"
         if launch.shared_bytes:
             text += f"shared_bytes = {_toml(str(launch.shared_bytes))}\n"
         text += "".join(f"{key} = {value!r}\n" for key, value in tolerances)

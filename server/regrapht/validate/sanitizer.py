@@ -25,7 +25,9 @@ from regrapht.validate.worker import GpuWorker, WorkerFailure, default_command
 from regrapht.validate.worker_protocol import Failed, Timed
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
-_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?")
+# memcheck and synccheck end with "ERROR SUMMARY: N errors"; racecheck with "RACECHECK SUMMARY:
+# H hazards displayed (N errors, W warnings)" (its warnings are hazards it judges possibly benign)
+_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?")
 _PREFIX = re.compile(r"^=+\s?")
 
 
@@ -40,7 +42,7 @@ def first_report(log: str) -> str:
     lines = [_PREFIX.sub("", line).strip() for line in log.splitlines() if line.startswith("=")]
     report: list[str] = []
     for line in lines:
-        if line.startswith(("COMPUTE-SANITIZER", "ERROR SUMMARY")):
+        if line.startswith(("COMPUTE-SANITIZER", "ERROR SUMMARY", "RACECHECK SUMMARY")):
             continue
         if not line:
             if report:
@@ -55,7 +57,7 @@ def first_report(log: str) -> str:
 def errors_in(log: str) -> int | None:
     """The error count of the log's summary; None when it has none (the tool did not finish)."""
     found = _SUMMARY.findall(log)
-    return int(found[-1]) if found else None
+    return int(found[-1][0] or found[-1][1]) if found else None
 
 
 class CudaSanitizer:

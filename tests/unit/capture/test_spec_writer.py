@@ -66,7 +66,8 @@ def test_one_spec_per_kernel_and_shape_with_the_captured_data(capture_dir: Path,
     assert 'count = "w * h"' in text  # the image's count spelled with the scalars that make it
     kernel = load_spec(capture_dir / blur.file).kernel("blur<float, 3>")
     assert [a.name for a in kernel.args] == ["in", "out", "w", "h", "s"]
-    assert kernel.grid == (1, 8) and kernel.block == (16,)
+    # no launch site in the source: y is the one scalar that gives it, x (1) stays literal
+    assert kernel.grid == (1, "h") and kernel.block == (16,)
     resolved = resolve(kernel)
     assert resolved.scalars == {"w": 16, "h": 8, "s": 0.5} and resolved.grid == (1, 8, 1)
     src, dst = resolved.buffers
@@ -155,3 +156,28 @@ def test_a_float_reduction_gets_a_reductions_tolerances(tmp_path: Path) -> None:
     text = (tmp_path / result.entries[0].file).read_text()
     assert 'count = "p1 * p3"' not in text and 'count = "p1 * p2"' in text  # different scalars before a square
     assert load_spec(tmp_path / result.entries[0].file).kernel("blk").rtol == 1e-4  # --rtol wins
+
+
+def test_a_captured_grid_is_written_as_the_expression_that_reproduces_it() -> None:
+    from regrapht.capture.specs import grid_expressions
+
+    # the launch site's expressions, where they give the captured grid
+    assert grid_expressions((128, 128, 1), (32, 32, 1), {"rows": 4096, "cols": 4096},
+                            ("(cols + 31) / 32", "(rows + 31) / 32")) == ["(cols + 31) / 32", "(rows + 31) / 32"]
+    # no site: the one scalar whose ceiling division by the block gives it
+    assert grid_expressions((4096, 1, 1), (256, 1, 1), {"n": 1048576, "level": 3}) == ["(n + 255) / 256"]
+    # a site expression that does not reproduce it is not used; two scalars that would: the literal
+    assert grid_expressions((128, 64, 1), (32, 32, 1), {"rows": 2048, "cols": 4096},
+                            ("(rows + 31) / 32", "(cols + 31) / 32")) == ["(cols + 31) / 32", "(rows + 31) / 32"]
+    assert grid_expressions((128, 1, 1), (32, 1, 1), {"a": 4096, "b": 4090}) == [128]
+    # a fixed grid (a grid-stride kernel's) stays literal
+    assert grid_expressions((264, 1, 1), (256, 1, 1), {"n": 1 << 24}) == [264]
+
+
+def test_the_launch_site_grid_is_read_over_the_kernel_parameters() -> None:
+    from regrapht.capture.specs import launch_site_grid
+
+    program = Path(__file__).resolve().parents[2] / "data/capture/programs/image_pipeline/image_pipeline.cu"
+    # transpose_image<<<dim3((width + 31) / 32, (height + 31) / 32), ...>>>(rotated, blurred, height, width)
+    assert launch_site_grid(program, "transpose_image") == ("(cols + 31) / 32", "(rows + 31) / 32")
+    assert launch_site_grid(program, "no_such_kernel") == ()

@@ -34,6 +34,9 @@ TARGET = KernelTarget(LaunchConfig(("(n + 99) / 100",), ("100",)))
 def test_the_log_gives_the_count_and_the_first_finding() -> None:
     assert errors_in(LOG) == 1
     assert errors_in("========= ERROR SUMMARY: 0 errors\n") == 0
+    # racecheck's own summary line (as compute-sanitizer 2025.x prints it on an H200)
+    assert errors_in("========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n") == 0
+    assert errors_in("========= RACECHECK SUMMARY: 2 hazards displayed (1 error, 1 warning)\n") == 1
     assert errors_in("the tool died before its summary") is None
     assert first_report(LOG) == ("Invalid __global__ read of size 4 bytes; at scale(const float *, float *, int)+0x90 "
                                  "in candidate.cu:5; by thread (3,0,0) in block (16,0,0); Address 0x7f31c2a00a0c is "

@@ -156,6 +156,10 @@ struct State {
 
 State *g_state = nullptr;  // made once in InitializeInjection, never freed (driver teardown order)
 thread_local int t_depth = 0;  // decoded launch calls of this thread in progress (runtime -> driver nesting)
+// A legacy runtime launch whose signature cannot be sized (a struct by value), left to the driver
+// launch the runtime makes inside it, which knows the layout; recorded at its exit if none came.
+thread_local bool t_deferred = false;
+thread_local bool t_deferred_taken = false;
 
 std::string json_string(const std::string &text) {
     std::string out = "\"";
@@ -657,6 +661,26 @@ std::string kernel_name(State &s, const Launch &l, const CUpti_CallbackData *inf
     return info->symbolName != nullptr ? info->symbolName : "";
 }
 
+// Whether the launch's parameters can be laid out without the driver: it gives a CUfunction or a
+// CUkernel, or its demangled signature has only types of known sizes.
+bool layout_known(State &s, const Launch &l, const CUpti_CallbackData *info) {
+    if (l.function != nullptr || l.kernel != nullptr || l.kernel_params == nullptr) {
+        return true;
+    }
+    std::string mangled = kernel_name(s, l, info);
+    std::string demangled;
+    {
+        std::lock_guard<std::mutex> lock(s.mutex);
+        auto known = s.names.find(mangled);
+        if (known == s.names.end()) {
+            known = s.names.emplace(mangled, demangle(mangled)).first;
+        }
+        demangled = known->second;
+    }
+    std::vector<size_t> sizes;
+    return sizes_from_signature(demangled, sizes);
+}
+
 void on_enter(State &s, const Launch &l, const CUpti_CallbackData *info) {
     std::string mangled = kernel_name(s, l, info);
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -768,6 +792,7 @@ private:
 // decode, or nested inside one), kCounted a launch not recorded (filtered, over --launches), else
 // the Pending record.
 constexpr uint64_t kCounted = 1;
+constexpr uint64_t kDeferred = 2;  // a legacy runtime launch left to its nested driver launch
 
 void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data) {
     auto *s = static_cast<State *>(userdata);
@@ -786,6 +811,17 @@ void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain, CUpti_Callba
         if (info->functionParams == nullptr || !decode(domain, cbid, info, launch)) {
             return;  // a nested driver call, if any, records it
         }
+        if (launch.legacy_runtime && !t_deferred) {
+            ContextGuard guard(*s, info->context);
+            if (!layout_known(*s, launch, info)) {
+                t_deferred = true;
+                t_deferred_taken = false;
+                *info->correlationData = kDeferred;
+                return;
+            }
+        } else if (t_deferred) {
+            t_deferred_taken = true;  // the nested driver launch records the deferred one
+        }
         t_depth++;
         *info->correlationData = kCounted;
         ContextGuard guard(*s, info->context);
@@ -794,6 +830,23 @@ void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain, CUpti_Callba
     }
     uint64_t correlation = *info->correlationData;
     if (correlation == 0) {
+        return;
+    }
+    if (correlation == kDeferred) {
+        bool taken = t_deferred_taken;
+        t_deferred = false;
+        t_deferred_taken = false;
+        Launch launch;
+        if (taken || !decode(domain, cbid, info, launch)) {
+            return;
+        }
+        // no driver launch was reported inside it: recorded now, its parameters as unknown bytes
+        ContextGuard guard(*s, info->context);
+        *info->correlationData = 0;
+        on_enter(*s, launch, info);
+        if (*info->correlationData > kDeferred) {
+            on_exit(*s, domain, info);
+        }
         return;
     }
     t_depth--;
