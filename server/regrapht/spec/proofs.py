@@ -24,7 +24,7 @@ from regrapht.cuda.ranges import BufferUse, KernelRanges, Launch, access_ranges,
 from regrapht.errors import InputError
 from regrapht.gpu_arch import MAX_DEVICE_MEMORY_BYTES
 from regrapht.spec.model import KernelSpec
-from regrapht.spec.resolve import ResolvedKernel, odd_size_variant, resolve
+from regrapht.spec.resolve import ResolvedKernel, resolve
 
 
 def launch_of(kernel: KernelSpec, resolved: ResolvedKernel) -> Launch:
@@ -69,19 +69,30 @@ def buffer_facts(kernel: KernelSpec, source: str, overrides: Mapping[str, int] |
 
 
 def spec_problems(kernel: KernelSpec, source: str, *, device_memory: int | None = None) -> list[InputError]:
-    """Why `kernel`'s spec is provably wrong for `source` (empty when nothing is proven wrong)."""
+    """Why `kernel`'s spec is provably wrong for `source` (empty when nothing is proven wrong), at
+    the spec's own sizes: the smaller odd size is the tool's choice, not the spec's claim (a kernel
+    that only supports multiples of its tile overruns there; see `odd_size_refuted`)."""
+    return _problems(kernel, source, [None], device_memory)
+
+
+def odd_size_refuted(kernel: KernelSpec, source: str, overrides: Mapping[str, int]) -> str | None:
+    """Why the original provably overruns a buffer (or its shared memory) at the odd size check's
+    `overrides`, so that size must not run (it only supports, say, multiples of its tile); None
+    when nothing is proven."""
+    problems = _problems(kernel, source, [overrides], None)
+    return str(problems[0]) if problems else None
+
+
+def _problems(kernel: KernelSpec, source: str, sizes: list[Mapping[str, int] | None],
+              device_memory: int | None) -> list[InputError]:
     problems: list[InputError] = []
     base = resolve(kernel)
     total = sum(b.nbytes for b in base.buffers)
     limit = device_memory or MAX_DEVICE_MEMORY_BYTES
-    if total > limit:
+    if sizes == [None] and total > limit:
         where = "this device has" if device_memory else "any GPU has"
         problems.append(InputError(f"the buffers need {total} bytes, more than the {limit} bytes {where}",
                                    file=kernel.file, key=kernel.key(".arg")))
-    sizes: list[Mapping[str, int] | None] = [None]
-    odd = odd_size_variant(kernel, base)
-    if odd is not None:
-        sizes.append(odd)
     index_of = {a.name: i for i, a in enumerate(kernel.args)}
     reported: set[str] = set()
     for overrides in sizes:

@@ -18,6 +18,7 @@ device and compares there (checker.py) - that is what makes a check cost millise
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import os
 import secrets
@@ -33,7 +34,7 @@ import msgpack
 from regrapht.errors import InputError
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import KernelSpec, Spec
-from regrapht.spec.proofs import check_against_source
+from regrapht.spec.proofs import check_against_source, odd_size_refuted
 from regrapht.spec.resolve import ResolvedKernel, odd_size_variant, resolve, uses_files
 from regrapht.validate.checker import CHECK_KERNELS
 from regrapht.validate.compile_db import NO_FLAGS, CompileFlags
@@ -59,6 +60,8 @@ from regrapht.validate.worker_protocol import (
     Trial,
     WorkspacePlan,
 )
+
+log = logging.getLogger(__name__)
 
 NO_DEVICE = "no CUDA device present"
 
@@ -170,6 +173,10 @@ class CudaEvaluator:
                              device_memory=hello.device.total_bytes if hello.device else None)
         overrides = odd_size_variant(self.kernel, self.resolved, cap=self.settings.odd_size_cap) \
             if self.settings.odd_size else None
+        refuted = None if overrides is None else odd_size_refuted(self.kernel, original_source, overrides)
+        if refuted is not None:  # the original itself overruns there: it only supports the spec's sizes
+            log.info("%s: no odd size check: %s", self.kernel.name, refuted)
+            overrides = None
         self.odd_overrides = overrides
         self.original = self.compiler.compile(original_source, arch=self.arch, file=file,
                                               include_dirs=self.include_dirs, flags=flags)

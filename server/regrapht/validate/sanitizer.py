@@ -29,6 +29,7 @@ TOOLS = ("memcheck", "racecheck", "synccheck")
 # H hazards displayed (N errors, W warnings)" (its warnings are hazards it judges possibly benign)
 _SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?")
 _PREFIX = re.compile(r"^=+\s?")
+NO_DETAILS = "a report without details"
 
 
 def find_sanitizer(env: Mapping[str, str]) -> Path | None:
@@ -51,7 +52,7 @@ def first_report(log: str) -> str:
         report.append(line)
         if len(report) == 4:
             break
-    return "; ".join(report) or "a report without details"
+    return "; ".join(report) or NO_DETAILS
 
 
 def errors_in(log: str) -> int | None:
@@ -94,13 +95,17 @@ class CudaSanitizer:
                     except GpuLockTimeout as error:
                         return Sanitized("unavailable", tuple(ran), f"{tool}: {error}")
                 finally:
-                    worker.close()  # the sanitizer writes its summary when the process ends
+                    # the sanitizer writes its summary as the process ends: after a faulting kernel that
+                    # can take a while on a busy host, and a killed sanitizer writes none
+                    worker.close(wait_s=min(60.0, self.timeout_s))
                 log = log_path.read_text(encoding="utf-8", errors="replace") if log_path.exists() else ""
             count = errors_in(log)
             if count:
                 return Sanitized("dirty", (*ran, tool), f"{tool}: {first_report(log)}")
             if not (isinstance(reply, Timed) and reply.status == "ok"):
-                why = reply.reason if isinstance(reply, WorkerFailure | Timed | Failed) else repr(reply)
+                # the tool's own finding where its log has one (the summary may be missing), else the worker's
+                why = first_report(log) if first_report(log) != NO_DETAILS else \
+                    reply.reason if isinstance(reply, WorkerFailure | Timed | Failed) else repr(reply)
                 return Sanitized("dirty", (*ran, tool), f"{tool}: the candidate failed under the tool: {why}")
             if count is None:
                 tail = " ".join(log.split()[-20:]) or "no log"

@@ -98,12 +98,14 @@ class GpuWorker:
         if child is not None:
             child.end(close_stderr=False)  # the whole process group, then its TMPDIR
 
-    def close(self) -> None:
+    def close(self, wait_s: float = 5.0) -> None:
+        """Asks the worker to exit, waits up to `wait_s` for it (a tool it runs under, such as
+        compute-sanitizer, writes its report then), and kills what is left."""
         with self._lock:
             if self._process is not None and self._process.poll() is None:
                 self._send_quietly({"op": "exit"})
                 with contextlib.suppress(subprocess.TimeoutExpired):
-                    self._process.wait(timeout=5)
+                    self._process.wait(timeout=wait_s)
             self._kill()
 
     def __enter__(self) -> GpuWorker:

@@ -722,6 +722,16 @@ void on_enter(State &s, const Launch &l, const CUpti_CallbackData *info) {
         p->param_info = "driver";
         params_from_layout([&](size_t i, size_t *o, size_t *z) { return s.driver.funcGetParamInfo(l.function, i, o, z); },
                            l.kernel_params, l.extra, *p);
+        size_t probe_offset = 0, probe_size = 0;
+        if (p->params.empty() && s.driver.kernelGetParamInfo != nullptr &&
+            s.driver.kernelGetParamInfo(reinterpret_cast<CUkernel>(l.function), 0, &probe_offset, &probe_size) == CUDA_SUCCESS) {
+            // the runtime launches a library's CUkernel through cuLaunchKernel as a CUfunction, which
+            // cuFuncGetParamInfo does not know: the kernel's own layout query does
+            p->param_info = "kernel";
+            params_from_layout([&](size_t i, size_t *o, size_t *z) {
+                return s.driver.kernelGetParamInfo(reinterpret_cast<CUkernel>(l.function), i, o, z);
+            }, l.kernel_params, l.extra, *p);
+        }
     } else if (l.kernel != nullptr && s.driver.kernelGetParamInfo != nullptr) {
         p->param_info = "kernel";
         params_from_layout([&](size_t i, size_t *o, size_t *z) { return s.driver.kernelGetParamInfo(l.kernel, i, o, z); },
