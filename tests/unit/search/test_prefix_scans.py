@@ -91,3 +91,19 @@ def test_the_rewrites_compile(tmp_path: Path, name: str) -> None:
             done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-o", str(tmp_path / "out.cubin"), str(path)],
                                   capture_output=True, text=True, check=False)
             assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name", sorted(SPELLINGS))
+def test_every_lane_reaches_every_shuffle_of_the_look_back(name: str) -> None:
+    # A comparison operator (`a < b ? b : a`) names its arguments twice: a __shfl_xor_sync given
+    # to it sits on one side of `?:`, reached by some lanes only, and the warp hangs (it did on
+    # an H200 for prefix_max_int). No shuffle may be inside a conditional expression.
+    import re
+
+    for rewrite in rewrites_of(ParallelScan(), given_for(name)):
+        source = rewrite.source
+        for line in source.splitlines():
+            code = line.split("//", 1)[0]
+            if "__shfl" in code:
+                assert "?" not in code, line
+        assert re.search(r"const \w[\w ]* rg_other_ = __shfl_xor_sync", source), rewrite.note

@@ -48,6 +48,8 @@ class ScanOp:
     combine: str = ""
 
     def apply(self, a: str, b: str) -> str:
+        """`a` combined with `b`; the comparison form evaluates each twice, so both must be
+        expressions without side effects (no shuffles, loads through volatile, calls)."""
         if self.name == "sum":
             return f"{a} + {b}"
         if self.combine:
@@ -182,8 +184,13 @@ if ({p}tiles_ == 0 && blockIdx.x == 0 && threadIdx.x == 0) {{
                 const unsigned int {p}done_ = __ballot_sync(0xffffffffu, {p}state_ == 2u);
                 if ({p}done_ != 0u && {p}lane_ > (unsigned int)(__ffs({p}done_) - 1)) {p}found_ = {zero};
 #pragma unroll
-                for (int {p}offset_ = 16; {p}offset_ > 0; {p}offset_ >>= 1)
-                    {_combined(op, f"{p}found_", f"__shfl_xor_sync(0xffffffffu, {p}found_, {p}offset_)")}
+                for (int {p}offset_ = 16; {p}offset_ > 0; {p}offset_ >>= 1) {{
+                    // every lane shuffles, unconditionally: a comparison operator names its
+                    // arguments twice, and a __shfl_xor_sync on one side of `?:` would be
+                    // reached by some lanes only (a warp-synchronous hang)
+                    const {t} {p}other_ = __shfl_xor_sync(0xffffffffu, {p}found_, {p}offset_);
+                    {_combined(op, f"{p}found_", f"{p}other_")}
+                }}
                 {_combined(op, f"{p}exclusive_", f"{p}found_")}
                 if ({p}done_ != 0u) break;
             }}
