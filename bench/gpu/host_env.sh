@@ -29,6 +29,14 @@ ray_head_start() {
     # token authentication on, explicitly for the head and every driver of this shell (Ray 2.5x
     # defaults: a driver given an address does not always pick the head's token up by itself)
     export RAY_AUTH_MODE=${RAY_AUTH_MODE:-token}
+    # Ray >= 2.60 refuses to start a token head without a token: one for this shell's head and
+    # drivers, in a private temporary file (nothing is written to ~/.ray)
+    if [ "$RAY_AUTH_MODE" = token ] && [ -z "${RAY_AUTH_TOKEN:-}" ] && [ -z "${RAY_AUTH_TOKEN_PATH:-}" ] \
+        && [ ! -f "$HOME/.ray/auth_token" ]; then
+        RAY_AUTH_TOKEN_PATH=$(mktemp /tmp/regrapht-ray-token.XXXXXX)
+        python3 -c 'import secrets; print(secrets.token_hex(32))' > "$RAY_AUTH_TOKEN_PATH"
+        export RAY_AUTH_TOKEN_PATH
+    fi
     if [ -n "${RAY_ADDRESS:-}" ]; then RAY_STARTED=0; return 0; fi
     python3 -m ray.scripts.scripts start --head --port "${RAY_PORT:-6379}" --num-gpus "$(( GPUS > 0 ? GPUS : 1 ))" \
         --include-dashboard false --disable-usage-stats > "${RAY_LOG:-/tmp/ray-start.log}" 2>&1 \
