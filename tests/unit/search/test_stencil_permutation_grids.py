@@ -2,8 +2,9 @@
 train and red-team kernels: the variants offered before the grids come first, their text
 unchanged (tests/data/grids/stencil_permutation_first_choices.json holds their notes, launches
 and a sha256 prefix of their sources as main produced them before the grids, with the guard
-terms in the coordinates' order), then the grid; every rewrite carries its coordinates, and no
-two share them or their code."""
+terms in the coordinates' order; kernels recognized later, such as the red-team transposes read in
+plain form by issue 30, pinned as they were first produced, after their GPU check), then the grid;
+every rewrite carries its coordinates, and no two share them or their code."""
 
 from __future__ import annotations
 
