@@ -33,14 +33,24 @@ the raking scans of 8-byte values at 1024 threads took 80-96 registers a thread,
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly
 from regrapht.idioms.access import accesses
 from regrapht.idioms.block_sim import block_computes_scan, prefix_of_totals
-from regrapht.idioms.items import ELEMENT, ItemLoop, ItemProgram, ItemStatement, item_program, single_program
+from regrapht.idioms.items import (
+    ELEMENT,
+    Accumulator,
+    ItemLoop,
+    ItemProgram,
+    ItemStatement,
+    Step,
+    item_program,
+    single_program,
+)
 from regrapht.idioms.pointer_walks import indexed_pointer_walks
 from regrapht.idioms.scans import (
     ChunkedScan,
@@ -61,6 +71,7 @@ from regrapht.idioms.syntax import (
     unparen,
     walk,
 )
+from regrapht.idioms.threads import ItemIndex
 from regrapht.idioms.walk_loops import indexed_walk_loops
 from regrapht.search.appliers.common import ApplierInput, Rewrite, body_change, edits
 from regrapht.search.appliers.cooperative import (
@@ -503,65 +514,32 @@ def _loop_plan(loop: ItemLoop, before: tuple[ItemStatement | ItemLoop, ...],
                     "\n".join(text(s.node) for s in after))
 
 
-def _prefix_plan(program: ItemProgram, name: str) -> ScanPlan | None:
-    """The plan for `T s = init; for (j = 0; j <= i; ++j) s += f(j); out[i] = g(s);` (or
-    `j < i`: exclusive), where f does not depend on the item i."""
+@dataclass(frozen=True)
+class _PrefixLoop:
+    """A thread per item i whose one loop folds f(j) over j in [L, i] (or [L, i)) into an
+    accumulator with one operator, f not depending on i, the statements after it writing at i."""
+
+    item: ItemIndex
+    loop: ItemLoop
+    accumulator: Accumulator
+    value_type: str
+    lower: int  # L
+    exclusive: bool
+    before: tuple[Step, ...]
+    after: tuple[Step, ...]
+    decls: list[Node]
+    contribution: str  # f(j)
+
+
+def _prefix_loop(program: ItemProgram, name: str, ops: tuple[str, ...], max_lower: int,
+                 contribution_of: Callable[[Node, str], str | None]) -> _PrefixLoop | None:
+    """The per-item prefix loop of `program` folding with one of `ops` from a constant lower bound
+    in [0, max_lower], or None where the kernel is not one."""
     item = program.item
     if item is None or program.csr is not None or len(program.loops) != 1:
         return None
     loop = program.loops[0]
-    if loop.scan is not None or loop.writes or len(loop.accumulators) != 1 or loop.accumulators[0].op != "sum":
-        return None
-    accumulator = loop.accumulators[0]
-    value_type = plain_type(accumulator.type)
-    if resolved_type(value_type, program.kernel, name) not in SCANNABLE or text(loop.lower).strip() not in ("0", "0u", "0L", "0LL"):
-        return None
-    symbols = program.mapping.symbols if program.mapping is not None else None
-    if symbols is None:
-        return None
-    end = symbols.poly(loop.upper) + Poly.const(1 if loop.inclusive_upper else 0)
-    index = Poly.atom(item.name)
-    if end == index + Poly.const(1):
-        exclusive = False
-    elif end == index:
-        exclusive = True
-    else:
-        return None
-    position = program.steps.index(loop)
-    before, after = program.steps[:position], program.steps[position + 1:]
-    if any(not isinstance(s, ItemStatement) or s.writes or item.name in _names_of(s.node) for s in before):
-        return None
-    decls = [s for s in loop.body if s.type == "declaration"]
-    updates = [s for s in loop.body if s.type != "declaration"]
-    contribution = _added(updates[0], accumulator.name) if len(updates) == 1 else None
-    if contribution is None or any(item.name in _names_of(s) for s in loop.body):
-        return None
-    if any(a.index is None or depends_on(a.index, item.name) for a in loop.reads):
-        return None
-    for step in after:
-        for access in accesses(step.node, symbols):
-            if access.kind != "read" and access.index != index:
-                return None
-    item_type = plain_type(item.type)
-    code = f"{accumulator.name} = {PREFIX}prefix_ + {PREFIX}scanned_[{PREFIX}k_];\n" + \
-        "\n".join(text(s.node) for s in after)
-    return ScanPlan(name.split("<")[0], value_type, loop.var, plain_type(loop.var_type), "0", " ".join(item.bound.split()),
-                    accumulator.name, "\n".join(text(s.node) for s in before),
-                    f"const {item_type} {item.name} = ({item_type}){loop.var};", "\n".join(text(d) for d in decls),
-                    contribution, code, exclusive, "")
-
-
-def _prefix_extreme_plan(program: ItemProgram, name: str) -> ScanPlan | None:
-    """The plan for `T m = s; for (j = L; j <= i; ++j) m = fminf(m, f(j)); out[i] = g(m);` (or
-    `j < i`: exclusive; `max`/`fmax`/`fmaxf`/`min`/`fmin` or `if (f(j) < m) m = f(j);`), where s
-    and f do not depend on the item i and L is a constant: a min- (max-) scan over the positions
-    [L, n), item i at position i; the items before L, whose loop is empty, get g(s) once."""
-    item = program.item
-    if item is None or program.csr is not None or len(program.loops) != 1:
-        return None
-    loop = program.loops[0]
-    if loop.scan is not None or loop.writes or len(loop.accumulators) != 1 or \
-            loop.accumulators[0].op not in ("min", "max"):
+    if loop.scan is not None or loop.writes or len(loop.accumulators) != 1 or loop.accumulators[0].op not in ops:
         return None
     accumulator = loop.accumulators[0]
     value_type = plain_type(accumulator.type)
@@ -571,7 +549,7 @@ def _prefix_extreme_plan(program: ItemProgram, name: str) -> ScanPlan | None:
     if symbols is None:
         return None
     lower = symbols.poly(loop.lower)
-    if lower.constant is None or not 0 <= lower.constant <= 64:
+    if lower.constant is None or not 0 <= lower.constant <= max_lower:
         return None
     end = symbols.poly(loop.upper) + Poly.const(1 if loop.inclusive_upper else 0)
     index = Poly.atom(item.name)
@@ -587,7 +565,7 @@ def _prefix_extreme_plan(program: ItemProgram, name: str) -> ScanPlan | None:
         return None
     decls = [s for s in loop.body if s.type == "declaration"]
     updates = [s for s in loop.body if s.type != "declaration"]
-    contribution = _extreme_contribution(updates[0], accumulator.name) if len(updates) == 1 else None
+    contribution = contribution_of(updates[0], accumulator.name) if len(updates) == 1 else None
     if contribution is None or any(item.name in _names_of(s) for s in loop.body):
         return None
     if any(a.index is None or depends_on(a.index, item.name) for a in loop.reads):
@@ -596,23 +574,53 @@ def _prefix_extreme_plan(program: ItemProgram, name: str) -> ScanPlan | None:
         for access in accesses(step.node, symbols):
             if access.kind != "read" and access.index != index:
                 return None
+    return _PrefixLoop(item, loop, accumulator, value_type, lower.constant, exclusive, before, after, decls,
+                       contribution)
+
+
+def _prefix_plan(program: ItemProgram, name: str) -> ScanPlan | None:
+    """The plan for `T s = init; for (j = 0; j <= i; ++j) s += f(j); out[i] = g(s);` (or
+    `j < i`: exclusive), where f does not depend on the item i."""
+    found = _prefix_loop(program, name, ("sum",), 0, _added)
+    if found is None:
+        return None
+    item, loop, accumulator = found.item, found.loop, found.accumulator
+    item_type = plain_type(item.type)
+    code = f"{accumulator.name} = {PREFIX}prefix_ + {PREFIX}scanned_[{PREFIX}k_];\n" + \
+        "\n".join(text(s.node) for s in found.after)
+    return ScanPlan(name.split("<")[0], found.value_type, loop.var, plain_type(loop.var_type), "0",
+                    " ".join(item.bound.split()), accumulator.name, "\n".join(text(s.node) for s in found.before),
+                    f"const {item_type} {item.name} = ({item_type}){loop.var};", "\n".join(text(d) for d in found.decls),
+                    found.contribution, code, found.exclusive, "")
+
+
+def _prefix_extreme_plan(program: ItemProgram, name: str) -> ScanPlan | None:
+    """The plan for `T m = s; for (j = L; j <= i; ++j) m = fminf(m, f(j)); out[i] = g(m);` (or
+    `j < i`: exclusive; `max`/`fmax`/`fmaxf`/`min`/`fmin` or `if (f(j) < m) m = f(j);`), where s
+    and f do not depend on the item i and L is a constant: a min- (max-) scan over the positions
+    [L, n), item i at position i; the items before L, whose loop is empty, get g(s) once."""
+    found = _prefix_loop(program, name, ("min", "max"), 64, _extreme_contribution)
+    if found is None:
+        return None
+    item, loop, accumulator = found.item, found.loop, found.accumulator
     op = ScanOp(accumulator.op, accumulator.combine)
     item_type = plain_type(item.type)
     p = PREFIX
-    lower_text = str(lower.constant)
-    after_code = "\n".join(text(s.node) for s in after)
+    lower_text = str(found.lower)
+    bound = " ".join(item.bound.split())
+    after_code = "\n".join(text(s.node) for s in found.after)
     code = f"{accumulator.name} = {op.apply(f'{p}prefix_', f'{p}scanned_[{p}k_]')};\n" + after_code
     # the items before L: their loop is empty, the accumulator keeps its start
-    first = "" if lower.constant == 0 else (
-        f"for (long long {p}q_ = 0; {p}q_ < {lower_text} && {p}q_ < (long long)({' '.join(item.bound.split())}); ++{p}q_) {{\n"
+    first = "" if found.lower == 0 else (
+        f"for (long long {p}q_ = 0; {p}q_ < {lower_text} && {p}q_ < (long long)({bound}); ++{p}q_) {{\n"
         f"    const {item_type} {item.name} = ({item_type}){p}q_;\n{indent_code(after_code)}\n}}")
     # no item at all: the original writes nothing, and its statements before the loop (`m = x[0]`)
     # run in no thread; here they run in every thread, so not without an item
-    head = f"if ((long long)({' '.join(item.bound.split())}) <= 0) return;\n" + "\n".join(text(s.node) for s in before)
-    return ScanPlan(name.split("<")[0], value_type, loop.var, plain_type(loop.var_type), lower_text,
-                    " ".join(item.bound.split()), accumulator.name, head,
-                    f"const {item_type} {item.name} = ({item_type}){loop.var};", "\n".join(text(d) for d in decls),
-                    contribution, code, exclusive, "", op, first)
+    head = f"if ((long long)({bound}) <= 0) return;\n" + "\n".join(text(s.node) for s in found.before)
+    return ScanPlan(name.split("<")[0], found.value_type, loop.var, plain_type(loop.var_type), lower_text,
+                    bound, accumulator.name, head,
+                    f"const {item_type} {item.name} = ({item_type}){loop.var};", "\n".join(text(d) for d in found.decls),
+                    found.contribution, code, found.exclusive, "", op, first)
 
 
 def _extreme_contribution(statement: Node, accumulator: str) -> str | None:

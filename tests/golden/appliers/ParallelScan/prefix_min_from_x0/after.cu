@@ -100,8 +100,13 @@ __global__ void running_min(const float *x, float *out, int n)
                     const unsigned int rg_done_ = __ballot_sync(0xffffffffu, rg_state_ == 2u);
                     if (rg_done_ != 0u && rg_lane_ > (unsigned int)(__ffs(rg_done_) - 1)) rg_found_ = ::cuda::std::numeric_limits<float>::infinity();
     #pragma unroll
-                    for (int rg_offset_ = 16; rg_offset_ > 0; rg_offset_ >>= 1)
-                        rg_found_ = fminf(rg_found_, __shfl_xor_sync(0xffffffffu, rg_found_, rg_offset_));
+                    for (int rg_offset_ = 16; rg_offset_ > 0; rg_offset_ >>= 1) {
+                        // every lane shuffles, unconditionally: a comparison operator names its
+                        // arguments twice, and a __shfl_xor_sync on one side of `?:` would be
+                        // reached by some lanes only (a warp-synchronous hang)
+                        const float rg_other_ = __shfl_xor_sync(0xffffffffu, rg_found_, rg_offset_);
+                        rg_found_ = fminf(rg_found_, rg_other_);
+                    }
                     rg_exclusive_ = fminf(rg_exclusive_, rg_found_);
                     if (rg_done_ != 0u) break;
                 }
