@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest_lsp
-from lsp_harness import CONFIG, INIT_SETTINGS, DATA, open_document, wait_for_publication, wait_until
+from lsp_harness import CONFIG, DATA, INIT_SETTINGS, open_document, wait_for_publication, wait_until
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
