@@ -101,10 +101,19 @@ FOLDER_SCOPED: tuple[str, ...] = (
 RULE_SETTINGS: tuple[str, ...] = ("enabled_rules", "severity_overrides")
 
 
-def in_folder(window: Settings, folder: Settings) -> Settings:
-    """The settings of a file in a workspace folder: the folder's own for `FOLDER_SCOPED`, the
-    window's for the rest."""
-    return dataclasses.replace(window, **{name: getattr(folder, name) for name in FOLDER_SCOPED})
+def in_folder(window: Settings, folder: Settings, given: Iterable[str] = FOLDER_SCOPED) -> Settings:
+    """The settings of a file in a workspace folder: the folder's own for the `FOLDER_SCOPED`
+    fields its answer `given` (`given_fields`), the window's for the rest."""
+    return dataclasses.replace(window, **{name: getattr(folder, name) for name in FOLDER_SCOPED if name in given})
+
+
+def given_fields(raw: object) -> frozenset[str]:
+    """The fields the wire object gives a value (null and unknown keys give none). VS Code answers
+    a folder with every key resolved; a client that answers with the folder's own keys only
+    leaves the others to the window."""
+    if not isinstance(raw, Mapping):
+        return frozenset()
+    return frozenset(WIRE_NAMES[key] for key, value in raw.items() if key in WIRE_NAMES and value is not None)
 
 
 def rule_settings(settings: Settings) -> tuple[object, ...]:
@@ -114,7 +123,7 @@ def rule_settings(settings: Settings) -> tuple[object, ...]:
 
 def folder_problems(problems: Iterable[SettingProblem]) -> list[SettingProblem]:
     """Of a folder's problems, those of the settings a folder may set (the rest are the window's)."""
-    return [p for p in problems if WIRE_NAMES.get(p.key) in FOLDER_SCOPED]
+    return [p for p in problems if p.key == "" or WIRE_NAMES.get(p.key) in FOLDER_SCOPED]
 
 
 def _strict_converter() -> cattrs.Converter:

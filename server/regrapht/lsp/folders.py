@@ -5,8 +5,8 @@ the document's at a path boundary (nested folders: the inner one). The server as
 for the `regrapht` section once per folder (`workspace/configuration` with the folder as
 `scopeUri`, features/configuration.py) and keeps the answers here; a document outside every
 folder, or in a folder whose answer was null, takes the window's settings. Of a folder's
-answer only `settings.FOLDER_SCOPED` is used (`settings.in_folder`): the rest belong to the
-window.
+answer only the `settings.FOLDER_SCOPED` keys it gives are used (`settings.in_folder`): the
+rest belong to the window.
 
 Immutable: the server installs a new `FolderSettings` on the loop, and worker threads read one
 consistent object.
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from regrapht.settings import Settings, in_folder
+from regrapht.settings import FOLDER_SCOPED, Settings, in_folder
 
 
 def _normal(uri: str) -> str:
@@ -53,11 +53,20 @@ def folders_after(current: Sequence[str], added: Iterable[str], removed: Iterabl
 
 
 @dataclass(frozen=True)
+class FolderAnswer:
+    """A folder's parsed answer and the fields it gave (`settings.given_fields`): the window's
+    value stands for the others."""
+
+    settings: Settings
+    given: frozenset[str] = frozenset(FOLDER_SCOPED)
+
+
+@dataclass(frozen=True)
 class FolderSettings:
-    """The workspace folders and, by folder URI, the settings pulled for it."""
+    """The workspace folders and, by folder URI, the answer pulled for it."""
 
     folders: tuple[str, ...] = ()
-    pulled: Mapping[str, Settings] = field(default_factory=dict)
+    pulled: Mapping[str, FolderAnswer] = field(default_factory=dict)
 
     def folder_of(self, uri: str) -> str | None:
         return folder_of(uri, self.folders)
@@ -66,7 +75,7 @@ class FolderSettings:
         """The settings of the document `uri`: its folder's where pulled, else the window's."""
         folder = self.folder_of(uri)
         own = self.pulled.get(folder) if folder is not None else None
-        return window if own is None else in_folder(window, own)
+        return window if own is None else in_folder(window, own.settings, own.given)
 
     def with_folders(self, folders: Sequence[str]) -> FolderSettings:
         """Now these folders: the settings of the removed ones are dropped, new ones have none
@@ -74,15 +83,15 @@ class FolderSettings:
         kept = tuple(folders)
         return FolderSettings(kept, {uri: s for uri, s in self.pulled.items() if uri in kept})
 
-    def with_pulled(self, answers: Mapping[str, Settings | None]) -> FolderSettings:
+    def with_pulled(self, answers: Mapping[str, FolderAnswer | None]) -> FolderSettings:
         """Pulled `answers` installed (None: the client had none, the window's apply); answers for
         folders no longer in the workspace are dropped (removed while the pull was in flight)."""
         pulled = dict(self.pulled)
-        for uri, settings in answers.items():
+        for uri, answer in answers.items():
             if uri not in self.folders:
                 continue
-            if settings is None:
+            if answer is None:
                 pulled.pop(uri, None)
             else:
-                pulled[uri] = settings
+                pulled[uri] = answer
         return FolderSettings(self.folders, pulled)

@@ -12,7 +12,7 @@ import pytest
 from regrapht.app.resources import GpuResources
 from regrapht.errors import InputError
 from regrapht.lsp.features.confirmation import ConfirmationService
-from regrapht.lsp.folders import FolderSettings
+from regrapht.lsp.folders import FolderAnswer, FolderSettings
 from regrapht.lsp.server import create_server
 from regrapht.lsp.state import ServerState
 from regrapht.settings import Settings
@@ -64,8 +64,8 @@ def test_the_documents_folder_decides_the_override_and_whether_to_compile() -> N
     state = ServerState()
     service = ConfirmationService(state, lambda: None, cast(Any, None))
     state.apply_folder_settings(FolderSettings(("file:///w", "file:///q")).with_pulled({
-        "file:///w": Settings(severity_overrides={"R007": "error"}),
-        "file:///q": Settings(compiler_confirmation=False)}))
+        "file:///w": FolderAnswer(Settings(severity_overrides={"R007": "error"})),
+        "file:///q": FolderAnswer(Settings(compiler_confirmation=False))}))
     document, analysis = _opened(state)  # file:///w/k.cu
     state.set_confirmation(document.uri, analysis.lines, NONE)
     overridden = _r007(state, analysis)

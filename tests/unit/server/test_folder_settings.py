@@ -6,7 +6,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from regrapht.lsp.features.configuration import configuration_items, initial_folders
-from regrapht.lsp.folders import FolderSettings, contains, folder_of, folders_after
+from regrapht.lsp.folders import FolderAnswer, FolderSettings, contains, folder_of, folders_after
 from regrapht.lsp.state import ServerState
 from regrapht.rules.types import Finding
 from regrapht.settings import (
@@ -14,6 +14,7 @@ from regrapht.settings import (
     RULE_SETTINGS,
     Settings,
     folder_problems,
+    given_fields,
     in_folder,
     parse_settings,
 )
@@ -56,7 +57,7 @@ def test_a_document_takes_its_folders_project_settings_and_the_windows_others():
     window = Settings(arch="sm_80", enabled_rules=("R001",), debounce_ms=40, search_budget=8)
     own = Settings(arch="sm_90", enabled_rules=("R002",), severity_overrides={"R002": "error"},
                    extra_compiler_args=("-DX=1",), debounce_ms=999, search_budget=64, allow_fast_math=False)
-    folders = FolderSettings((A, C)).with_pulled({A: own})
+    folders = FolderSettings((A, C)).with_pulled({A: FolderAnswer(own)})
     inside = folders.for_uri("file:///work/a/k.cu", window)
     assert (inside.arch, inside.enabled_rules, inside.severity_overrides) == ("sm_90", ("R002",), {"R002": "error"})
     assert inside.extra_compiler_args == ("-DX=1",) and inside.allow_fast_math is False
@@ -67,19 +68,34 @@ def test_a_document_takes_its_folders_project_settings_and_the_windows_others():
 
 
 def test_the_cache_drops_removed_folders_and_answers_for_unknown_ones():
-    own = Settings(arch="sm_90")
+    own = FolderAnswer(Settings(arch="sm_90"))
     folders = FolderSettings((A, C)).with_pulled({A: own, C: own, "file:///gone": own})
     assert set(folders.pulled) == {A, C}  # the folder removed while the pull was in flight
     fewer = folders.with_folders((C,))
     assert fewer.folders == (C,) and set(fewer.pulled) == {C}
     assert fewer.for_uri("file:///work/a/k.cu", Settings()) == Settings()  # back to the window's
     assert folders.with_pulled({A: None}).pulled == {C: own}  # the client has none for A now
-    assert folders.with_pulled({C: Settings(arch="sm_75")}).pulled[A] is own  # others kept
+    assert folders.with_pulled({C: FolderAnswer(Settings(arch="sm_75"))}).pulled[A] is own  # others kept
+
+
+def test_a_folder_answer_without_a_key_leaves_it_to_the_window():
+    """VS Code answers a folder with every key resolved; a client answering with the folder's own
+    keys only (or null for one) leaves the others to the window."""
+    raw = {"arch": "sm_90", "enabledRules": None, "debounceMs": 5, "python": "/usr/bin/python3"}
+    assert given_fields(raw) == {"arch", "debounce_ms"}
+    assert given_fields("not an object") == frozenset()
+    window = Settings(arch="sm_80", enabled_rules=("R001",))
+    folder, _ = parse_settings(raw)
+    answer = FolderAnswer(folder, given_fields(raw))
+    inside = FolderSettings((A,)).with_pulled({A: answer}).for_uri("file:///work/a/k.cu", window)
+    assert (inside.arch, inside.enabled_rules, inside.debounce_ms) == ("sm_90", ("R001",), window.debounce_ms)
+    assert FolderAnswer(folder).given == frozenset(FOLDER_SCOPED)  # a whole answer by default
 
 
 def test_only_the_folder_scoped_problems_of_a_folder_are_its_own():
     _, problems = parse_settings({"arch": "hopper", "debounceMs": "soon", "enabledRules": ["x"]})
     assert sorted(p.key for p in folder_problems(problems)) == ["arch", "enabledRules"]
+    assert [p.key for p in folder_problems(parse_settings("sm_90")[1])] == [""]  # not an object at all
     assert set(RULE_SETTINGS) <= set(FOLDER_SCOPED)
 
 
@@ -123,7 +139,7 @@ def test_the_state_analyses_each_document_with_its_folders_rules():
     assert all(len(a.findings) == 2 for a in first.values())
 
     # A turns R001 off: an open document's rules changed, so analyses are redone
-    assert state.apply_folder_settings(state.folder_settings.with_pulled({A: Settings(enabled_rules=("R002",))}))
+    assert state.apply_folder_settings(state.folder_settings.with_pulled({A: FolderAnswer(Settings(enabled_rules=("R002",)))}))
     assert [f.rule for f in state.ensure_analysis(in_a).findings] == ["R002"]
     assert len(state.ensure_analysis(in_c).findings) == 2 and len(state.ensure_analysis(outside).findings) == 2
     assert state.settings_for(in_a.uri).arch == "" and state.settings_for(in_c.uri).arch == "sm_80"
@@ -131,7 +147,7 @@ def test_the_state_analyses_each_document_with_its_folders_rules():
     assert state.snapshot_now(in_c, None).settings.arch == "sm_80"
 
     # the same rules again, or a folder setting the rules do not read: nothing to redo
-    again = state.folder_settings.with_pulled({A: Settings(enabled_rules=("R002",), arch="sm_90")})
+    again = state.folder_settings.with_pulled({A: FolderAnswer(Settings(enabled_rules=("R002",), arch="sm_90"))})
     assert not state.apply_folder_settings(again)
     assert state.settings_for(in_a.uri).arch == "sm_90"
     # C's folder removed: its document takes the window's settings (the same rules here)
@@ -144,5 +160,25 @@ def test_a_folder_change_that_touches_no_open_document_redoes_nothing():
     state.apply_folder_settings(FolderSettings((A, C)))
     doc = state.open("file:///work/c/k.cu", "x", 1)
     first = state.ensure_analysis(doc)
-    assert not state.apply_folder_settings(state.folder_settings.with_pulled({A: Settings(enabled_rules=("R002",))}))
+    assert not state.apply_folder_settings(state.folder_settings.with_pulled({A: FolderAnswer(Settings(enabled_rules=("R002",)))}))
     assert state.ensure_analysis(doc) is first
+
+
+def test_optimize_runs_with_the_arch_flags_and_numerics_of_the_documents_folder():
+    from regrapht.app.jobs import optimize_request
+
+    state = ServerState(engine=SettingsEngine())
+    state.apply_settings(Settings(arch="sm_80", search_budget=8))
+    own = Settings(arch="sm_90", compile_commands="/proj/a/build/compile_commands.json",
+                   extra_compiler_args=("-DFOLDER_A=1",), allow_fast_math=False, search_budget=99)
+    state.apply_folder_settings(FolderSettings((A,)).with_pulled({A: FolderAnswer(own)}))
+    in_a = state.open("file:///work/a/k.cu", "x", 1)
+    outside = state.open("file:///elsewhere/k.cu", "x", 1)
+    request = optimize_request(state.snapshot(in_a, state.ensure_analysis(in_a), None), "k")
+    assert request.options.arch == "sm_90" and request.options.search.allow_approximations is False
+    assert str(request.options.compile.database) == "/proj/a/build/compile_commands.json"
+    assert "-DFOLDER_A=1" in request.options.compile.user.arguments()
+    assert request.budget == 8  # the window's: a folder does not set the search
+    window = optimize_request(state.snapshot_now(outside, None), "k")
+    assert window.options.arch == "sm_80" and window.options.search.allow_approximations is True
+    assert window.options.compile.database is None and "-DFOLDER_A=1" not in window.options.compile.user.arguments()

@@ -22,9 +22,9 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from regrapht.lsp.features.common import log_to_client, refresh_code_lenses, show_message
-from regrapht.lsp.folders import folders_after
+from regrapht.lsp.folders import FolderAnswer, folders_after
 from regrapht.lsp.state import ServerState
-from regrapht.settings import SettingProblem, Settings, folder_problems, parse_settings, unknown_keys
+from regrapht.settings import SettingProblem, folder_problems, given_fields, parse_settings, unknown_keys
 
 log = logging.getLogger(__name__)
 SECTION = "regrapht"
@@ -54,14 +54,14 @@ def _install_window(server: LanguageServer, state: ServerState, raw: object, ori
 def _install_folders(server: LanguageServer, state: ServerState, raws: Mapping[str, object], origin: str) -> bool:
     """Parse, report (the folder-scoped keys only: the rest are the window's) and install the
     folders' settings; True if analyses must be redone."""
-    answers: dict[str, Settings | None] = {}
+    answers: dict[str, FolderAnswer | None] = {}
     for folder, raw in raws.items():
         if raw is None:
             answers[folder] = None
             continue
         settings, problems = parse_settings(raw)
         _report(server, state, folder_problems(problems), f"{origin} for {folder}")
-        answers[folder] = settings
+        answers[folder] = FolderAnswer(settings, given_fields(raw))
         log.debug("settings of %s: %s", folder, settings)
     return state.apply_folder_settings(state.folder_settings.with_pulled(answers))
 
