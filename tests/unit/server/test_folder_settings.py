@@ -3,9 +3,12 @@ server state's per-document settings (no pygls)."""
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any, cast
+
 from lsprotocol import types
 
-from regrapht.lsp.features.configuration import configuration_items, initial_folders
+from regrapht.lsp.features.configuration import apply_pulled, configuration_items, initial_folders, pull
 from regrapht.lsp.folders import FolderAnswer, FolderSettings, contains, folder_of, folders_after
 from regrapht.lsp.state import ServerState
 from regrapht.rules.types import Finding
@@ -182,3 +185,69 @@ def test_optimize_runs_with_the_arch_flags_and_numerics_of_the_documents_folder(
     window = optimize_request(state.snapshot_now(outside, None), "k")
     assert window.options.arch == "sm_80" and window.options.search.allow_approximations is True
     assert window.options.compile.database is None and "-DFOLDER_A=1" not in window.options.compile.user.arguments()
+
+
+class AnsweringServer:
+    """`workspace/configuration` answered when the test says; the popups and log messages sent."""
+
+    def __init__(self) -> None:
+        self.asked: list[types.ConfigurationParams] = []
+        self.answers: list[asyncio.Future[Any]] = []
+        self.shown: list[str] = []
+        self.logged: list[str] = []
+
+    def window_show_message(self, params: types.ShowMessageParams) -> None:
+        self.shown.append(params.message)
+
+    def window_log_message(self, params: types.LogMessageParams) -> None:
+        self.logged.append(params.message)
+
+    async def workspace_configuration_async(self, params: types.ConfigurationParams) -> Any:
+        self.asked.append(params)
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.answers.append(answer)
+        return await answer
+
+
+def _pulling_state() -> ServerState:
+    state = ServerState(engine=SettingsEngine())
+    state.supports_configuration = True
+    state.apply_folder_settings(FolderSettings((A, C)))
+    return state
+
+
+async def test_a_pull_asks_for_each_folder_and_the_latest_of_overlapping_pulls_wins():
+    state, server = _pulling_state(), AnsweringServer()
+    first = asyncio.ensure_future(pull(cast(Any, server), state))
+    await asyncio.sleep(0)
+    second = asyncio.ensure_future(pull(cast(Any, server), state))
+    await asyncio.sleep(0)
+    assert [[i.scope_uri for i in p.items] for p in server.asked] == [[None, A, C]] * 2
+    server.answers[1].set_result([{"arch": "sm_80"}, {"arch": "sm_90"}, None])
+    await second
+    server.answers[0].set_result([{"arch": "sm_70"}, {"arch": "sm_75"}, {"arch": "sm_75"}])  # older, later
+    await first
+    assert state.settings.arch == "sm_80"
+    assert state.settings_for("file:///work/a/k.cu").arch == "sm_90"
+    assert state.settings_for("file:///work/c/k.cu").arch == "sm_80"  # null for C: the window's
+
+
+async def test_a_failed_pull_keeps_the_settings_and_a_bad_folder_value_is_shown_once():
+    from pygls.exceptions import JsonRpcInternalError
+
+    state, server = _pulling_state(), AnsweringServer()
+    state.loop = asyncio.get_running_loop()
+    window = {"arch": "hopper", "debounceMs": 5}
+    apply_pulled(cast(Any, server), state, window, {A: {"arch": "hopper", "debounceMs": "soon"}, C: {"arch": "sm_90"}})
+    await asyncio.sleep(0)
+    assert state.settings.arch == "" and state.settings_for("file:///work/a/k.cu").arch == ""  # the default
+    assert server.shown == ["regrapht.arch: must look like sm_90 (got 'hopper'); using the default"]  # once
+    # a folder's window-scoped key is not the folder's to set: neither used nor reported
+    assert state.settings_for("file:///work/a/k.cu").debounce_ms == 5
+    failing = asyncio.ensure_future(pull(cast(Any, server), state))
+    await asyncio.sleep(0)
+    server.answers[0].set_exception(JsonRpcInternalError("no"))
+    await failing
+    await asyncio.sleep(0)
+    assert state.settings_for("file:///work/c/k.cu").arch == "sm_90" and state.settings.debounce_ms == 5
+    assert len(server.logged) == 1 and "could not read settings" in server.logged[0]
