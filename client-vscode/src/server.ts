@@ -119,8 +119,9 @@ export class ServerManager implements vscode.Disposable {
             traceOutputChannel: outputChannel(),
             revealOutputChannelOn: RevealOutputChannelOn.Never,
             // commandLinks: the hover card may link to the kernel report (a trusted command below);
-            // outcomeNotifications: Optimize's outcomes come as regrapht/optimizeOutcome (shown with actions)
-            initializationOptions: { settings: readServerSettings(folder?.uri), commandLinks: true, outcomeNotifications: true },
+            // outcomeNotifications: Optimize's outcomes come as regrapht/optimizeOutcome (shown with actions);
+            // settings: the window's (a folder's own values reach the server when it pulls with scopeUri)
+            initializationOptions: { settings: readServerSettings(), commandLinks: true, outcomeNotifications: true },
             markdown: { isTrusted: { enabledCommands: ['regrapht.showKernelReportAtCursor'] } },
             synchronize: { configurationSection: SECTION },
             errorHandler: {

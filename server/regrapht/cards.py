@@ -272,12 +272,28 @@ def severity_counts(findings: Sequence[Finding]) -> str:
     return ", ".join(f"{n} {_SEVERITY_NOUNS[s][n != 1]}" for s, n in counts.items() if n)
 
 
+def hint_fix_note(findings: Sequence[Finding]) -> str:
+    """"; the hint has a quick fix", "; 1 of 3 hints has a quick fix", or "" when no hint has one.
+    Hints are the findings a client shows least (no Problems entry, a faint underline), so the
+    lens says when one can be fixed from the lightbulb."""
+    hints = [f for f in findings if f.severity == "hint"]
+    fixable = sum(1 for f in hints if f.fixes)
+    if not fixable:
+        return ""
+    verb = "has a quick fix" if fixable == 1 else "have quick fixes"
+    if fixable == len(hints):
+        return f"; the hint {verb}" if fixable == 1 else f"; the {fixable} hints {verb}"
+    return f"; {fixable} of {len(hints)} hints {verb}"
+
+
 def lens_title(findings: Sequence[Finding]) -> str:
-    """CodeLens text above a kernel: "2 warnings, 1 info: memory coalescing, restrict const".
-    Counted by severity, so the lens agrees with the Problems panel and the status bar."""
+    """CodeLens text above a kernel: "2 warnings, 1 hint: memory coalescing, restrict const; the
+    hint has a quick fix". Counted by severity, so the lens agrees with the Problems panel and
+    the status bar; `hint_fix_note` last."""
     if not findings:
         return "No findings"
-    return f"{severity_counts(findings)}: " + ", ".join(technique_label(t) for t in techniques_of(findings))
+    techniques = ", ".join(technique_label(t) for t in techniques_of(findings))
+    return f"{severity_counts(findings)}: {techniques}{hint_fix_note(findings)}"
 
 
 def launched_at(model: SourceModel, position: Position) -> tuple[Function, LaunchSite] | None:

@@ -90,6 +90,41 @@ def to_camel(name: str) -> str:
 
 WIRE_NAMES: dict[str, str] = {to_camel(f.name): f.name for f in dataclasses.fields(Settings)}
 
+# The settings a workspace folder may set for its own files (VS Code `"scope": "resource"`,
+# client-vscode/package.json): what describes a project's code and build. The others belong to
+# the window (the editor session, the machine and its one GPU and model), whatever a folder says.
+FOLDER_SCOPED: tuple[str, ...] = (
+    "arch", "compile_commands", "extra_compiler_args", "enabled_rules", "severity_overrides",
+    "compiler_confirmation", "allow_fast_math",
+)
+# The ones the rules engine reads: a change re-analyses the documents it applies to.
+RULE_SETTINGS: tuple[str, ...] = ("enabled_rules", "severity_overrides")
+
+
+def in_folder(window: Settings, folder: Settings, given: Iterable[str] = FOLDER_SCOPED) -> Settings:
+    """The settings of a file in a workspace folder: the folder's own for the `FOLDER_SCOPED`
+    fields its answer `given` (`given_fields`), the window's for the rest."""
+    return dataclasses.replace(window, **{name: getattr(folder, name) for name in FOLDER_SCOPED if name in given})
+
+
+def given_fields(raw: object) -> frozenset[str]:
+    """The fields the wire object gives a value (null and unknown keys give none). VS Code answers
+    a folder with every key resolved; a client that answers with the folder's own keys only
+    leaves the others to the window."""
+    if not isinstance(raw, Mapping):
+        return frozenset()
+    return frozenset(WIRE_NAMES[key] for key, value in raw.items() if key in WIRE_NAMES and value is not None)
+
+
+def rule_settings(settings: Settings) -> tuple[object, ...]:
+    """What of `settings` the rules engine reads (equal tuples: the same findings)."""
+    return tuple(getattr(settings, name) for name in RULE_SETTINGS)
+
+
+def folder_problems(problems: Iterable[SettingProblem]) -> list[SettingProblem]:
+    """Of a folder's problems, those of the settings a folder may set (the rest are the window's)."""
+    return [p for p in problems if p.key == "" or WIRE_NAMES.get(p.key) in FOLDER_SCOPED]
+
 
 def _strict_converter() -> cattrs.Converter:
     """cattrs with JSON-strict scalars: "150" is not an int, 1 is not a bool."""

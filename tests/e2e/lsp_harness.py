@@ -50,6 +50,7 @@ def _signalling(method: str, handler: Callable[..., Any]) -> Callable[..., Any]:
     def ls_handler(ls: Any, params: Any) -> Any:
         if method == types.WORKSPACE_CONFIGURATION:
             ls.configuration_requests += 1
+            ls.configuration_params.append(params)
         try:
             return handler(ls, params)
         finally:
@@ -63,6 +64,7 @@ def make_client() -> LanguageClient:
     client.published = []  # type: ignore[attr-defined]
     client.statuses = []  # type: ignore[attr-defined]
     client.configuration_requests = 0  # type: ignore[attr-defined]
+    client.configuration_params = []  # type: ignore[attr-defined]  # of each workspace/configuration request
     client.lens_refreshes = 0  # type: ignore[attr-defined]  # workspace/codeLens/refresh requests
     client.arrived = asyncio.Event()  # type: ignore[attr-defined]  # set after every message from the server
     features = dict(DEFAULT_CLIENT_FEATURES)

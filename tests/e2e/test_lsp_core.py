@@ -106,7 +106,7 @@ async def test_document_symbols(client):
 
 
 async def test_code_lens_per_kernel(client):
-    await opened(client)
+    published = await opened(client)
     lenses = await client.text_document_code_lens_async(
         types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=URI))
     )
@@ -118,6 +118,14 @@ async def test_code_lens_per_kernel(client):
     # counted by severity as Problems counts them, techniques in words (no snake_case ids)
     assert any(re.match(r"\d+ (errors?|warnings?|infos?|hints?)(, \d+ \w+)*: [a-z ]+", c[0]) for c in summaries)
     assert all("_" not in c[0] for c in summaries)
+    # the lens ends by naming the hints that have a quick fix: of scale's two, the double literal
+    titles = {}
+    for title, _, arguments in summaries:
+        titles[arguments[0]["kernel"]] = title
+        fixable = [d for d in published.diagnostics if d.severity == types.DiagnosticSeverity.Hint
+                   and d.data["kernel"] == arguments[0]["kernel"] and d.data["fixes"]]
+        assert ("quick fix" in title) == bool(fixable), title
+    assert titles["scale"].endswith("; 1 of 2 hints has a quick fix"), titles["scale"]
 
 
 BOUNDED = """#define BLOCK 128

@@ -15,6 +15,10 @@ No pygls here (tests drive it directly). Thread model:
 - Requests (hover, lenses, ...) call `ensure_analysis` from a worker thread too, so they never
   answer from a stale parse and never block the loop.
 
+Settings: `settings` is the window's; `folder_settings` holds the workspace folders and the
+settings pulled for each (lsp/folders.py), and `settings_for(uri)` is what decides one document
+(its folder's project keys over the window's). Snapshots and analyses take `settings_for`.
+
 Extension points for other features (validation, optimize, timing):
 - `kernel_facts[(uri, kernel)]`: a `cards.KernelFacts` record rendered into the kernel card
   (hover and `regrapht.showKernelReport`). Update with `update_kernel_facts` (thread-safe);
@@ -47,10 +51,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from regrapht.cards import KernelFacts
+from regrapht.lsp.folders import FolderSettings
 from regrapht.rules.confirm import verdicts
 from regrapht.rules.suppress import without_suppressed
 from regrapht.rules.types import Finding
-from regrapht.settings import ProblemMemory, Settings
+from regrapht.settings import ProblemMemory, Settings, rule_settings
 from regrapht.snapshot import DocumentSnapshot
 from regrapht.text import Span, SpanIndex
 from regrapht.validate.compile_db import NoticeMemory
@@ -305,8 +310,10 @@ class ServerState:
 
     def __init__(self, engine: Engine | None = None, docs_root: Path | None = None) -> None:
         self.engine: Engine = engine or TreeSitterEngine()
-        self.settings = Settings()
+        self.settings = Settings()  # the window's: documents outside every workspace folder
+        self.folder_settings = FolderSettings()  # the workspace folders and their own settings
         self.settings_generation = 0
+        self.configuration_pulls = 0  # workspace/configuration pulls started (the latest one applies)
         self.problem_memory = ProblemMemory()
         self.flag_notices = NoticeMemory()  # compile-database notices and problems, each given once
         self.encoding = "utf-16"
@@ -376,19 +383,20 @@ class ServerState:
     def snapshot_now(self, document: DocumentState, path: Path | None) -> DocumentSnapshot:
         """On the loop (where edits are applied, so text and version agree): the document as it
         is now, under the settings in force, for background work."""
-        return DocumentSnapshot(document.uri, document.version, document.open_id, document.text, path, self.settings)
+        return DocumentSnapshot(document.uri, document.version, document.open_id, document.text, path,
+                                self.settings_for(document.uri))
 
     def snapshot(self, document: DocumentState, analysis: Analysis, path: Path | None) -> DocumentSnapshot:
         """The document as `analysis` saw it, under the settings in force, for background work
         (`path`: the file on disk, None for an untitled document)."""
         return DocumentSnapshot(document.uri, analysis.version, document.open_id, "\n".join(analysis.lines), path,
-                                self.settings)
+                                self.settings_for(document.uri))
 
     def analysis_request(self, document: DocumentState, path: Path | None) -> AnalysisRequest:
         """On the loop: the frozen request for analysing the document as it is now."""
         with document.edit_lock:
             snapshot = DocumentSnapshot(document.uri, document.version, document.open_id, "\n".join(document.lines),
-                                        path, self.settings)
+                                        path, self.settings_for(document.uri))
             return AnalysisRequest(snapshot, document.edits, self.settings_generation)
 
     def is_current(self, uri: str, open_id: int, version: int) -> bool:
@@ -401,14 +409,27 @@ class ServerState:
             and document.version == version
         )
 
+    def settings_for(self, uri: str) -> Settings:
+        """The settings of the document `uri` (any thread): its workspace folder's (`FOLDER_SCOPED`
+        keys; the window's for the rest), the window's outside every folder."""
+        return self.folder_settings.for_uri(uri, self.settings)
+
+    def apply_folder_settings(self, folders: FolderSettings) -> bool:
+        """Install new workspace folders or folder settings (on the loop); True if the rule
+        settings of an open document changed, so analyses must be redone."""
+        before, self.folder_settings = self.folder_settings, folders
+        window = self.settings
+        changed = any(rule_settings(before.for_uri(uri, window)) != rule_settings(folders.for_uri(uri, window))
+                      for uri in list(self.documents))
+        if changed:
+            self.settings_generation += 1
+        return changed
+
     def apply_settings(self, settings: Settings) -> bool:
-        """Install new settings; True if analyses must be redone."""
+        """Install new window settings; True if analyses must be redone."""
         changed = settings != self.settings
         if changed:
-            rules_changed = (settings.enabled_rules, settings.severity_overrides) != (
-                self.settings.enabled_rules,
-                self.settings.severity_overrides,
-            )
+            rules_changed = rule_settings(settings) != rule_settings(self.settings)
             self.settings = settings
             if rules_changed:
                 self.settings_generation += 1
@@ -429,7 +450,7 @@ class ServerState:
             ):
                 return current
             generation = self.settings_generation
-            settings = self.settings
+            settings = self.settings_for(document.uri)
             version, pending, lines, length, edits = document.take_pending()
             return self._store(document, edits, lambda: self._analyze(document, version, pending, lines, length,
                                                                       settings, generation))
@@ -553,7 +574,7 @@ class ServerState:
             cached = self._confirmed_sets.get(uri)
         if confirmation is None or confirmation[0] != analysis.lines:
             return analysis.finding_set
-        overridden = self.settings.severity_overrides
+        overridden = self.settings_for(uri).severity_overrides
         if cached is not None and cached[0] is analysis and cached[1] is confirmation and cached[2] == overridden:
             return cached[3]
         findings = analysis.findings

@@ -16,7 +16,7 @@ from regrapht import limits
 from regrapht.cli import build_parser
 from regrapht.search.options import STRATEGIES
 from regrapht.search.request import OptimizeRequest
-from regrapht.settings import CHOICES, INT_RANGES, SEVERITIES, Settings, to_camel
+from regrapht.settings import CHOICES, FOLDER_SCOPED, INT_RANGES, SEVERITIES, Settings, to_camel
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = json.loads((ROOT / "client-vscode" / "package.json").read_text(encoding="utf-8"))
@@ -64,6 +64,17 @@ def test_schema_default_range_and_choices_match_the_server(field: dataclasses.Fi
         assert (entry.get("minimum"), entry.get("maximum")) == INT_RANGES[field.name]
     if field.name in CHOICES:
         assert tuple(entry["enum"]) == CHOICES[field.name]
+
+
+def test_the_settings_a_folder_may_set_are_resource_scoped_and_the_others_window_scoped() -> None:
+    """VS Code lets a workspace folder set a `resource` setting; the server uses a folder's value
+    for exactly those (settings.FOLDER_SCOPED). modelPath is the exception: `resource` so that a
+    remote window keeps the user's value (machine-overridable values are dropped there), while the
+    server loads the one model of the window's settings."""
+    scopes = {field.name: PROPERTIES[schema_key(field.name)].get("scope") for field in FIELDS}
+    assert {name for name, scope in scopes.items() if scope == "resource"} - {"model_path"} == set(FOLDER_SCOPED)
+    assert all(scope == "window" for name, scope in scopes.items() if name not in FOLDER_SCOPED and name != "model_path")
+    assert PROPERTIES["regrapht.codeLens.enabled"]["scope"] == "resource"  # the client reads it per document
 
 
 def test_patterns_and_severities_match_the_server() -> None:

@@ -12,6 +12,7 @@ import pytest
 from regrapht.app.resources import GpuResources
 from regrapht.errors import InputError
 from regrapht.lsp.features.confirmation import ConfirmationService
+from regrapht.lsp.folders import FolderAnswer, FolderSettings
 from regrapht.lsp.server import create_server
 from regrapht.lsp.state import ServerState
 from regrapht.settings import Settings
@@ -55,6 +56,27 @@ def test_refuted_becomes_a_hint_unless_the_user_overrode_the_rule() -> None:
     analysis = state.ensure_analysis(document)
     overridden = _r007(state, analysis)
     assert overridden.severity == "error" and "nvcc" not in overridden.message
+
+
+def test_the_documents_folder_decides_the_override_and_whether_to_compile() -> None:
+    """A folder that overrides R007 keeps its own finding; one that turns the confirmation off
+    asks for no compile; a document outside both follows the window."""
+    state = ServerState()
+    service = ConfirmationService(state, lambda: None, cast(Any, None))
+    state.apply_folder_settings(FolderSettings(("file:///w", "file:///q")).with_pulled({
+        "file:///w": FolderAnswer(Settings(severity_overrides={"R007": "error"})),
+        "file:///q": FolderAnswer(Settings(compiler_confirmation=False))}))
+    document, analysis = _opened(state)  # file:///w/k.cu
+    state.set_confirmation(document.uri, analysis.lines, NONE)
+    overridden = _r007(state, analysis)
+    assert overridden.severity == "error" and "nvcc" not in overridden.message
+    quiet = state.open("file:///q/k.cu", TEXT, 1)
+    outside = state.open("file:///elsewhere/k.cu", TEXT, 1)
+    assert not service.wanted(quiet.uri, state.ensure_analysis(quiet))
+    assert service.wanted(outside.uri, state.ensure_analysis(outside))
+    state.set_confirmation(outside.uri, state.ensure_analysis(outside).lines, NONE)
+    refuted = next(f for f in state.all_findings(outside.uri, state.ensure_analysis(outside)) if f.rule == "R007")
+    assert refuted.severity == "hint"
 
 
 def test_close_drops_the_confirmation() -> None:

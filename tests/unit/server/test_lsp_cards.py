@@ -51,6 +51,26 @@ def test_targets_and_lens_title():
     assert counted == len(findings) and "_" not in title  # counts by severity, techniques as words
 
 
+def test_the_lens_says_when_hints_have_a_quick_fix():
+    from regrapht.cards import hint_fix_note
+    from regrapht.rules.types import Finding, Fix
+    from regrapht.text import Span, TextEdit
+
+    fix = (Fix("Add __restrict__", (TextEdit(Span.of(0, 0, 0, 0), "x"),)),)
+
+    def finding(severity, fixes=()):
+        return Finding("R003", severity, Span.of(0, 0, 0, 1), "k", "m", "restrict_const", "rules/R003.md", fixes)
+
+    plain_hint, fixable_hint, fixable_warning = finding("hint"), finding("hint", fix), finding("warning", fix)
+    assert hint_fix_note([plain_hint, fixable_warning]) == ""  # a warning's fix is in Problems already
+    assert hint_fix_note([fixable_hint]) == "; the hint has a quick fix"
+    assert hint_fix_note([fixable_hint, fixable_hint]) == "; the 2 hints have quick fixes"
+    assert hint_fix_note([fixable_hint, plain_hint, plain_hint]) == "; 1 of 3 hints has a quick fix"
+    assert hint_fix_note([fixable_hint, fixable_hint, plain_hint]) == "; 2 of 3 hints have quick fixes"
+    assert lens_title([fixable_warning, fixable_hint]) == "1 warning, 1 hint: restrict const; the hint has a quick fix"
+    assert lens_title([fixable_warning, plain_hint]) == "1 warning, 1 hint: restrict const"
+
+
 def test_lens_counts_what_problems_shows_and_names_techniques_in_words():
     from regrapht.cards import severity_counts
 

@@ -16,11 +16,12 @@ from pygls.lsp.server import LanguageServer
 
 from regrapht.lsp.features.common import file_path, log_to_client
 from regrapht.lsp.state import ServerState
+from regrapht.settings import Settings
 from regrapht.validate.compile_db import CompileFlags, compile_setup
 
 
-def project_flags(server: LanguageServer, state: ServerState, uri: str) -> CompileFlags:
-    settings = state.settings
+def project_flags(server: LanguageServer, state: ServerState, uri: str, settings: Settings) -> CompileFlags:
+    """The flags of the file `uri` under `settings` (a snapshot's: its workspace folder's)."""
     lookup = compile_setup(settings.compile_commands, settings.extra_compiler_args).lookup(file_path(uri))
     for message in state.flag_notices.fresh(lookup):
         level = logging.INFO if message == lookup.notice else logging.WARNING

@@ -56,7 +56,7 @@ class ConfirmationService:
 
     def wanted(self, uri: str, analysis: Analysis) -> bool:
         """Is a compile worth it: confirmable findings on a text not confirmed yet."""
-        if not self.state.settings.compiler_confirmation or analysis.model is None:
+        if not self.state.settings_for(uri).compiler_confirmation or analysis.model is None:
             return False
         if not any(f.rule in CONFIRMABLE for f in analysis.findings):
             return False
@@ -93,7 +93,7 @@ class ConfirmationService:
         path = document.path
         arch = document.settings.arch or DEFAULT_ARCH
         text = document.text
-        flags = project_flags(self.server, self.state, document.uri)
+        flags = project_flags(self.server, self.state, document.uri, document.settings)
         key = hashlib.sha256("\0".join((text, str(path), arch, *flags.arguments())).encode()).hexdigest()
         with self._lock:
             if key in self._memo:

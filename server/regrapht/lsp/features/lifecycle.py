@@ -31,6 +31,7 @@ def register(server: LanguageServer, state: ServerState) -> None:
         state.encoding = negotiate_encoding(general.position_encodings if general else None)
         workspace = params.capabilities.workspace
         state.supports_configuration = bool(workspace and workspace.configuration)
+        state.apply_folder_settings(state.folder_settings.with_folders(configuration.initial_folders(params)))
         code_lens = workspace.code_lens if workspace is not None else None
         state.supports_code_lens_refresh = bool(code_lens and code_lens.refresh_support)
         state.command_links = configuration.command_links_option(params.initialization_options)

@@ -100,7 +100,7 @@ def _project(state: ServerState, document: DocumentState, open_files: list[tuple
     path = file_path(document.uri)
     if path is None:
         return (), None
-    settings = state.settings
+    settings = state.settings_for(document.uri)
     lookup = compile_setup(settings.compile_commands, settings.extra_compiler_args).lookup(path)
     context = None
     if path.suffix in HEADER_SUFFIXES:

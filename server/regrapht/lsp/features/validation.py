@@ -193,7 +193,7 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
             -> tuple[Path, FileValidation, tuple[Regression, ...], dict[str, Profile | ProfileFailure]] | None:
         """Worker thread: reads the snapshot (text, file, settings), never the live document; the
         project's flags are looked up (and their one-time notices sent) here."""
-        flags = project_flags(server, state, document.uri)
+        flags = project_flags(server, state, document.uri, document.settings)
         done = service.run(document.path, document.text, kernels, arch=document.settings.arch or None,
                            should_stop=lambda: progress.cancelled, on_step=lambda message: progress.report(message),
                            flags=flags)
