@@ -25,11 +25,12 @@ echo "== the labelled trust set (issue 27: ggml-cuda, DeepSpeed, LightGBM, Thean
 bash scripts/fetch-labelled-corpus.sh || echo "trust set not fetched: tests/unit/rules/test_trust_set.py skips its corpus tests"
 
 # Two workers (the CI VM has 2 cores; PYTEST_WORKERS overrides it). --dist loadgroup keeps the
-# modules marked xdist_group (an expensive module-scoped fixture) on one worker. The gpu tier runs
+# modules marked xdist_group (an expensive module-scoped fixture) on one worker; --durations lists the
+# 30 slowest tests, so a CI log says where its time went. The gpu tier runs
 # after, in one process: its timing tests must not share the device with another test.
 workers=${PYTEST_WORKERS:-2}
 echo "== pytest ($workers workers), then the gpu tier (skips without a CUDA device)"
-python -m pytest -q -ra -n "$workers" --dist loadgroup -m "not gpu"
+python -m pytest -q -ra -n "$workers" --dist loadgroup -m "not gpu" --durations=30
 python -m pytest -q -ra -m gpu tests/gpu
 
 echo "== extension: unit tests, package"
