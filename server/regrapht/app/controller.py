@@ -27,6 +27,7 @@ from regrapht.app.jobs import (
     Run,
     RunProgress,
     optimize_request,
+    profile_of_text,
     run_search,
     should_cancel,
     start_daemon_thread,
@@ -147,7 +148,9 @@ class OptimizeController:
             self.editor.log(logging.INFO, f"regrapht: already optimizing {kernel}")
             return {"started": False, "reason": f"already optimizing {kernel}"}
         progress = self.editor.new_progress(f"Optimizing {kernel}")
-        run = Run(snapshot, optimize_request(snapshot, kernel, spec, accept_guesses=accept_guesses),
+        # the background validation's profile of this very text raises the techniques it names
+        profile = profile_of_text(self.documents.facts_for(snapshot.uri, kernel), snapshot.text)
+        run = Run(snapshot, optimize_request(snapshot, kernel, spec, accept_guesses=accept_guesses, profile=profile),
                   kernel_text(snapshot.text, kernel), progress)
         self.registry.add(run)
         await progress.begin("reading the spec")
