@@ -32,6 +32,7 @@ from regrapht.inputs import MAX_JSON_BYTES, read_source, read_text_bounded
 from regrapht.limits import DEFAULT_SEARCH_BUDGET, DEFAULT_SEARCH_STRATEGY, SEARCH_STRATEGIES
 from regrapht.model.locate import validate_model
 from regrapht.search import OptimizeResult, Progress, SearchOptions
+from regrapht.search.profile_evidence import PRIOR_STRATEGIES
 from regrapht.validate.profile_report import Profile, profile_from_json
 
 
@@ -145,9 +146,10 @@ def summary(result: OptimizeResult) -> str:
         f"candidates: {c.generated} generated, {c.compiled} compiled, {c.correct} correct, {c.faster} faster",
         f"tokens: {result.prompt_tokens} prompt, {result.completion_tokens} completion; {result.wall_s:.1f} s",
     ]
-    if result.profile is not None and result.profile.boosts:
-        raised = ", ".join(f"{b.technique} (+{b.weight:g})" for b in result.profile.boosts)
-        lines.append(f"profile ({result.profile.bottleneck}-bound): raised {raised}")
+    if result.profile is not None:
+        named = ", ".join(f"{b.technique} (+{b.weight:g})" for b in result.profile.boosts) or "no technique"
+        read = "raised" if result.strategy in PRIOR_STRATEGIES else f"names (not read by strategy {result.strategy}):"
+        lines.append(f"profile ({result.profile.bottleneck}-bound): {read} {named}")
     if result.best is not None:
         lines.append(f"best: {result.best.speedup:.2f}x ({result.best.time_ms:.4f} ms) via "
                      f"{' -> '.join(result.best.techniques)}")
