@@ -143,7 +143,8 @@ class OptimizeController:
         """Returns at once: starts the search of `kernel` (a kernel of the snapshot, found by the
         caller; against `spec` when given, e.g. a capture's) in a daemon thread under cancellable
         progress; `finish` handles the outcome on the loop. `accept_guesses`: the user agreed to
-        time on a spec with guesses."""
+        time on a spec with guesses. The kernel's last Nsight Compute profile (its facts) goes with
+        the request when it measured exactly the snapshot's text (`profile_of_text`)."""
         if self.registry.running((snapshot.uri, kernel)) is not None:
             self.editor.log(logging.INFO, f"regrapht: already optimizing {kernel}")
             return {"started": False, "reason": f"already optimizing {kernel}"}
