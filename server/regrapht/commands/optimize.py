@@ -113,10 +113,7 @@ def load_profile(path: Path, kernel: str) -> Profile:
         data = json.loads(text)
     except (ValueError, RecursionError) as error:
         raise InputError(f"the profile is not JSON: {error}", file=str(path)) from None
-    try:
-        profile = profile_from_json(data, kernel)
-    except InputError as error:
-        raise replace(error, file=str(path)) from None  # the same error, naming the file
+    profile = profile_from_json(data, kernel, str(path))
     if profile.outcome == "failed":
         raise InputError(f"the saved profile records no measurement: {profile.reason}", file=str(path))
     return profile
