@@ -13,19 +13,20 @@ Compute's own reading of its metrics (the Profiling Guide's "Speed Of Light", "O
   and the compute side "typically indicates latency issues" (the SOL rule), so a kernel is
   *memory-bound* when DRAM >= 60% and above SM, *compute-bound* when SM >= 60% and above DRAM,
   else *latency-bound*. Memory-bound raises what moves the same bytes in fewer, wider requests
-  or fewer bytes (vectorized access, shared-memory tiling), by the DRAM share of peak (coalescing
-  only where a rule measured wasted sectors, below);
-  compute-bound raises what issues fewer or cheaper instructions per output (fast math, strength
-  reduction, loop-invariant hoisting, thread coarsening: neighbouring outputs share their index
-  arithmetic and loads), by the SM share; latency-bound raises nothing by itself: the SOL rule
-  points to the warp stalls for the reason, and they are read below.
+  or fewer bytes (vectorized access, shared-memory tiling), by the DRAM share of peak
+  (coalescing only where a rule measured wasted sectors, below); compute-bound raises what
+  issues fewer or cheaper instructions per output (fast math, strength reduction, loop-invariant
+  hoisting, thread coarsening: neighbouring outputs share their index arithmetic and loads), by
+  the SM share; latency-bound raises nothing by itself: the SOL rule points to the warp stalls
+  for the reason, and they are read below.
 - **Warp stalls.** A reason counts when it holds at least `DOMINANT_STALL` of the reported stall
   cycles and at least one cycle per issued instruction; its weight is its share. Long scoreboard
   (waiting on an L1TEX: global or local memory, result: "increase data locality", "move
-  frequently used data to shared memory") -> shared-memory tiling, vectorized access; LG throttle (the local/global queue is full: "combine
-  multiple lower-width memory operations into fewer wider" ones, "avoid redundant global memory
-  accesses") -> vectorized access, shared-memory tiling, thread coarsening (a neighbour loaded
-  once into a register serves several outputs); MIO throttle ("fewer but wider" shared loads) ->
+  frequently used data to shared memory") -> shared-memory tiling, vectorized access; LG
+  throttle (the local/global queue is full: "combine multiple lower-width memory operations
+  into fewer wider" ones, "avoid redundant global memory accesses") -> vectorized access,
+  shared-memory tiling, thread coarsening (a neighbour loaded once into a register serves
+  several outputs); MIO throttle ("fewer but wider" shared loads) ->
   vectorized access, bank-conflict padding; short scoreboard (shared memory: "reduce bank
   conflicts") -> bank-conflict padding; barrier (warps waiting for siblings at `__syncthreads`:
   uniform work, smaller blocks) -> warp-shuffle reduction, launch configuration; math pipe

@@ -263,6 +263,8 @@ async def test_the_kernels_profile_of_this_very_text_goes_with_the_request(tmp_p
     facts = state.facts_for(document.uri, "saxpy")
     assert facts is not None and facts.last_run is not None and facts.last_run.result.profile is not None
     assert {b.technique for b in facts.last_run.result.profile.boosts} == {"shared_memory_tiling", "vectorized_access"}
+    assert any("Tried first, from the Nsight Compute profile (memory-bound): `shared_memory_tiling`, "
+               "`vectorized_access`." in section.body for section in facts.sections), facts.sections
     # once the text changed, the profile of the old text is not passed on
     edited = state.open("untitled:saxpy2", SOURCE.replace("y[i] = a", "y[i] = 1.0f * a"), 1)
     state.update_kernel_facts(edited.uri, "saxpy", profile=ProfiledSource(source_digest(SOURCE), profile))
