@@ -215,6 +215,7 @@ def test_stalls_read_back_largest_first() -> None:
 
 # ---- the search ----------------------------------------------------------------------------------
 
+@pytest.mark.slow  # 27 searches on the real appliers: ~100 s on the 2-core VM
 @pytest.mark.parametrize("task", TASKS)
 def test_without_a_profile_the_search_judges_what_it_judged_before(task: str) -> None:
     for strategy, budget, seed in SEARCHES:
