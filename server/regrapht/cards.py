@@ -10,6 +10,8 @@ optional `KernelFacts` record that other engines fill in later through the serve
 - `compile_flags`: the project's flags the last compile of the file used (compile database),
 - `traffic`: bytes moved, FLOPs and the device's peaks, for the roofline (validation engine),
 - `last_run`: the last Optimize run with every judged candidate (the Optimize workflow),
+- `profile`: the last Nsight Compute profile background validation measured, with the digest of
+  the text it measured (Optimize passes it to the search for that text only),
 - `sections`: any further titled markdown sections, in order.
 
 Nothing here imports pygls or does I/O.
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from regrapht.rules.types import Finding
 from regrapht.text import Position, Span
+from regrapht.validate.profile_report import ProfiledSource
 from regrapht.validate.types import Timing
 
 if TYPE_CHECKING:
@@ -82,6 +85,7 @@ class KernelFacts:
     compile_flags: str = ""  # CompileFlags.describe() of the last compile ("" = none known yet)
     traffic: Traffic | None = None  # bytes, FLOPs and the GPU's peaks (validation engine)
     last_run: LastRun | None = None  # the last Optimize run (the editor's Optimize workflow)
+    profile: ProfiledSource | None = None  # the last profile measured (background validation)
 
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")

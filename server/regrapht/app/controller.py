@@ -27,6 +27,7 @@ from regrapht.app.jobs import (
     Run,
     RunProgress,
     optimize_request,
+    profile_of_text,
     run_search,
     should_cancel,
     start_daemon_thread,
@@ -142,12 +143,15 @@ class OptimizeController:
         """Returns at once: starts the search of `kernel` (a kernel of the snapshot, found by the
         caller; against `spec` when given, e.g. a capture's) in a daemon thread under cancellable
         progress; `finish` handles the outcome on the loop. `accept_guesses`: the user agreed to
-        time on a spec with guesses."""
+        time on a spec with guesses. The kernel's last Nsight Compute profile (its facts) goes with
+        the request when it measured exactly the snapshot's text (`profile_of_text`)."""
         if self.registry.running((snapshot.uri, kernel)) is not None:
             self.editor.log(logging.INFO, f"regrapht: already optimizing {kernel}")
             return {"started": False, "reason": f"already optimizing {kernel}"}
         progress = self.editor.new_progress(f"Optimizing {kernel}")
-        run = Run(snapshot, optimize_request(snapshot, kernel, spec, accept_guesses=accept_guesses),
+        # the background validation's profile of this very text raises the techniques it names
+        profile = profile_of_text(self.documents.facts_for(snapshot.uri, kernel), snapshot.text)
+        run = Run(snapshot, optimize_request(snapshot, kernel, spec, accept_guesses=accept_guesses, profile=profile),
                   kernel_text(snapshot.text, kernel), progress)
         self.registry.add(run)
         await progress.begin("reading the spec")

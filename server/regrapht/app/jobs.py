@@ -30,11 +30,13 @@ from regrapht.app.optimize import (
     run_optimize,
 )
 from regrapht.app.result_edits import kernel_changed
+from regrapht.cards import KernelFacts
 from regrapht.search.options import SearchOptions
 from regrapht.settings import Settings
 from regrapht.snapshot import DocumentSnapshot
 from regrapht.spec.launch import LaunchConfig
 from regrapht.validate.compile_db import compile_setup
+from regrapht.validate.profile_report import Profile, source_digest
 
 if TYPE_CHECKING:  # annotations only: the server starts without the search engine
     from regrapht.app.resources import GpuResources
@@ -49,12 +51,20 @@ def model_config(settings: Settings) -> ModelConfig:
                        settings.model_context)
 
 
+def profile_of_text(facts: KernelFacts | None, text: str) -> Profile | None:
+    """The kernel's last profile (background validation's, kept in its facts) if it measured
+    exactly `text`; None otherwise (no profile, or one of an earlier text)."""
+    kept = facts.profile if facts is not None else None
+    return kept.profile if kept is not None and kept.digest == source_digest(text) else None
+
+
 def optimize_request(document: DocumentSnapshot, kernel: str, spec: Path | None = None, *,
-                     accept_guesses: bool = False) -> OptimizeRequest:
+                     accept_guesses: bool = False, profile: Profile | None = None) -> OptimizeRequest:
     """The editor's search of `kernel`: the snapshot's text, its settings' strategy, budget and
     model; `spec` (a capture's, docs/capture.md), else a spec beside the file or inferred (as the
     CLI does); nothing is judged without a device; a spec with guesses only once the user
-    accepted them (`accept_guesses`)."""
+    accepted them (`accept_guesses`); `profile`: Nsight Compute's profile of this very text
+    (`profile_of_text`), whose techniques the search tries first."""
     settings = document.settings
     options = OptimizeOptions(model=model_config(settings), arch=settings.arch or None, infer_spec=True,
                               require_device=True, accept_guesses=accept_guesses,
@@ -62,7 +72,7 @@ def optimize_request(document: DocumentSnapshot, kernel: str, spec: Path | None 
                               search=SearchOptions(allow_approximations=settings.allow_fast_math),
                               sanitize=settings.sanitize)
     return OptimizeRequest(kernel, document.text, document.path, spec, settings.search_strategy,
-                           settings.search_budget, 0, options)
+                           settings.search_budget, 0, options, profile)
 
 
 # ---------------------------------------------------------------------------------------------

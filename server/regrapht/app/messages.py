@@ -126,11 +126,21 @@ def path_description(best: BestVersion) -> str:
     return " -> ".join(path_text(best)) + (f"; {note}" if note else "")
 
 
+def profile_note(result: OptimizeResult) -> str:
+    """What the kernel's Nsight Compute profile raised in the run's order ("" if nothing)."""
+    from regrapht.search.profile_evidence import PRIOR_STRATEGIES  # loaded with the result's search
+
+    if result.profile is None or not result.profile.boosts or result.strategy not in PRIOR_STRATEGIES:
+        return ""
+    raised = ", ".join(f"`{b.technique}`" for b in result.profile.boosts)
+    return f"\n\nTried first, from the Nsight Compute profile ({result.profile.bottleneck}-bound): {raised}."
+
+
 def card_section(result: OptimizeResult, applied: str) -> CardSection:
     c = result.counters
     counts = f"{c.generated} candidates, {c.correct} correct, {c.faster} faster ({result.strategy})"
     if result.best is None:
-        return CardSection(CARD_SECTION, f"No faster verified version: {result.reason}. {counts}.")
+        return CardSection(CARD_SECTION, f"No faster verified version: {result.reason}. {counts}.{profile_note(result)}")
     best = result.best
     baseline = f" ({result.baseline_ms:.4f} -> {best.time_ms:.4f} ms)" if result.baseline_ms else ""
     steps = "\n".join(
@@ -143,7 +153,8 @@ def card_section(result: OptimizeResult, applied: str) -> CardSection:
         numerics += f"\n\ncompute-sanitizer: {best.sanitizer}."
     return CardSection(
         CARD_SECTION,
-        f"{best.speedup:.2f}x faster on {result.gpu}{baseline}, {applied}. {counts}.\n{steps}{numerics}",
+        f"{best.speedup:.2f}x faster on {result.gpu}{baseline}, {applied}. {counts}.\n{steps}{numerics}"
+        f"{profile_note(result)}",
     )
 
 

@@ -2,7 +2,8 @@
 
 JSON output is the `regrapht optimize` contract of docs/cli-contract.md. Exit codes:
 0 a verified faster version was found (`best` is set); 1 the search ran but found no verified
-faster version (`reason` says why: no CUDA device, nothing correct, nothing faster); 2 bad input.
+faster version (`reason` says why: no CUDA device, nothing correct, nothing faster); 2 bad input
+(a `--profile` file that is not a saved profile of the kernel included).
 """
 
 from __future__ import annotations
@@ -26,10 +27,13 @@ from regrapht.app.optimize import (
 from regrapht.app.resources import GpuResources
 from regrapht.commands.compiling import add_compile_arguments, compile_setup_of, flags_of
 from regrapht.commands.from_capture import add_capture_argument, spec_argument
-from regrapht.inputs import read_source
+from regrapht.errors import InputError
+from regrapht.inputs import MAX_JSON_BYTES, read_source, read_text_bounded
 from regrapht.limits import DEFAULT_SEARCH_BUDGET, DEFAULT_SEARCH_STRATEGY, SEARCH_STRATEGIES
 from regrapht.model.locate import validate_model
 from regrapht.search import OptimizeResult, Progress, SearchOptions
+from regrapht.search.profile_evidence import PRIOR_STRATEGIES
+from regrapht.validate.profile_report import Profile, profile_from_json
 
 
 def register(subparsers: Any) -> None:
@@ -61,6 +65,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--epsilon", type=float, default=SearchOptions.epsilon)
     parser.add_argument("--visit-penalty", type=float, default=SearchOptions.visit_penalty, help="lambda")
     parser.add_argument("--progress", action="store_true", help="progress lines on stderr")
+    parser.add_argument("--profile", metavar="PATH",
+                        help="a saved Nsight Compute profile of the kernel (`regrapht bench --profile --json` output, "
+                             "or its `profile` object): the techniques it points to are tried first")
     add_capture_argument(parser)
     add_compile_arguments(parser)
     parser.set_defaults(handler=run)
@@ -86,8 +93,9 @@ def optimize_file(args: Any, resources: GpuResources) -> OptimizeResult:
                              allow_approximations=not args.no_fast_math),
         compile=compile_setup_of(args), sanitize=not args.no_sanitize, infer_spec=True,
         accept_guesses=args.accept_guesses)
+    profile = load_profile(Path(args.profile), args.kernel) if args.profile else None
     request = OptimizeRequest(args.kernel, source, Path(args.file), spec_argument(args, path),
-                              args.strategy, args.budget, args.seed, options)
+                              args.strategy, args.budget, args.seed, options, profile)
     request = replace(request, spec=choose_spec(request).spec)  # a bad spec: exit 2 before the model loads
     flags_of(args, path)  # a bad compile database or a neighbour's flags: said on stderr
     models = ModelCache()
@@ -95,6 +103,20 @@ def optimize_file(args: Any, resources: GpuResources) -> OptimizeResult:
     outcome = run_optimize(request, resources, models=models, progress=_print_progress if args.progress else None)
     assert outcome.result is not None  # the CLI searches without a device too (compile-only)
     return outcome.result
+
+
+def load_profile(path: Path, kernel: str) -> Profile:
+    """The saved profile of `kernel` at `path` (validate/profile_report.py reads its shapes);
+    InputError naming the file for anything else, and for a profile that records a failure."""
+    text = read_text_bounded(path, MAX_JSON_BYTES, "profile")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise InputError(f"the profile is not JSON: {error}", file=str(path)) from None
+    profile = profile_from_json(data, kernel, str(path))
+    if profile.outcome == "failed":
+        raise InputError(f"the saved profile records no measurement: {profile.reason}", file=str(path))
+    return profile
 
 
 def _print_progress(progress: Progress) -> None:
@@ -121,6 +143,10 @@ def summary(result: OptimizeResult) -> str:
         f"candidates: {c.generated} generated, {c.compiled} compiled, {c.correct} correct, {c.faster} faster",
         f"tokens: {result.prompt_tokens} prompt, {result.completion_tokens} completion; {result.wall_s:.1f} s",
     ]
+    if result.profile is not None:
+        named = ", ".join(f"{b.technique} (+{b.weight:g})" for b in result.profile.boosts) or "no technique"
+        read = "raised" if result.strategy in PRIOR_STRATEGIES else f"names (not read by strategy {result.strategy}):"
+        lines.append(f"profile ({result.profile.bottleneck}-bound): {read} {named}")
     if result.best is not None:
         lines.append(f"best: {result.best.speedup:.2f}x ({result.best.time_ms:.4f} ms) via "
                      f"{' -> '.join(result.best.techniques)}")

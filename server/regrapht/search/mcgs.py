@@ -40,6 +40,7 @@ from regrapht.search.appliers import Rewrite
 from regrapht.search.appliers.common import block_dims
 from regrapht.search.ledger import FAILED, StepRecord, reward_of
 from regrapht.search.options import MCGS_STALE_ROUNDS, round_cap
+from regrapht.search.profile_evidence import raised_prior
 from regrapht.search.run import SearchRun, StepResult
 from regrapht.search.variants import converged, next_variant
 from regrapht.spec.launch import LaunchConfig
@@ -129,8 +130,9 @@ class GraphWalker:
         one a proven finding names (`proven`) before a refinement, then the prior: the proof's
         bound for a proven one (search/evidence.py), else the graph's (a structural technique's
         mean reward over other kernels, which one 500x histogram can dominate; a refinement's
-        largest measured gain, `gain_bound`), then the applier order. docs/search.md has the H200
-        runs behind this order."""
+        largest measured gain, `gain_bound`), raised where the kernel's Nsight Compute profile
+        names the technique on the code it measured (`profile_prior`, change 21), then the
+        applier order. docs/search.md has the H200 runs behind this order."""
         rank = self.applier_rank(state, technique)
         structural = is_structural(technique)
         proof = self.session.evidence.proof_on(state.source, technique)
@@ -140,7 +142,16 @@ class GraphWalker:
             prior = proof.bound
         else:
             prior = self.prior(vertex, technique) if structural else self.gain_bound(vertex, technique)
-        return rank > 0, rank > 0 and (structural or proof is not None), prior, rank
+        return rank > 0, rank > 0 and (structural or proof is not None), self.profile_prior(state, technique, prior), rank
+
+    def profile_prior(self, state: Candidate, technique: str, prior: float) -> float:
+        """`prior` raised by the boost the profile gives `technique` (or a technique its matching
+        applier also implements) on `state` (search/profile_evidence.py); `prior` itself without
+        a profile, or on code the profile did not measure."""
+        if self.session.profile.boosts is None:
+            return prior
+        also = tuple(name for a in self.session.applicable(state) if a.technique == technique for name in a.also)
+        return raised_prior(prior, self.session.profile.boost_on(state.source, technique, also))
 
     def proven(self, state: Candidate, technique: str) -> bool:
         """Whether a finding nvcc confirmed on the kernel names `technique` and still holds on `state`."""

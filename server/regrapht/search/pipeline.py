@@ -20,6 +20,7 @@ from regrapht.search.appliers import Rewrite
 from regrapht.search.ledger import CandidateRecord, Counters, Judged, StepRecord
 from regrapht.search.model_policy import ModelUse
 from regrapht.search.options import STRATEGIES
+from regrapht.search.profile_evidence import PRIOR_STRATEGIES, ProfileBoosts
 from regrapht.search.request import KernelTarget, OptimizeRequest
 from regrapht.search.run import SearchHooks, SearchRun, SearchTools
 from regrapht.search.strategies import RUNNERS
@@ -74,6 +75,8 @@ class OptimizeResult:
     first_faster_s: float | None = None  # seconds to the first verified faster candidate
     time_limited: bool = False  # stopped by `time_limit_s` (the best so far is kept)
     history: tuple[CandidateRecord, ...] = ()  # every candidate judged, in order (the editor's report)
+    # what the request's Nsight Compute profile raised (search/profile_evidence.py); None: no profile
+    profile: ProfileBoosts | None = None
 
     def to_json(self) -> dict[str, object]:
         best: dict[str, object] | None = None
@@ -110,6 +113,9 @@ class OptimizeResult:
             "model_calls": {kind: use.to_json() for kind, use in sorted(self.model_use.items())},
             "first_faster_s": None if self.first_faster_s is None else round(self.first_faster_s, 3),
             "time_limited": self.time_limited,
+            # the boosts the profile gave, and whether this strategy's choices read them
+            "profile": None if self.profile is None else {**self.profile.to_json(),
+                                                          "applied": self.strategy in PRIOR_STRATEGIES},
         }
 
 
@@ -210,6 +216,7 @@ def optimize(request: OptimizeRequest, target: KernelTarget, tools: SearchTools,
         model_device=model.device if model is not None else None, seed=seed,
         cancelled=session.cancelled() and not timed_out, model_use=dict(session.model_policy.use),
         first_faster_s=ledger.first_faster_s, time_limited=timed_out, history=tuple(ledger.judged),
+        profile=session.profile.boosts,
     )
 
 

@@ -25,6 +25,7 @@ from regrapht.search.options import SearchOptions
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import Spec
 from regrapht.validate.compile_db import CompileSetup
+from regrapht.validate.profile_report import Profile
 
 __all__ = ["KernelTarget", "ModelConfig", "OptimizeOptions", "OptimizeRequest"]
 
@@ -72,6 +73,10 @@ class OptimizeRequest:
     budget: int = DEFAULT_SEARCH_BUDGET
     seed: int = 0
     options: OptimizeOptions = field(default_factory=OptimizeOptions)
+    # Nsight Compute's profile of `source`'s kernel (`regrapht optimize --profile`, the editor's
+    # background validation): the techniques it names are raised in the search's order
+    # (search/profile_evidence.py); None: no profile, the search as before
+    profile: Profile | None = None
 
 
 @dataclass(frozen=True)

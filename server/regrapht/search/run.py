@@ -30,6 +30,7 @@ from regrapht.search.evidence import NO_EVIDENCE, EvidenceView, KernelEvidence
 from regrapht.search.ledger import FAILED, CandidateLedger, Judged, reward_of
 from regrapht.search.model_policy import ModelMemory, ModelPolicy
 from regrapht.search.options import SearchOptions
+from regrapht.search.profile_evidence import NO_PROFILE, ProfileView, profile_view
 from regrapht.search.prompt import (
     answer_prefill,
     choice_grammar,
@@ -121,6 +122,9 @@ class SearchRun:
     _offered: Judged | None = None  # what `answer` gave after the last verified faster candidate
     # the kernel's proven findings, read per code state (search/evidence.py)
     evidence: EvidenceView = field(default_factory=EvidenceView)
+    # the techniques the request's Nsight Compute profile raises, on the code it measured
+    # (search/profile_evidence.py)
+    profile: ProfileView = NO_PROFILE
 
     @classmethod
     def open(cls, request: OptimizeRequest, target: KernelTarget, tools: SearchTools,
@@ -143,7 +147,8 @@ class SearchRun:
                                        appliers, memo),
             model_policy=ModelPolicy(request.kernel, tools.model, options, tools.evaluator.hold_gpu, request.seed,
                                      tools.model_memory, cancel),
-            cancel=cancel, progress=hooks.progress, evidence=EvidenceView(tools.evidence or NO_EVIDENCE))
+            cancel=cancel, progress=hooks.progress, evidence=EvidenceView(tools.evidence or NO_EVIDENCE),
+            profile=profile_view(request.profile, request.source))
 
     # ---- budget, cancellation, progress ----------------------------------------------------
     def cancelled(self) -> bool:

@@ -18,13 +18,12 @@ import re
 import subprocess
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from regrapht.validate.compiler import find_cuda_tool
 from regrapht.validate.evaluator import CudaEvaluator
 from regrapht.validate.gpu_lock import GpuLockTimeout
+from regrapht.validate.profile_report import Profile, ProfileFailure, ProfileRule
 from regrapht.validate.types import Candidate, Evaluation
 from regrapht.validate.worker import GpuWorker, default_command
 
@@ -42,6 +41,8 @@ METRICS = {
 RULE_TECHNIQUES: tuple[tuple[str, str], ...] = (
     ("uncoalesced", "memory_coalescing"),
     ("sectors", "memory_coalescing"),
+    ("bytes per sector", "memory_coalescing"),  # "only 4.0 of the transmitted 32 bytes per sector are utilized"
+    ("access pattern", "memory_coalescing"),  # "the memory access pattern for global loads ... might not be optimal"
     ("bank conflict", "bank_conflict_padding"),
     ("divergen", "divergence_reduction"),
     ("occupancy", "launch_configuration"),
@@ -57,37 +58,8 @@ RULE_TECHNIQUES: tuple[tuple[str, str], ...] = (
 )
 _RULE_LINE = re.compile(r"^\s*(OPT|WRN|INF|ERR)\s{2,}(.*)$")
 
-
-@dataclass(frozen=True)
-class ProfileRule:
-    kind: str  # Nsight Compute's: OPT (an optimization), WRN, INF, ERR
-    text: str
-    technique: str  # "" when none of the graph's techniques answers it
-
-
-@dataclass(frozen=True)
-class Profile:
-    kernel: str
-    dram_pct: float | None
-    sm_pct: float | None
-    occupancy_pct: float | None
-    stalls: tuple[tuple[str, float], ...]  # (reason, cycles per issued instruction), largest first
-    rules: tuple[ProfileRule, ...]
-    outcome: Literal["profiled"] = "profiled"  # tells a Profile from a ProfileFailure without importing either
-
-    def to_json(self) -> dict[str, object]:
-        return {"kernel": self.kernel, "dram_pct": self.dram_pct, "sm_pct": self.sm_pct,
-                "occupancy_pct": self.occupancy_pct, "stalls": [list(s) for s in self.stalls],
-                "rules": [{"kind": r.kind, "text": r.text, "technique": r.technique} for r in self.rules]}
-
-
-@dataclass(frozen=True)
-class ProfileFailure:
-    reason: str
-    outcome: Literal["failed"] = "failed"
-
-    def to_json(self) -> dict[str, object]:
-        return {"error": self.reason}
+__all__ = ["METRICS", "RULE_TECHNIQUES", "SECTIONS", "STALL_REASONS", "Profile", "ProfileFailure", "ProfileRule",
+           "find_ncu", "parse_raw", "parse_rules", "profile_kernel", "profile_of", "technique_for_rule"]
 
 
 def find_ncu(env: Mapping[str, str]) -> Path | None:

@@ -243,3 +243,32 @@ async def test_the_lsp_editor_sends_outcomes_as_the_client_asked() -> None:
     assert popup_method == "window/showMessage" and popup.type == types.MessageType.Info
     assert method == OUTCOME_NOTIFICATION
     assert params == {"uri": "file:///s.cu", "kernel": "saxpy", "message": "ReGraphT applied the 2.0x faster saxpy"}
+
+
+async def test_the_kernels_profile_of_this_very_text_goes_with_the_request(tmp_path: Path) -> None:
+    """Background validation keeps the kernel's last Nsight Compute profile in its facts with the
+    digest of the text it measured; Optimize passes it to the search for that text only, and the
+    card's last run then carries the boosts (issue 31)."""
+    from regrapht.validate.profile_report import Profile, ProfiledSource, source_digest
+
+    profile = Profile("saxpy", 91.0, 12.0, 87.0, (("long_scoreboard", 30.0),), ())
+    controller, _editor, state = controller_for(tmp_path, FakeEvaluator("Fake GPU"), None,
+                                                Settings(search_strategy="mcgs", search_budget=2))
+    document = state.open("untitled:saxpy", SOURCE, 1)
+    state.update_kernel_facts(document.uri, "saxpy", profile=ProfiledSource(source_digest(SOURCE), profile))
+    await controller.start(snapshot_of(state, document), "saxpy")
+    run = controller.registry.running((document.uri, "saxpy"))
+    assert run is not None and run.task is not None and run.request.profile == profile
+    await run.task
+    facts = state.facts_for(document.uri, "saxpy")
+    assert facts is not None and facts.last_run is not None and facts.last_run.result.profile is not None
+    assert {b.technique for b in facts.last_run.result.profile.boosts} == {"shared_memory_tiling", "vectorized_access"}
+    assert any("Tried first, from the Nsight Compute profile (memory-bound): `shared_memory_tiling`, "
+               "`vectorized_access`." in section.body for section in facts.sections), facts.sections
+    # once the text changed, the profile of the old text is not passed on
+    edited = state.open("untitled:saxpy2", SOURCE.replace("y[i] = a", "y[i] = 1.0f * a"), 1)
+    state.update_kernel_facts(edited.uri, "saxpy", profile=ProfiledSource(source_digest(SOURCE), profile))
+    await controller.start(snapshot_of(state, edited), "saxpy")
+    again = controller.registry.running((edited.uri, "saxpy"))
+    assert again is not None and again.task is not None and again.request.profile is None
+    await again.task

@@ -245,7 +245,7 @@ def test_path_text_and_card_section_show_each_step_gain():
     assert messages.path_description(best) == "restrict (1.40x) -> block_size (3.10x)"
     result = SimpleNamespace(
         best=best, gpu="NVIDIA H200", baseline_ms=0.31, strategy="mcgs", reason="",
-        counters=SimpleNamespace(generated=8, correct=5, faster=3),
+        counters=SimpleNamespace(generated=8, correct=5, faster=3), profile=None,
     )
     section = messages.card_section(result, "applied")  # type: ignore[arg-type]
     assert section.title == messages.CARD_SECTION

@@ -104,3 +104,28 @@ def test_the_card_section_and_the_findings_of_a_profile() -> None:
     assert findings[1].message.startswith("Nsight Compute: Uncoalesced") and "Optimize can apply it" in findings[1].message
     failed = profile_section(ProfileFailure("profiling is not permitted on this GPU (ERR_NVGPUCTRPERM): ..."))
     assert failed.body.startswith("Not profiled: profiling is not permitted")
+
+
+def test_validation_keeps_each_kernels_profile_with_the_digest_of_the_text_it_measured() -> None:
+    """`publish` (the validation feature) records the profile in the kernel's facts with the text's
+    digest, for Optimize (app/jobs.py `profile_of_text`); a failed profile keeps none."""
+    from regrapht.app.jobs import profile_of_text
+    from regrapht.lsp.features.validation import publish
+    from regrapht.lsp.state import ServerState
+    from regrapht.validate.background import FileValidation
+    from regrapht.validate.profile_report import ProfileFailure, source_digest
+
+    state = ServerState()
+    text = "__global__ void saxpy(int n, float a, float *x, float *y) {}\n"
+    document = state.open("untitled:saxpy.cu", text, 1)
+    profile = profile_of("saxpy", parse_raw(RAW, "_Z5saxpyifPfS_"), DETAILS)
+    answer = publish(state, document.uri, Path("saxpy.cu"), FileValidation((), ()), (), {"saxpy": profile},
+                     source_digest(text))
+    facts = state.facts_for(document.uri, "saxpy")
+    assert facts is not None and facts.profile is not None and facts.profile.profile == profile
+    assert profile_of_text(facts, text) == profile and profile_of_text(facts, text + "// edited\n") is None
+    assert answer["profiles"]["saxpy"]["dram_pct"] == 66.12
+    publish(state, document.uri, Path("saxpy.cu"), FileValidation((), ()), (), {"saxpy": ProfileFailure("no ncu")},
+            source_digest(text))
+    again = state.facts_for(document.uri, "saxpy")
+    assert again is not None and again.profile is None and profile_of_text(again, text) is None

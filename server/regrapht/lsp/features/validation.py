@@ -31,6 +31,7 @@ from regrapht.lsp.state import Analysis, DocumentState, ServerState
 from regrapht.rules.types import Finding
 from regrapht.snapshot import DocumentSnapshot
 from regrapht.text import Span
+from regrapht.validate.profile_report import ProfiledSource, source_digest
 from regrapht.validate.types import Timing
 
 if TYPE_CHECKING:
@@ -107,8 +108,10 @@ def profile_findings(span: Span, kernel: str, profile: Profile) -> list[Finding]
 
 def publish(state: ServerState, uri: str, path: Path, result: FileValidation,
             regressions: tuple[Regression, ...] = (),
-            profiles: dict[str, Profile | ProfileFailure] | None = None) -> dict[str, Any]:
-    """Worker thread (it may analyse the document): records facts and findings, republishes."""
+            profiles: dict[str, Profile | ProfileFailure] | None = None, profiled_digest: str = "") -> dict[str, Any]:
+    """Worker thread (it may analyse the document): records facts and findings, republishes.
+    Each kernel's profile is kept in its facts with `profiled_digest` (the digest of the text
+    measured: `profile_report.source_digest`), for Optimize to pass on for that text only."""
     document = state.get(uri)
     spans: dict[str, Span] = {}
     if document is not None:
@@ -130,8 +133,9 @@ def publish(state: ServerState, uri: str, path: Path, result: FileValidation,
     for kernel, profile in (profiles or {}).items():
         base = kernel.split("<", 1)[0]
         facts = state.facts_for(uri, base)
+        kept = ProfiledSource(profiled_digest, profile) if profile.outcome == "profiled" and profiled_digest else None
         state.update_kernel_facts(uri, base, sections=with_section(facts.sections if facts else (),
-                                                                   profile_section(profile)))
+                                                                   profile_section(profile)), profile=kept)
         if base in spans and profile.outcome == "profiled":
             findings += profile_findings(spans[base], kernel, profile)
     state.set_external_findings(uri, "validation", findings)
@@ -190,7 +194,7 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
     service = ValidationService(resources)
 
     def run(document: DocumentSnapshot, kernels: tuple[str, ...] | None, progress: CancellableProgress) \
-            -> tuple[Path, FileValidation, tuple[Regression, ...], dict[str, Profile | ProfileFailure]] | None:
+            -> tuple[Path, FileValidation, tuple[Regression, ...], dict[str, Profile | ProfileFailure], str] | None:
         """Worker thread: reads the snapshot (text, file, settings), never the live document; the
         project's flags are looked up (and their one-time notices sent) here."""
         flags = project_flags(server, state, document.uri, document.settings)
@@ -207,7 +211,8 @@ def register(server: LanguageServer, state: ServerState, resources: GpuResources
                     progress.report(f"profiling {kernel.kernel} (Nsight Compute)")
                     profiles[kernel.kernel] = service.profile(done[0], document.text, kernel.kernel,
                                                               arch=document.settings.arch or None, flags=flags)
-        return (*done, service.record_timings(done[0], document.text, done[1]), profiles)
+        digest = source_digest(document.text) if profiles else ""
+        return (*done, service.record_timings(done[0], document.text, done[1]), profiles, digest)
 
     async def validate(document: DocumentSnapshot, kernels: tuple[str, ...] | None) -> dict[str, Any]:
         """On the loop: progress and status; the validation and `publish` run in workers."""
