@@ -12,7 +12,7 @@ from tree_sitter import Node
 
 from regrapht.cuda.affine import Poly, atom_is_thread, exact_quotient, polynomial_quotient
 from regrapht.cuda.arith_types import COMPARISON_OPERATORS, arithmetic_type
-from regrapht.cuda.function_scope import FunctionScope, WalkContext
+from regrapht.cuda.function_scope import LANE_NAMES, FunctionScope, WalkContext
 from regrapht.cuda.model import Branch, Expr, Loop, LoopKind
 from regrapht.cuda.nodes import (
     Positions,
@@ -255,6 +255,15 @@ class ControlFlow:
                 stack.extend(current.named_children)
         return False
 
+    def _steps_by_lane(self, operand: Node) -> bool:
+        """Neighbouring lanes differ by a constant in `operand`: `threadIdx.x`, `2 * tid`, or a
+        thread rank handed in by the caller (a parameter named `tid` or `lane`)."""
+        if self.scope.poly(operand).coefficient("threadIdx.x").kind in ("unit", "constant"):
+            return True
+        name = unparen(operand)
+        return name is not None and name.type == "identifier" and node_text(name) in LANE_NAMES and \
+            self.scope.state.env.get(node_text(name)) is None
+
     def branch(self, kind: str, condition: Node, statement: Node, statements: int = 0,
                 has_else: bool = False, loops: tuple[int, ...] = ()) -> Branch | None:
         dims, _ = self.scope.dependencies(condition)
@@ -270,13 +279,16 @@ class ControlFlow:
                 operator = node_text(current.child_by_field_name("operator"))
                 left = current.child_by_field_name("left")
                 right = current.child_by_field_name("right")
-                if operator in ("%", "&") and left is not None and right is not None and \
-                        self.scope.poly(left).coefficient("threadIdx.x").kind in ("unit", "constant"):
-                    value = self.scope.poly(right).constant
+                if operator in ("%", "&") and left is not None and right is not None and self._steps_by_lane(left):
+                    mask = self.scope.poly(right)
+                    value = mask.constant
                     if operator == "%":
                         modulus, modulus_value = right, value
                     elif value is not None and value > 0 and (value + 1) & value == 0:
                         modulus, modulus_value, modulus_operator = right, value + 1, "&"
+                    elif value is None and _minus_one(right):
+                        # `tid & (2 * s - 1)`: the low bits, `tid % (2 * s)` for a power of two.
+                        modulus, modulus_operator = right, "&"
             stack.extend(current.named_children)
         text_node = condition.named_children[0] if condition.type == "condition_clause" and condition.named_children \
             else condition
@@ -355,3 +367,11 @@ def _leaves_or_writes(body: Node, names: set[str]) -> bool:
         inner = nested or kind in _BREAK_TARGETS
         stack.extend((child, inner) for child in current.named_children)
     return False
+
+
+def _minus_one(node: Node) -> bool:
+    """`m - 1` (the mask of the low bits below a power of two `m`)."""
+    inner = unparen(node)
+    return inner is not None and inner.type == "binary_expression" and \
+        node_text(inner.child_by_field_name("operator")) == "-" and \
+        node_text(inner.child_by_field_name("right")).strip() == "1"

@@ -497,6 +497,11 @@ def _modulo(branch: Branch) -> str:
     """`modulo 2` for `% 2` and `& 1`, `modulo `k`` for a run-time `% k`."""
     if branch.modulus_value is not None:
         return f"modulo {branch.modulus_value}"
+    if branch.modulus_operator == "&":
+        mask = branch.modulus.text if branch.modulus is not None else ""
+        if mask.startswith("(") and mask.endswith(")") and mask.count("(") == 1:
+            mask = mask[1:-1]  # `(width - 1)` -> `width - 1`
+        return f"masked by `{mask}`"
     return f"modulo `{branch.modulus.text if branch.modulus is not None else ''}`"
 
 
