@@ -234,7 +234,8 @@ class LiteralFacts:
     def float_literal(self, node: Node, text: str, ctx: WalkContext) -> FloatLiteral:
         facts = self._facts.get(node.id)
         if facts is None:  # converted only, or deeper in a chain than `_arithmetic_chain` looks
-            return FloatLiteral(text, self.positions.span(node), 2 if ctx.chain else 0, (), is_exact_float(text), "")
+            return FloatLiteral(text, self.positions.span(node), 2 if ctx.chain else 0, (), is_exact_float(text), "",
+                                in_loop=bool(ctx.loops))
         operations, others, operator, dividend = facts
         return FloatLiteral(text, self.positions.span(node), operations, others, is_exact_float(text), operator,
-                            dividend)
+                            dividend, bool(ctx.loops))

@@ -186,6 +186,7 @@ class FloatLiteral:
     exact_in_float: bool = False
     operator: str = ""
     dividend: bool = False  # the left operand of its `/` (`1.0 / x` is a reciprocal, `x / 1.0` the identity)
+    in_loop: bool = False  # inside a loop of its function
 
 
 @dataclass(frozen=True)

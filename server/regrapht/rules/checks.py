@@ -392,28 +392,57 @@ def double_literal(function: Function, model: SourceModel, info: RuleInfo) -> It
         severity = _literal_severity(literal)
         if severity is not None:
             lines.setdefault(literal.span.start.line, []).append((literal, severity))
+    repeats = function.kind == "global" and _memory_work_repeats(function)
     for found in lines.values():
         # One finding per line: nvcc's code for a line is what confirms or refutes it (rules/confirm.py).
-        yield _line_of_literals(info, function, found)
+        yield _line_of_literals(info, function, found, repeats and not any(literal.in_loop for literal, _ in found))
 
 
-def _line_of_literals(info: RuleInfo, function: Function, found: list[tuple[FloatLiteral, Severity]]) -> Finding:
-    severity: Severity = "warning" if any(s == "warning" for _, s in found) else "hint"
-    # Name the literals that make the claim: for a warning, those that promote.
-    named = [literal for literal, s in found if s == severity]
+def _memory_work_repeats(function: Function) -> bool:
+    """Every global memory access of the kernel sits in a loop that may run more than once: each
+    thread's memory work repeats, so code outside the loops runs once per several elements."""
+    accesses = [a for a in function.accesses if a.space == "global"]
+    return bool(accesses) and all(_may_repeat(function, a.loop) for a in accesses)
+
+
+def _may_repeat(function: Function, loop: int | None) -> bool:
+    """Loop `loop` or one around it is not known to run at most once."""
+    while loop is not None:
+        trips = function.loops[loop].trip_count
+        if trips is None or trips > 1:
+            return True
+        loop = function.loops[loop].parent
+    return False
+
+
+def _line_of_literals(info: RuleInfo, function: Function, found: list[tuple[FloatLiteral, Severity]],
+                      once_per_thread: bool = False) -> Finding:
+    """`once_per_thread`: the line is outside every loop of a kernel whose memory work repeats in
+    loops (`_memory_work_repeats`): its double instructions run once per thread, not per element,
+    so a warning becomes a hint (and nvcc's f64 code keeps it one: it claims no more than that)."""
+    warns = any(s == "warning" for _, s in found)
+    once = once_per_thread and warns
+    severity: Severity = "warning" if warns and not once else "hint"
+    # Name the literals that make the claim: for a warning (or a once-per-thread hint), those that promote.
+    named = [literal for literal, s in found if s == ("warning" if warns else "hint")]
     texts = list(dict.fromkeys(literal.text for literal in named))  # each spelling once
     fixed = _names([t + "f" for t in texts])
     counted = f" ({len(named)} literals)" if len(named) > len(texts) else ""
     subject = f"`{texts[0]}` is a double-precision literal" if len(named) == 1 else \
         f"{_names(texts)}{counted} are double-precision literals"
-    if severity == "hint":
+    it = "it" if len(named) == 1 else "them"
+    if once:
+        message = (f"{subject}, so the float arithmetic around {it} is computed in double, but once per thread: "
+                   f"the line is outside every loop of `{function.name}`, whose global memory accesses all "
+                   f"repeat in loops; write {fixed} to say what is meant.")
+        proven = ""
+    elif severity == "hint":
         these = "this exact operation" if len(named) == 1 else "these exact operations"
         says = "says" if len(texts) == 1 else "say"
         message = f"{subject}; the compiler can narrow {these} back to float, but {fixed} {says} what is meant."
-        proven = (f"{subject} and the float arithmetic around {'it' if len(named) == 1 else 'them'} stays in "
-                  f"double precision; write {fixed}.")
+        proven = f"{subject} and the float arithmetic around {it} stays in double precision; write {fixed}."
     else:
-        message = (f"{subject}, so the float arithmetic around {'it' if len(named) == 1 else 'them'} is promoted "
+        message = (f"{subject}, so the float arithmetic around {it} is promoted "
                    f"to double (up to 64x slower on many GPUs); write {fixed}.")
         proven = ""
     title = f"Write `{found[0][0].text}f`" if len(found) == 1 else \
@@ -468,6 +497,11 @@ def _modulo(branch: Branch) -> str:
     """`modulo 2` for `% 2` and `& 1`, `modulo `k`` for a run-time `% k`."""
     if branch.modulus_value is not None:
         return f"modulo {branch.modulus_value}"
+    if branch.modulus_operator == "&":
+        mask = branch.modulus.text if branch.modulus is not None else ""
+        if mask.startswith("(") and mask.endswith(")") and mask.count("(") == 1:
+            mask = mask[1:-1]  # `(width - 1)` -> `width - 1`
+        return f"masked by `{mask}`"
     return f"modulo `{branch.modulus.text if branch.modulus is not None else ''}`"
 
 

@@ -4,7 +4,8 @@
 the rules whose claim the PTX can check, each verdict stating its evidence:
 - R007/R008 (double precision): f64 instructions on the line confirm it ("Confirmed by nvcc: 3
   f64 instructions in saxpy"); a hint becomes a warning and takes its `proven_message` (a hint
-  that said nvcc could narrow the literal must not go on saying so). None, while the line has
+  that said nvcc could narrow the literal must not go on saying so); a hint without one (R007 on
+  a line a kernel runs once per thread) claimed the f64 code already and stays a hint. None, while the line has
   code, refutes a warning (nvcc narrowed it to float): downgraded to a hint; for a hint, which
   said that nvcc narrows it, it is what the hint said ("nvcc shows: no f64 instruction ...").
 - R001/R002 (uncoalesced global access): narrow (< 16-byte) global loads/stores on the line
@@ -99,7 +100,9 @@ def verdicts(findings: Iterable[Finding], facts: PtxFacts) -> list[tuple[Finding
         if kind == "confirmed":
             # f64 code is the whole claim of R007/R008: proven now. For R001/R002 nvcc shows the
             # space and width, not the stride between threads: the severity stays.
-            upgrade = finding.rule in ("R007", "R008") and finding.severity in ("hint", "information")
+            # A hint that claims no more than the f64 code (R007 once per thread) stays one.
+            upgrade = finding.rule in ("R007", "R008") and finding.severity in ("hint", "information") \
+                and bool(finding.proven_message)
             severity = "warning" if upgrade else finding.severity
             said = "Confirmed by nvcc" if severity in ("warning", "error") else "nvcc shows"
             message = finding.proven_message or finding.message
