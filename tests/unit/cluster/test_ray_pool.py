@@ -39,7 +39,8 @@ def local_ray() -> Iterator[None]:
     # the workers import the doubles by module path: the repository root on their PYTHONPATH
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), saved) if p)
-    ray.init(num_cpus=2, num_gpus=2, include_dashboard=False, configure_logging=False,
+    # address="local": a cluster of its own, even where another runs on this machine
+    ray.init(address="local", num_cpus=2, num_gpus=2, include_dashboard=False, configure_logging=False,
              object_store_memory=80 * 1024 * 1024)
     try:
         yield
@@ -153,6 +154,29 @@ def test_eval_on_ray_gives_the_local_report(local_ray: None, tmp_path: Path, mon
     assert main(["eval", *common, "--out", str(tmp_path / "ray"), "--ray"]) == 0
     assert "ray: 2/2 done (2 from an earlier run), 0 failed, 0 running, 0 queued" in capsys.readouterr().err
     assert comparable(json.loads((tmp_path / "ray" / "report.json").read_text())) == comparable(local)
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+def test_graph_distill_on_ray_runs_a_job_per_seed_and_a_rerun_skips_them(
+        local_ray: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The real `regrapht graph distill --ray`: one job per (task, kernel, seed) on the local
+    cluster, each a real search (nvcc compiles its candidates); without a GPU none is verified, so
+    no trajectory is written and the exit status is the local path's (1); a re-run finds both
+    jobs in OUT.jsonl.jobs/ and runs neither."""
+    monkeypatch.setenv("REGRAPHT_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "distilled.jsonl"
+    command = ["graph", "distill", str(TASKS[0]), "-o", str(out), "--strategy", "rules", "--budget", "2",
+               "--no-model", "--seeds", "0", "1", "--ray"]
+    assert main(command) == 1
+    err = capsys.readouterr().err
+    assert "ray: 2/2 done, 0 failed, 0 running, 0 queued" in err, err
+    assert out.read_text(encoding="utf-8") == ""
+    results = sorted((tmp_path / "distilled.jsonl.jobs").glob("distill-*.json"))
+    assert len(results) == 2 and not list((tmp_path / "distilled.jsonl.jobs").glob("*.failed.json"))
+    assert all(json.loads(r.read_text(encoding="utf-8"))["result"]["records"] == [] for r in results)
+    assert main(command) == 1
+    assert "ray: 2/2 done (2 from an earlier run), 0 failed, 0 running, 0 queued" in capsys.readouterr().err
 
 
 def test_bench_command_jobs_run_on_ray_with_their_status_and_logs(local_ray: None, tmp_path: Path) -> None:
