@@ -69,6 +69,18 @@ _VECTOR_SCALARS = {"char": "signed char", "uchar": "unsigned char", "short": "sh
                    "longlong": "long long", "ulonglong": "unsigned long long", "float": "float", "double": "double"}
 VECTORS: dict[str, tuple[str, int]] = {f"{name}{lanes}": (scalar, lanes) for name, scalar in _VECTOR_SCALARS.items()
                                        for lanes in (1, 2, 3, 4)}
+
+
+def vector_layout(name: str) -> tuple[int, int]:
+    """(size, alignment) in bytes of CUDA vector type `name` passed by value, as vector_types.h
+    declares it: 1 and 3 lanes aligned as their scalar, 2 and 4 lanes as their size up to 16
+    (`uint3`: 12, 4; `float4`: 16, 16; `double4`: 32, 16)."""
+    scalar, lanes = VECTORS[name]
+    width = {"signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2, "int": 4, "unsigned int": 4,
+             "float": 4}.get(scalar, 8)
+    return width * lanes, (width if lanes in (1, 3) else min(16, width * lanes))
+
+
 # Spellings every CUDA file has (sys/types.h through the CUDA runtime headers).
 BUILTIN_ALIASES = {"uint": "unsigned int", "ushort": "unsigned short", "ulong": "unsigned long"}
 

@@ -27,9 +27,16 @@ from regrapht.cuda.model import Function, LaunchSite, SourceModel
 from regrapht.cuda.ranges import split_template_args, template_values
 from regrapht.cuda.view import kernels_of
 from regrapht.errors import InputError
-from regrapht.spec.ctypes_ import SCALARS, CType
+from regrapht.spec.ctypes_ import SCALARS, VECTORS, CType
 from regrapht.spec.expr import evaluate, names_in
-from regrapht.spec.infer_types import instance_name, spec_type, typedefs
+from regrapht.spec.infer_types import (
+    by_value_align,
+    ctype_or_message,
+    instance_name,
+    spec_type,
+    spec_type_or_error,
+    typedefs,
+)
 from regrapht.spec.model import KernelSpec, parse_spec
 from regrapht.spec.resolve import MAX_BLOCK_DIM, MAX_THREADS_PER_BLOCK
 
@@ -45,6 +52,8 @@ class _Arg:
     init: str | None = None
     role: str | None = None
     ctype: CType | None = None
+    raw: str | None = None  # a by-value struct, vector or enumeration: its bytes in hexadecimal
+    align: int | None = None  # its alignment, when not the one its size implies
 
 
 def _toml_str(value: str) -> str:
@@ -70,6 +79,10 @@ def render(name: str, grid: list[str], block: list[str], args: list[_Arg], share
             value = getattr(arg, key)
             if value is not None:
                 lines.append(f"{key} = {_toml_str(value)}")
+        if arg.raw is not None:
+            lines.append(f"bytes = {_toml_str(arg.raw)}")
+        if arg.align is not None:
+            lines.append(f"align = {arg.align}")
     return "\n".join(lines) + "\n"
 
 
@@ -142,6 +155,43 @@ def _valid(expr: str, scalars: dict[str, int | float]) -> bool:
     return isinstance(value, int) and value > 0
 
 
+def _instance_types(function: Function, name: str) -> dict[str, str]:
+    """Template type parameter -> the type instance `name` gives it."""
+    types, _ = template_values(split_template_args(name), tuple(p.partition("=")[0].split()[-1]
+                                                                  for p in function.template_parameters if p.split()))
+    return types
+
+
+def _by_value(name: str, ctype: CType, notes: list[str], guessed: list[str]) -> _Arg:
+    """A CUDA vector or an enumeration passed by value, as a struct's bytes: zeros, a guess (the
+    value the host passes is computed at run time)."""
+    size, align = ctype.struct_size, by_value_align(ctype)
+    natural = max(a for a in (1, 2, 4, 8, 16) if size % a == 0)
+    kind = "the vector" if ctype.base in VECTORS else "the enumerator"
+    guessed.append(f"{name}.bytes")
+    notes.append(f"{name} = {size} zero bytes is a guess: set the bytes of {kind} the kernel is launched with")
+    return _Arg(name, f"struct {ctype.base}", ctype=ctype, raw="00" * size, align=None if align == natural else align)
+
+
+def _normal_name(name: str, aliases: dict[str, str]) -> str:
+    """`k<label_t, uint8_t, 4>` -> `k<float, unsigned char, 4>`: typedefs among the template
+    arguments spelled as the compiled kernel's signature prints them."""
+    if "<" not in name:
+        return name
+    spelled = []
+    for argument in split_template_args(name):
+        parsed = ctype_or_message(argument, aliases) if re.fullmatch(r"[A-Za-z_][\w\s:]*", argument) else ""
+        spelled.append(parsed.spelled() if isinstance(parsed, CType) and not parsed.pointer else argument)
+    return f"{name.split('<', 1)[0].strip()}<{', '.join(spelled)}>"
+
+
+def _describable(function: Function, name: str, aliases: dict[str, str]) -> bool:
+    """Whether a spec can describe every parameter of instance `name`."""
+    types = _instance_types(function, name)
+    return all(isinstance(spec_type_or_error(p.name, p.type_text, types, aliases, file=None, line=0), CType)
+               for p in function.parameters)
+
+
 def _pick_launch(model: SourceModel, kernel: str) -> tuple[LaunchSite | None, Function | None]:
     for function in model.functions:
         for site in function.launches:
@@ -168,11 +218,14 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
     if site is None and context is not None:
         site, host = _pick_launch(model, base)
     host_text = _host_text(context or text, host)
-    name, chosen = instance_name(function, kernel, site, host_text, instances, file=file,
-                                 launch_text=context if context is not None and launch_model is not model else text)
-    types, _ = template_values(split_template_args(name), tuple(p.partition("=")[0].split()[-1]
-                                                                  for p in function.template_parameters if p.split()))
     aliases = typedefs(text if context is None else text + "\n" + context, file, include_dirs)
+    launch_text = context if context is not None and launch_model is not model else text
+    name, chosen = instance_name(function, kernel, site, host_text, instances, file=file, launch_text=launch_text,
+                                 host=host, host_functions=(launch_model if host is not None and launch_text is context
+                                                            else model).functions,
+                                 describable=lambda candidate: _describable(function, candidate, aliases))
+    name = _normal_name(name, aliases)
+    types = _instance_types(function, name)
     mapping: dict[str, str] = {}  # host name -> kernel parameter name
     literal: dict[str, str] = {}  # kernel parameter -> literal argument
     if site is not None:
@@ -193,7 +246,9 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
     guessed: list[str] = []
     for param in function.parameters:
         ctype = spec_type(param.name, param.type_text, types, aliases, file=file, line=param.span.start.line + 1)
-        if not ctype.pointer:
+        if ctype.is_struct:
+            args.append(_by_value(param.name, ctype, notes, guessed))
+        elif not ctype.pointer:
             default = "1.5" if not SCALARS[ctype.base].integer else size_default
             value = literal.get(param.name, default)
             if not _valid(value, scalars) and SCALARS[ctype.base].integer:
@@ -207,7 +262,7 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
     size_names = [a.name for a in args if a.value is not None and a.ctype is not None and a.ctype.info.integer
                   and a.ctype.base != "bool"]
     for arg in args:
-        if arg.value is not None or arg.ctype is None:
+        if arg.value is not None or arg.ctype is None or arg.ctype.is_struct:
             continue
         ctype = arg.ctype
         count = None

@@ -103,7 +103,7 @@ class Spec:
 _TOP_KEYS = ("kernel",)
 _KERNEL_KEYS = ("name", "grid", "block", "shared_bytes", "rtol", "atol", "arg", "flops", "guessed")
 GUESSABLE_KERNEL_KEYS = ("name", "grid", "block", "shared_bytes")
-GUESSABLE_ARG_KEYS = ("value", "count", "init", "role")
+GUESSABLE_ARG_KEYS = ("value", "count", "init", "role", "bytes")
 _ARG_KEYS = ("name", "type", "value", "count", "init", "role", "expect", "bytes", "align")
 MAX_STRUCT_BYTES = 4096  # CUDA's parameter space is 4 KiB (32 KiB since 12.1): a struct at most this
 

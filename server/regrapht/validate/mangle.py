@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from regrapht.errors import InputError
-from regrapht.spec.ctypes_ import CType, parse_ctype
+from regrapht.spec.ctypes_ import VECTORS, CType, parse_ctype
 
 
 def _source_name(name: str) -> str:
@@ -119,10 +119,18 @@ def normalise_signature(demangled: str) -> tuple[str, str | None, tuple[CType, .
     params: list[CType] = []
     if params_text and params_text != "void":
         for part in _split_top(params_text):
+            by_value = re.fullmatch(r"(?:const\s+)?([A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)(?:\s+const)?", part.strip())
+            if by_value is not None and by_value.group(1) in VECTORS:
+                # a vector passed by value, which a spec gives as a struct's bytes (its size is the
+                # spec's; only the name is compared)
+                params.append(CType(base=by_value.group(1), struct_size=1))
+                continue
             try:
                 params.append(parse_ctype(part))
             except InputError:
-                return None
+                if by_value is None or by_value.group(1) in ("void", "unsigned", "signed"):
+                    return None
+                params.append(CType(base=by_value.group(1), struct_size=1))  # a class or enumeration by value
     template = re.sub(r"\s+", "", targs) if targs is not None else None
     return name, template, tuple(params)
 
