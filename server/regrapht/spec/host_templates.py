@@ -118,9 +118,13 @@ def argument_pointee(argument: str, before: str) -> str | None:
     return None
 
 
-def host_instances(host: Function, text: str, functions: tuple[Function, ...], depth: int = 0) -> tuple[HostInstance, ...]:
+def host_instances(host: Function, text: str, functions: tuple[Function, ...], depth: int = 0, *,
+                   returned: dict[str, list[str] | None] | None = None) -> tuple[HostInstance, ...]:
     """The instantiations of template function `host` that `text` (the file holding it, whose
-    functions are `functions`) writes, in source order, without repeats."""
+    functions are `functions`) writes, in source order, without repeats. `returned`: function
+    name -> the parameter types of the function pointer it returns, when it returns one
+    (`return dequantize_row_cuda;` in a function returning `to_fp32_cuda_t` binds `dst_t * y`
+    to `float * y`)."""
     names = parameter_names(host)
     if not names or depth > MAX_DEPTH:
         return ()
@@ -142,20 +146,24 @@ def host_instances(host: Function, text: str, functions: tuple[Function, ...], d
             while position < len(text) and text[position].isspace():
                 position += 1
         call_args: list[str] = []
+        line = text.count("\n", 0, match.start())
+        caller = _enclosing(functions, line)
+        if caller is host:
+            continue  # a recursive call writes the host's own parameters
+        pointer_type = (returned or {}).get(caller.name) if caller is not None else None
         if position < len(text) and text[position] == "(":
             end = _balanced(text, position, "(", ")")
             if end is None:
                 continue
             call_args = split_top(text[position + 1: end - 1])
+        elif pointer_type and re.search(r"\breturn\s*&?\s*$", text[max(0, match.start() - 40): match.start()]):
+            # `return host;`: the function pointer type the caller returns gives the parameter types
+            call_args = [f"({_pointee_cast(t)})" if _pointee_cast(t) else "" for t in pointer_type]
         elif not explicit:
             continue
-        line = text.count("\n", 0, match.start())
         declaration = re.search(r"\btemplate\b[^;{}]*$", text[max(0, match.start() - 300): match.start()])
-        caller = _enclosing(functions, line)
-        if caller is host:
-            continue  # a recursive call writes the host's own parameters
         bound = _bind(host, names, explicit, call_args if declaration is None else [], text[: match.start()])
-        for binding in _through_caller(bound, caller, text, functions, depth):
+        for binding in _through_caller(bound, caller, text, functions, depth, returned):
             for name, default in names:
                 if name not in binding and default is not None:
                     binding[name] = substitute(default, binding)
@@ -163,6 +171,14 @@ def host_instances(host: Function, text: str, functions: tuple[Function, ...], d
             if instance.bindings and all(instance.bindings != f.bindings for f in found):
                 found.append(instance)
     return tuple(found)
+
+
+def _pointee_cast(parameter: str) -> str:
+    """`const float * y` -> `float *` (a cast `argument_pointee` reads); "" for a non-pointer."""
+    match = re.match(r"\s*(?:const\s+)?([A-Za-z_][\w:]*(?:\s+[A-Za-z_]\w*)?)\s*\*", parameter)
+    if match is None:
+        return ""
+    return f"{' '.join(match.group(1).split())} *"
 
 
 def _bind(host: Function, names: list[tuple[str, str | None]], explicit: list[str], call_args: list[str],
@@ -179,7 +195,7 @@ def _bind(host: Function, names: list[tuple[str, str | None]], explicit: list[st
 
 
 def _through_caller(binding: dict[str, str], caller: Function | None, text: str, functions: tuple[Function, ...],
-                    depth: int) -> list[dict[str, str]]:
+                    depth: int, returned: dict[str, list[str] | None] | None) -> list[dict[str, str]]:
     """`binding`, or, where its arguments name the template parameters of the caller (itself a
     template), one binding per instantiation of the caller."""
     if caller is None or not caller.template_parameters:
@@ -188,7 +204,7 @@ def _through_caller(binding: dict[str, str], caller: Function | None, text: str,
     if not any(set(re.findall(r"[A-Za-z_]\w*", value)) & outer for value in binding.values()):
         return [binding]
     resolved = []
-    for instance in host_instances(caller, text, functions, depth + 1):
+    for instance in host_instances(caller, text, functions, depth + 1, returned=returned):
         values = instance.as_dict()
         resolved.append({k: substitute(v, values) for k, v in binding.items()})
     return resolved

@@ -221,7 +221,7 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
     aliases = typedefs(text if context is None else text + "\n" + context, file, include_dirs)
     launch_text = context if context is not None and launch_model is not model else text
     name, chosen = instance_name(function, kernel, site, host_text, instances, file=file, launch_text=launch_text,
-                                 host=host, host_functions=(launch_model if host is not None and launch_text is context
+                                 host=host, aliases=aliases, host_functions=(launch_model if host is not None and launch_text is context
                                                             else model).functions,
                                  describable=lambda candidate: _describable(function, candidate, aliases))
     name = _normal_name(name, aliases)

@@ -25,6 +25,7 @@ from regrapht.spec.host_templates import (
     argument_pointee,
     host_instances,
     parameter_names,
+    split_top,
     substitute,
 )
 
@@ -32,10 +33,32 @@ MAX_HEADERS = 400  # headers read for typedefs, nearest first (breadth-first)
 MAX_HEADER_BYTES = 2 << 20
 _TYPEDEF = re.compile(r"\btypedef\s+([^;{}()]+?)\s*\b([A-Za-z_]\w*)\s*;")
 _USING = re.compile(r"\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}()]+?)\s*;")
+# `template <typename T> using to_t = void (*)(const void * x, T * y, int64_t k);`
+_FUNCTION_USING = re.compile(r"(?:\btemplate\s*<([^<>;{}]*)>\s*)?\busing\s+([A-Za-z_]\w*)\s*=\s*[\w\s:*&]*"
+                             r"\(\s*\*\s*\)\s*\(([^;{}]*)\)\s*;")
 _INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 _ENUM = re.compile(r"\benum\s+(?:class\s+|struct\s+)?([A-Za-z_]\w*)\s*(?::\s*([A-Za-z_][\w\s]*?))?\s*\{")
 _OPAQUE_HANDLES = ("cudaTextureObject_t", "cudaSurfaceObject_t")
 ENUM_PREFIX = "enum "  # an alias to this: an enumeration, the rest its underlying type (`enum int`)
+FUNCTION_PREFIX = "function pointer "  # an alias to this: a (template) alias of a function pointer type
+
+
+def pointer_parameters(type_text: str, aliases: dict[str, str]) -> list[str] | None:
+    """The parameter types of the function pointer type `type_text` names through `aliases`
+    (`to_fp32_cuda_t` -> `to_t_cuda_t<float>` -> `const void * x, float * y, int64_t k`), or None."""
+    text = " ".join(w for w in type_text.split() if w not in ("static", "inline", "const"))
+    for _ in range(8):
+        head = text.split("<", 1)[0].strip()
+        target = aliases.get(head)
+        if target is None:
+            return None
+        if target.startswith(FUNCTION_PREFIX):
+            declared, _, params = target.removeprefix(FUNCTION_PREFIX).partition(">(")
+            names = [d.split("=")[0].split()[-1] for d in split_top(declared.lstrip("<")) if d.split()]
+            bound = dict(zip(names, split_template_args(text), strict=False))
+            return [substitute(p, bound) for p in split_top(params.removesuffix(")"))]
+        text = target
+    return None
 
 
 def typedefs(text: str, file: str | None, include_dirs: Sequence[str] = ()) -> dict[str, str]:
@@ -52,6 +75,8 @@ def typedefs(text: str, file: str | None, include_dirs: Sequence[str] = ()) -> d
             aliases.setdefault(match.group(2), " ".join(match.group(1).split()))
         for match in _USING.finditer(current):
             aliases.setdefault(match.group(1), " ".join(match.group(2).split()))
+        for match in _FUNCTION_USING.finditer(current):
+            aliases.setdefault(match.group(2), f"{FUNCTION_PREFIX}<{match.group(1) or ''}>({' '.join(match.group(3).split())})")
         for match in _ENUM.finditer(current):
             aliases.setdefault(match.group(1), ENUM_PREFIX + " ".join((match.group(2) or "int").split()))
         for name in _INCLUDE.findall(current):
@@ -188,7 +213,7 @@ def launched_name(site: LaunchSite, text: str) -> str:
 
 def instance_name(function: Function, requested: str, site: LaunchSite | None, host_text: str,
                   instances: Sequence[str], *, file: str | None, launch_text: str = "", host: Function | None = None,
-                  host_functions: tuple[Function, ...] = (),
+                  host_functions: tuple[Function, ...] = (), aliases: dict[str, str] | None = None,
                   describable: Callable[[str], bool] | None = None) -> tuple[str, str]:
     """The kernel name to write (with template arguments for a template) and how it was chosen.
 
@@ -205,7 +230,8 @@ def instance_name(function: Function, requested: str, site: LaunchSite | None, h
     host_names = {n for n, _ in parameter_names(host)} if host is not None and host.template_parameters else set()
     bindings: list[HostInstance | None] = [None]
     if host is not None and host_names:
-        bindings = [*host_instances(host, launch_text, host_functions)] or [None]
+        returned = {f.name: pointer_parameters(f.return_type, aliases or {}) for f in host_functions}
+        bindings = [*host_instances(host, launch_text, host_functions, returned=returned)] or [None]
     candidates: list[tuple[str, str]] = []
     for binding in bindings:
         values = binding.as_dict() if binding is not None else {}

@@ -157,10 +157,55 @@ def test_argument_pointee(argument: str, before: str, pointee: str | None) -> No
     assert argument_pointee(argument, before) == pointee
 
 
+CONVERT = """
+#include <cstdint>
+#include <cuda_fp16.h>
+template<typename T>
+using to_t_cuda_t = void (*)(const void * x, T * y, int64_t k, cudaStream_t stream);
+typedef to_t_cuda_t<float> to_fp32_cuda_t;
+typedef to_t_cuda_t<half> to_fp16_cuda_t;
+
+template<typename dst_t>
+static __global__ void dequantize_block_q4(const void * __restrict__ vx, dst_t * __restrict__ yy, const int64_t k) {
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < k) {
+        yy[i] = (dst_t)(((const unsigned char *) vx)[i] & 15);
+    }
+}
+
+template<typename dst_t>
+static void dequantize_row_q4_cuda(const void * vx, dst_t * y, const int64_t k, cudaStream_t stream) {
+    dequantize_block_q4<<<(k + 255) / 256, 256, 0, stream>>>(vx, y, k);
+}
+
+to_fp16_cuda_t get_to_fp16(int type) {
+    switch (type) {
+        case 2: return dequantize_row_q4_cuda;
+        default: return nullptr;
+    }
+}
+
+to_fp32_cuda_t get_to_fp32(int type) {
+    switch (type) {
+        case 2: return dequantize_row_q4_cuda;
+        default: return nullptr;
+    }
+}
+"""
+
+
+def test_a_host_returned_as_a_function_pointer_takes_the_pointer_type_s_parameters() -> None:
+    spec = infer_spec(CONVERT, "dequantize_block_q4")
+    kernel = parse_spec(spec).kernels[0]
+    assert kernel.name == "dequantize_block_q4<float>"  # half first, which a spec cannot describe
+    assert [a.ctype.spelled() for a in kernel.args] == ["const void*", "float*", "long"]
+    assert "dequantize_row_q4_cuda's dst_t = float" in spec and "also launches dequantize_block_q4<half>" in spec
+
+
 @pytest.mark.nvcc
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 @pytest.mark.parametrize(("source", "kernel"), [(CLAMP, "op_clamp_kernel"), (REDUCE, "reduce_sum_kernel"),
-                                                (CONCAT, "concat_cont")])
+                                                (CONVERT, "dequantize_block_q4"), (CONCAT, "concat_cont")])
 def test_the_inferred_instance_is_an_entry_of_the_compiled_file(tmp_path, source: str, kernel: str) -> None:
     from regrapht.validate.compiler import CompileCache, Compiler, find_demangler, find_nvcc
     from regrapht.validate.mangle import find_entry
