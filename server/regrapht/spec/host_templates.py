@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from regrapht.cuda.model import Function
 
 MAX_DEPTH = 3  # template callers followed up
-MAX_INSTANCES = 32  # bindings of one host function kept (the first ones in the file)
+MAX_INSTANCES = 256  # bindings of one host function kept (the first ones in the file)
 _CAST = re.compile(r"^\(\s*((?:const\s+)?[A-Za-z_][\w:]*(?:\s+[A-Za-z_]\w*)?)\s*\*\s*(?:__restrict__\s*)?\)")
 _STATIC_CAST = re.compile(r"^(?:static|reinterpret)_cast\s*<\s*((?:const\s+)?[A-Za-z_][\w:]*(?:\s+[A-Za-z_]\w*)?)\s*\*")
 
@@ -52,15 +52,18 @@ def substitute(text: str, bindings: dict[str, str]) -> str:
     return re.sub(r"[A-Za-z_]\w*", lambda m: bindings.get(m.group(0), m.group(0)), text)
 
 
-def split_top(text: str) -> list[str]:
-    """`text` split at its top-level commas (not inside <> () [] {}), each part stripped."""
+def split_top(text: str, *, angles: bool = True) -> list[str]:
+    """`text` split at its top-level commas (not inside () [] {}, nor <> with `angles`: template
+    arguments and declarations, not call arguments, where `<` compares and `->` selects), each
+    part stripped."""
+    brackets = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1} | ({"<": 1, ">": -1} if angles else {})
     parts, depth, current = [], 0, ""
     for char in text:
         if char == "," and depth == 0:
             parts.append(current.strip())
             current = ""
             continue
-        depth += {"<": 1, "(": 1, "[": 1, "{": 1, ">": -1, ")": -1, "]": -1, "}": -1}.get(char, 0)
+        depth += brackets.get(char, 0)
         current += char
     if current.strip():
         parts.append(current.strip())
@@ -107,14 +110,16 @@ def declared_pointee(text: str, variable: str) -> str | None:
 
 def argument_pointee(argument: str, before: str) -> str | None:
     """The pointee type an argument expression has, when it shows it: a cast (`(const float *)
-    p`, `static_cast<half *>(p)`) or a variable declared in `before` (the text before the call)."""
+    p`, `static_cast<half *>(p)`) or a pointer variable declared in `before` (the text before the
+    call), maybe with an offset added (`p + i3 * n`)."""
     text = argument.strip()
     for pattern in (_CAST, _STATIC_CAST):
         match = pattern.match(text)
         if match is not None:
             return " ".join(w for w in match.group(1).split() if w != "const")
-    if re.fullmatch(r"[A-Za-z_]\w*", text):
-        return declared_pointee(before, text)
+    variable = re.fullmatch(r"([A-Za-z_]\w*)(?:\s*[+-][^,]*)?", text)  # `p`, `p + i * n`: p's type
+    if variable is not None:
+        return declared_pointee(before, variable.group(1))
     return None
 
 
@@ -155,7 +160,7 @@ def host_instances(host: Function, text: str, functions: tuple[Function, ...], d
             end = _balanced(text, position, "(", ")")
             if end is None:
                 continue
-            call_args = split_top(text[position + 1: end - 1])
+            call_args = split_top(text[position + 1: end - 1], angles=False)
         elif pointer_type and re.search(r"\breturn\s*&?\s*$", text[max(0, match.start() - 40): match.start()]):
             # `return host;`: the function pointer type the caller returns gives the parameter types
             call_args = [f"({_pointee_cast(t)})" if _pointee_cast(t) else "" for t in pointer_type]

@@ -223,11 +223,15 @@ def instance_name(function: Function, requested: str, site: LaunchSite | None, h
     (`host_templates.py`); the first instance whose parameter types a spec can describe
     (`describable`) is taken, the others are noted. Else the compiled original's instances: the
     only one is taken, several are listed in the error for the user to choose from."""
-    if not function.template_parameters or "<" in requested:
+    host_names = {n for n, _ in parameter_names(host)} if host is not None and host.template_parameters else set()
+    # a name as the launch writes it: with the host's parameters (`concat_cont<T, 2>`), or with the
+    # leading arguments only (`soft_max_f32<true, 0, 0>`, the last deduced from an argument)
+    named_with_host = "<" in requested and (bool(set(re.findall(r"[A-Za-z_]\w*", requested)) & host_names)
+                                            or len(split_template_args(requested)) < len(function.template_parameters))
+    if not function.template_parameters or ("<" in requested and not named_with_host):
         return requested, ""
     names = [_parameter_name(p) for p in function.template_parameters]
-    written = launched_name(site, launch_text) if site is not None and launch_text else ""
-    host_names = {n for n, _ in parameter_names(host)} if host is not None and host.template_parameters else set()
+    written = requested if named_with_host else launched_name(site, launch_text) if site is not None and launch_text else ""
     bindings: list[HostInstance | None] = [None]
     if host is not None and host_names:
         returned = {f.name: pointer_parameters(f.return_type, aliases or {}) for f in host_functions}

@@ -150,7 +150,8 @@ def test_a_host_template_parameter_nothing_binds_is_refused_not_written_into_the
     ("static_cast<const double *>(p)", "", "double"),
     ("y", "void f(dst_t * y, int k)", "dst_t"),
     ("y", "const float * y = a; int * y2;", "float"),
-    ("y + 4", "float * y;", None),
+    ("y + i3 * (nb / sizeof(T))", "float * y;", "float"),
+    ("n + 1", "int n;", None),
     ("n", "int n;", None),
 ])
 def test_argument_pointee(argument: str, before: str, pointee: str | None) -> None:
