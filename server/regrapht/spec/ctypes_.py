@@ -71,6 +71,12 @@ VECTORS: dict[str, tuple[str, int]] = {f"{name}{lanes}": (scalar, lanes) for nam
                                        for lanes in (1, 2, 3, 4)}
 
 
+def dtype_bytes(dtype: str) -> int:
+    """Bytes of one element of a SCALARS numpy dtype string (`int32` -> 4, `bool` -> 1)."""
+    digits = re.sub(r"\D", "", dtype)
+    return int(digits) // 8 if digits else 1
+
+
 def vector_layout(name: str) -> tuple[int, int]:
     """(size, alignment) in bytes of CUDA vector type `name` passed by value, as vector_types.h
     declares it: 1 and 3 lanes aligned as their scalar, 2 and 4 lanes as their size up to 16

@@ -20,7 +20,7 @@ extension of the format) and in the comment above it. Types and template instanc
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from regrapht.cuda.model import Function, LaunchSite, SourceModel
@@ -33,10 +33,12 @@ from regrapht.spec.infer_types import (
     by_value_align,
     ctype_or_message,
     instance_name,
+    source_texts,
     spec_type,
     spec_type_or_error,
-    typedefs,
+    typedefs_of,
 )
+from regrapht.spec.layouts import Layout, integer_defines, struct_bodies, struct_layout
 from regrapht.spec.model import KernelSpec, parse_spec
 from regrapht.spec.resolve import MAX_BLOCK_DIM, MAX_THREADS_PER_BLOCK
 
@@ -162,12 +164,12 @@ def _instance_types(function: Function, name: str) -> dict[str, str]:
     return types
 
 
-def _by_value(name: str, ctype: CType, notes: list[str], guessed: list[str]) -> _Arg:
-    """A CUDA vector or an enumeration passed by value, as a struct's bytes: zeros, a guess (the
-    value the host passes is computed at run time)."""
-    size, align = ctype.struct_size, by_value_align(ctype)
+def _by_value(name: str, ctype: CType, align: int, notes: list[str], guessed: list[str]) -> _Arg:
+    """A struct, CUDA vector or enumeration passed by value, as a struct's bytes: zeros, a guess
+    (the value the host passes is computed at run time)."""
+    size = ctype.struct_size
     natural = max(a for a in (1, 2, 4, 8, 16) if size % a == 0)
-    kind = "the vector" if ctype.base in VECTORS else "the enumerator"
+    kind = "the vector" if ctype.base in VECTORS else "the value"
     guessed.append(f"{name}.bytes")
     notes.append(f"{name} = {size} zero bytes is a guess: set the bytes of {kind} the kernel is launched with")
     return _Arg(name, f"struct {ctype.base}", ctype=ctype, raw="00" * size, align=None if align == natural else align)
@@ -185,11 +187,12 @@ def _normal_name(name: str, aliases: dict[str, str]) -> str:
     return f"{name.split('<', 1)[0].strip()}<{', '.join(spelled)}>"
 
 
-def _describable(function: Function, name: str, aliases: dict[str, str]) -> bool:
+def _describable(function: Function, name: str, aliases: dict[str, str],
+                 layouts: Callable[[str], Layout | str]) -> bool:
     """Whether a spec can describe every parameter of instance `name`."""
     types = _instance_types(function, name)
-    return all(isinstance(spec_type_or_error(p.name, p.type_text, types, aliases, file=None, line=0), CType)
-               for p in function.parameters)
+    return all(isinstance(spec_type_or_error(p.name, p.type_text, types, aliases, file=None, line=0,
+                                             layouts=layouts), CType) for p in function.parameters)
 
 
 def _pick_launch(model: SourceModel, kernel: str) -> tuple[LaunchSite | None, Function | None]:
@@ -218,12 +221,17 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
     if site is None and context is not None:
         site, host = _pick_launch(model, base)
     host_text = _host_text(context or text, host)
-    aliases = typedefs(text if context is None else text + "\n" + context, file, include_dirs)
+    texts = source_texts(text if context is None else text + "\n" + context, file, include_dirs)
+    aliases = typedefs_of(texts)
+    bodies, defines = struct_bodies(texts), integer_defines(texts) | dict(model.constants)
+
+    def layouts(struct: str) -> Layout | str:
+        return struct_layout(struct, bodies, aliases, defines)
     launch_text = context if context is not None and launch_model is not model else text
     name, chosen = instance_name(function, kernel, site, host_text, instances, file=file, launch_text=launch_text,
                                  host=host, aliases=aliases, host_functions=(launch_model if host is not None and launch_text is context
                                                             else model).functions,
-                                 describable=lambda candidate: _describable(function, candidate, aliases))
+                                 describable=lambda candidate: _describable(function, candidate, aliases, layouts))
     name = _normal_name(name, aliases)
     types = _instance_types(function, name)
     mapping: dict[str, str] = {}  # host name -> kernel parameter name
@@ -245,9 +253,12 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
     notes: list[str] = [f"{name} is the instance described ({chosen})"] if chosen else []
     guessed: list[str] = []
     for param in function.parameters:
-        ctype = spec_type(param.name, param.type_text, types, aliases, file=file, line=param.span.start.line + 1)
+        ctype = spec_type(param.name, param.type_text, types, aliases, file=file, line=param.span.start.line + 1,
+                          layouts=layouts)
         if ctype.is_struct:
-            args.append(_by_value(param.name, ctype, notes, guessed))
+            layout = layouts(ctype.base)
+            align = layout.align if isinstance(layout, Layout) else by_value_align(ctype)
+            args.append(_by_value(param.name, ctype, align, notes, guessed))
         elif not ctype.pointer:
             default = "1.5" if not SCALARS[ctype.base].integer else size_default
             value = literal.get(param.name, default)

@@ -19,7 +19,7 @@ from pathlib import Path
 from regrapht.cuda.model import Function, LaunchSite
 from regrapht.cuda.ranges import split_template_args, template_integer
 from regrapht.errors import InputError
-from regrapht.spec.ctypes_ import VECTORS, CType, parse_ctype, vector_layout
+from regrapht.spec.ctypes_ import VECTORS, CType, dtype_bytes, parse_ctype, vector_layout
 from regrapht.spec.host_templates import (
     HostInstance,
     argument_pointee,
@@ -28,6 +28,7 @@ from regrapht.spec.host_templates import (
     split_top,
     substitute,
 )
+from regrapht.spec.layouts import Layout
 
 MAX_HEADERS = 400  # headers read for typedefs, nearest first (breadth-first)
 MAX_HEADER_BYTES = 2 << 20
@@ -66,19 +67,19 @@ def typedefs(text: str, file: str | None, include_dirs: Sequence[str] = ()) -> d
     beside `file` or in `include_dirs`, project headers only: those that exist there). An
     enumeration's name stands for `enum UNDERLYING` (`enum class Kind : uint8_t {` -> `enum
     uint8_t`; `int` without a fixed type)."""
-    aliases: dict[str, str] = {}
+    return typedefs_of(source_texts(text, file, include_dirs))
+
+
+def source_texts(text: str, file: str | None, include_dirs: Sequence[str] = ()) -> list[str]:
+    """`text` and the texts of the headers it includes (found beside `file` or in
+    `include_dirs`, project headers only: those that exist there), nearest first, at most
+    MAX_HEADERS of at most MAX_HEADER_BYTES each."""
+    texts: list[str] = []
     seen: set[Path] = set()
     pending: list[tuple[str, Path | None]] = [(text, Path(file).resolve().parent if file else None)]
     while pending and len(seen) <= MAX_HEADERS:
         current, folder = pending.pop(0)
-        for match in _TYPEDEF.finditer(current):
-            aliases.setdefault(match.group(2), " ".join(match.group(1).split()))
-        for match in _USING.finditer(current):
-            aliases.setdefault(match.group(1), " ".join(match.group(2).split()))
-        for match in _FUNCTION_USING.finditer(current):
-            aliases.setdefault(match.group(2), f"{FUNCTION_PREFIX}<{match.group(1) or ''}>({' '.join(match.group(3).split())})")
-        for match in _ENUM.finditer(current):
-            aliases.setdefault(match.group(1), ENUM_PREFIX + " ".join((match.group(2) or "int").split()))
+        texts.append(current)
         for name in _INCLUDE.findall(current):
             for root in ([folder] if folder else []) + [Path(d) for d in include_dirs]:
                 candidate = (root / name).resolve()
@@ -91,6 +92,21 @@ def typedefs(text: str, file: str | None, include_dirs: Sequence[str] = ()) -> d
                 except OSError:
                     pass
                 break
+    return texts
+
+
+def typedefs_of(texts: Sequence[str]) -> dict[str, str]:
+    """`typedefs` of texts already read (the first declaration of a name wins)."""
+    aliases: dict[str, str] = {}
+    for current in texts:
+        for match in _TYPEDEF.finditer(current):
+            aliases.setdefault(match.group(2), " ".join(match.group(1).split()))
+        for match in _USING.finditer(current):
+            aliases.setdefault(match.group(1), " ".join(match.group(2).split()))
+        for match in _FUNCTION_USING.finditer(current):
+            aliases.setdefault(match.group(2), f"{FUNCTION_PREFIX}<{match.group(1) or ''}>({' '.join(match.group(3).split())})")
+        for match in _ENUM.finditer(current):
+            aliases.setdefault(match.group(1), ENUM_PREFIX + " ".join((match.group(2) or "int").split()))
     return aliases
 
 
@@ -120,17 +136,19 @@ def declared_type(type_text: str) -> str:
 
 
 def spec_type(name: str, type_text: str, types: dict[str, str], aliases: dict[str, str], *,
-              file: str | None, line: int) -> CType:
+              file: str | None, line: int, layouts: Callable[[str], Layout | str] | None = None) -> CType:
     """The spec type of parameter `name` (InputError naming it when a spec cannot describe it)."""
-    found = spec_type_or_error(name, type_text, types, aliases, file=file, line=line)
+    found = spec_type_or_error(name, type_text, types, aliases, file=file, line=line, layouts=layouts)
     if isinstance(found, InputError):
         raise found
     return found
 
 
 def spec_type_or_error(name: str, type_text: str, types: dict[str, str], aliases: dict[str, str], *,
-                       file: str | None, line: int) -> CType | InputError:
-    """The spec type of parameter `name`, or the error that says why a spec cannot describe it."""
+                       file: str | None, line: int,
+                       layouts: Callable[[str], Layout | str] | None = None) -> CType | InputError:
+    """The spec type of parameter `name`, or the error that says why a spec cannot describe it.
+    `layouts`: a project struct's layout (`layouts.py`), for one passed by value."""
     text = declared_type(type_text)
     words = re.findall(r"[A-Za-z_]\w*", text)
     substituted = re.sub(r"[A-Za-z_]\w*", lambda m: types.get(m.group(0), m.group(0)), text)
@@ -147,8 +165,12 @@ def spec_type_or_error(name: str, type_text: str, types: dict[str, str], aliases
     if isinstance(parsed, CType):
         return parsed
     if "*" not in substituted and re.fullmatch(r"(const\s+)?(struct\s+)?[A-Za-z_][\w:]*", substituted):
+        struct = substituted.split()[-1]
+        layout = layouts(struct) if layouts is not None else "no layouts were given"
+        if isinstance(layout, Layout):
+            return CType(base=struct, struct_size=layout.size)
         return InputError(f"parameter {name!r} has type {text!r}, a struct passed by value, which a spec "
-                          "cannot describe yet; write a spec for a wrapper kernel that takes its fields",
+                          f"cannot lay out ({layout}); write a spec for a wrapper kernel that takes its fields",
                           file=file, line=line)
     hint = " (template instance types)" if unresolved or not types and re.search(r"\b[A-Z]\w*\b", text) else ""
     return InputError(f"parameter {name!r} has type {text!r}, which a spec cannot describe: {parsed}{hint}",
@@ -178,7 +200,7 @@ def by_value_type(text: str, aliases: dict[str, str]) -> CType | None:
     if underlying.startswith(ENUM_PREFIX) or re.search(r"\benum\b", text):
         scalar = ctype_or_message(underlying.removeprefix(ENUM_PREFIX) or "int", aliases)
         if isinstance(scalar, CType) and not scalar.pointer and scalar.info.integer:
-            return CType(base=name, struct_size=1 if scalar.info.dtype == "bool" else int(scalar.info.dtype.lstrip("uint")) // 8)
+            return CType(base=name, struct_size=dtype_bytes(scalar.info.dtype))
     return None
 
 

@@ -61,7 +61,7 @@ def test_by_value_types() -> None:
     assert by_value_type("const enum pool_op", aliases).struct_size == 4  # type: ignore[union-attr]
     assert by_value_type("const Missing", aliases).struct_size == 1  # type: ignore[union-attr]
     assert by_value_type("const uint3*", aliases) is None and by_value_type("int", aliases) is None
-    assert by_value_type("Params", aliases) is None  # a project struct: its layout is not known here
+    assert by_value_type("Params", aliases) is None  # a project struct: laid out by layouts.py
 
 
 def test_a_vector_by_value_is_guessed_bytes_of_its_size_and_the_kernel_is_found_by_its_mangled_name() -> None:
