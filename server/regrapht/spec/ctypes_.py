@@ -99,27 +99,38 @@ class CType:
     pointer: bool = False
     const: bool = False  # const pointee (pointers) / const scalar (ignored for scalars)
     vector: str = ""  # a key of VECTORS (`float4`) for a pointer to CUDA vectors, else ""
-    struct_size: int = 0  # > 0: a struct or class passed by value, as bytes (an extension)
+    struct_size: int = 0  # > 0: a struct or class passed by value, as bytes (an extension); with
+    # `pointer`, a buffer of such structs, `struct_size` bytes each (`struct NAME*`, an extension)
 
     @property
     def is_struct(self) -> bool:
-        return self.struct_size > 0
+        """A struct passed by value (not a pointer to structs)."""
+        return self.struct_size > 0 and not self.pointer
+
+    @property
+    def is_struct_pointer(self) -> bool:
+        return self.struct_size > 0 and self.pointer
 
     @property
     def info(self) -> ScalarInfo:
-        if self.is_struct:  # raw bytes; the Itanium code is the (maybe qualified) class name
+        if self.struct_size > 0:  # raw bytes; the Itanium code is the (maybe qualified) class name
             parts = [p for p in self.base.split("::") if p]
             code = f"{len(parts[0])}{parts[0]}" if len(parts) == 1 else "N" + "".join(f"{len(p)}{p}" for p in parts) + "E"
+            if self.pointer:  # a buffer of structs: bytes, compared exactly
+                return ScalarInfo("uint8", code, True)
             return ScalarInfo(f"V{self.struct_size}", code, False)
         return SCALARS[self.base]
 
     @property
     def lanes(self) -> int:
+        """Elements of the buffer per element of the spec's count (a vector's lanes, a struct's bytes)."""
+        if self.is_struct_pointer:
+            return self.struct_size
         return VECTORS[self.vector][1] if self.vector else 1
 
     @property
     def element(self) -> str:
-        """The pointee as C spells it: `float4`, `unsigned int`."""
+        """The pointee as C spells it: `float4`, `unsigned int`, a struct's name."""
         return self.vector or self.base
 
     @property
@@ -128,6 +139,8 @@ class CType:
         return f"{len(self.vector)}{self.vector}" if self.vector else self.info.code
 
     def spelled(self) -> str:
+        if self.is_struct_pointer:
+            return f"{'const ' if self.const else ''}struct {self.base}*"
         if self.pointer:
             return f"{'const ' if self.const else ''}{self.element}*"
         return self.base
@@ -179,6 +192,18 @@ def parse_ctype(text: str, *, file: str | None = None, key: str | None = None,
         raise InputError(f"unknown type {text!r} (known: {known}, pointers to them and to CUDA vector types "
                          "such as float4, uchar4)", file=file, key=key)
     return CType(base=base, pointer=bool(stars), const=const and bool(stars))
+
+
+def struct_pointer_type(text: object, size: int) -> CType | None:
+    """`const struct SplitFindTask*` (a buffer of structs of `size` bytes each) as a CType; None
+    when `text` is not that spelling."""
+    if not isinstance(text, str):
+        return None
+    match = re.fullmatch(r"\s*(const\s+)?struct\s+([A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\s*(const\s*)?\*\s*"
+                         r"(?:__restrict__\s*)?", text)
+    if match is None:
+        return None
+    return CType(base=match.group(2), pointer=True, const=bool(match.group(1) or match.group(3)), struct_size=size)
 
 
 def struct_type(text: object, size: int) -> CType | None:

@@ -56,6 +56,7 @@ class _Arg:
     ctype: CType | None = None
     raw: str | None = None  # a by-value struct, vector or enumeration: its bytes in hexadecimal
     align: int | None = None  # its alignment, when not the one its size implies
+    element_bytes: int | None = None  # a buffer of structs: the size of one
 
 
 def _toml_str(value: str) -> str:
@@ -85,6 +86,8 @@ def render(name: str, grid: list[str], block: list[str], args: list[_Arg], share
             lines.append(f"bytes = {_toml_str(arg.raw)}")
         if arg.align is not None:
             lines.append(f"align = {arg.align}")
+        if arg.element_bytes is not None:
+            lines.append(f"element_bytes = {arg.element_bytes}")
     return "\n".join(lines) + "\n"
 
 
@@ -297,6 +300,11 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
         written = arg.name in function.written_pointers or atomic_only
         arg.role = "in" if ctype.const or not written else ("inout" if reads else "out")
         _set_init(arg, atomic_only)
+        if ctype.is_struct_pointer:
+            arg.element_bytes = ctype.struct_size
+            guessed.append(f"{arg.name}.init")
+            notes.append(f"init of {arg.name} (structs {ctype.base} of {ctype.struct_size} bytes, as laid out from "
+                         "their definition) is a guess: zeros; give the structs the kernel is launched with")
     grid, block, shared, launch_notes = _launch(site, host, mapping, constants, scalars, size_names)
     guessed += [note.split(" = ", 1)[0] for note in launch_notes]
     notes += launch_notes
@@ -393,6 +401,8 @@ def _set_init(arg: _Arg, atomic_only: bool) -> None:
     arg.init = None
     if atomic_only and not ctype.const:
         arg.init = "zeros"
+    elif arg.role != "out" and ctype.is_struct_pointer:
+        arg.init = "zeros"  # random bytes would be garbage counts and indices; a guess either way
     elif arg.role != "out":
         info = SCALARS[ctype.base]
         if ctype.base in ("unsigned char", "void"):

@@ -19,7 +19,7 @@ from pathlib import Path
 from regrapht.cuda.model import Function, LaunchSite
 from regrapht.cuda.ranges import split_template_args, template_integer
 from regrapht.errors import InputError
-from regrapht.spec.ctypes_ import VECTORS, CType, dtype_bytes, parse_ctype, vector_layout
+from regrapht.spec.ctypes_ import SCALARS, VECTORS, CType, dtype_bytes, parse_ctype, vector_layout
 from regrapht.spec.host_templates import (
     HostInstance,
     argument_pointee,
@@ -164,6 +164,16 @@ def spec_type_or_error(name: str, type_text: str, types: dict[str, str], aliases
     parsed = ctype_or_message(substituted, aliases)
     if isinstance(parsed, CType):
         return parsed
+    pointee = re.fullmatch(r"(const\s+)?(?:struct\s+)?([A-Za-z_][\w:]*)\s*(const\s*)?\*", substituted)
+    if pointee is not None and pointee.group(2) not in SCALARS and pointee.group(2) not in VECTORS:
+        layout = layouts(pointee.group(2)) if layouts is not None else "no layouts were given"
+        if isinstance(layout, Layout):
+            return CType(base=pointee.group(2), pointer=True, const=bool(pointee.group(1) or pointee.group(3)),
+                         struct_size=layout.size)
+        if not re.search(r"definition is not in the file", layout):
+            return InputError(f"parameter {name!r} points to struct {pointee.group(2)!r}, which a spec cannot lay "
+                              f"out as bytes ({layout}); write a spec for a wrapper kernel that takes plain buffers",
+                              file=file, line=line)
     if "*" not in substituted and re.fullmatch(r"(const\s+)?(struct\s+)?[A-Za-z_][\w:]*", substituted):
         struct = substituted.split()[-1]
         layout = layouts(struct) if layouts is not None else "no layouts were given"

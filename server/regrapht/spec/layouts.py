@@ -23,6 +23,7 @@ from regrapht.spec.expr import evaluate, names_in
 MAX_NESTING = 8
 _STRUCT = re.compile(r"\b(struct|class|union)\s+((?:__align__|alignas)\s*\([^)]*\)\s*)?([A-Za-z_]\w*)\s*"
                      r"(final\s*)?(:[^{;]*)?\{")
+_TYPEDEF_STRUCT = re.compile(r"\btypedef\s+(struct|union)\s*(?:[A-Za-z_]\w*\s*)?\{")
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)\s+([^\n]+)$", re.M)
 
 
@@ -51,6 +52,17 @@ def struct_bodies(texts: list[str]) -> dict[str, str]:
             if end is not None:
                 head = f"{match.group(1)} {match.group(2) or ''}{match.group(4) or ''}{match.group(5) or ''}"
                 bodies[name] = head + "{" + text[start + 1: end] + "}"
+        for match in _TYPEDEF_STRUCT.finditer(text):  # `typedef struct { ... } block_q4_0;`
+            start = match.end() - 1
+            depth, end = 0, None
+            for index in range(start, min(len(text), start + 100_000)):
+                depth += {"{": 1, "}": -1}.get(text[index], 0)
+                if depth == 0:
+                    end = index
+                    break
+            named = re.match(r"\s*([A-Za-z_]\w*)\s*;", text[end + 1:]) if end is not None else None
+            if end is not None and named is not None and named.group(1) not in bodies:
+                bodies[named.group(1)] = f"{match.group(1)} " + "{" + text[start + 1: end] + "}"
     return bodies
 
 
@@ -84,11 +96,16 @@ def _fields(body: str) -> list[str] | str:
     """The field declarations of a struct body, or the reason it is not plain data."""
     inner = body[body.index("{") + 1: -1]
     inner = re.sub(r"//[^\n]*|/\*.*?\*/", " ", inner, flags=re.S)
-    # methods and constructors: drop their bodies, then their declarations
+    # methods and constructors: drop their bodies, then their declarations; a nested struct or
+    # union definition (`union { struct { half d; half m; }; half2 dm; };`) is not laid out here
     while True:
         nested = re.search(r"\{[^{}]*\}", inner)
         if nested is None:
             break
+        before = inner[: nested.start()].rstrip()
+        if not re.search(r"\)\s*(?:const|noexcept|override|final|\s)*$", before) and \
+                not re.search(r"\)\s*:[^;{}]*$", before):  # a constructor's initialiser list
+            return "it has a nested struct or union"
         inner = inner[: nested.start()] + ";" + inner[nested.end():]
     fields = []
     for statement in inner.split(";"):

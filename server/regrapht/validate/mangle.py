@@ -54,8 +54,9 @@ def mangle(name: str, params: Sequence[CType]) -> str:
         # `K name` when const, `P (K) name`; each seen before is written as a reference
         name = param.code
         pieces = []
-        text = encoded(name, None, bool(param.vector))
-        if param.vector and name not in substitutions:
+        named_class = bool(param.vector) or param.is_struct_pointer  # a class name: substitutable
+        text = encoded(name, None, named_class)
+        if named_class and name not in substitutions:
             pieces.append(name)
         if param.const:
             const_text = encoded("K" + name, "K" + text, True)
@@ -125,9 +126,14 @@ def normalise_signature(demangled: str) -> tuple[str, str | None, tuple[CType, .
                 # spec's; only the name is compared)
                 params.append(CType(base=by_value.group(1), struct_size=1))
                 continue
+            pointer = re.fullmatch(r"(const\s+)?([A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\s*(const\s*)?\*", part.strip())
             try:
                 params.append(parse_ctype(part))
             except InputError:
+                if pointer is not None:  # a pointer to a class: a spec's buffer of structs
+                    params.append(CType(base=pointer.group(2), pointer=True,
+                                        const=bool(pointer.group(1) or pointer.group(3)), struct_size=1))
+                    continue
                 if by_value is None or by_value.group(1) in ("void", "unsigned", "signed"):
                     return None
                 params.append(CType(base=by_value.group(1), struct_size=1))  # a class or enumeration by value
@@ -166,6 +172,9 @@ def _normal_targs(text: str | None) -> str | None:
 def _abi(param: CType, ignore_const: bool) -> tuple[str, bool, bool]:
     """What the compiled kernel's signature knows of a parameter type: its Itanium code, so
     aliases are the same type (`size_t` is printed back as `unsigned long`, `int64_t` as `long`)."""
+    if param.struct_size > 0:  # a class by its own name: the demangler qualifies it (`LightGBM::Task`)
+        last = param.base.split("::")[-1]
+        return f"{len(last)}{last}", param.pointer, param.const and not ignore_const
     return param.code, param.pointer, param.const and not ignore_const
 
 

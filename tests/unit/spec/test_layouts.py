@@ -49,6 +49,15 @@ class top_k_state {
 };
 struct with_vectors { float3 a; char c; double4 d; half h; };
 struct nested { block_q4_0 b[2]; short s; };
+typedef struct {
+    ggml_half d;
+    uint8_t qs[QK4_0 / 2];
+} block_q4_t;
+struct with_ctor {
+    __device__ with_ctor(int v) : n(v), m(v) { if (v) { n = 1; } }
+    int n;
+    int m;
+};
 """
 
 REFUSED = """
@@ -58,10 +67,18 @@ struct Base { int a; };
 struct Derived : Base { int b; };
 struct unknown_field { std::vector<int> v; };
 union both { int i; float f; };
+typedef struct {
+    union {
+        struct { short d; short m; };
+        int dm;
+    };
+    unsigned char qs[16];
+} block_q4_1;
 """
 
 EXPECTED = {"block_q4_0": (18, 2), "rope_corr_dims": (8, 4), "soft_max_params": (32, 8), "SplitFindTask": (24, 4),
-            "top_k_state": (8, 4), "with_vectors": (64, 16), "nested": (38, 2)}
+            "top_k_state": (8, 4), "with_vectors": (64, 16), "nested": (38, 2), "block_q4_t": (18, 2),
+            "with_ctor": (8, 4)}
 
 
 def _layout(text: str, name: str) -> Layout | str:
@@ -76,6 +93,7 @@ def test_plain_structs_are_laid_out_as_the_c_abi_does(name: str, expected: tuple
 @pytest.mark.parametrize(("name", "reason"), [
     ("with_pointer", "is a pointer"), ("bits", "bit field"), ("Derived", "base class"),
     ("unknown_field", "not a plain declaration"), ("both", "union"), ("missing", "definition is not in the file"),
+    ("block_q4_1", "nested struct or union"),
 ])
 def test_what_is_not_plain_data_gives_the_reason(name: str, reason: str) -> None:
     found = _layout(REFUSED, name)
