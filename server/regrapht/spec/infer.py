@@ -178,15 +178,21 @@ def _by_value(name: str, ctype: CType, align: int, notes: list[str], guessed: li
     return _Arg(name, f"struct {ctype.base}", ctype=ctype, raw="00" * size, align=None if align == natural else align)
 
 
-def _normal_name(name: str, aliases: dict[str, str]) -> str:
-    """`k<label_t, uint8_t, 4>` -> `k<float, unsigned char, 4>`: typedefs among the template
-    arguments spelled as the compiled kernel's signature prints them."""
+def _normal_name(name: str, aliases: dict[str, str], defines: dict[str, int]) -> str:
+    """`k<label_t, uint8_t, WARP_SIZE * 2>` -> `k<float, unsigned char, 64>`: typedefs among the
+    template arguments spelled, and integer constants evaluated, as the compiled kernel's
+    signature prints them."""
     if "<" not in name:
         return name
     spelled = []
     for argument in split_template_args(name):
         parsed = ctype_or_message(argument, aliases) if re.fullmatch(r"[A-Za-z_][\w\s:]*", argument) else ""
-        spelled.append(parsed.spelled() if isinstance(parsed, CType) and not parsed.pointer else argument)
+        if isinstance(parsed, CType) and not parsed.pointer:
+            spelled.append(parsed.spelled())
+        elif names_in(argument) and names_in(argument) <= set(defines) and _valid(argument, dict(defines)):
+            spelled.append(str(evaluate(argument, dict(defines))))
+        else:
+            spelled.append(argument)
     return f"{name.split('<', 1)[0].strip()}<{', '.join(spelled)}>"
 
 
@@ -235,7 +241,7 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
                                  host=host, aliases=aliases, host_functions=(launch_model if host is not None and launch_text is context
                                                             else model).functions,
                                  describable=lambda candidate: _describable(function, candidate, aliases, layouts))
-    name = _normal_name(name, aliases)
+    name = _normal_name(name, aliases, defines)
     types = _instance_types(function, name)
     mapping: dict[str, str] = {}  # host name -> kernel parameter name
     literal: dict[str, str] = {}  # kernel parameter -> literal argument

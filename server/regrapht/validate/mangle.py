@@ -166,6 +166,7 @@ def _normal_targs(text: str | None) -> str | None:
     compact = re.sub(r"\s+", "", text)
     compact = re.sub(r"\btrue\b", "1", re.sub(r"\bfalse\b", "0", compact))
     uncast = re.sub(r"\((?:unsigned|signed|int|long|short|char|bool|size_t)+\)(?=-?\d)", "", compact)
+    uncast = re.sub(r"(?<![\w)])&(?=[A-Za-z_])", "", uncast)  # a function as an argument: `&dequantize_q4_0`
     return re.sub(r"(?<=\d)[uUlL]+", "", uncast)
 
 

@@ -203,6 +203,28 @@ def test_a_host_returned_as_a_function_pointer_takes_the_pointer_type_s_paramete
     assert "dequantize_row_q4_cuda's dst_t = float" in spec and "also launches dequantize_block_q4<half>" in spec
 
 
+
+def test_integer_constants_and_functions_in_template_arguments_are_written_as_compiled() -> None:
+    from regrapht.validate.mangle import _normal_targs
+
+    source = """
+#define WARP_SIZE 32
+template <int block_size>
+__global__ void norm_f32(const float * x, float * dst, const int n) {
+    const int i = blockIdx.x * block_size + threadIdx.x;
+    if (i < n) {
+        dst[i] = x[i] * 2.0f;
+    }
+}
+void run(const float * x, float * dst, int n) {
+    norm_f32<WARP_SIZE * 2><<<(n + 63) / 64, WARP_SIZE * 2>>>(x, dst, n);
+}
+"""
+    assert parse_spec(infer_spec(source, "norm_f32")).kernels[0].name == "norm_f32<64>"
+    # cu++filt writes a function argument with its address: `dequantize_block<32, 2, &dequantize_q4_0, float>`
+    assert _normal_targs("32, 2, &dequantize_q4_0, float") == _normal_targs("32,2,dequantize_q4_0,float")
+    assert _normal_targs("a&b") == "a&b"
+
 @pytest.mark.nvcc
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 @pytest.mark.parametrize(("source", "kernel"), [(CLAMP, "op_clamp_kernel"), (REDUCE, "reduce_sum_kernel"),
