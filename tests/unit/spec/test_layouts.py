@@ -161,3 +161,11 @@ def test_the_layouts_are_the_compiler_s(tmp_path) -> None:
     for kernel in ("rope_norm", "with_params"):
         spec = parse_spec(infer_spec(BY_VALUE, kernel)).kernels[0]
         assert find_entry(compiled.entries(), spec.name, [a.ctype for a in spec.args], compiler.demangle)
+
+
+def test_integer_defines_skip_what_is_not_an_expression() -> None:
+    from regrapht.spec.expr import names_in
+
+    text = "#define EMPTY \\\n#define A 4\n#define B (A * 8) // bytes\n#define S \"x\"\n#define F(x) x\n#define C B/A\n"
+    assert integer_defines([text]) == {"A": 4, "B": 32, "C": 8}
+    assert names_in("") == set() and names_in("\\") == set()
