@@ -33,6 +33,7 @@ SCALARS: dict[str, ScalarInfo] = {
     "unsigned long": ScalarInfo("uint64", "m", True),
     "float": ScalarInfo("float32", "f", False),
     "double": ScalarInfo("float64", "d", False),
+    "half": ScalarInfo("float16", "6__half", False),  # extension: CUDA's half (class __half), as pointers only
     "char": ScalarInfo("int8", "c", True),
     "signed char": ScalarInfo("int8", "a", True),
     "unsigned char": ScalarInfo("uint8", "h", True),
@@ -60,6 +61,7 @@ _SPELLINGS = {
     "uint32_t": "unsigned int",
     "int64_t": "long",
     "uint64_t": "unsigned long",
+    "__half": "half",
 }
 
 # CUDA's vector types (vector_types.h): name -> (scalar type, lanes). Their size is lanes times
@@ -184,6 +186,9 @@ def parse_ctype(text: str, *, file: str | None = None, key: str | None = None,
             raise InputError(f"type {text!r}: a CUDA vector passed by value is not supported; "
                              "pointers to vectors are (e.g. 'const float4*')", file=file, key=key)
         return CType(base=VECTORS[base][0], pointer=True, const=const, vector=base)
+    if base == "half" and not stars:
+        raise InputError(f"type {text!r}: a half passed by value is not supported; half buffers are ('half*', "
+                         "'const half*')", file=file, key=key)
     if base == "void" and not stars:
         raise InputError(f"type {text!r}: void is only a pointer's type ('void*', a buffer of bytes)",
                          file=file, key=key)

@@ -322,7 +322,7 @@ def names_in(expression: str | int | float) -> set[str]:
     function names nor the letters of literals such as `1e-5`, `2.0f`, `0x1f`, `256u`)."""
     if not isinstance(expression, str):
         return set()
-    found = set()
+    found: set[str] = set()
     matches = [m for m in _scan(expression[:MAX_EXPRESSION_CHARS]) if not isinstance(m, int)]
     if not matches:  # an empty expression, or one of characters the language does not know
         return found

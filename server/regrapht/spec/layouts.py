@@ -218,6 +218,6 @@ def parse_known(text: str, aliases: dict[str, str]) -> CType | None:
             return None
         resolved = " ".join(w for w in aliases[resolved].split() if w != "const")
     resolved = spelled.get(resolved, resolved)
-    if resolved not in SCALARS or resolved == "void":
+    if resolved not in SCALARS or resolved in ("void", "half"):
         return None
     return parse_ctype(resolved)

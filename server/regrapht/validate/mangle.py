@@ -54,7 +54,7 @@ def mangle(name: str, params: Sequence[CType]) -> str:
         # `K name` when const, `P (K) name`; each seen before is written as a reference
         name = param.code
         pieces = []
-        named_class = bool(param.vector) or param.is_struct_pointer  # a class name: substitutable
+        named_class = bool(param.vector) or param.is_struct_pointer or param.base == "half"  # a class name: substitutable
         text = encoded(name, None, named_class)
         if named_class and name not in substitutions:
             pieces.append(name)
@@ -167,6 +167,7 @@ def _normal_targs(text: str | None) -> str | None:
     compact = re.sub(r"\btrue\b", "1", re.sub(r"\bfalse\b", "0", compact))
     uncast = re.sub(r"\((?:unsigned|signed|int|long|short|char|bool|size_t)+\)(?=-?\d)", "", compact)
     uncast = re.sub(r"(?<![\w)])&(?=[A-Za-z_])", "", uncast)  # a function as an argument: `&dequantize_q4_0`
+    uncast = re.sub(r"\b__half\b", "half", uncast)  # CUDA's half is the class __half
     return re.sub(r"(?<=\d)[uUlL]+", "", uncast)
 
 

@@ -108,3 +108,14 @@ def test_the_inferred_signature_is_an_entry_of_the_compiled_file(tmp_path, kerne
     spec = parse_spec(infer_spec(FASTDIV, kernel)).kernels[0]
     entry = find_entry(compiled.entries(), spec.name, [a.ctype for a in spec.args], compiler.demangle)
     assert entry is not None, (spec.name, compiled.entries())
+
+
+def test_half_buffers_parse_and_mangle_and_a_half_by_value_is_refused() -> None:
+    from regrapht.errors import InputError
+    from regrapht.spec.ctypes_ import parse_ctype
+
+    x, y = parse_ctype("const half*"), parse_ctype("__half*")
+    assert (x.base, x.info.dtype, x.const, y.base) == ("half", "float16", True, "half")
+    assert mangle("k", [x, y, parse_ctype("int")]) == "_Z1kPK6__halfPS_i"  # as nvcc 13 names it
+    with pytest.raises(InputError, match="half passed by value is not supported"):
+        parse_ctype("const half")

@@ -198,9 +198,9 @@ to_fp32_cuda_t get_to_fp32(int type) {
 def test_a_host_returned_as_a_function_pointer_takes_the_pointer_type_s_parameters() -> None:
     spec = infer_spec(CONVERT, "dequantize_block_q4")
     kernel = parse_spec(spec).kernels[0]
-    assert kernel.name == "dequantize_block_q4<float>"  # half first, which a spec cannot describe
-    assert [a.ctype.spelled() for a in kernel.args] == ["const void*", "float*", "long"]
-    assert "dequantize_row_q4_cuda's dst_t = float" in spec and "also launches dequantize_block_q4<half>" in spec
+    assert kernel.name == "dequantize_block_q4<half>"  # the first the file writes (to_fp16)
+    assert [a.ctype.spelled() for a in kernel.args] == ["const void*", "half*", "long"]
+    assert "dequantize_row_q4_cuda's dst_t = half" in spec and "also launches dequantize_block_q4<float>" in spec
 
 
 
