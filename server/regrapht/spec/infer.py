@@ -338,6 +338,10 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
                    for a in drafted]
         drafted = [replace(a) for a in args]
         guessed[:], notes[:] = list(drafted_guesses), list(drafted_notes)
+    for arg in args:  # an output buffer of structs has no contents to guess
+        if arg.ctype is not None and arg.ctype.is_struct_pointer and arg.init is None:
+            guessed[:] = [g for g in guessed if g != f"{arg.name}.init"]
+            notes[:] = [n for n in notes if not n.startswith(f"init of {arg.name} (")]
     if problems:
         raise InputError(f"no spec for {name} holds against its own accesses at the chosen sizes "
                          f"({problems[0].message}); write one by hand", file=file)

@@ -131,8 +131,10 @@ def test_inference_lays_the_struct_out_and_marks_its_contents_a_guess() -> None:
     assert tasks.init is not None and tasks.init.kind == "zeros" and "tasks.init" in kernel.guessed
     assert "tasks.count" not in kernel.guessed  # the proofs bound tasks[i] by i < num_tasks
     assert spec_problems(kernel, SOURCE) == []
-    states = parse_spec(infer_spec(SOURCE, "top_k_radix_init")).kernels[0].args[0]
-    assert (states.ctype.struct_size, states.role) == (20, "out")
+    init = parse_spec(infer_spec(SOURCE, "top_k_radix_init")).kernels[0]
+    states = init.args[0]
+    assert (states.ctype.struct_size, states.role, states.init) == (20, "out", None)
+    assert "states.init" not in init.guessed  # an output: nothing to fill
 
 
 @pytest.mark.nvcc
