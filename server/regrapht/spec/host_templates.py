@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from regrapht.cuda.model import Function
 
-MAX_DEPTH = 3  # template callers followed up
+MAX_DEPTH = 6  # template callers followed up
 MAX_INSTANCES = 256  # bindings of one host function kept (the first ones in the file)
 _CAST = re.compile(r"^\(\s*((?:const\s+)?[A-Za-z_][\w:]*(?:\s+[A-Za-z_]\w*)?)\s*\*\s*(?:__restrict__\s*)?\)")
 _STATIC_CAST = re.compile(r"^(?:static|reinterpret)_cast\s*<\s*((?:const\s+)?[A-Za-z_][\w:]*(?:\s+[A-Za-z_]\w*)?)\s*\*")

@@ -178,6 +178,22 @@ def _by_value(name: str, ctype: CType, align: int, notes: list[str], guessed: li
     return _Arg(name, f"struct {ctype.base}", ctype=ctype, raw="00" * size, align=None if align == natural else align)
 
 
+def _local_constants(host: Function | None, defines: dict[str, int]) -> dict[str, int]:
+    """The launching function's locals defined once as integer constants (`constexpr int
+    BLOCK_SIZE = 256;`, over #defines and earlier such locals), for template arguments."""
+    if host is None:
+        return {}
+    written = [n for n, _ in host.local_values]
+    values: dict[str, int] = {}
+    for local, initializer in host.local_values:
+        known = defines | values
+        if written.count(local) == 1 and names_in(initializer) <= set(known) and _valid(initializer, dict(known)):
+            number = evaluate(initializer, dict(known))
+            if isinstance(number, int):
+                values[local] = number
+    return values
+
+
 def _normal_name(name: str, aliases: dict[str, str], defines: dict[str, int]) -> str:
     """`k<label_t, uint8_t, WARP_SIZE * 2>` -> `k<float, unsigned char, 64>`: typedefs among the
     template arguments spelled, and integer constants evaluated, as the compiled kernel's
@@ -241,7 +257,7 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
                                  host=host, aliases=aliases, host_functions=(launch_model if host is not None and launch_text is context
                                                             else model).functions,
                                  describable=lambda candidate: _describable(function, candidate, aliases, layouts))
-    name = _normal_name(name, aliases, defines)
+    name = _normal_name(name, aliases, defines | _local_constants(host, defines))
     types = _instance_types(function, name)
     mapping: dict[str, str] = {}  # host name -> kernel parameter name
     literal: dict[str, str] = {}  # kernel parameter -> literal argument

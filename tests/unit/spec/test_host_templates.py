@@ -221,6 +221,8 @@ void run(const float * x, float * dst, int n) {
 }
 """
     assert parse_spec(infer_spec(source, "norm_f32")).kernels[0].name == "norm_f32<64>"
+    local = source.replace("norm_f32<WARP_SIZE * 2><<<", "constexpr int rows = 2;\n    norm_f32<WARP_SIZE * rows><<<")
+    assert parse_spec(infer_spec(local, "norm_f32<WARP_SIZE * rows>")).kernels[0].name == "norm_f32<64>"
     # cu++filt writes a function argument with its address: `dequantize_block<32, 2, &dequantize_q4_0, float>`
     assert _normal_targs("32, 2, &dequantize_q4_0, float") == _normal_targs("32,2,dequantize_q4_0,float")
     assert _normal_targs("a&b") == "a&b"
