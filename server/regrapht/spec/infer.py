@@ -178,35 +178,49 @@ def _by_value(name: str, ctype: CType, align: int, notes: list[str], guessed: li
     return _Arg(name, f"struct {ctype.base}", ctype=ctype, raw="00" * size, align=None if align == natural else align)
 
 
-def _local_constants(host: Function | None, defines: dict[str, int]) -> dict[str, int]:
-    """The launching function's locals defined once as integer constants (`constexpr int
-    BLOCK_SIZE = 256;`, over #defines and earlier such locals), for template arguments."""
-    if host is None:
+def _local_constants(host: Function | None, defines: dict[str, int], text: str,
+                     site: LaunchSite | None) -> dict[str, int | str]:
+    """The launching function's locals that are integer or bool constants where the launch is
+    (`constexpr int BLOCK_SIZE = 256;`, `const bool need_check = false;`: the last definition
+    before the launch, over #defines and earlier such locals), for template arguments."""
+    if host is None or site is None:
         return {}
-    written = [n for n, _ in host.local_values]
-    values: dict[str, int] = {}
-    for local, initializer in host.local_values:
-        known = defines | values
-        if written.count(local) == 1 and names_in(initializer) <= set(known) and _valid(initializer, dict(known)):
+    lines = text.splitlines(keepends=True)
+    start = sum(len(row) for row in lines[: host.span.start.line])
+    before = text[start: sum(len(row) for row in lines[: site.span.start.line]) + site.span.start.character]
+    values: dict[str, int | str] = {}
+    for local in dict.fromkeys(n for n, _ in host.local_values):
+        found = re.findall(rf"\b{re.escape(local)}\s*=\s*([^;{{}}=]+);", before)
+        if not found:
+            continue
+        initializer = found[-1].strip()
+        known = defines | {k: v for k, v in values.items() if isinstance(v, int)}
+        if initializer in ("true", "false"):
+            values[local] = initializer
+        elif names_in(initializer) <= set(known) and _valid(initializer, dict(known)):
             number = evaluate(initializer, dict(known))
             if isinstance(number, int):
                 values[local] = number
     return values
 
 
-def _normal_name(name: str, aliases: dict[str, str], defines: dict[str, int]) -> str:
+def _normal_name(name: str, aliases: dict[str, str], defines: dict[str, int],
+                 local: dict[str, int | str] | None = None) -> str:
     """`k<label_t, uint8_t, WARP_SIZE * 2>` -> `k<float, unsigned char, 64>`: typedefs among the
     template arguments spelled, and integer constants evaluated, as the compiled kernel's
     signature prints them."""
     if "<" not in name:
         return name
+    numbers = defines | {k: v for k, v in (local or {}).items() if isinstance(v, int)}
     spelled = []
     for argument in split_template_args(name):
         parsed = ctype_or_message(argument, aliases) if re.fullmatch(r"[A-Za-z_][\w\s:]*", argument) else ""
         if isinstance(parsed, CType) and not parsed.pointer:
             spelled.append(parsed.spelled())
-        elif names_in(argument) and names_in(argument) <= set(defines) and _valid(argument, dict(defines)):
-            spelled.append(str(evaluate(argument, dict(defines))))
+        elif local and argument.strip() in local:  # a constant of the launching function
+            spelled.append(str(local[argument.strip()]))
+        elif names_in(argument) and names_in(argument) <= set(numbers) and _valid(argument, dict(numbers)):
+            spelled.append(str(evaluate(argument, dict(numbers))))
         else:
             spelled.append(argument)
     return f"{name.split('<', 1)[0].strip()}<{', '.join(spelled)}>"
@@ -257,7 +271,7 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
                                  host=host, aliases=aliases, host_functions=(launch_model if host is not None and launch_text is context
                                                             else model).functions,
                                  describable=lambda candidate: _describable(function, candidate, aliases, layouts))
-    name = _normal_name(name, aliases, defines | _local_constants(host, defines))
+    name = _normal_name(name, aliases, defines, _local_constants(host, defines, launch_text, site))
     types = _instance_types(function, name)
     mapping: dict[str, str] = {}  # host name -> kernel parameter name
     literal: dict[str, str] = {}  # kernel parameter -> literal argument

@@ -223,6 +223,26 @@ void run(const float * x, float * dst, int n) {
     assert parse_spec(infer_spec(source, "norm_f32")).kernels[0].name == "norm_f32<64>"
     local = source.replace("norm_f32<WARP_SIZE * 2><<<", "constexpr int rows = 2;\n    norm_f32<WARP_SIZE * rows><<<")
     assert parse_spec(infer_spec(local, "norm_f32<WARP_SIZE * rows>")).kernels[0].name == "norm_f32<64>"
+    # a bool constant defined in two branches: the one before the launch
+    branches = """
+template <bool need_check>
+__global__ void q8(const float * x, float * y, const int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (!need_check || i < n) {
+        y[i] = x[i];
+    }
+}
+void run(const float * x, float * y, int n) {
+    if (n % 256 == 0) {
+        const bool need_check = false;
+        q8<need_check><<<n / 256, 256>>>(x, y, n);
+    } else {
+        const bool need_check = true;
+        q8<need_check><<<(n + 255) / 256, 256>>>(x, y, n);
+    }
+}
+"""
+    assert parse_spec(infer_spec(branches, "q8<need_check>")).kernels[0].name == "q8<false>"
     # cu++filt writes a function argument with its address: `dequantize_block<32, 2, &dequantize_q4_0, float>`
     assert _normal_targs("32, 2, &dequantize_q4_0, float") == _normal_targs("32,2,dequantize_q4_0,float")
     assert _normal_targs("a&b") == "a&b"
