@@ -96,18 +96,27 @@ def source_texts(text: str, file: str | None, include_dirs: Sequence[str] = ()) 
 
 
 def typedefs_of(texts: Sequence[str]) -> dict[str, str]:
-    """`typedefs` of texts already read (the first declaration of a name wins)."""
+    """`typedefs` of texts already read. A name declared twice as different types (`typedef
+    double label_t;` and `typedef float label_t;` in the two arms of an `#ifdef`, which are not
+    evaluated here) is left out: which one the compiler sees is not known, and a spec must not
+    guess it silently."""
     aliases: dict[str, str] = {}
+    ambiguous: set[str] = set()
+
+    def declare(name: str, target: str) -> None:
+        if aliases.setdefault(name, target) != target:
+            ambiguous.add(name)
+
     for current in texts:
         for match in _TYPEDEF.finditer(current):
-            aliases.setdefault(match.group(2), " ".join(match.group(1).split()))
+            declare(match.group(2), " ".join(match.group(1).split()))
         for match in _USING.finditer(current):
-            aliases.setdefault(match.group(1), " ".join(match.group(2).split()))
+            declare(match.group(1), " ".join(match.group(2).split()))
         for match in _FUNCTION_USING.finditer(current):
             aliases.setdefault(match.group(2), f"{FUNCTION_PREFIX}<{match.group(1) or ''}>({' '.join(match.group(3).split())})")
         for match in _ENUM.finditer(current):
             aliases.setdefault(match.group(1), ENUM_PREFIX + " ".join((match.group(2) or "int").split()))
-    return aliases
+    return {name: target for name, target in aliases.items() if name not in ambiguous}
 
 
 HEADER_SUFFIXES = (".cuh", ".h", ".hpp", ".hh", ".inl")

@@ -124,6 +124,16 @@ def test_an_explicit_instantiation_of_the_host_binds_it_and_typedefs_become_the_
     assert [a.ctype.spelled() for a in kernel.args] == ["const float*", "int", "double*"]
 
 
+def test_a_typedef_declared_as_two_types_is_not_resolved_and_the_unambiguous_instance_is_taken() -> None:
+    from regrapht.spec.infer_types import typedefs_of
+
+    branches = REDUCE.replace("typedef float label_t;", "#ifdef LABEL_T_USE_DOUBLE\ntypedef double label_t;\n#else\n"
+                              "typedef float label_t;\n#endif\ntypedef float score_t;\ntypedef float score_t;")
+    assert "label_t" not in typedefs_of([branches]) and typedefs_of([branches])["score_t"] == "float"
+    # label_t's instance cannot be described without knowing which typedef holds: the next one
+    assert parse_spec(infer_spec(branches, "reduce_sum_kernel")).kernels[0].name == "reduce_sum_kernel<double, double>"
+
+
 def test_a_template_caller_of_the_host_is_followed_up_to_a_concrete_call() -> None:
     model = kernels_of(CONCAT).model
     impl = next(f for f in model.functions if f.name == "concat_impl")
