@@ -92,7 +92,8 @@ def survey(database: Path, compile_files: int) -> dict[str, Any]:
             row: dict[str, Any] = {"file": str(entry.file.relative_to(database.parent.parent)), "kernel": name}
             started = time.monotonic()
             try:
-                spec = infer_spec(text, name, file=str(entry.file), include_dirs=flags.include_dirs)
+                spec = infer_spec(text, name, file=str(entry.file), include_dirs=flags.include_dirs,
+                                  compile_defines=flags.defines)
             except InputError as error:
                 row.update(outcome="refused", reason=error.message)
             else:

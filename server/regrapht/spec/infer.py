@@ -243,7 +243,8 @@ def _pick_launch(model: SourceModel, kernel: str) -> tuple[LaunchSite | None, Fu
 
 
 def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs: Sequence[str] = (),
-               instances: Sequence[str] = (), context: str | None = None) -> str:
+               instances: Sequence[str] = (), context: str | None = None,
+               compile_defines: Sequence[str] = ()) -> str:
     """A spec (TOML text) for `kernel` of the CUDA source `text`, from its first launch site.
     `include_dirs`: where the file's headers are (typedefs); `instances`: the compiled
     original's kernel signatures (a template's instances to choose from); `context`: the text of
@@ -261,7 +262,7 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
         site, host = _pick_launch(model, base)
     host_text = _host_text(context or text, host)
     texts = source_texts(text if context is None else text + "\n" + context, file, include_dirs)
-    aliases = typedefs_of(texts)
+    aliases = typedefs_of(texts, compile_defines)  # the compile's -D: the #ifdef arms of typedefs it takes
     bodies, defines = struct_bodies(texts), integer_defines(texts) | dict(model.constants)
 
     def layouts(struct: str) -> Layout | str:

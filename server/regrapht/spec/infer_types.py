@@ -95,7 +95,39 @@ def source_texts(text: str, file: str | None, include_dirs: Sequence[str] = ()) 
     return texts
 
 
-def typedefs_of(texts: Sequence[str]) -> dict[str, str]:
+_CONDITIONAL = re.compile(r"^\s*#\s*(ifdef|ifndef|if|elif|else|endif)\b\s*([A-Za-z_]\w*)?")
+_DEFINED_NAME = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)", re.M)
+
+
+def active_text(text: str, defined: set[str]) -> str:
+    """`text` without the lines of `#ifdef NAME` / `#ifndef NAME` arms that `defined` (the
+    macros the compile defines) rules out; an `#if EXPRESSION` is not evaluated: both of its
+    arms are kept (a typedef declared differently in them is then ambiguous, see typedefs_of)."""
+    kept: list[str] = []
+    stack: list[tuple[bool | None, bool]] = []  # (this arm is taken: None = unknown, the enclosing is live)
+    live = True
+    for line in text.splitlines():
+        match = _CONDITIONAL.match(line)
+        if match is None:
+            if live:
+                kept.append(line)
+            continue
+        kind, name = match.group(1), match.group(2)
+        if kind in ("ifdef", "ifndef", "if"):
+            taken: bool | None = None if kind == "if" or name is None else ((name in defined) == (kind == "ifdef"))
+            stack.append((taken, live))
+            live = live and taken is not False
+        elif kind in ("elif", "else") and stack:
+            taken, outer = stack[-1]
+            flipped = None if taken is None or kind == "elif" else not taken
+            stack[-1] = (flipped, outer)
+            live = outer and flipped is not False
+        elif kind == "endif" and stack:
+            live = stack.pop()[1]
+    return "\n".join(kept)
+
+
+def typedefs_of(texts: Sequence[str], defines: Sequence[str] | None = None) -> dict[str, str]:
     """`typedefs` of texts already read. A name declared twice as different types (`typedef
     double label_t;` and `typedef float label_t;` in the two arms of an `#ifdef`, which are not
     evaluated here) is left out: which one the compiler sees is not known, and a spec must not
@@ -107,6 +139,9 @@ def typedefs_of(texts: Sequence[str]) -> dict[str, str]:
         if aliases.setdefault(name, target) != target:
             ambiguous.add(name)
 
+    if defines is not None:  # the arms of #ifdef/#ifndef the compile takes (its -D and the texts' #defines)
+        defined = {d.split("=", 1)[0] for d in defines} | {n for t in texts for n in _DEFINED_NAME.findall(t)}
+        texts = [active_text(t, defined) for t in texts]
     for current in texts:
         for match in _TYPEDEF.finditer(current):
             declare(match.group(2), " ".join(match.group(1).split()))

@@ -124,14 +124,22 @@ def test_an_explicit_instantiation_of_the_host_binds_it_and_typedefs_become_the_
     assert [a.ctype.spelled() for a in kernel.args] == ["const float*", "int", "double*"]
 
 
-def test_a_typedef_declared_as_two_types_is_not_resolved_and_the_unambiguous_instance_is_taken() -> None:
+def test_a_typedef_declared_as_two_types_takes_the_ifdef_arm_the_compile_takes_else_is_left_out() -> None:
     from regrapht.spec.infer_types import typedefs_of
 
     branches = REDUCE.replace("typedef float label_t;", "#ifdef LABEL_T_USE_DOUBLE\ntypedef double label_t;\n#else\n"
                               "typedef float label_t;\n#endif\ntypedef float score_t;\ntypedef float score_t;")
     assert "label_t" not in typedefs_of([branches]) and typedefs_of([branches])["score_t"] == "float"
-    # label_t's instance cannot be described without knowing which typedef holds: the next one
-    assert parse_spec(infer_spec(branches, "reduce_sum_kernel")).kernels[0].name == "reduce_sum_kernel<double, double>"
+    # without the compile's defines (None), label_t's instance cannot be described: the next one
+    model = kernels_of(branches).model
+    host = next(f for f in model.functions if f.name == "reduce_sum")
+    assert [i.bindings for i in host_instances(host, branches, model.functions)][0] == (("VAL_T", "label_t"), ("REDUCE_T", "double"))
+    # with the compile's defines, the #ifdef arm it takes decides
+    assert typedefs_of([branches], defines=())["label_t"] == "float"
+    assert typedefs_of([branches], defines=("LABEL_T_USE_DOUBLE",))["label_t"] == "double"
+    assert parse_spec(infer_spec(branches, "reduce_sum_kernel", compile_defines=())).kernels[0].name == \
+        "reduce_sum_kernel<float, double>"
+    assert "label_t" not in typedefs_of([branches.replace("#ifdef LABEL_T_USE_DOUBLE", "#if LABEL_DOUBLE > 0")], ())
 
 
 def test_a_template_caller_of_the_host_is_followed_up_to_a_concrete_call() -> None:
@@ -273,3 +281,10 @@ def test_the_inferred_instance_is_an_entry_of_the_compiled_file(tmp_path, source
     spec = parse_spec(infer_spec(source, kernel)).kernels[0]
     entry = find_entry(compiled.entries(), spec.name, [a.ctype for a in spec.args], compiler.demangle)
     assert entry is not None, (spec.name, compiled.entries())
+
+
+def test_the_compile_s_defines_choose_the_instance() -> None:
+    branches = REDUCE.replace("typedef float label_t;", "#ifdef LABEL_T_USE_DOUBLE\ntypedef double label_t;\n#else\n"
+                              "typedef float label_t;\n#endif")
+    doubled = parse_spec(infer_spec(branches, "reduce_sum_kernel", compile_defines=("LABEL_T_USE_DOUBLE=1",)))
+    assert doubled.kernels[0].name == "reduce_sum_kernel<double, double>"
