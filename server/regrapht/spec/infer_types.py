@@ -96,7 +96,6 @@ def source_texts(text: str, file: str | None, include_dirs: Sequence[str] = ()) 
 
 
 _CONDITIONAL = re.compile(r"^\s*#\s*(ifdef|ifndef|if|elif|else|endif)\b\s*([A-Za-z_]\w*)?")
-_DEFINED_NAME = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)", re.M)
 
 
 def active_text(text: str, defined: set[str]) -> str:
@@ -139,9 +138,9 @@ def typedefs_of(texts: Sequence[str], defines: Sequence[str] | None = None) -> d
         if aliases.setdefault(name, target) != target:
             ambiguous.add(name)
 
-    if defines is not None:  # the arms of #ifdef/#ifndef the compile takes (its -D and the texts' #defines)
-        defined = {d.split("=", 1)[0] for d in defines} | {n for t in texts for n in _DEFINED_NAME.findall(t)}
-        texts = [active_text(t, defined) for t in texts]
+    if defines is not None:  # the arms of #ifdef/#ifndef the compile's -D select (not the texts'
+        # own #defines: every header's include guard `#ifndef X_H` / `#define X_H` would rule it out)
+        texts = [active_text(t, {d.split("=", 1)[0] for d in defines}) for t in texts]
     for current in texts:
         for match in _TYPEDEF.finditer(current):
             declare(match.group(2), " ".join(match.group(1).split()))

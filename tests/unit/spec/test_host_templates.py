@@ -288,3 +288,12 @@ def test_the_compile_s_defines_choose_the_instance() -> None:
                               "typedef float label_t;\n#endif")
     doubled = parse_spec(infer_spec(branches, "reduce_sum_kernel", compile_defines=("LABEL_T_USE_DOUBLE=1",)))
     assert doubled.kernels[0].name == "reduce_sum_kernel<double, double>"
+
+
+def test_an_include_guard_does_not_hide_the_header_s_typedefs() -> None:
+    from regrapht.spec.infer_types import typedefs_of
+
+    header = "#ifndef META_H_\n#define META_H_\n#ifdef SCORE_DOUBLE\ntypedef double score_t;\n#else\n" \
+             "typedef float score_t;\n#endif\n#endif  // META_H_\n"
+    assert typedefs_of([header], defines=())["score_t"] == "float"
+    assert typedefs_of([header], defines=("SCORE_DOUBLE",))["score_t"] == "double"
