@@ -13,9 +13,10 @@ tar -xzf llama_cpp_python-0.3.36.tar.gz llama_cpp_python-0.3.36/vendor/llama.cpp
 tar -xzf lightgbm-4.6.0.tar.gz
 GGML=llama_cpp_python-0.3.36/vendor/llama.cpp/ggml
 touch "$GGML/ggml.pc.in"  # the sdist leaves out the pkg-config template CMake configures
-# ggml's CUDA target fails to link-configure without the driver library stub; the database is written anyway
+# ggml's CUDA target fails to link-configure without cuBLAS (CUDA::cublas); the database is written anyway
+# (the sdist has no tests/ or examples/: not configured)
 cmake -S "$GGML" -B "$GGML/build" -DGGML_CUDA=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DGGML_NATIVE=OFF >/dev/null || true
+    -DGGML_NATIVE=OFF -DGGML_BUILD_TESTS=OFF -DGGML_BUILD_EXAMPLES=OFF >/dev/null || true
 # LightGBM asks for CMake 3.28 and configures with 3.25 too
 sed -i 's/cmake_minimum_required(VERSION 3.28)/cmake_minimum_required(VERSION 3.25)/' lightgbm-4.6.0/CMakeLists.txt
 cmake -S lightgbm-4.6.0 -B lightgbm-4.6.0/build -DUSE_CUDA=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \

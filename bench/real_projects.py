@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from collections import Counter
@@ -27,6 +28,7 @@ from typing import Any
 
 from regrapht.cuda.view import kernels_of
 from regrapht.errors import InputError
+from regrapht.spec.host_templates import parameter_names
 from regrapht.spec.infer import infer_spec
 from regrapht.spec.infer_types import launched_name
 from regrapht.spec.model import parse_spec
@@ -48,8 +50,13 @@ def launched_kernels(text: str) -> list[str]:
 
 
 def silently_wrong(spec_text: str, source: str) -> list[str]:
-    """Counts and roles the spec claims (not in `guessed`) that the proofs do not confirm."""
+    """Counts and roles the spec claims (not in `guessed`) that the proofs do not confirm, and a
+    template instance named with a template parameter of the file (`k<T, 1>`, `norm<block_size>`
+    of a template host function) that is not marked as a guess: no compiled kernel has that name."""
     kernel = parse_spec(spec_text).kernels[0]
+    parameters = {name for f in kernels_of(source).model.functions for name, _ in parameter_names(f)}
+    unbound = set(re.findall(r"[A-Za-z_]\w*", kernel.template_args or "")) & parameters
+    named = [f"name ({', '.join(sorted(unbound))} unbound)"] if unbound and "name" not in kernel.guessed else []
     found = buffer_facts(kernel, source)
     if found is None:
         return ["the kernel's definition is not in the file"]
@@ -65,7 +72,7 @@ def silently_wrong(spec_text: str, source: str) -> list[str]:
         # a const pointer's role is `in` by its type (the kernel cannot write through it)
         if f"{arg.name}.role" not in kernel.guessed and not fact.use.complete and not arg.ctype.const:
             wrong.append(f"{arg.name}.role")
-    return wrong + [str(p) for p in spec_problems(kernel, source)]
+    return named + wrong + [str(p) for p in spec_problems(kernel, source)]
 
 
 def survey(database: Path, compile_files: int) -> dict[str, Any]:
@@ -85,7 +92,8 @@ def survey(database: Path, compile_files: int) -> dict[str, Any]:
             row: dict[str, Any] = {"file": str(entry.file.relative_to(database.parent.parent)), "kernel": name}
             started = time.monotonic()
             try:
-                spec = infer_spec(text, name, file=str(entry.file), include_dirs=flags.include_dirs)
+                spec = infer_spec(text, name, file=str(entry.file), include_dirs=flags.include_dirs,
+                                  compile_defines=flags.defines)
             except InputError as error:
                 row.update(outcome="refused", reason=error.message)
             else:

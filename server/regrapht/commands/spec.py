@@ -83,7 +83,8 @@ def run_infer(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 print(f"regrapht: note: launches read from {including}, which includes {path.name}", file=sys.stderr)
                 context = read_source(including)
     text = infer_spec(source, args.kernel, file=args.file, include_dirs=flags.include_dirs,
-                      instances=_instances(path, source, args.kernel, args), context=context)
+                      instances=_instances(path, source, args.kernel, args), context=context,
+                      compile_defines=flags.defines)
     if args.output is None:
         out.write(text)
         return 0

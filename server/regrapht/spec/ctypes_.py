@@ -33,6 +33,7 @@ SCALARS: dict[str, ScalarInfo] = {
     "unsigned long": ScalarInfo("uint64", "m", True),
     "float": ScalarInfo("float32", "f", False),
     "double": ScalarInfo("float64", "d", False),
+    "half": ScalarInfo("float16", "6__half", False),  # extension: CUDA's half (class __half), as pointers only
     "char": ScalarInfo("int8", "c", True),
     "signed char": ScalarInfo("int8", "a", True),
     "unsigned char": ScalarInfo("uint8", "h", True),
@@ -60,6 +61,7 @@ _SPELLINGS = {
     "uint32_t": "unsigned int",
     "int64_t": "long",
     "uint64_t": "unsigned long",
+    "__half": "half",
 }
 
 # CUDA's vector types (vector_types.h): name -> (scalar type, lanes). Their size is lanes times
@@ -69,6 +71,24 @@ _VECTOR_SCALARS = {"char": "signed char", "uchar": "unsigned char", "short": "sh
                    "longlong": "long long", "ulonglong": "unsigned long long", "float": "float", "double": "double"}
 VECTORS: dict[str, tuple[str, int]] = {f"{name}{lanes}": (scalar, lanes) for name, scalar in _VECTOR_SCALARS.items()
                                        for lanes in (1, 2, 3, 4)}
+
+
+def dtype_bytes(dtype: str) -> int:
+    """Bytes of one element of a SCALARS numpy dtype string (`int32` -> 4, `bool` -> 1)."""
+    digits = re.sub(r"\D", "", dtype)
+    return int(digits) // 8 if digits else 1
+
+
+def vector_layout(name: str) -> tuple[int, int]:
+    """(size, alignment) in bytes of CUDA vector type `name` passed by value, as vector_types.h
+    declares it: 1 and 3 lanes aligned as their scalar, 2 and 4 lanes as their size up to 16
+    (`uint3`: 12, 4; `float4`: 16, 16; `double4`: 32, 16)."""
+    scalar, lanes = VECTORS[name]
+    width = {"signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2, "int": 4, "unsigned int": 4,
+             "float": 4}.get(scalar, 8)
+    return width * lanes, (width if lanes in (1, 3) else min(16, width * lanes))
+
+
 # Spellings every CUDA file has (sys/types.h through the CUDA runtime headers).
 BUILTIN_ALIASES = {"uint": "unsigned int", "ushort": "unsigned short", "ulong": "unsigned long"}
 
@@ -81,27 +101,38 @@ class CType:
     pointer: bool = False
     const: bool = False  # const pointee (pointers) / const scalar (ignored for scalars)
     vector: str = ""  # a key of VECTORS (`float4`) for a pointer to CUDA vectors, else ""
-    struct_size: int = 0  # > 0: a struct or class passed by value, as bytes (an extension)
+    struct_size: int = 0  # > 0: a struct or class passed by value, as bytes (an extension); with
+    # `pointer`, a buffer of such structs, `struct_size` bytes each (`struct NAME*`, an extension)
 
     @property
     def is_struct(self) -> bool:
-        return self.struct_size > 0
+        """A struct passed by value (not a pointer to structs)."""
+        return self.struct_size > 0 and not self.pointer
+
+    @property
+    def is_struct_pointer(self) -> bool:
+        return self.struct_size > 0 and self.pointer
 
     @property
     def info(self) -> ScalarInfo:
-        if self.is_struct:  # raw bytes; the Itanium code is the (maybe qualified) class name
+        if self.struct_size > 0:  # raw bytes; the Itanium code is the (maybe qualified) class name
             parts = [p for p in self.base.split("::") if p]
             code = f"{len(parts[0])}{parts[0]}" if len(parts) == 1 else "N" + "".join(f"{len(p)}{p}" for p in parts) + "E"
+            if self.pointer:  # a buffer of structs: bytes, compared exactly
+                return ScalarInfo("uint8", code, True)
             return ScalarInfo(f"V{self.struct_size}", code, False)
         return SCALARS[self.base]
 
     @property
     def lanes(self) -> int:
+        """Elements of the buffer per element of the spec's count (a vector's lanes, a struct's bytes)."""
+        if self.is_struct_pointer:
+            return self.struct_size
         return VECTORS[self.vector][1] if self.vector else 1
 
     @property
     def element(self) -> str:
-        """The pointee as C spells it: `float4`, `unsigned int`."""
+        """The pointee as C spells it: `float4`, `unsigned int`, a struct's name."""
         return self.vector or self.base
 
     @property
@@ -110,6 +141,8 @@ class CType:
         return f"{len(self.vector)}{self.vector}" if self.vector else self.info.code
 
     def spelled(self) -> str:
+        if self.is_struct_pointer:
+            return f"{'const ' if self.const else ''}struct {self.base}*"
         if self.pointer:
             return f"{'const ' if self.const else ''}{self.element}*"
         return self.base
@@ -153,6 +186,9 @@ def parse_ctype(text: str, *, file: str | None = None, key: str | None = None,
             raise InputError(f"type {text!r}: a CUDA vector passed by value is not supported; "
                              "pointers to vectors are (e.g. 'const float4*')", file=file, key=key)
         return CType(base=VECTORS[base][0], pointer=True, const=const, vector=base)
+    if base == "half" and not stars:
+        raise InputError(f"type {text!r}: a half passed by value is not supported; half buffers are ('half*', "
+                         "'const half*')", file=file, key=key)
     if base == "void" and not stars:
         raise InputError(f"type {text!r}: void is only a pointer's type ('void*', a buffer of bytes)",
                          file=file, key=key)
@@ -161,6 +197,18 @@ def parse_ctype(text: str, *, file: str | None = None, key: str | None = None,
         raise InputError(f"unknown type {text!r} (known: {known}, pointers to them and to CUDA vector types "
                          "such as float4, uchar4)", file=file, key=key)
     return CType(base=base, pointer=bool(stars), const=const and bool(stars))
+
+
+def struct_pointer_type(text: object, size: int) -> CType | None:
+    """`const struct SplitFindTask*` (a buffer of structs of `size` bytes each) as a CType; None
+    when `text` is not that spelling."""
+    if not isinstance(text, str):
+        return None
+    match = re.fullmatch(r"\s*(const\s+)?struct\s+([A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\s*(const\s*)?\*\s*"
+                         r"(?:__restrict__\s*)?", text)
+    if match is None:
+        return None
+    return CType(base=match.group(2), pointer=True, const=bool(match.group(1) or match.group(3)), struct_size=size)
 
 
 def struct_type(text: object, size: int) -> CType | None:

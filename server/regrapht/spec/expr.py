@@ -322,8 +322,10 @@ def names_in(expression: str | int | float) -> set[str]:
     function names nor the letters of literals such as `1e-5`, `2.0f`, `0x1f`, `256u`)."""
     if not isinstance(expression, str):
         return set()
-    found = set()
+    found: set[str] = set()
     matches = [m for m in _scan(expression[:MAX_EXPRESSION_CHARS]) if not isinstance(m, int)]
+    if not matches:  # an empty expression, or one of characters the language does not know
+        return found
     for before, match, following in zip([None, *matches[:-1]], matches, [*matches[1:], None], strict=True):
         glued_to_number = (before is not None and before.group("op") is None and before.group("name") is None
                            and before.end() == match.start("name"))  # `1e`, `0x`: a malformed literal

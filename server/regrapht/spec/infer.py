@@ -20,16 +20,25 @@ extension of the format) and in the comment above it. Types and template instanc
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from regrapht.cuda.model import Function, LaunchSite, SourceModel
 from regrapht.cuda.ranges import split_template_args, template_values
 from regrapht.cuda.view import kernels_of
 from regrapht.errors import InputError
-from regrapht.spec.ctypes_ import SCALARS, CType
+from regrapht.spec.ctypes_ import SCALARS, VECTORS, CType
 from regrapht.spec.expr import evaluate, names_in
-from regrapht.spec.infer_types import instance_name, spec_type, typedefs
+from regrapht.spec.infer_types import (
+    by_value_align,
+    ctype_or_message,
+    instance_name,
+    source_texts,
+    spec_type,
+    spec_type_or_error,
+    typedefs_of,
+)
+from regrapht.spec.layouts import Layout, integer_defines, struct_bodies, struct_layout
 from regrapht.spec.model import KernelSpec, parse_spec
 from regrapht.spec.resolve import MAX_BLOCK_DIM, MAX_THREADS_PER_BLOCK
 
@@ -45,6 +54,9 @@ class _Arg:
     init: str | None = None
     role: str | None = None
     ctype: CType | None = None
+    raw: str | None = None  # a by-value struct, vector or enumeration: its bytes in hexadecimal
+    align: int | None = None  # its alignment, when not the one its size implies
+    element_bytes: int | None = None  # a buffer of structs: the size of one
 
 
 def _toml_str(value: str) -> str:
@@ -70,6 +82,12 @@ def render(name: str, grid: list[str], block: list[str], args: list[_Arg], share
             value = getattr(arg, key)
             if value is not None:
                 lines.append(f"{key} = {_toml_str(value)}")
+        if arg.raw is not None:
+            lines.append(f"bytes = {_toml_str(arg.raw)}")
+        if arg.align is not None:
+            lines.append(f"align = {arg.align}")
+        if arg.element_bytes is not None:
+            lines.append(f"element_bytes = {arg.element_bytes}")
     return "\n".join(lines) + "\n"
 
 
@@ -142,6 +160,80 @@ def _valid(expr: str, scalars: dict[str, int | float]) -> bool:
     return isinstance(value, int) and value > 0
 
 
+def _instance_types(function: Function, name: str) -> dict[str, str]:
+    """Template type parameter -> the type instance `name` gives it."""
+    types, _ = template_values(split_template_args(name), tuple(p.partition("=")[0].split()[-1]
+                                                                  for p in function.template_parameters if p.split()))
+    return types
+
+
+def _by_value(name: str, ctype: CType, align: int, notes: list[str], guessed: list[str]) -> _Arg:
+    """A struct, CUDA vector or enumeration passed by value, as a struct's bytes: zeros, a guess
+    (the value the host passes is computed at run time)."""
+    size = ctype.struct_size
+    natural = max(a for a in (1, 2, 4, 8, 16) if size % a == 0)
+    kind = "the vector" if ctype.base in VECTORS else "the value"
+    guessed.append(f"{name}.bytes")
+    notes.append(f"{name} = {size} zero bytes is a guess: set the bytes of {kind} the kernel is launched with")
+    return _Arg(name, f"struct {ctype.base}", ctype=ctype, raw="00" * size, align=None if align == natural else align)
+
+
+def _local_constants(host: Function | None, defines: dict[str, int], text: str,
+                     site: LaunchSite | None) -> dict[str, int | str]:
+    """The launching function's locals that are integer or bool constants where the launch is
+    (`constexpr int BLOCK_SIZE = 256;`, `const bool need_check = false;`: the last definition
+    before the launch, over #defines and earlier such locals), for template arguments."""
+    if host is None or site is None:
+        return {}
+    lines = text.splitlines(keepends=True)
+    start = sum(len(row) for row in lines[: host.span.start.line])
+    before = text[start: sum(len(row) for row in lines[: site.span.start.line]) + site.span.start.character]
+    values: dict[str, int | str] = {}
+    for local in dict.fromkeys(n for n, _ in host.local_values):
+        found = re.findall(rf"\b{re.escape(local)}\s*=\s*([^;{{}}=]+);", before)
+        if not found:
+            continue
+        initializer = found[-1].strip()
+        known = defines | {k: v for k, v in values.items() if isinstance(v, int)}
+        if initializer in ("true", "false"):
+            values[local] = initializer
+        elif names_in(initializer) <= set(known) and _valid(initializer, dict(known)):
+            number = evaluate(initializer, dict(known))
+            if isinstance(number, int):
+                values[local] = number
+    return values
+
+
+def _normal_name(name: str, aliases: dict[str, str], defines: dict[str, int],
+                 local: dict[str, int | str] | None = None) -> str:
+    """`k<label_t, uint8_t, WARP_SIZE * 2>` -> `k<float, unsigned char, 64>`: typedefs among the
+    template arguments spelled, and integer constants evaluated, as the compiled kernel's
+    signature prints them."""
+    if "<" not in name:
+        return name
+    numbers = defines | {k: v for k, v in (local or {}).items() if isinstance(v, int)}
+    spelled = []
+    for argument in split_template_args(name):
+        parsed = ctype_or_message(argument, aliases) if re.fullmatch(r"[A-Za-z_][\w\s:]*", argument) else ""
+        if isinstance(parsed, CType) and not parsed.pointer:
+            spelled.append(parsed.spelled())
+        elif local and argument.strip() in local:  # a constant of the launching function
+            spelled.append(str(local[argument.strip()]))
+        elif names_in(argument) and names_in(argument) <= set(numbers) and _valid(argument, dict(numbers)):
+            spelled.append(str(evaluate(argument, dict(numbers))))
+        else:
+            spelled.append(argument)
+    return f"{name.split('<', 1)[0].strip()}<{', '.join(spelled)}>"
+
+
+def _describable(function: Function, name: str, aliases: dict[str, str],
+                 layouts: Callable[[str], Layout | str]) -> bool:
+    """Whether a spec can describe every parameter of instance `name`."""
+    types = _instance_types(function, name)
+    return all(isinstance(spec_type_or_error(p.name, p.type_text, types, aliases, file=None, line=0,
+                                             layouts=layouts), CType) for p in function.parameters)
+
+
 def _pick_launch(model: SourceModel, kernel: str) -> tuple[LaunchSite | None, Function | None]:
     for function in model.functions:
         for site in function.launches:
@@ -151,7 +243,8 @@ def _pick_launch(model: SourceModel, kernel: str) -> tuple[LaunchSite | None, Fu
 
 
 def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs: Sequence[str] = (),
-               instances: Sequence[str] = (), context: str | None = None) -> str:
+               instances: Sequence[str] = (), context: str | None = None,
+               compile_defines: Sequence[str] = ()) -> str:
     """A spec (TOML text) for `kernel` of the CUDA source `text`, from its first launch site.
     `include_dirs`: where the file's headers are (typedefs); `instances`: the compiled
     original's kernel signatures (a template's instances to choose from); `context`: the text of
@@ -168,11 +261,19 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
     if site is None and context is not None:
         site, host = _pick_launch(model, base)
     host_text = _host_text(context or text, host)
-    name, chosen = instance_name(function, kernel, site, host_text, instances, file=file,
-                                 launch_text=context if context is not None and launch_model is not model else text)
-    types, _ = template_values(split_template_args(name), tuple(p.partition("=")[0].split()[-1]
-                                                                  for p in function.template_parameters if p.split()))
-    aliases = typedefs(text if context is None else text + "\n" + context, file, include_dirs)
+    texts = source_texts(text if context is None else text + "\n" + context, file, include_dirs)
+    aliases = typedefs_of(texts, compile_defines)  # the compile's -D: the #ifdef arms of typedefs it takes
+    bodies, defines = struct_bodies(texts), integer_defines(texts) | dict(model.constants)
+
+    def layouts(struct: str) -> Layout | str:
+        return struct_layout(struct, bodies, aliases, defines)
+    launch_text = context if context is not None and launch_model is not model else text
+    name, chosen = instance_name(function, kernel, site, host_text, instances, file=file, launch_text=launch_text,
+                                 host=host, aliases=aliases, host_functions=(launch_model if host is not None and launch_text is context
+                                                            else model).functions,
+                                 describable=lambda candidate: _describable(function, candidate, aliases, layouts))
+    name = _normal_name(name, aliases, defines, _local_constants(host, defines, launch_text, site))
+    types = _instance_types(function, name)
     mapping: dict[str, str] = {}  # host name -> kernel parameter name
     literal: dict[str, str] = {}  # kernel parameter -> literal argument
     if site is not None:
@@ -192,8 +293,13 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
     notes: list[str] = [f"{name} is the instance described ({chosen})"] if chosen else []
     guessed: list[str] = []
     for param in function.parameters:
-        ctype = spec_type(param.name, param.type_text, types, aliases, file=file, line=param.span.start.line + 1)
-        if not ctype.pointer:
+        ctype = spec_type(param.name, param.type_text, types, aliases, file=file, line=param.span.start.line + 1,
+                          layouts=layouts)
+        if ctype.is_struct:
+            layout = layouts(ctype.base)
+            align = layout.align if isinstance(layout, Layout) else by_value_align(ctype)
+            args.append(_by_value(param.name, ctype, align, notes, guessed))
+        elif not ctype.pointer:
             default = "1.5" if not SCALARS[ctype.base].integer else size_default
             value = literal.get(param.name, default)
             if not _valid(value, scalars) and SCALARS[ctype.base].integer:
@@ -207,7 +313,7 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
     size_names = [a.name for a in args if a.value is not None and a.ctype is not None and a.ctype.info.integer
                   and a.ctype.base != "bool"]
     for arg in args:
-        if arg.value is not None or arg.ctype is None:
+        if arg.value is not None or arg.ctype is None or arg.ctype.is_struct:
             continue
         ctype = arg.ctype
         count = None
@@ -231,6 +337,11 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
         written = arg.name in function.written_pointers or atomic_only
         arg.role = "in" if ctype.const or not written else ("inout" if reads else "out")
         _set_init(arg, atomic_only)
+        if ctype.is_struct_pointer:
+            arg.element_bytes = ctype.struct_size
+            guessed.append(f"{arg.name}.init")
+            notes.append(f"init of {arg.name} (structs {ctype.base} of {ctype.struct_size} bytes, as laid out from "
+                         "their definition) is a guess: zeros; give the structs the kernel is launched with")
     grid, block, shared, launch_notes = _launch(site, host, mapping, constants, scalars, size_names)
     guessed += [note.split(" = ", 1)[0] for note in launch_notes]
     notes += launch_notes
@@ -258,6 +369,10 @@ def infer_spec(text: str, kernel: str, *, file: str | None = None, include_dirs:
                    for a in drafted]
         drafted = [replace(a) for a in args]
         guessed[:], notes[:] = list(drafted_guesses), list(drafted_notes)
+    for arg in args:  # an output buffer of structs has no contents to guess
+        if arg.ctype is not None and arg.ctype.is_struct_pointer and arg.init is None:
+            guessed[:] = [g for g in guessed if g != f"{arg.name}.init"]
+            notes[:] = [n for n in notes if not n.startswith(f"init of {arg.name} (")]
     if problems:
         raise InputError(f"no spec for {name} holds against its own accesses at the chosen sizes "
                          f"({problems[0].message}); write one by hand", file=file)
@@ -327,6 +442,8 @@ def _set_init(arg: _Arg, atomic_only: bool) -> None:
     arg.init = None
     if atomic_only and not ctype.const:
         arg.init = "zeros"
+    elif arg.role != "out" and ctype.is_struct_pointer:
+        arg.init = "zeros"  # random bytes would be garbage counts and indices; a guess either way
     elif arg.role != "out":
         info = SCALARS[ctype.base]
         if ctype.base in ("unsigned char", "void"):

@@ -17,7 +17,7 @@ from typing import Literal
 
 from regrapht.errors import InputError
 from regrapht.inputs import MAX_SPEC_BYTES, read_text_bounded
-from regrapht.spec.ctypes_ import CType, parse_ctype, struct_type
+from regrapht.spec.ctypes_ import CType, parse_ctype, struct_pointer_type, struct_type
 from regrapht.spec.expr import names_in, shown
 from regrapht.spec.init import InitSpec, parse_init_spec
 
@@ -103,8 +103,8 @@ class Spec:
 _TOP_KEYS = ("kernel",)
 _KERNEL_KEYS = ("name", "grid", "block", "shared_bytes", "rtol", "atol", "arg", "flops", "guessed")
 GUESSABLE_KERNEL_KEYS = ("name", "grid", "block", "shared_bytes")
-GUESSABLE_ARG_KEYS = ("value", "count", "init", "role")
-_ARG_KEYS = ("name", "type", "value", "count", "init", "role", "expect", "bytes", "align")
+GUESSABLE_ARG_KEYS = ("value", "count", "init", "role", "bytes")
+_ARG_KEYS = ("name", "type", "value", "count", "init", "role", "expect", "bytes", "align", "element_bytes")
 MAX_STRUCT_BYTES = 4096  # CUDA's parameter space is 4 KiB (32 KiB since 12.1): a struct at most this
 
 
@@ -275,7 +275,18 @@ def _parse_arg(raw: object, key: str, earlier: list[ArgSpec], file: str | None) 
         if other in raw:
             raise InputError(f"{other!r} is for a struct passed by value (type = \"struct NAME\")", file=file,
                              key=f"{key}.{other}")
-    ctype = parse_ctype(raw["type"], file=file, key=f"{key}.type")
+    if struct_pointer_type(raw["type"], 1) is not None:
+        size = raw.get("element_bytes")
+        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_STRUCT_BYTES:
+            raise InputError(f"a buffer of structs needs 'element_bytes': the size of one struct in bytes (1 to "
+                             f"{MAX_STRUCT_BYTES}), got {size!r}", file=file, key=f"{key}.element_bytes")
+        ctype = struct_pointer_type(raw["type"], size)
+        assert ctype is not None
+    elif "element_bytes" in raw:
+        raise InputError("'element_bytes' is for a buffer of structs (type = \"struct NAME*\")", file=file,
+                         key=f"{key}.element_bytes")
+    else:
+        ctype = parse_ctype(raw["type"], file=file, key=f"{key}.type")
     if not ctype.pointer:
         for other in ("count", "init", "role", "expect"):
             if other in raw:

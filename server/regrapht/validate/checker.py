@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import numpy as np
 
-CHECK_ENTRIES = ("rg_ne_fill_u8", "rg_ne_u8", "rg_ne_u16", "rg_ne_u32", "rg_ne_u64", "rg_cmp_f32", "rg_cmp_f64",
-                 "rg_hash_u8")
+CHECK_ENTRIES = ("rg_ne_fill_u8", "rg_ne_u8", "rg_ne_u16", "rg_ne_u32", "rg_ne_u64", "rg_cmp_f16", "rg_cmp_f32",
+                 "rg_cmp_f64", "rg_hash_u8")
+FLOAT_COMPARES = {2: "rg_cmp_f16", 4: "rg_cmp_f32", 8: "rg_cmp_f64"}  # a float buffer's element bytes -> its kernel
 SLOTS_PER_BUFFER = 8  # uint64 words: guard before (count, ~first), guard after, nonfinite/input, bad
 MASK64 = (1 << 64) - 1
 THREADS = 256
 FINGERPRINT_MULTIPLIER = 0x9E3779B97F4A7C15
 
 CHECK_KERNELS = r"""
+#include <cuda_fp16.h>
 typedef unsigned long long u64;
 
 __device__ __forceinline__ void rg_report(u64 *res, u64 count, u64 first)
@@ -96,6 +98,8 @@ __device__ void rg_cmp(const T *ref, const T *got, u64 n, double atol, double rt
     rg_report(res + 2, bad_count, bad_first);
 }
 
+extern "C" __global__ void rg_cmp_f16(const __half *ref, const __half *got, u64 n, double atol, double rtol, u64 *res)
+{ rg_cmp<__half>(ref, got, n, atol, rtol, res); }
 extern "C" __global__ void rg_cmp_f32(const float *ref, const float *got, u64 n, double atol, double rtol, u64 *res)
 { rg_cmp<float>(ref, got, n, atol, rtol, res); }
 extern "C" __global__ void rg_cmp_f64(const double *ref, const double *got, u64 n, double atol, double rtol, u64 *res)

@@ -43,7 +43,14 @@ import numpy as np
 
 from regrapht.spec.draw import NpyError, generate, read_npy
 from regrapht.spec.init import Init
-from regrapht.validate.checker import CHECK_ENTRIES, SLOTS_PER_BUFFER, THREADS, blocks_for, decode_first
+from regrapht.validate.checker import (
+    CHECK_ENTRIES,
+    FLOAT_COMPARES,
+    SLOTS_PER_BUFFER,
+    THREADS,
+    blocks_for,
+    decode_first,
+)
 from regrapht.validate.compare import (
     GUARD_BYTE,
     POISON_BYTE,
@@ -468,7 +475,7 @@ def against_captured(dev: Device, workspace: KernelWorkspace, inputs: InputSet, 
             if count == 0:
                 continue
             if dtype.kind == "f":
-                fns["rg_cmp_f32" if dtype.itemsize == 4 else "rg_cmp_f64"](
+                fns[FLOAT_COMPARES[dtype.itemsize]](
                     captured, got, np.uint64(count), np.float64(kernel["atol"]), np.float64(kernel["rtol"]),
                     np.uintp(slots), block=(THREADS, 1, 1), grid=grid)
             else:
@@ -539,7 +546,7 @@ def verify(dev: Device, workspace: KernelWorkspace, inputs: InputSet, working: W
         elif name in inputs.reference:
             ref = np.uintp(int(inputs.reference[name]))
             if dtype.kind == "f":
-                run("rg_cmp_f32" if dtype.itemsize == 4 else "rg_cmp_f64", count, ref, np.uintp(ptr),
+                run(FLOAT_COMPARES[dtype.itemsize], count, ref, np.uintp(ptr),
                     np.uint64(count), np.float64(kernel["atol"]), np.float64(kernel["rtol"]), np.uintp(slots + 32))
             else:
                 run(_exact_kernel(dtype), count, ref, np.uintp(ptr), np.uint64(count), np.uintp(slots + 48))

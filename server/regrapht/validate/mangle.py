@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from regrapht.errors import InputError
-from regrapht.spec.ctypes_ import CType, parse_ctype
+from regrapht.spec.ctypes_ import VECTORS, CType, parse_ctype
 
 
 def _source_name(name: str) -> str:
@@ -54,8 +54,9 @@ def mangle(name: str, params: Sequence[CType]) -> str:
         # `K name` when const, `P (K) name`; each seen before is written as a reference
         name = param.code
         pieces = []
-        text = encoded(name, None, bool(param.vector))
-        if param.vector and name not in substitutions:
+        named_class = bool(param.vector) or param.is_struct_pointer or param.base == "half"  # a class name: substitutable
+        text = encoded(name, None, named_class)
+        if named_class and name not in substitutions:
             pieces.append(name)
         if param.const:
             const_text = encoded("K" + name, "K" + text, True)
@@ -119,10 +120,23 @@ def normalise_signature(demangled: str) -> tuple[str, str | None, tuple[CType, .
     params: list[CType] = []
     if params_text and params_text != "void":
         for part in _split_top(params_text):
+            by_value = re.fullmatch(r"(?:const\s+)?([A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)(?:\s+const)?", part.strip())
+            if by_value is not None and by_value.group(1) in VECTORS:
+                # a vector passed by value, which a spec gives as a struct's bytes (its size is the
+                # spec's; only the name is compared)
+                params.append(CType(base=by_value.group(1), struct_size=1))
+                continue
+            pointer = re.fullmatch(r"(const\s+)?([A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\s*(const\s*)?\*", part.strip())
             try:
                 params.append(parse_ctype(part))
             except InputError:
-                return None
+                if pointer is not None:  # a pointer to a class: a spec's buffer of structs
+                    params.append(CType(base=pointer.group(2), pointer=True,
+                                        const=bool(pointer.group(1) or pointer.group(3)), struct_size=1))
+                    continue
+                if by_value is None or by_value.group(1) in ("void", "unsigned", "signed"):
+                    return None
+                params.append(CType(base=by_value.group(1), struct_size=1))  # a class or enumeration by value
     template = re.sub(r"\s+", "", targs) if targs is not None else None
     return name, template, tuple(params)
 
@@ -152,12 +166,17 @@ def _normal_targs(text: str | None) -> str | None:
     compact = re.sub(r"\s+", "", text)
     compact = re.sub(r"\btrue\b", "1", re.sub(r"\bfalse\b", "0", compact))
     uncast = re.sub(r"\((?:unsigned|signed|int|long|short|char|bool|size_t)+\)(?=-?\d)", "", compact)
+    uncast = re.sub(r"(?<![\w)])&(?=[A-Za-z_])", "", uncast)  # a function as an argument: `&dequantize_q4_0`
+    uncast = re.sub(r"\b__half\b", "half", uncast)  # CUDA's half is the class __half
     return re.sub(r"(?<=\d)[uUlL]+", "", uncast)
 
 
 def _abi(param: CType, ignore_const: bool) -> tuple[str, bool, bool]:
     """What the compiled kernel's signature knows of a parameter type: its Itanium code, so
     aliases are the same type (`size_t` is printed back as `unsigned long`, `int64_t` as `long`)."""
+    if param.struct_size > 0:  # a class by its own name: the demangler qualifies it (`LightGBM::Task`)
+        last = param.base.split("::")[-1]
+        return f"{len(last)}{last}", param.pointer, param.const and not ignore_const
     return param.code, param.pointer, param.const and not ignore_const
 
 

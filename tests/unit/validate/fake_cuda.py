@@ -196,5 +196,6 @@ def _hash(cuda: FakeCuda, args: list[Any], _state: dict[str, int]) -> None:
 
 CHECKER: dict[str, Kernel] = {
     "rg_ne_fill_u8": _ne_fill, "rg_ne_u8": _ne(1), "rg_ne_u16": _ne(2), "rg_ne_u32": _ne(4), "rg_ne_u64": _ne(8),
-    "rg_cmp_f32": _cmp("float32"), "rg_cmp_f64": _cmp("float64"), "rg_hash_u8": _hash,
+    "rg_cmp_f16": _cmp("float16"), "rg_cmp_f32": _cmp("float32"), "rg_cmp_f64": _cmp("float64"),
+    "rg_hash_u8": _hash,
 }

@@ -300,3 +300,42 @@ def test_the_evaluator_prepares_inputs_outside_the_gpu_lock(cuda: FakeCuda, tmp_
     evaluator.evaluate(Candidate(ORIGINAL + "// again\n", LaunchConfig(("ceil_div(n, 256)",), ("256",))))
     assert held[0] == ("prepare", False)
     assert [op for op, _ in held].count("prepare") == 1 and all(h for op, h in held if op != "prepare")
+
+
+HALF_SPEC = xy_spec("scale", grid="(n + 255) / 256", block=256, n="1000 + 3", x_type="const half*").replace(
+    'type = "float*"', 'type = "half*"')
+
+
+def half_scale(statement: str) -> Any:
+    """A fake kernel over (half x, half y, n)."""
+    def body(cuda: FakeCuda, args: list[Any], state: dict[str, int]) -> None:
+        n = int(args[2])
+        x, y = cuda.array(args[0], n, np.float16), cuda.array(args[1], n, np.float16)
+        exec(statement, {"np": np}, {"x": x, "y": y, "n": n})
+    return body
+
+
+@pytest.mark.parametrize(("case", "statement", "reason"), [
+    ("good", "y[:] = 2 * x + np.float16(1)", None),
+    ("wrong", "y[:] = 2 * x + np.float16(1.01)", "y[0]: "),
+    ("unwritten", "y[:] = 2 * x + np.float16(1); y[7] = np.nan", "y[7]"),
+])
+def test_half_buffers_are_made_and_compared_as_half(case: str, statement: str, reason: str | None) -> None:
+    # the half extension end to end on the worker: float16 inputs drawn, the original's outputs
+    # kept, a candidate compared element by element with the half comparison kernel
+    fake = FakeCuda()
+    fake.modules[b"original"] = {"scale": half_scale("y[:] = 2 * x + np.float16(1)")}
+    fake.modules[case.encode()] = {"*": half_scale(statement)}
+    kernel = parse_spec(HALF_SPEC, file="scale.regrapht.toml").kernel("scale")
+    wire = resolve(kernel).to_wire()
+    assert [b["dtype"] for b in wire["buffers"]] == ["float16", "float16"]  # type: ignore[index]
+    session = {"id": "half", "original": {"cubin": b"original", "entry": "scale"}, "checker_cubin": b"checker",
+               "inputs": [{"key": "seed 11", "kernel": wire, "seed": 11}]}
+    trials = [{"input": "seed 11", "candidate": wire, "label": "seed 11", "candidate_runs": 1}]
+    reply = check(fake_device(fake), roundtrip({"op": "check", "workspace": session,
+                                                "candidate": {"cubin": case.encode(), "entry": "scale"},
+                                                "trials": trials}))
+    if reason is None:
+        assert reply["status"] == "ok", reply
+    else:
+        assert reply["status"] == "wrong" and reason in reply["reason"], reply
