@@ -33,6 +33,16 @@ class Layout:
     align: int
 
 
+
+def _closing_brace(text: str, start: int) -> int | None:
+    """The index of the `}` that closes the `{` at `start` (within 100,000 characters), or None."""
+    depth = 0
+    for index in range(start, min(len(text), start + 100_000)):
+        depth += {"{": 1, "}": -1}.get(text[index], 0)
+        if depth == 0:
+            return index
+    return None
+
 def struct_bodies(texts: list[str]) -> dict[str, str]:
     """Struct or class name -> its definition (`struct`/`union` keyword, what stands between the
     name and `{`, the body), the first of each name across `texts`."""
@@ -43,23 +53,13 @@ def struct_bodies(texts: list[str]) -> dict[str, str]:
             if name in bodies:
                 continue
             start = match.end() - 1
-            depth, end = 0, None
-            for index in range(start, min(len(text), start + 100_000)):
-                depth += {"{": 1, "}": -1}.get(text[index], 0)
-                if depth == 0:
-                    end = index
-                    break
+            end = _closing_brace(text, start)
             if end is not None:
                 head = f"{match.group(1)} {match.group(2) or ''}{match.group(4) or ''}{match.group(5) or ''}"
                 bodies[name] = head + "{" + text[start + 1: end] + "}"
         for match in _TYPEDEF_STRUCT.finditer(text):  # `typedef struct { ... } block_q4_0;`
             start = match.end() - 1
-            depth, end = 0, None
-            for index in range(start, min(len(text), start + 100_000)):
-                depth += {"{": 1, "}": -1}.get(text[index], 0)
-                if depth == 0:
-                    end = index
-                    break
+            end = _closing_brace(text, start)
             named = re.match(r"\s*([A-Za-z_]\w*)\s*;", text[end + 1:]) if end is not None else None
             if end is not None and named is not None and named.group(1) not in bodies:
                 bodies[named.group(1)] = f"{match.group(1)} " + "{" + text[start + 1: end] + "}"
