@@ -32,6 +32,7 @@ from lsp_client import LspClient, apply_text_edits, method, progress_end, publis
 from regrapht.spec.infer import infer_spec
 from regrapht.spec.model import parse_spec
 from regrapht.validate.compiler import Compiler
+from regrapht.validate.profiler import find_ncu
 from regrapht.validate.worker import GpuWorker
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow]
@@ -112,6 +113,42 @@ def test_background_validation_publishes_slow_kernel_and_fills_the_card(
     assert v001["range"]["start"]["line"] == kernel_name_position(text)[0]
     assert "registers/thread" in card and "occupancy" in card, card
     assert re.search(r"\*\*Measured\*\*: median \d+\.\d{3} ms", card), card
+
+
+def test_profiled_validation_puts_nsight_compute_in_the_card(gpu_name: str, workspace: Path, tmp_path: Path) -> None:
+    """Issue 31 point 1 through the server: with `profileEnabled`, background validation also
+    profiles the measured kernel with ncu and the hover card has the "Profile (Nsight Compute)"
+    section (DRAM/SM % of peak, occupancy, stalls, ncu's rules). The card and the diagnostics are
+    written to $REGRAPHT_GPU_HOVER_OUT (default test-artifacts/gpu-hover.json) for the VS Code e2e
+    to show and capture (REGRAPHT_STUB_HOVER, tests/vscode/fixtures/optimize_stub_server.py)."""
+    if find_ncu(os.environ) is None:
+        pytest.skip("ncu not found")
+    path = workspace / "saxpy.cu"
+    text, uri = path.read_text(), path.as_uri()
+
+    async def scenario() -> tuple[dict[str, Any], Any]:
+        with (tmp_path / "server-profile.log").open("w") as log:
+            async with LspClient.spawn(cwd=workspace, stderr=log) as client:
+                await client.initialize(root_uri=workspace.as_uri(), settings={
+                    "debounceMs": 0, "backgroundValidation": True, "profileEnabled": True})
+                client.open(uri, text)
+                await client.wait_for(published(uri, 1), 60)
+                client.save(uri, text)
+                diagnostics = await client.wait_for(lambda m: published(uri)(m) and any(
+                    d.get("code") == "V001" for d in m["params"]["diagnostics"]), 180)
+                line, character = kernel_name_position(text)
+                return diagnostics, await client.hover(uri, line, character)
+
+    diagnostics, hover = asyncio.run(scenario())
+    card = hover_text(hover)
+    out = Path(os.environ.get("REGRAPHT_GPU_HOVER_OUT", Path(__file__).resolve().parents[2] / "test-artifacts"
+                              / "gpu-hover.json"))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"gpu": gpu_name, "hover": hover, "diagnostics": diagnostics["params"]["diagnostics"]},
+                              indent=1))
+    assert "Profile (Nsight Compute)" in card, card
+    assert "Not profiled" not in card, card
+    assert re.search(r"DRAM \d+(\.\d+)?% of peak, SM \d+(\.\d+)?%, achieved occupancy \d+(\.\d+)?%", card), card
 
 
 def test_optimize_offers_a_confirmed_verified_edit(gpu_name: str, workspace: Path, tmp_path: Path) -> None:
