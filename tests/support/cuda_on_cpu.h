@@ -1,10 +1,10 @@
 // Runs a CUDA kernel's source on the CPU for the unit tests (no GPU on the CI machine): every
-// thread of a block is a std::thread, __syncthreads() a std::barrier, __shared__ arrays static
+// thread of a block is a fiber, __syncthreads() a switch to the next one, __shared__ arrays static
 // (blocks run one at a time), so a rewrite's indexing, guards and barriers are exercised for
 // real; timing and memory-model subtleties are the GPU suite's business.
 #pragma once
-#include <thread>
-#include <barrier>
+#include <ucontext.h>
+#include <memory>
 #include <vector>
 #include <cmath>
 #include <algorithm>
@@ -13,15 +13,26 @@
 #include <random>
 #include <functional>
 struct dim3 { unsigned x = 1, y = 1, z = 1; };
-inline thread_local dim3 threadIdx, blockIdx;
+inline dim3 threadIdx, blockIdx;
 inline dim3 blockDim, gridDim;
 struct alignas(16) float4 { float x, y, z, w; };
 struct alignas(8) float2 { float x, y; };
 struct alignas(16) double2 { double x, y; };
 struct alignas(16) int4 { int x, y, z, w; };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
-inline std::barrier<>* g_bar;
-inline void __syncthreads() { g_bar->arrive_and_wait(); }
+// Every thread of a block is a fiber (ucontext) on the one OS thread, and blocks run one after
+// another: __syncthreads() switches to the block's next thread, so every live thread reaches the
+// barrier before any goes past it; a thread that returned has dropped out, as with arrive_and_drop.
+// One OS thread with cooperative switches costs ~1 us per barrier and thread, where a std::thread
+// per CUDA thread and a std::barrier cost tens (thread creation, futex wake-ups on two cores).
+namespace cpu_fibers {
+struct Fiber { ucontext_t context; bool done = false; };
+inline ucontext_t scheduler;
+inline Fiber *running = nullptr;
+inline std::function<void()> *body = nullptr;
+inline void entry() { (*body)(); running->done = true; }  // returns to uc_link: the scheduler
+}
+inline void __syncthreads() { swapcontext(&cpu_fibers::running->context, &cpu_fibers::scheduler); }
 template <typename T> inline T __ldg(const T *p) { return *p; }
 #define __global__
 #define __device__
@@ -32,16 +43,33 @@ using std::min; using std::max;
 inline void launch(dim3 grid, dim3 block, std::function<void()> body) {
     gridDim = grid; blockDim = block;
     unsigned n = block.x * block.y * block.z;
+    constexpr size_t stack_bytes = 256 * 1024;  // locals of a thread (register tiles: a few KB)
+    std::vector<cpu_fibers::Fiber> fibers(n);
+    std::vector<std::unique_ptr<char[]>> stacks(n);
+    for (auto &stack : stacks) stack.reset(new char[stack_bytes]);  // untouched pages stay unallocated
+    cpu_fibers::body = &body;
     for (unsigned bz = 0; bz < grid.z; bz++) for (unsigned by = 0; by < grid.y; by++) for (unsigned bx = 0; bx < grid.x; bx++) {
-        std::barrier<> bar(n); g_bar = &bar;
-        std::vector<std::thread> ts;
-        for (unsigned t = 0; t < n; t++) ts.emplace_back([&, t] {
-            blockIdx = {bx, by, bz};
-            threadIdx = {t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
-            body();
-            bar.arrive_and_drop();
-        });
-        for (auto &th : ts) th.join();  // a thread that returned early has dropped out of the barrier
+        for (unsigned t = 0; t < n; t++) {
+            cpu_fibers::Fiber &fiber = fibers[t];
+            fiber.done = false;
+            getcontext(&fiber.context);
+            fiber.context.uc_stack.ss_sp = stacks[t].get();
+            fiber.context.uc_stack.ss_size = stack_bytes;
+            fiber.context.uc_link = &cpu_fibers::scheduler;
+            makecontext(&fiber.context, cpu_fibers::entry, 0);
+        }
+        blockIdx = {bx, by, bz};
+        // one phase: every live thread runs to its next barrier (or its end), in thread order
+        for (bool live = true; live;) {
+            live = false;
+            for (unsigned t = 0; t < n; t++) {
+                if (fibers[t].done) continue;
+                threadIdx = {t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
+                cpu_fibers::running = &fibers[t];
+                swapcontext(&cpu_fibers::scheduler, &fibers[t].context);
+                live = live || !fibers[t].done;
+            }
+        }
     }
 }
 #define __launch_bounds__(...)
