@@ -45,40 +45,56 @@ def _size(expression: str, scalars: Mapping[str, float | int]) -> int:
     return int(eval(expression.replace("/", "//"), {"__builtins__": {}, "min": min, "max": max}, dict(scalars)))
 
 
-def run_on_cpu(source: str, kernel: str, params: list[tuple[str, str, bool]], grid: tuple[str, ...],
-               block: tuple[str, ...], scalars: Mapping[str, float | int], arrays: Mapping[str, np.ndarray],
-               where: Path) -> dict[str, np.ndarray]:
-    """Every buffer after one launch. `params`: (name, C type, is pointer) in order."""
+def _base_type(ctype: str) -> str:
+    return ctype.replace("const", "").replace("__restrict__", "").replace("*", "").strip()
+
+
+def run_on_cpu(variants: list[tuple[str, tuple[str, ...], tuple[str, ...]]], kernel: str,
+               params: list[tuple[str, str, bool]], scalars: Mapping[str, float | int],
+               arrays: Mapping[str, np.ndarray], where: Path) -> list[dict[str, np.ndarray]]:
+    """Every buffer after one launch of each variant (source, grid, block), all in one program
+    (one AddressSanitizer build: most of a variant's cost), each variant in a namespace of its own
+    on fresh copies of `arrays`. `params`: (name, C type, is pointer) in order."""
     where.mkdir(parents=True, exist_ok=True)
     (where / "include").mkdir(exist_ok=True)
     (where / "include" / "cuda_runtime.h").write_text(RUNTIME)
-    sizes = [_size(g, scalars) for g in grid] + [1] * (3 - len(grid))
-    threads = [int(b) for b in block] + [1] * (3 - len(block))
-    lines = ["#include <cstdio>", "#include <cuda_runtime.h>", source, "int main() {"]
-    arguments = []
+    lines = ["#include <cstdio>", "#include <cuda_runtime.h>"]
+    for index, (source, _grid, _block) in enumerate(variants):
+        # the variant's own #defines stay in effect for the next ones, which define theirs again
+        body = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("#include"))
+        lines += [f"namespace variant{index} {{", body, "}"]
+    lines.append("int main() {")
     for name, ctype, pointer in params:
-        base = ctype.replace("const", "").replace("__restrict__", "").replace("*", "").strip()
         if pointer:
-            count = arrays[name].size
             (where / f"{name}.in").write_bytes(arrays[name].tobytes())
-            lines.append(f'  {base} *{name}_buf = new {base}[{count}]; {{ FILE *f = fopen("{where / name}.in", "rb"); '
-                         f"if (fread({name}_buf, sizeof({base}), {count}, f) != {count}) return 3; fclose(f); }}")
-            arguments.append(f"{name}_buf")
-        else:
-            arguments.append(f"({base})({scalars[name]})")
-    lines += [f"  gridDim.x = {sizes[0]}; gridDim.y = {sizes[1]}; gridDim.z = {sizes[2]};",
-              f"  blockDim.x = {threads[0]}; blockDim.y = {threads[1]}; blockDim.z = {threads[2]};",
-              "  for (unsigned bz = 0; bz < gridDim.z; ++bz) for (unsigned by = 0; by < gridDim.y; ++by)",
-              "  for (unsigned bx = 0; bx < gridDim.x; ++bx) for (unsigned tz = 0; tz < blockDim.z; ++tz)",
-              "  for (unsigned ty = 0; ty < blockDim.y; ++ty) for (unsigned tx = 0; tx < blockDim.x; ++tx) {",
-              "    blockIdx.x = bx; blockIdx.y = by; blockIdx.z = bz; threadIdx.x = tx; threadIdx.y = ty; threadIdx.z = tz;",
-              f"    {kernel}({', '.join(arguments)});",
-              "  }"]
-    for name, ctype, pointer in params:
-        if pointer:
-            base = ctype.replace("const", "").replace("__restrict__", "").replace("*", "").strip()
-            lines.append(f'  {{ FILE *f = fopen("{where / name}.out", "wb"); '
-                         f"fwrite({name}_buf, sizeof({base}), {arrays[name].size}, f); fclose(f); }}")
+    for index, (_source, grid, block) in enumerate(variants):
+        sizes = [_size(g, scalars) for g in grid] + [1] * (3 - len(grid))
+        threads = [int(b) for b in block] + [1] * (3 - len(block))
+        arguments = []
+        lines.append("  {")
+        for name, ctype, pointer in params:
+            base = _base_type(ctype)
+            if pointer:
+                count = arrays[name].size
+                lines.append(f'  {base} *{name}_buf = new {base}[{count}]; {{ FILE *f = fopen("{where / name}.in", "rb"); '
+                             f"if (fread({name}_buf, sizeof({base}), {count}, f) != {count}) return 3; fclose(f); }}")
+                arguments.append(f"{name}_buf")
+            else:
+                arguments.append(f"({base})({scalars[name]})")
+        lines += [f"  gridDim.x = {sizes[0]}; gridDim.y = {sizes[1]}; gridDim.z = {sizes[2]};",
+                  f"  blockDim.x = {threads[0]}; blockDim.y = {threads[1]}; blockDim.z = {threads[2]};",
+                  "  for (unsigned bz = 0; bz < gridDim.z; ++bz) for (unsigned by = 0; by < gridDim.y; ++by)",
+                  "  for (unsigned bx = 0; bx < gridDim.x; ++bx) for (unsigned tz = 0; tz < blockDim.z; ++tz)",
+                  "  for (unsigned ty = 0; ty < blockDim.y; ++ty) for (unsigned tx = 0; tx < blockDim.x; ++tx) {",
+                  "    blockIdx.x = bx; blockIdx.y = by; blockIdx.z = bz; threadIdx.x = tx; threadIdx.y = ty; threadIdx.z = tz;",
+                  f"    variant{index}::{kernel}({', '.join(arguments)});",
+                  "  }"]
+        for name, ctype, pointer in params:
+            if pointer:
+                lines.append(f'  {{ FILE *f = fopen("{where / name}.{index}.out", "wb"); '
+                             f"fwrite({name}_buf, sizeof({_base_type(ctype)}), {arrays[name].size}, f); fclose(f); "
+                             f"delete[] {name}_buf; }}")
+        lines.append("  }")
     lines.append("  return 0;\n}")
     (where / "run.cpp").write_text("\n".join(lines))
     built = subprocess.run(["g++", "-O1", "-g", "-fsanitize=address", "-w", "-ffp-contract=off",
@@ -88,8 +104,8 @@ def run_on_cpu(source: str, kernel: str, params: list[tuple[str, str, bool]], gr
     ran = subprocess.run([str(where / "run")], capture_output=True, text=True, check=False,
                          env={"ASAN_OPTIONS": "detect_leaks=0"})
     assert ran.returncode == 0, ran.stderr[-4000:]
-    return {name: np.frombuffer((where / f"{name}.out").read_bytes(), dtype=a.dtype).reshape(a.shape)
-            for name, a in arrays.items()}
+    return [{name: np.frombuffer((where / f"{name}.{index}.out").read_bytes(), dtype=a.dtype).reshape(a.shape)
+             for name, a in arrays.items()} for index in range(len(variants))]
 
 
 def inputs(params: list[tuple[str, str, bool]], counts: Mapping[str, int], seed: int = 7) -> dict[str, np.ndarray]:
@@ -101,7 +117,7 @@ def inputs(params: list[tuple[str, str, bool]], counts: Mapping[str, int], seed:
     for name, ctype, pointer in params:
         if not pointer:
             continue
-        dtype = np.dtype(types[ctype.replace("const", "").replace("__restrict__", "").replace("*", "").strip()])
+        dtype = np.dtype(types[_base_type(ctype)])
         count = counts[name]
         if dtype.kind == "f":
             out[name] = rng.uniform(-1, 1, count).astype(dtype)
@@ -123,9 +139,8 @@ def assert_rewrites_match(source: str, kernel: str, launch: LaunchConfig, rewrit
     assert found is not None
     params = [(p.name, p.type, p.is_pointer) for p in found.params]
     given = inputs(params, counts)
-    want = run_on_cpu(source, kernel, params, launch.grid, launch.block, scalars, given, where / "original")
     assert rewrites
-    for index, rewrite in enumerate(rewrites):
-        got = run_on_cpu(rewrite.source, kernel, params, rewrite.launch.grid, rewrite.launch.block, scalars, given,
-                         where / f"v{index}")
-        assert all(same_bits(got[name], want[name]) for name in want), rewrite.note
+    variants = [(source, launch.grid, launch.block)] + [(r.source, r.launch.grid, r.launch.block) for r in rewrites]
+    want, *got = run_on_cpu(variants, kernel, params, scalars, given, where)
+    for rewrite, outputs in zip(rewrites, got, strict=True):
+        assert all(same_bits(outputs[name], want[name]) for name in want), rewrite.note
