@@ -10,10 +10,10 @@ The GPU differential check is tests/gpu/test_gpu_appliers.py (it reads tests/dat
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from nvcc_check import compile_together
 
 from regrapht.app.optimize import kernel_target
 from regrapht.search.appliers import ApplierInput, DeviceLimits, rewrites_of
@@ -83,14 +83,13 @@ def test_a_sum_plan_is_written_as_before() -> None:
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 @pytest.mark.parametrize("name", sorted(SPELLINGS))
 def test_the_rewrites_compile(tmp_path: Path, name: str) -> None:
+    sources, labels = [], []
     for device in (H200, None):
         rewrites = rewrites_of(ParallelScan(), given_for(name, device))
         for index in sorted({0, 1, len(rewrites) // 2, len(rewrites) - 1}):
-            path = tmp_path / f"{name}_{index}.cu"
-            path.write_text(rewrites[index].source)
-            done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-o", str(tmp_path / "out.cubin"), str(path)],
-                                  capture_output=True, text=True, check=False)
-            assert done.returncode == 0, done.stderr[-2000:]
+            sources.append(rewrites[index].source)
+            labels.append(f"{name} on {'the H200' if device else 'no device'}, rewrite {index}: {rewrites[index].note}")
+    compile_together(sources, tmp_path, name, strict=False, labels=labels)
 
 
 @pytest.mark.parametrize("name", sorted(SPELLINGS))
