@@ -61,21 +61,30 @@ def same_outputs(source: str, spec_text: str, rewrite: str, launch: LaunchConfig
                  where: Path, int_scale: int = 0) -> float:
     """`int_scale` > 0: integer buffers hold values in (-int_scale, int_scale) (else the draw,
     truncated: zeros, which suits index buffers but tests no integer arithmetic)."""
+    return same_outputs_all(source, spec_text, [(rewrite, launch)], overrides, where, int_scale)[0]
+
+
+def same_outputs_all(source: str, spec_text: str, rewrites: list[tuple[str, LaunchConfig]],
+                     overrides: dict[str, int], where: Path, int_scale: int = 0) -> list[float]:
+    """`same_outputs` of each (rewrite, launch), all in one program: one g++ build for the
+    original and every rewrite (each in a namespace of its own, on its own copy of the inputs)."""
     [kernel] = parse_spec(spec_text).kernels
     base = resolve(kernel, overrides=overrides)
-    new = resolve(kernel, overrides=overrides, launch=launch)
-    lines = [f'#include "{precompiled_header()}"', "namespace original {", _without_includes(source), "}",
-             "namespace rewritten {", _without_includes(rewrite), "}", "int main() {",
-             "std::mt19937 gen(7); std::uniform_real_distribution<double> draw(-1, 1);"]
+    copies = len(rewrites) + 1  # copy 0 is the original's
+    lines = [f'#include "{precompiled_header()}"', "namespace original {", _without_includes(source), "}"]
+    for index, (rewrite, _launch) in enumerate(rewrites, start=1):
+        lines += [f"namespace rewritten{index} {{", _without_includes(rewrite), "}"]
+    lines += ["int main() {", "std::mt19937 gen(7); std::uniform_real_distribution<double> draw(-1, 1);"]
     buffers = {b.name: b for b in base.buffers}
     outputs = []
     for name, kind in base.args:
         if kind == "buffer":
             buffer = buffers[name]
             c_type = C_TYPES[buffer.dtype]
-            lines += [f"std::vector<{c_type}> {name}_0({buffer.count}), {name}_1({buffer.count});",
-                      f"for (size_t q = 0; q < {buffer.count}; q++) {name}_0[q] = {name}_1[q] = "
-                      f"({c_type})(draw(gen){f' * {int_scale}' if int_scale and c_type not in ('float', 'double') else ''});"]
+            scale = f" * {int_scale}" if int_scale and c_type not in ("float", "double") else ""
+            lines += [f"std::vector<{c_type}> " + ", ".join(f"{name}_{c}({buffer.count})" for c in range(copies)) + ";",
+                      f"for (size_t q = 0; q < {buffer.count}; q++) {{ {c_type} v = ({c_type})(draw(gen){scale}); "
+                      + " ".join(f"{name}_{c}[q] = v;" for c in range(copies)) + " }"]
             if buffer.role in ("out", "inout"):
                 outputs.append((name, buffer.count))
         else:
@@ -90,15 +99,20 @@ def same_outputs(source: str, spec_text: str, rewrite: str, launch: LaunchConfig
         arguments = ", ".join(f"{n}_{copy}.data()" if k == "buffer" else n for n, k in base.args if n in params)
         return f"{namespace}::{kernel.name}({arguments});"
 
-    for resolved, namespace, copy in ((base, "original", 0), (new, "rewritten", 1)):
+    runs = [(base, "original", 0)] + [(resolve(kernel, overrides=overrides, launch=launch), f"rewritten{index}", index)
+                                      for index, (_rewrite, launch) in enumerate(rewrites, start=1)]
+    for resolved, namespace, copy in runs:
         grid, block = resolved.grid, resolved.block
         lines.append(f"launch({{{grid[0]}, {grid[1]}, {grid[2]}}}, {{{block[0]}, {block[1]}, {block[2]}}}, "
                      f"[&] {{ {call(namespace, copy)} }});")
-    lines.append("double worst = 0;")
-    for name, count in outputs:
-        lines.append(f"for (size_t q = 0; q < {count}; q++) {{ double d = std::fabs((double){name}_0[q] - "
-                     f"(double){name}_1[q]) / (1e-3 + std::fabs((double){name}_0[q])); if (d > worst) worst = d; }}")
-    lines += ['printf("%.3g\\n", worst);', "return 0; }"]
+    for copy in range(1, copies):
+        lines.append("{ double worst = 0;")
+        for name, count in outputs:
+            lines.append(f"for (size_t q = 0; q < {count}; q++) {{ double d = std::fabs((double){name}_0[q] - "
+                         f"(double){name}_{copy}[q]) / (1e-3 + std::fabs((double){name}_0[q])); "
+                         "if (d > worst) worst = d; }")
+        lines.append('printf("%.3g\\n", worst); }')
+    lines.append("return 0; }")
     program = where / "compare.cpp"
     program.write_text("\n".join(lines))
     binary = where / "compare"
@@ -107,7 +121,9 @@ def same_outputs(source: str, spec_text: str, rewrite: str, launch: LaunchConfig
     assert built.returncode == 0, built.stderr[-4000:]
     ran = subprocess.run([str(binary)], capture_output=True, text=True, check=False, timeout=600)
     assert ran.returncode == 0, ran.stderr[-2000:]
-    return float(ran.stdout.strip())
+    worst = [float(line) for line in ran.stdout.split()]
+    assert len(worst) == len(rewrites), ran.stdout
+    return worst
 
 
 def spec_text(name: str, grid: list[str], block: list[str], args: list[tuple[str, str, str, str]]) -> str:
