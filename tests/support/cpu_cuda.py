@@ -13,11 +13,13 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from regrapht.idioms.syntax import kernel_syntax
+from regrapht.search.appliers.common import Rewrite
 from regrapht.spec.launch import LaunchConfig
 from regrapht.spec.model import parse_spec
 from regrapht.spec.resolve import resolve
@@ -124,6 +126,18 @@ def same_outputs_all(source: str, spec_text: str, rewrites: list[tuple[str, Laun
     worst = [float(line) for line in ran.stdout.split()]
     assert len(worst) == len(rewrites), ran.stdout
     return worst
+
+
+def assert_same_outputs(source: str, spec_text: str, rewrites: list[Rewrite], overrides: dict[str, int], where: Path,
+                        below: float | None = None, int_scale: int = 0,
+                        prepare: Callable[[str], str] = str) -> None:
+    """Every rewrite's outputs are the original's (`same_outputs_all`, one program): bit for bit,
+    or with `below` a relative difference under it. A failure names each rewrite that differs.
+    `prepare` turns the original's and each rewrite's text into what the emulation compiles."""
+    worst = same_outputs_all(prepare(source), spec_text, [(prepare(r.source), r.launch) for r in rewrites], overrides,
+                             where, int_scale)
+    differ = [(r.note, w) for r, w in zip(rewrites, worst, strict=True) if (w != 0.0 if below is None else w >= below)]
+    assert not differ, differ
 
 
 def spec_text(name: str, grid: list[str], block: list[str], args: list[tuple[str, str, str, str]]) -> str:

@@ -64,7 +64,7 @@ def run_on_cpu(variants: list[tuple[str, tuple[str, ...], tuple[str, ...]]], ker
         body = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("#include"))
         lines += [f"namespace variant{index} {{", body, "}"]
     lines.append("int main() {")
-    for name, ctype, pointer in params:
+    for name, _ctype, pointer in params:
         if pointer:
             (where / f"{name}.in").write_bytes(arrays[name].tobytes())
     for index, (_source, grid, block) in enumerate(variants):

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from cpu_cuda import needs_gxx, same_outputs
+from cpu_cuda import assert_same_outputs, needs_gxx
 
 from regrapht.app.optimize import kernel_target
 from regrapht.idioms.spelling import builtins_unaliased, plain_spelling
@@ -176,12 +176,7 @@ def test_every_tree_reduction_rewrite_matches_the_original_on_the_cpu(case: str,
     name, size = SIZES[case]
     rewrites = rewrites_of(BY_NAME["BlockReduceAtomic"], given)
     assert rewrites
-    for number, rewrite in enumerate(rewrites):
-        where = tmp_path / str(number)
-        where.mkdir()
-        worst = same_outputs(_for_cpu(given.source), spec, _for_cpu(rewrite.source), rewrite.launch, {name: size},
-                             where, int_scale=5)
-        assert worst < 1e-5, f"{case}: {rewrite.note}: {worst}"
+    assert_same_outputs(given.source, spec, rewrites, {name: size}, tmp_path, below=1e-5, int_scale=5, prepare=_for_cpu)
 
 
 @needs_gxx
@@ -190,12 +185,8 @@ def test_the_tile_row_transpose_rewrites_match_the_original_on_the_cpu(tmp_path:
     spec = (DATA / "transpose" / "transpose_tile_rows_loop.regrapht.toml").read_text()
     rewrites = rewrites_of(BY_NAME["TiledPermutation"], given)
     assert len(rewrites) > 4
-    for number, rewrite in enumerate(rewrites[:3] + rewrites[-2:]):  # the first tiles and the grid's end
-        where = tmp_path / str(number)
-        where.mkdir()
-        # no guard in the original: sizes of whole 32x32 tiles, not square
-        assert same_outputs(given.source, spec, rewrite.source, rewrite.launch, {"width": 96, "height": 64},
-                            where) == 0.0, rewrite.note
+    # the first tiles and the grid's end; no guard in the original: sizes of whole 32x32 tiles, not square
+    assert_same_outputs(given.source, spec, rewrites[:3] + rewrites[-2:], {"width": 96, "height": 64}, tmp_path)
 
 
 # ------------------------------------------------------------------ shared-tile matmuls
@@ -263,11 +254,7 @@ def test_the_shared_tile_matmul_rewrites_match_the_original_on_the_cpu(case: str
     spec = (DATA / "matmul" / f"{case}.regrapht.toml").read_text()
     rewrites = rewrites_of(BY_NAME["MatmulTiling"], given)
     assert len(rewrites) > 4
-    for number, rewrite in enumerate(rewrites[:2] + rewrites[-1:]):
-        where = tmp_path / str(number)
-        where.mkdir()
-        worst = same_outputs(given.source, spec, rewrite.source, rewrite.launch, MATMUL_SIZES[case], where)
-        assert worst < 1e-4, f"{case}: {rewrite.note}: {worst}"
+    assert_same_outputs(given.source, spec, rewrites[:2] + rewrites[-1:], MATMUL_SIZES[case], tmp_path, below=1e-4)
 
 
 ALIASES = """__global__ void k(float *y, int n)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cpu_cuda import needs_gxx, same_outputs, spec_text
+from cpu_cuda import assert_same_outputs, needs_gxx, spec_text
 from nvcc_check import compile_together, needs_nvcc
 
 from regrapht.search.appliers import ApplierInput, rewrites_of
@@ -353,11 +353,7 @@ def test_red_team_3d_rewrites_compute_the_originals_values_on_the_cpu(case: str,
     # the whole grid of one kernel; the measured tilings and a sample of the grid of the others
     if case != "stencil/heat3d_3d_launch":
         rewrites = rewrites[:2] + rewrites[2::7]
-    for index, rewrite in enumerate(rewrites):
-        where = tmp_path / f"v{index}"
-        where.mkdir()
-        assert same_outputs(given.source, spec, rewrite.source, rewrite.launch, RED_TEAM_3D[case], where) == 0.0, \
-            rewrite.note
+    assert_same_outputs(given.source, spec, rewrites, RED_TEAM_3D[case], tmp_path)
 
 
 # A 1-D and a 2-D red-team stencil: every point of the grid (tile shapes and blocks) on the CPU.
@@ -377,11 +373,7 @@ def test_red_team_grid_computes_the_originals_values_on_the_cpu(case: str, tmp_p
     spec = (DATA / f"{case}.regrapht.toml").read_text()
     rewrites = rewrites_of(HaloTiledStencil(), given)
     assert len(rewrites) >= 12
-    for index, rewrite in enumerate(rewrites):
-        where = tmp_path / f"v{index}"
-        where.mkdir()
-        assert same_outputs(given.source, spec, rewrite.source, rewrite.launch, RED_TEAM_GRID[case], where) == 0.0, \
-            rewrite.note
+    assert_same_outputs(given.source, spec, rewrites, RED_TEAM_GRID[case], tmp_path)
 
 
 def test_generated_names_stay_distinct_when_a_coordinate_is_named_like_a_counter() -> None:
@@ -465,10 +457,9 @@ def test_a_kept_batch_loop_gives_the_originals_bits_on_the_cpu(tmp_path: Path) -
         for applier in _stencil_appliers():
             rewrites = rewrites_of(applier, given)
             # the measured variants and a sample of the grid
-            for index, rewrite in enumerate(rewrites[:3] + rewrites[3::9]):
-                where = tmp_path / f"{number}_{applier.__class__.__name__}_{index}"
-                where.mkdir()
-                assert same_outputs(given.source, spec, rewrite.source, rewrite.launch, sizes, where) == 0.0, rewrite.note
+            where = tmp_path / f"{number}_{applier.__class__.__name__}"
+            where.mkdir()
+            assert_same_outputs(given.source, spec, rewrites[:3] + rewrites[3::9], sizes, where)
 
 
 @pytest.mark.nvcc
