@@ -924,7 +924,8 @@ async function optimizePreviewSteps() {
         });
     }
 
-    const progress = page.locator('.notification-toast', { hasText: 'Optimizing saxpy' });
+    // A RegExp: a string hasText matches case-insensitively, and "optimizing saxpy was cancelled" is not the progress.
+    const progress = page.locator('.notification-toast', { hasText: /Optimizing saxpy/ });
     const progressText = async () => (await progress.first().innerText().catch(() => '')).replace(/\s+/g, ' ').trim();
     await step('Optimize Kernel at Cursor shows a cancellable progress notification with the stages', async () => {
         const at = await cursorInKernel();
@@ -1065,6 +1066,19 @@ async function optimizePreviewSteps() {
         await report.locator('table.candidates').scrollIntoViewIfNeeded();
         await page.waitForTimeout(300);
         await page.screenshot({ path: path.join(artifacts, 'optimize-08b-report-candidates.png') });
+        // The report alone at the window's width (its editor group maximized), for docs/editor.md's pictures.
+        await page.locator('.tabs-container .tab', { hasText: /saxpy report/ }).first().click();
+        await runCommand('View: Toggle Maximize Editor Group');
+        await page.waitForTimeout(800);
+        await report.locator('h1').first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
+        await page.waitForTimeout(300);
+        await page.screenshot({ path: path.join(artifacts, 'optimize-08c-report-roofline-wide.png') });
+        await report.locator('h3', { hasText: 'Speedup per candidate' }).evaluate((el) => el.scrollIntoView({ block: 'start' }));
+        await page.waitForTimeout(300);
+        await page.screenshot({ path: path.join(artifacts, 'optimize-08d-report-candidates-wide.png') });
+        await page.locator('.tabs-container .tab', { hasText: /saxpy report/ }).first().click();
+        await runCommand('View: Toggle Maximize Editor Group');
+        await page.waitForTimeout(500);
         await report.locator('#history').scrollIntoViewIfNeeded();
         await page.screenshot({ path: path.join(artifacts, 'optimize-09-report-history.png') });
         await report.locator('button[data-diff="3"]').click();
