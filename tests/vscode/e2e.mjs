@@ -1,7 +1,7 @@
 // End-to-end test of the ReGraphT extension in a real VS Code: code-server (VS Code 1.100) from
 // npm, driven by playwright-core with Debian's chromium. Run by scripts/vscode-e2e.sh.
 //
-// Three scenarios, each in its own code-server profile (HOME, user-data-dir, extensions-dir):
+// Four scenarios, each in its own code-server profile (HOME, user-data-dir, extensions-dir):
 //
 // smoke (regrapht.python = the repo's .venv): install the .vsix; open examples/saxpy.cu (a copy);
 // the status item reports the server; a diagnostic squiggle appears; hovering the kernel name
@@ -27,14 +27,20 @@
 // Apply is confirmed by a message whose "Show Report" opens the report with the run's candidate
 // table, speedup chart and roofline (the stub's report data), and a candidate's Diff opens.
 // A second run's Cancel button must reach the stub as window/workDoneProgress/cancel (no edit), and
-// the cancel is told with "Show why", which opens the report's run history.
+// the cancel is told with "Show why", which opens the report's run history. The stub answers with
+// the H200 recordings (tests/data/gpu-recordings/) unless REGRAPHT_STUB_REPORT / REGRAPHT_STUB_HOVER
+// say otherwise; hovering the kernel name first shows the recorded card's profile (card-profile.png).
+//
+// per-folder-settings (regrapht.python as in smoke): a workspace of two folders whose
+// .vscode/settings.json differ (alpha: enabledRules ["R009"]; beta: R006 raised to an error); the
+// Problems panel lists each copy of saxpy.cu with its own folder's diagnostics (per-folder-settings.png).
 //
 // Every step must happen, or the test fails; so does a step that leaves a modal dialog open. Screenshots, texts and logs go to
-// test-artifacts/vscode/ (first-run ones prefixed `firstrun-`, optimize-preview ones `optimize-`).
+// test-artifacts/vscode/ (first-run ones prefixed `firstrun-`, optimize-preview ones `optimize-`, per-folder-settings logs `perfolder-`).
 // Env: REGRAPHT_PYTHON, REGRAPHT_VSIX, REGRAPHT_CHROMIUM, REGRAPHT_E2E_KEEP=1,
 // REGRAPHT_E2E_SCENARIOS (default "smoke,first-run,optimize-preview"), REGRAPHT_E2E_BARE_PYTHON (default python3),
 // REGRAPHT_WHEEL_CACHE (default ~/.cache/regrapht/wheels, handed to the first-run profile), REGRAPHT_E2E_STEP_TIMEOUT_MS,
-// REGRAPHT_E2E_INSTALL_TIMEOUT_MS, REGRAPHT_E2E_STUB_STAGE_SECONDS (default 1.5).
+// REGRAPHT_E2E_INSTALL_TIMEOUT_MS, REGRAPHT_E2E_STUB_STAGE_SECONDS (default 1.5), REGRAPHT_STUB_REPORT, REGRAPHT_STUB_HOVER.
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -901,6 +907,10 @@ async function optimizePreviewSteps() {
 
     if (stubHover) {
         await step('hover the kernel name: the card shows the recorded H200 profile (Nsight Compute)', async () => {
+            // A hover is at most a quarter of the editor's height: a tall window shows the whole profile section.
+            const viewport = page.viewportSize();
+            await page.setViewportSize({ width: viewport.width, height: 2200 });
+            await page.waitForTimeout(500);
             const [hover, text] = await hoverKernelName('Profile (Nsight Compute)');
             fs.writeFileSync(path.join(artifacts, 'optimize-hover.txt'), text + '\n');
             const recorded = JSON.parse(fs.readFileSync(stubHover, 'utf-8'));
@@ -916,9 +926,10 @@ async function optimizePreviewSteps() {
             await page.waitForTimeout(400);
             const box = await hover.boundingBox();
             await hover.screenshot({ path: path.join(artifacts, 'card-profile.png') });
-            await page.screenshot({ path: path.join(artifacts, 'optimize-00-card-profile-editor.png') });
             await page.mouse.move(5, 300);
             await page.keyboard.press('Escape');
+            await page.setViewportSize(viewport);
+            await page.waitForTimeout(500);
             const events = stubEvents().filter((e) => e.event === 'hover' && e.answered);
             return `${events.length} hover(s) answered by the stub; card ${Math.round(box?.width ?? 0)}x${Math.round(box?.height ?? 0)} px; "${dram}"`;
         });
