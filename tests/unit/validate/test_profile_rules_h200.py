@@ -125,3 +125,13 @@ def test_after_the_card_names_no_flags_when_the_compile_added_none() -> None:
     facts = state.facts_for(document.uri, "saxpy")
     assert facts is not None and facts.compile_flags == "-DSCALE=3 (compile_commands.json)"
     assert CompileFlags().describe() == "default flags"
+
+
+def test_bench_prints_the_rules_as_the_card_reads_them() -> None:
+    from regrapht.commands.bench import profile_lines
+
+    lines = profile_lines(profile_of("saxpy", METRICS_H200, DETAILS))
+    rules = [line for line in lines if line.startswith(("OPT", "WRN", "INF"))]
+    assert rules[0].startswith("OPT On average, each warp") and rules[0].endswith(
+        "(ncu estimates up to 80% local speedup) [memory_coalescing]")
+    assert len(rules) == 5 and not any("optional metric" in line for line in lines)
