@@ -9,10 +9,11 @@ comes in: `Profile.to_json()` itself, `regrapht bench --profile --json`'s output
 
 A rule's `text` is what ncu printed (whitespace collapsed); `ProfileRule` reads it for the
 people it is shown to: ncu's own estimate (`Est. Speedup: 21.88%`, `Est. Local Speedup:
-79.95%`) taken out of the sentence (`estimate`, `estimate_note`), the sentences that only point
-to other pages, tables or guides of ncu's report left out (`summary`), and whether the rule is a
-note about the tool itself rather than the kernel (`about_tool`: a metric it could not collect,
-a pointer to its own report) - those are no finding and no line of the card.
+79.95%`) taken out of the sentence (`estimate`) and said once at the end (`shown`), the
+sentences that only point to other pages, tables or guides of ncu's report left out (`summary`),
+and whether the rule is a note about the tool itself rather than the kernel (`about_tool`: a
+metric it could not collect, a pointer to its own report) - those are no finding, no line of the
+card and no prior of the search (`strongest_first` leaves them out).
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ class RuleEstimate:
 
 @dataclass(frozen=True)
 class ProfileRule:
+    """One of ncu's rule findings, read for people (module docstring)."""
+
     kind: str  # Nsight Compute's: OPT (an optimization), WRN, INF, ERR
     text: str  # as ncu printed it, its estimate included
     technique: str  # "" when none of the graph's techniques answers it
@@ -97,7 +100,8 @@ class ProfileRule:
     @property
     def about_tool(self) -> bool:
         """A note about ncu itself (every sentence is: module docstring), not about the kernel."""
-        return all(about_tool(s) for s in self.sentences())
+        sentences = self.sentences()
+        return bool(sentences) and all(about_tool(s) for s in sentences)
 
     @property
     def summary(self) -> str:

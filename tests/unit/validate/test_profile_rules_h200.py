@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from regrapht.lsp.features.validation import PROFILE_RULE, profile_findings, profile_section
@@ -135,3 +136,15 @@ def test_bench_prints_the_rules_as_the_card_reads_them() -> None:
     assert rules[0].startswith("OPT On average, each warp") and rules[0].endswith(
         "(ncu estimates up to 80% local speedup) [memory_coalescing]")
     assert len(rules) == 5 and not any("optional metric" in line for line in lines)
+
+
+def test_a_note_about_the_tool_raises_no_technique_in_the_search() -> None:
+    from regrapht.search.profile_evidence import profile_boosts
+
+    note = ProfileRule("WRN", "The optional metric smsp__pcsamp_sample_count could not be found. Collecting it as "
+                              "an additional metric could enable the rule to provide more guidance on memory.",
+                       "vectorized_access")
+    profile = profile_of("saxpy", {METRICS["dram_pct"]: 36.0, METRICS["sm_pct"]: 32.0, METRICS["occupancy_pct"]: 90.0},
+                         "")
+    assert profile_boosts(replace(profile, rules=(note,))).boosts == ()
+    assert not ProfileRule("OPT", "Est. Speedup: 5%", "").about_tool  # an estimate alone is no note about ncu
