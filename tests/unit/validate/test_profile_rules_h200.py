@@ -149,3 +149,22 @@ def test_a_note_about_the_tool_raises_no_technique_in_the_search() -> None:
                          "")
     assert profile_boosts(replace(profile, rules=(note,))).boosts == ()
     assert not ProfileRule("OPT", "Est. Speedup: 5%", "").about_tool  # an estimate alone is no note about ncu
+
+
+def test_after_the_hover_lists_the_most_severe_findings_first() -> None:
+    """Before, the recorded hover's three lines were P001 infos on the kernel's name (repeating the
+    profile section), the R009 warning counted in "and 8 more"; now the warning comes first."""
+    from regrapht.cards import kernel_card
+    from regrapht.cuda.parse import parse_source
+    from regrapht.rules.engine import analyze
+
+    source = (Path(__file__).resolve().parents[3] / "examples" / "saxpy.cu").read_text(encoding="utf-8")
+    model = parse_source(source)
+    kernel = model.kernel("saxpy")
+    assert kernel is not None
+    static = [f for f in analyze(model) if f.kernel == "saxpy"]
+    profile = profile_findings(kernel.name_span, "saxpy", profile_of("saxpy", METRICS_H200, DETAILS))
+    card = kernel_card(kernel, model.launches_of("saxpy"), [*static, *profile], None)
+    listed = [line for line in card.splitlines() if line.startswith("- **")]
+    assert listed[0].startswith("- **R009** (warning, line 15)"), listed
+    assert "and 5 more in the kernel report" in card
