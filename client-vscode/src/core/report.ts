@@ -289,7 +289,8 @@ function findingsSection(findings: readonly ReportFinding[]): string {
         const rule = f.doc
             ? `<a href="#" data-doc="${escapeHtml(f.doc)}" title="Open the rule's documentation"><b>${escapeHtml(f.rule)}</b></a>`
             : `<b>${escapeHtml(f.rule)}</b>`;
-        const fixes = f.fixes.length ? ` Quick fix: ${f.fixes.map(escapeHtml).join('; ')}.` : '';
+        // a fix's title names code the way the card does (`x`): shown as code, not as backticks
+        const fixes = f.fixes.length ? ` Quick fix: ${f.fixes.map(inlineCode).join('; ')}.` : '';
         return `<li>${rule} (${escapeHtml(f.severity)}, <a href="#" data-line="${f.line}">line ${f.line + 1}</a>): `
             + `${inlineCode(f.message)} <span class="technique">Technique: <code>${escapeHtml(f.technique)}</code>.</span>${fixes}</li>`;
     });
