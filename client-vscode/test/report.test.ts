@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-    asReportData, candidateTable, escapeHtml, inlineCode, outcomeActions, parseReportMessage, ReportCandidate, ReportData,
+    asReportData, barLabel, candidateTable, escapeHtml, inlineCode, outcomeActions, parseReportMessage, ReportCandidate, ReportData,
     reportHtml, rooflineSvg, speedupChartSvg, techniqueColours,
 } from '../src/core/report';
 
@@ -93,6 +93,9 @@ test('the roofline draws the roofs and a point for the original, each verified v
     assert.match(svg, /50000 GFLOP\/s/);
     assert.match(svg, /4000 GB\/s/);
     const bandwidthOnly = rooflineSvg({ ...roof, flops: null, intensity: null });
+    assert.match(bandwidthOnly, /class="tick">#2<\/text>/);  // not "#2 restric", cut mid-word
+    assert.equal(barLabel('#1 vectorized_access'), '#1');
+    assert.equal(barLabel('original'), 'original');
     assert.match(bandwidthOnly, /bandwidth only/);
     assert.equal((bandwidthOnly.match(/class="point /g) ?? []).length, 3);
 });
