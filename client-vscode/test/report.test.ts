@@ -108,6 +108,8 @@ test('the page: escaped signature, rule doc links as messages, resources against
     assert.match(html, /Quick fix: Add const __restrict__ to x\./);
     const recorded = reportHtml({ ...data(), findings: [{ ...data().findings[0], fixes: ['Declare `x` as const __restrict__'] }] }, 'vscode-resource:', 'N0NCE');
     assert.match(recorded, /Quick fix: Declare <code>x<\/code> as const __restrict__\./);  // as the H200 report's R006 fix reads
+    const unstopped = reportHtml({ ...data(), findings: [{ ...data().findings[0], message: 'saxpy reaches 45% of the bandwidth; 0.106 ms per launch' }] }, 'vscode-resource:', 'N0NCE');
+    assert.match(unstopped, /0\.106 ms per launch\. <span class="technique">/);  // a sentence before "Technique:"
     assert.match(html, /occupancy on sm_90<\/th><td>100% \(limited by block size\)/);
     assert.match(html, /3000\.0 GB\/s of 4000 GB\/s peak \(75%\)/);
     assert.match(html, /1\.3x the floor/);

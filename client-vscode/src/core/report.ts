@@ -298,7 +298,7 @@ function findingsSection(findings: readonly ReportFinding[]): string {
         // a fix's title names code the way the card does (`x`): shown as code, not as backticks
         const fixes = f.fixes.length ? ` Quick fix: ${f.fixes.map(inlineCode).join('; ')}.` : '';
         return `<li>${rule} (${escapeHtml(f.severity)}, <a href="#" data-line="${f.line}">line ${f.line + 1}</a>): `
-            + `${inlineCode(f.message)} <span class="technique">Technique: <code>${escapeHtml(f.technique)}</code>.</span>${fixes}</li>`;
+            + `${inlineCode(/[.!?)]$/.test(f.message) ? f.message : `${f.message}.`)} <span class="technique">Technique: <code>${escapeHtml(f.technique)}</code>.</span>${fixes}</li>`;
     });
     return `<section><h2>Findings (${findings.length})</h2><ul>${items.join('')}</ul></section>`;
 }
