@@ -103,6 +103,7 @@ def test_a_saved_profile_of_the_old_shape_reads_the_same() -> None:
     """A profile saved before (text with its padding, no summary keys) shows the same card."""
     fresh = profile_of("saxpy", METRICS_H200, DETAILS)
     saved = fresh.to_json()
+    assert parse_profile(json.loads(json.dumps(saved))) == fresh  # the added keys read back (optimize --profile)
     saved_rules = saved["rules"]
     assert isinstance(saved_rules, list) and {"summary", "estimate_pct", "estimate_scope", "about_tool"} <= set(saved_rules[0])
     old = {**saved, "rules": [{"kind": "OPT", "text": "Est. Local Speedup: 79.95%          On average, each warp",
