@@ -12,7 +12,7 @@
 # recorded on an H200, tests/data/gpu-recordings/; no GPU needed) and per-folder-settings (a two-folder
 # workspace whose folders' .vscode/settings.json differ: each copy of saxpy.cu gets its folder's diagnostics).
 # Env: REGRAPHT_PYTHON (default <repo>/.venv/bin/python, else the main checkout's), REGRAPHT_VSIX, REGRAPHT_E2E_KEEP=1,
-# REGRAPHT_E2E_SCENARIOS (default smoke,first-run,optimize-preview), REGRAPHT_E2E_BARE_PYTHON (default python3), REGRAPHT_WHEEL_CACHE,
+# REGRAPHT_E2E_SCENARIOS (default smoke,first-run,optimize-preview,per-folder-settings), REGRAPHT_E2E_BARE_PYTHON (default python3), REGRAPHT_WHEEL_CACHE,
 # REGRAPHT_STUB_REPORT / REGRAPHT_STUB_HOVER (a real run's report data / hover answer, written by tests/gpu/test_lsp_gpu.py;
 # default: the committed recordings in tests/data/gpu-recordings/; empty: the stub's own literal data).
 # Screenshots and logs: test-artifacts/vscode/.

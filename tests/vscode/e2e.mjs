@@ -38,7 +38,7 @@
 // Every step must happen, or the test fails; so does a step that leaves a modal dialog open. Screenshots, texts and logs go to
 // test-artifacts/vscode/ (first-run ones prefixed `firstrun-`, optimize-preview ones `optimize-`, per-folder-settings logs `perfolder-`).
 // Env: REGRAPHT_PYTHON, REGRAPHT_VSIX, REGRAPHT_CHROMIUM, REGRAPHT_E2E_KEEP=1,
-// REGRAPHT_E2E_SCENARIOS (default "smoke,first-run,optimize-preview"), REGRAPHT_E2E_BARE_PYTHON (default python3),
+// REGRAPHT_E2E_SCENARIOS (default "smoke,first-run,optimize-preview,per-folder-settings"), REGRAPHT_E2E_BARE_PYTHON (default python3),
 // REGRAPHT_WHEEL_CACHE (default ~/.cache/regrapht/wheels, handed to the first-run profile), REGRAPHT_E2E_STEP_TIMEOUT_MS,
 // REGRAPHT_E2E_INSTALL_TIMEOUT_MS, REGRAPHT_E2E_STUB_STAGE_SECONDS (default 1.5), REGRAPHT_STUB_REPORT, REGRAPHT_STUB_HOVER.
 import { spawn, spawnSync } from 'node:child_process';
@@ -58,7 +58,7 @@ const codeServer = path.join(here, 'node_modules', '.bin', 'code-server');
 const browserPath = process.env.REGRAPHT_CHROMIUM || '/usr/bin/chromium';
 const keep = process.env.REGRAPHT_E2E_KEEP === '1';
 const STEP_TIMEOUT = Number(process.env.REGRAPHT_E2E_STEP_TIMEOUT_MS || 90_000);
-const scenarios = (process.env.REGRAPHT_E2E_SCENARIOS || 'smoke,first-run,optimize-preview').split(',').map((s) => s.trim()).filter(Boolean);
+const scenarios = (process.env.REGRAPHT_E2E_SCENARIOS || 'smoke,first-run,optimize-preview,per-folder-settings').split(',').map((s) => s.trim()).filter(Boolean);
 // Seconds between the optimize stub's progress reports (optimize-preview).
 const STUB_STAGE_SECONDS = Number(process.env.REGRAPHT_E2E_STUB_STAGE_SECONDS || 1.5);
 const barePythonCandidate = process.env.REGRAPHT_E2E_BARE_PYTHON || 'python3';
