@@ -4,15 +4,17 @@
 #   apt: chromium, ripgrep and the headers code-server's native modules build against;
 #   npm: the build tools (root package.json) and tests/vscode/package.json (code-server, playwright-core).
 # Then builds the .vsix (unless REGRAPHT_VSIX points at one) and runs tests/vscode/e2e.mjs.
-# Three scenarios (tests/vscode/e2e.mjs): smoke (server from REGRAPHT_PYTHON), first-run (an interpreter
+# Four scenarios (tests/vscode/e2e.mjs): smoke (server from REGRAPHT_PYTHON), first-run (an interpreter
 # without regrapht: the extension creates its private venv and installs llama-cpp-python from the
 # portable wheel scripts/setup.sh keeps in the machine's wheel cache, instead of a ~12 min build) and
 # optimize-preview (tests/vscode/fixtures/optimize_stub_server.py stands in for the GPU server: progress
-# notification + Cancel, Refactor Preview diff, Apply; no GPU needed).
-# Env: REGRAPHT_PYTHON (default <repo>/.venv/bin/python), REGRAPHT_VSIX, REGRAPHT_E2E_KEEP=1,
-# REGRAPHT_E2E_SCENARIOS (default smoke,first-run,optimize-preview), REGRAPHT_E2E_BARE_PYTHON (default python3), REGRAPHT_WHEEL_CACHE,
-# REGRAPHT_STUB_REPORT (a real run's report data, e.g. test-artifacts/gpu-report.json from tests/gpu/test_lsp_gpu.py: the
-# optimize-preview report then draws and captures that run's chart and candidate table).
+# notification + Cancel, Refactor Preview diff, Apply; its report and hover card are the real server's answers
+# recorded on an H200, tests/data/gpu-recordings/; no GPU needed) and per-folder-settings (a two-folder
+# workspace whose folders' .vscode/settings.json differ: each copy of saxpy.cu gets its folder's diagnostics).
+# Env: REGRAPHT_PYTHON (default <repo>/.venv/bin/python, else the main checkout's), REGRAPHT_VSIX, REGRAPHT_E2E_KEEP=1,
+# REGRAPHT_E2E_SCENARIOS (default smoke,first-run,optimize-preview,per-folder-settings), REGRAPHT_E2E_BARE_PYTHON (default python3), REGRAPHT_WHEEL_CACHE,
+# REGRAPHT_STUB_REPORT / REGRAPHT_STUB_HOVER (a real run's report data / hover answer, written by tests/gpu/test_lsp_gpu.py;
+# default: the committed recordings in tests/data/gpu-recordings/; empty: the stub's own literal data).
 # Screenshots and logs: test-artifacts/vscode/.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -64,6 +66,14 @@ fi
 log "setup done after $((SECONDS - start)) s"
 
 # --- the test ----------------------------------------------------------------------------------
-export REGRAPHT_PYTHON="${REGRAPHT_PYTHON:-$repo/.venv/bin/python}"
+# The interpreter of smoke and per-folder-settings: this checkout's .venv, else (a git worktree
+# without one) the main checkout's; either way the server's code is this checkout's (e2e.mjs puts
+# server/ first on PYTHONPATH).
+if [[ -z "${REGRAPHT_PYTHON:-}" ]]; then
+    REGRAPHT_PYTHON="$repo/.venv/bin/python"
+    main_checkout="$(dirname "$(git -C "$repo" rev-parse --path-format=absolute --git-common-dir 2>/dev/null || echo "$repo/.git")")"
+    [[ -x "$REGRAPHT_PYTHON" || ! -x "$main_checkout/.venv/bin/python" ]] || REGRAPHT_PYTHON="$main_checkout/.venv/bin/python"
+fi
+export REGRAPHT_PYTHON
 node "$e2e_dir/e2e.mjs"
 log "total $((SECONDS - start)) s"

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-    asReportData, candidateTable, escapeHtml, inlineCode, outcomeActions, parseReportMessage, ReportCandidate, ReportData,
+    asReportData, barLabel, candidateTable, escapeHtml, inlineCode, outcomeActions, parseReportMessage, ReportCandidate, ReportData,
     reportHtml, rooflineSvg, speedupChartSvg, techniqueColours,
 } from '../src/core/report';
 
@@ -93,6 +93,9 @@ test('the roofline draws the roofs and a point for the original, each verified v
     assert.match(svg, /50000 GFLOP\/s/);
     assert.match(svg, /4000 GB\/s/);
     const bandwidthOnly = rooflineSvg({ ...roof, flops: null, intensity: null });
+    assert.match(bandwidthOnly, /class="tick">#2<\/text>/);  // not "#2 restric", cut mid-word
+    assert.equal(barLabel('#1 vectorized_access'), '#1');
+    assert.equal(barLabel('original'), 'original');
     assert.match(bandwidthOnly, /bandwidth only/);
     assert.equal((bandwidthOnly.match(/class="point /g) ?? []).length, 3);
 });
@@ -103,6 +106,10 @@ test('the page: escaped signature, rule doc links as messages, resources against
     assert.match(html, /data-doc="file:\/\/\/docs\/rules\/R006\.md"[^>]*><b>R006<\/b><\/a>/);
     assert.ok(!html.includes('[R006]('));
     assert.match(html, /Quick fix: Add const __restrict__ to x\./);
+    const recorded = reportHtml({ ...data(), findings: [{ ...data().findings[0], fixes: ['Declare `x` as const __restrict__'] }] }, 'vscode-resource:', 'N0NCE');
+    assert.match(recorded, /Quick fix: Declare <code>x<\/code> as const __restrict__\./);  // as the H200 report's R006 fix reads
+    const unstopped = reportHtml({ ...data(), findings: [{ ...data().findings[0], message: 'saxpy reaches 45% of the bandwidth; 0.106 ms per launch' }] }, 'vscode-resource:', 'N0NCE');
+    assert.match(unstopped, /0\.106 ms per launch\. <span class="technique">/);  // a sentence before "Technique:"
     assert.match(html, /occupancy on sm_90<\/th><td>100% \(limited by block size\)/);
     assert.match(html, /3000\.0 GB\/s of 4000 GB\/s peak \(75%\)/);
     assert.match(html, /1\.3x the floor/);

@@ -186,6 +186,7 @@ def signature_text(kernel: Function) -> str:
 
 
 HOVER_FINDINGS = 3  # findings listed on the hover card; the rest are counted with a link to the report
+SEVERITY_RANK = {"error": 0, "warning": 1, "information": 2, "hint": 3}
 
 
 def kernel_card(
@@ -201,7 +202,7 @@ def kernel_card(
 ) -> str:
     """Markdown for one kernel. `long` adds parameters, techniques per finding and fixes.
     `captures`: (program, recorded launches, spec file) of each capture of the kernel.
-    The short card (hover) lists the first `HOVER_FINDINGS` findings and then, with
+    The short card (hover) lists the `HOVER_FINDINGS` most severe findings and then, with
     `report_link` (a command URI), "Show the kernel report" for the rest."""
     blocks = [f"```cuda-cpp\n{signature_text(kernel)}\n```"]
     if kernel.launch_bounds:
@@ -224,7 +225,9 @@ def kernel_card(
 
     if findings:
         ordered = sorted(findings, key=lambda f: (f.span.start, f.rule))
-        shown = ordered if long else ordered[:HOVER_FINDINGS]
+        # the hover's few lines go to the most severe first (in the text's order within a severity):
+        # the warning at a launch, not three of the profile's infos on the kernel's name
+        shown = ordered if long else sorted(ordered, key=lambda f: SEVERITY_RANK.get(f.severity, 4))[:HOVER_FINDINGS]
         lines = [_finding_line(f, long, doc_link) for f in shown]
         if len(shown) < len(ordered):
             lines.append(f"- and {len(ordered) - len(shown)} more in the kernel report")

@@ -149,6 +149,13 @@ def test_profiled_validation_puts_nsight_compute_in_the_card(gpu_name: str, work
     assert "Profile (Nsight Compute)" in card, card
     assert "Not profiled" not in card, card
     assert re.search(r"DRAM \d+(\.\d+)?% of peak, SM \d+(\.\d+)?%, achieved occupancy \d+(\.\d+)?%", card), card
+    # ncu's rules read for people (tests/unit/validate/test_profile_rules_h200.py has the 2026-12-02 texts)
+    profile_part = card.split("**Profile (Nsight Compute)**", 1)[1]
+    assert "  " not in profile_part and "Est. " not in profile_part and "optional metric" not in profile_part, card
+    assert "**Compiled with**: `none`" not in card, card
+    p001 = [d for d in diagnostics["params"]["diagnostics"] if d.get("code") == "P001"]
+    techniques = [d["data"]["technique"] for d in p001]
+    assert len(techniques) == len(set(techniques)) and all(techniques), p001  # one per technique
 
 
 def test_optimize_offers_a_confirmed_verified_edit(gpu_name: str, workspace: Path, tmp_path: Path) -> None:

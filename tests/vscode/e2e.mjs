@@ -1,7 +1,7 @@
 // End-to-end test of the ReGraphT extension in a real VS Code: code-server (VS Code 1.100) from
 // npm, driven by playwright-core with Debian's chromium. Run by scripts/vscode-e2e.sh.
 //
-// Three scenarios, each in its own code-server profile (HOME, user-data-dir, extensions-dir):
+// Four scenarios, each in its own code-server profile (HOME, user-data-dir, extensions-dir):
 //
 // smoke (regrapht.python = the repo's .venv): install the .vsix; open examples/saxpy.cu (a copy);
 // the status item reports the server; a diagnostic squiggle appears; hovering the kernel name
@@ -27,14 +27,20 @@
 // Apply is confirmed by a message whose "Show Report" opens the report with the run's candidate
 // table, speedup chart and roofline (the stub's report data), and a candidate's Diff opens.
 // A second run's Cancel button must reach the stub as window/workDoneProgress/cancel (no edit), and
-// the cancel is told with "Show why", which opens the report's run history.
+// the cancel is told with "Show why", which opens the report's run history. The stub answers with
+// the H200 recordings (tests/data/gpu-recordings/) unless REGRAPHT_STUB_REPORT / REGRAPHT_STUB_HOVER
+// say otherwise; hovering the kernel name first shows the recorded card's profile (card-profile.png).
+//
+// per-folder-settings (regrapht.python as in smoke): a workspace of two folders whose
+// .vscode/settings.json differ (alpha: enabledRules ["R009"]; beta: R006 raised to an error); the
+// Problems panel lists each copy of saxpy.cu with its own folder's diagnostics (per-folder-settings.png).
 //
 // Every step must happen, or the test fails; so does a step that leaves a modal dialog open. Screenshots, texts and logs go to
-// test-artifacts/vscode/ (first-run ones prefixed `firstrun-`, optimize-preview ones `optimize-`).
+// test-artifacts/vscode/ (first-run ones prefixed `firstrun-`, optimize-preview ones `optimize-`, per-folder-settings logs `perfolder-`).
 // Env: REGRAPHT_PYTHON, REGRAPHT_VSIX, REGRAPHT_CHROMIUM, REGRAPHT_E2E_KEEP=1,
-// REGRAPHT_E2E_SCENARIOS (default "smoke,first-run,optimize-preview"), REGRAPHT_E2E_BARE_PYTHON (default python3),
+// REGRAPHT_E2E_SCENARIOS (default "smoke,first-run,optimize-preview,per-folder-settings"), REGRAPHT_E2E_BARE_PYTHON (default python3),
 // REGRAPHT_WHEEL_CACHE (default ~/.cache/regrapht/wheels, handed to the first-run profile), REGRAPHT_E2E_STEP_TIMEOUT_MS,
-// REGRAPHT_E2E_INSTALL_TIMEOUT_MS, REGRAPHT_E2E_STUB_STAGE_SECONDS (default 1.5).
+// REGRAPHT_E2E_INSTALL_TIMEOUT_MS, REGRAPHT_E2E_STUB_STAGE_SECONDS (default 1.5), REGRAPHT_STUB_REPORT, REGRAPHT_STUB_HOVER.
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -52,10 +58,20 @@ const codeServer = path.join(here, 'node_modules', '.bin', 'code-server');
 const browserPath = process.env.REGRAPHT_CHROMIUM || '/usr/bin/chromium';
 const keep = process.env.REGRAPHT_E2E_KEEP === '1';
 const STEP_TIMEOUT = Number(process.env.REGRAPHT_E2E_STEP_TIMEOUT_MS || 90_000);
-const scenarios = (process.env.REGRAPHT_E2E_SCENARIOS || 'smoke,first-run,optimize-preview').split(',').map((s) => s.trim()).filter(Boolean);
+const scenarios = (process.env.REGRAPHT_E2E_SCENARIOS || 'smoke,first-run,optimize-preview,per-folder-settings').split(',').map((s) => s.trim()).filter(Boolean);
 // Seconds between the optimize stub's progress reports (optimize-preview).
 const STUB_STAGE_SECONDS = Number(process.env.REGRAPHT_E2E_STUB_STAGE_SECONDS || 1.5);
 const barePythonCandidate = process.env.REGRAPHT_E2E_BARE_PYTHON || 'python3';
+// optimize-preview's stub answers with the real server's answers recorded on an H200 by the GPU suite
+// (tests/data/gpu-recordings/): the report of an Optimize run and the hover card with ncu's profile.
+// Set REGRAPHT_STUB_REPORT= / REGRAPHT_STUB_HOVER= (empty) for the stub's own literal data.
+const recordings = path.join(repo, 'tests', 'data', 'gpu-recordings');
+const recordedOr = (name, file) => {
+    const chosen = process.env[name] !== undefined ? process.env[name] : path.join(recordings, file);
+    return chosen ? path.resolve(chosen) : '';
+};
+const stubReport = recordedOr('REGRAPHT_STUB_REPORT', 'saxpy-report-h200.json');
+const stubHover = recordedOr('REGRAPHT_STUB_HOVER', 'saxpy-hover-h200.json');
 // The machine's wheel cache, where scripts/setup.sh keeps the portable llama-cpp-python build. The
 // first-run profile has a HOME of its own, so it is handed the real user's cache explicitly.
 const wheelCache = process.env.REGRAPHT_WHEEL_CACHE
@@ -71,12 +87,13 @@ const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
 const say = (msg) => console.log(`[e2e ${elapsed()}] ${msg}`);
 const results = [];
 
-const unknown = scenarios.filter((s) => !['smoke', 'first-run', 'optimize-preview'].includes(s));
+const known = ['smoke', 'first-run', 'optimize-preview', 'per-folder-settings'];
+const unknown = scenarios.filter((s) => !known.includes(s));
 if (unknown.length > 0) {
-    console.error(`e2e: unknown scenario(s) ${unknown.join(', ')} (known: smoke, first-run, optimize-preview)`);
+    console.error(`e2e: unknown scenario(s) ${unknown.join(', ')} (known: ${known.join(', ')})`);
     process.exit(2);
 }
-for (const [what, file] of [...(scenarios.includes('smoke') ? [['interpreter (REGRAPHT_PYTHON)', python]] : []),
+for (const [what, file] of [...(scenarios.some((s) => ['smoke', 'per-folder-settings'].includes(s)) ? [['interpreter (REGRAPHT_PYTHON)', python]] : []),
     ['.vsix (npm run package)', vsix], ['code-server (scripts/vscode-e2e.sh installs it)', codeServer], ['chromium', browserPath]]) {
     if (!fs.existsSync(file)) {
         console.error(`e2e: missing ${what}: ${file}`);
@@ -198,7 +215,7 @@ function logFiles(pattern = /ReGraphT|exthost\.log|remoteexthost\.log/i) {
  * code-server started with `extraEnv`; the workbench open on a copy of examples/. Runs `body`,
  * then tears everything down and copies the logs (names prefixed with `prefix`).
  */
-async function session(name, prefix, { regraphtPython, extraEnv = {}, prepare }, body) {
+async function session(name, prefix, { regraphtPython, extraEnv = {}, prepare, layout }, body) {
     scenario = name;
     server = undefined;
     browser = undefined;
@@ -215,6 +232,8 @@ async function session(name, prefix, { regraphtPython, extraEnv = {}, prepare },
     for (const f of ['saxpy.cu', 'saxpy.regrapht.toml']) {
         fs.copyFileSync(path.join(repo, 'examples', f), path.join(workspace, f));
     }
+    // What the workbench opens: the folder, or what `layout` makes of it (a .code-workspace file).
+    const opened = layout ? layout(workspace) : { folder: workspace };
     const env = {
         ...process.env,
         HOME: home,
@@ -294,7 +313,8 @@ async function session(name, prefix, { regraphtPython, extraEnv = {}, prepare },
             const consoleLog = path.join(artifacts, `${prefix}browser-console.log`);
             page.on('pageerror', (e) => fs.appendFileSync(consoleLog, `pageerror: ${e.message}\n`));
             page.on('console', (m) => fs.appendFileSync(consoleLog, `${m.type()}: ${m.text()}\n`));
-            await page.goto(`${url}/?folder=${encodeURIComponent(workspace)}`, { waitUntil: 'domcontentloaded' });
+            const query = opened.workspace ? `workspace=${encodeURIComponent(opened.workspace)}` : `folder=${encodeURIComponent(opened.folder)}`;
+            await page.goto(`${url}/?${query}`, { waitUntil: 'domcontentloaded' });
             await page.locator('.monaco-workbench').waitFor({ timeout: STEP_TIMEOUT });
             await page.locator('.part.statusbar').waitFor({ timeout: STEP_TIMEOUT });
         });
@@ -328,6 +348,55 @@ async function session(name, prefix, { regraphtPython, extraEnv = {}, prepare },
         }
     }
     return failure;
+}
+
+/** Screen point of the `occurrence`-th match of `needle` in the first editor line matching `lineText`. */
+async function pointOf(lineText, needle, offsetChars = 1) {
+    const line = page.locator('.editor-instance .view-line', { hasText: lineText }).first();
+    return line.evaluate((el, [needle, offsetChars]) => {
+        const text = el.textContent.replace(/\u00a0/g, ' ');
+        const index = text.indexOf(needle);
+        if (index < 0) {
+            return null;
+        }
+        const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+        let seen = 0;
+        let node;
+        while ((node = walker.nextNode())) {
+            const len = node.textContent.length;
+            const target = index + offsetChars;
+            if (target < seen + len) {
+                const range = document.createRange();
+                range.setStart(node, target - seen);
+                range.setEnd(node, target - seen + 1);
+                const r = range.getBoundingClientRect();
+                return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+            }
+            seen += len;
+        }
+        return null;
+    }, [needle, offsetChars]);
+}
+
+/** Hover the kernel name until a hover holding `wanted` is shown: [its locator, its text]. */
+async function hoverKernelName(wanted) {
+    const point = await pointOf('__global__', 'saxpy', 2);
+    if (!point) {
+        throw new Error('kernel name not found in the editor');
+    }
+    const hover = page.locator('.monaco-hover:not(.hidden)').filter({ hasText: wanted });
+    const text = await poll(`a hover with "${wanted}"`, async () => {
+        await page.mouse.move(point.x + 1, point.y);
+        await page.waitForTimeout(150);
+        await page.mouse.move(point.x, point.y);
+        const visible = await hover.first().isVisible().catch(() => false);
+        if (!visible) {
+            return false;
+        }
+        const t = (await hover.first().innerText()).trim();
+        return t.length > 20 && !/^loading/i.test(t) ? t : false;
+    }, STEP_TIMEOUT, 1500);
+    return [hover.first(), text];
 }
 
 async function openSaxpy() {
@@ -382,51 +451,8 @@ async function smokeSteps() {
         return `${count} squiggle(s); problems: ${texts.join(' / ')}`;
     });
 
-    /** Screen point of the `occurrence`-th match of `needle` in the first editor line matching `lineText`. */
-    async function pointOf(lineText, needle, offsetChars = 1) {
-        const line = page.locator('.editor-instance .view-line', { hasText: lineText }).first();
-        return line.evaluate((el, [needle, offsetChars]) => {
-            const text = el.textContent.replace(/\u00a0/g, ' ');
-            const index = text.indexOf(needle);
-            if (index < 0) {
-                return null;
-            }
-            const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-            let seen = 0;
-            let node;
-            while ((node = walker.nextNode())) {
-                const len = node.textContent.length;
-                const target = index + offsetChars;
-                if (target < seen + len) {
-                    const range = document.createRange();
-                    range.setStart(node, target - seen);
-                    range.setEnd(node, target - seen + 1);
-                    const r = range.getBoundingClientRect();
-                    return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
-                }
-                seen += len;
-            }
-            return null;
-        }, [needle, offsetChars]);
-    }
-
     await step('hover the kernel name shows the kernel card', async () => {
-        const point = await pointOf('__global__', 'saxpy', 2);
-        if (!point) {
-            throw new Error('kernel name not found in the editor');
-        }
-        const hover = page.locator('.monaco-hover:not(.hidden)').filter({ hasText: 'saxpy' });
-        const text = await poll('hover text', async () => {
-            await page.mouse.move(point.x + 1, point.y);
-            await page.waitForTimeout(150);
-            await page.mouse.move(point.x, point.y);
-            const visible = await hover.first().isVisible().catch(() => false);
-            if (!visible) {
-                return false;
-            }
-            const t = (await hover.first().innerText()).trim();
-            return t.length > 20 && !/^loading/i.test(t) ? t : false;
-        }, STEP_TIMEOUT, 1500);
+        const [, text] = await hoverKernelName('saxpy');
         fs.writeFileSync(path.join(artifacts, 'hover.txt'), text + '\n');
         await page.screenshot({ path: path.join(artifacts, '03-hover.png') });
         await page.mouse.move(5, 300);
@@ -825,9 +851,10 @@ async function prepareOptimizeStub() {
         stubRecord = path.join(stubDir, 'record.jsonl');
         wrapper = path.join(stubDir, 'python');
         fs.writeFileSync(wrapper, ['#!/bin/sh', `export PYTHONPATH=${JSON.stringify(path.dirname(shim))}`,
-            `export REGRAPHT_STUB_RECORD=${JSON.stringify(stubRecord)}`, `exec ${JSON.stringify(r.stdout.trim())} "$@"`, ''].join('\n'));
+            `export REGRAPHT_STUB_RECORD=${JSON.stringify(stubRecord)}`,
+            `export REGRAPHT_STUB_REPORT=${JSON.stringify(stubReport)}`, `export REGRAPHT_STUB_HOVER=${JSON.stringify(stubHover)}`, `exec ${JSON.stringify(r.stdout.trim())} "$@"`, ''].join('\n'));
         fs.chmodSync(wrapper, 0o755);
-        return `${wrapper} -> ${r.stdout.trim()} with PYTHONPATH=${path.dirname(shim)}`;
+        return `${wrapper} -> ${r.stdout.trim()} with PYTHONPATH=${path.dirname(shim)}; report ${stubReport || "the stub's own"}; hover ${stubHover || 'none'}`;
     });
     return wrapper;
 }
@@ -878,7 +905,38 @@ async function optimizePreviewSteps() {
         return `status "${ready}"; didOpen seen: ${opened}; server: ${procs.map((p) => p.args).join(' | ')}`;
     });
 
-    const progress = page.locator('.notification-toast', { hasText: 'Optimizing saxpy' });
+    if (stubHover) {
+        await step('hover the kernel name: the card shows the recorded H200 profile (Nsight Compute)', async () => {
+            // A hover is at most a quarter of the editor's height: a tall window shows the whole profile section.
+            const viewport = page.viewportSize();
+            await page.setViewportSize({ width: viewport.width, height: 2200 });
+            await page.waitForTimeout(500);
+            const [hover, text] = await hoverKernelName('Profile (Nsight Compute)');
+            fs.writeFileSync(path.join(artifacts, 'optimize-hover.txt'), text + '\n');
+            const recorded = JSON.parse(fs.readFileSync(stubHover, 'utf-8'));
+            const dram = /DRAM \d+% of peak, SM \d+%, achieved occupancy \d+%/.exec(recorded.hover.contents.value)?.[0];
+            if (!dram || !text.includes(dram)) {
+                throw new Error(`the card lacks the recorded profile line "${dram}": ${text.slice(0, 400)}`);
+            }
+            // Bring the profile section to the top of the card (the hover scrolls), as a user scrolls to it.
+            await hover.evaluate((el) => {
+                const title = [...el.querySelectorAll('strong')].find((s) => s.textContent.startsWith('Profile (Nsight Compute)'));
+                title?.scrollIntoView({ block: 'start' });
+            });
+            await page.waitForTimeout(400);
+            const box = await hover.boundingBox();
+            await hover.screenshot({ path: path.join(artifacts, 'card-profile.png') });
+            await page.mouse.move(5, 300);
+            await page.keyboard.press('Escape');
+            await page.setViewportSize(viewport);
+            await page.waitForTimeout(500);
+            const events = stubEvents().filter((e) => e.event === 'hover' && e.answered);
+            return `${events.length} hover(s) answered by the stub; card ${Math.round(box?.width ?? 0)}x${Math.round(box?.height ?? 0)} px; "${dram}"`;
+        });
+    }
+
+    // A RegExp: a string hasText matches case-insensitively, and "optimizing saxpy was cancelled" is not the progress.
+    const progress = page.locator('.notification-toast', { hasText: /Optimizing saxpy/ });
     const progressText = async () => (await progress.first().innerText().catch(() => '')).replace(/\s+/g, ' ').trim();
     await step('Optimize Kernel at Cursor shows a cancellable progress notification with the stages', async () => {
         const at = await cursorInKernel();
@@ -1005,8 +1063,8 @@ async function optimizePreviewSteps() {
         const rows = await report.locator('table.candidates tbody tr').count();
         const bars = await report.locator('svg[aria-label="speedup per candidate"] rect[data-index]').count();
         const points = await report.locator('svg[aria-label="roofline"] .point').count();
-        // The stub's six-candidate run, or the real GPU run REGRAPHT_STUB_REPORT names.
-        const recorded = process.env.REGRAPHT_STUB_REPORT ? JSON.parse(fs.readFileSync(process.env.REGRAPHT_STUB_REPORT, 'utf-8')) : undefined;
+        // The real H200 run REGRAPHT_STUB_REPORT names (by default the committed recording), or the stub's six-candidate run.
+        const recorded = stubReport ? JSON.parse(fs.readFileSync(stubReport, 'utf-8')) : undefined;
         const expected = recorded
             ? { rows: recorded.run.candidates.length, bars: recorded.run.candidates.filter((c) => ['faster', 'slower'].includes(c.outcome) && c.speedup !== null).length,
                 points: recorded.roofline ? recorded.roofline.points.filter((p) => (recorded.roofline.intensity !== null && recorded.roofline.peak_gbps && recorded.roofline.peak_gflops ? p.gflops : p.gbps !== null)).length : 0 }
@@ -1016,6 +1074,22 @@ async function optimizePreviewSteps() {
         }
         await page.waitForTimeout(800);
         await page.screenshot({ path: path.join(artifacts, 'optimize-08-report.png') });
+        await report.locator('table.candidates').scrollIntoViewIfNeeded();
+        await page.waitForTimeout(300);
+        await page.screenshot({ path: path.join(artifacts, 'optimize-08b-report-candidates.png') });
+        // The report alone at the window's width (its editor group maximized), for docs/editor.md's pictures.
+        await page.locator('.tabs-container .tab', { hasText: /saxpy report/ }).first().click();
+        await runCommand('View: Toggle Maximize Editor Group');
+        await page.waitForTimeout(800);
+        await report.locator('h1').first().evaluate((el) => el.scrollIntoView({ block: 'start' }));
+        await page.waitForTimeout(300);
+        await page.screenshot({ path: path.join(artifacts, 'optimize-08c-report-roofline-wide.png') });
+        await report.locator('h3', { hasText: 'Speedup per candidate' }).evaluate((el) => el.scrollIntoView({ block: 'start' }));
+        await page.waitForTimeout(300);
+        await page.screenshot({ path: path.join(artifacts, 'optimize-08d-report-candidates-wide.png') });
+        await page.locator('.tabs-container .tab', { hasText: /saxpy report/ }).first().click();
+        await runCommand('View: Toggle Maximize Editor Group');
+        await page.waitForTimeout(500);
         await report.locator('#history').scrollIntoViewIfNeeded();
         await page.screenshot({ path: path.join(artifacts, 'optimize-09-report-history.png') });
         await report.locator('button[data-diff="3"]').click();
@@ -1063,9 +1137,100 @@ async function optimizePreviewSteps() {
     });
 }
 
+/**
+ * per-folder-settings: a multi-root workspace (alpha.code-workspace) of two folders, each with a copy of
+ * examples/saxpy.cu and its own .vscode/settings.json: alpha enables only R009, beta keeps every rule
+ * and raises R006 to an error. The REAL server must give each copy its folder's diagnostics.
+ */
+const FOLDER_SETTINGS = {
+    alpha: { 'regrapht.enabledRules': ['R009'] },
+    beta: { 'regrapht.severityOverrides': { R006: 'error' } },
+};
+
+function perFolderLayout(workspace) {
+    for (const [folder, settings] of Object.entries(FOLDER_SETTINGS)) {
+        fs.mkdirSync(path.join(workspace, folder, '.vscode'), { recursive: true });
+        fs.copyFileSync(path.join(repo, 'examples', 'saxpy.cu'), path.join(workspace, folder, 'saxpy.cu'));
+        fs.writeFileSync(path.join(workspace, folder, '.vscode', 'settings.json'), JSON.stringify(settings, null, 2));
+    }
+    const file = path.join(workspace, 'two-folders.code-workspace');
+    fs.writeFileSync(file, JSON.stringify({ folders: Object.keys(FOLDER_SETTINGS).map((f) => ({ path: f })) }, null, 2));
+    return { workspace: file };
+}
+
+/** The Problems panel as {file row text: [{code, severity}]} (rows of level 1 are files, level 2 their problems). */
+async function problemsByFile() {
+    const rows = await page.locator('.markers-panel .monaco-list-row').evaluateAll((els) => els.map((el) => ({
+        level: el.getAttribute('aria-level'),
+        text: el.innerText.replace(/\s+/g, ' ').trim(),
+        icon: el.querySelector('.marker-icon')?.className ?? '',
+    })));
+    const groups = {};
+    let current;
+    for (const row of rows) {
+        if (row.level === '1') {
+            current = row.text;
+            groups[current] = [];
+        } else if (current !== undefined) {
+            const severity = /error/.test(row.icon) ? 'error' : /warning/.test(row.icon) ? 'warning' : /info/.test(row.icon) ? 'info' : row.icon;
+            groups[current].push({ code: /\b[A-Z]\d{3}\b/.exec(row.text)?.[0] ?? row.text, severity });
+        }
+    }
+    return groups;
+}
+
+async function perFolderSteps() {
+    await step('open the saxpy.cu of both folders from the explorer', async () => {
+        const copies = page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'saxpy.cu' });
+        await poll('both folders\' saxpy.cu in the explorer', async () => {
+            if (await copies.count() >= 2) {
+                return true;
+            }
+            await page.keyboard.press('Control+Shift+E');
+            for (const root of await page.locator('.explorer-folders-view .monaco-list-row[aria-level="1"][aria-expanded="false"]').all()) {
+                await root.click().catch(() => undefined);
+            }
+            return false;
+        }, 60_000, 1000);
+        for (const index of [0, 1]) {
+            await copies.nth(index).dblclick();
+            await page.waitForTimeout(500);
+        }
+        await poll('two saxpy.cu tabs', async () => await page.locator('.tabs-container .tab', { hasText: 'saxpy.cu' }).count() === 2, STEP_TIMEOUT);
+        const roots = await page.locator('.explorer-folders-view .monaco-list-row[aria-level="1"]').allInnerTexts();
+        return `roots: ${roots.map((r) => r.trim()).join(', ')}`;
+    });
+
+    await step('each copy gets the diagnostics of its folder\'s settings (Problems panel)', async () => {
+        await page.keyboard.press('Control+Shift+M');
+        await page.locator('.markers-panel').first().waitFor({ timeout: 15_000 });
+        const judged = await poll('alpha: R009 only; beta: R006 as an error, R009', async () => {
+            const groups = await problemsByFile();
+            const of = (folder) => Object.entries(groups).find(([file]) => file.includes('saxpy.cu') && file.includes(folder))?.[1];
+            const alpha = of('alpha');
+            const beta = of('beta');
+            if (!alpha || !beta) {
+                return false;
+            }
+            const alphaCodes = [...new Set(alpha.map((p) => p.code))];
+            const ok = alphaCodes.length === 1 && alphaCodes[0] === 'R009'
+                && beta.some((p) => p.code === 'R006' && p.severity === 'error') && beta.some((p) => p.code === 'R009');
+            return ok ? groups : false;
+        }, STEP_TIMEOUT, 1000).catch(async (error) => {
+            throw new Error(`${error.message}; the Problems panel: ${JSON.stringify(await problemsByFile())}`);
+        });
+        fs.writeFileSync(path.join(artifacts, 'per-folder-problems.json'), JSON.stringify(judged, null, 2) + '\n');
+        await page.waitForTimeout(500);
+        await page.screenshot({ path: path.join(artifacts, 'per-folder-settings.png') });
+        return Object.entries(judged).map(([file, problems]) => `${file}: ${problems.map((p) => `${p.code} (${p.severity})`).join(', ')}`).join(' / ');
+    });
+}
+
+// smoke and per-folder-settings run this checkout's server, whichever checkout's interpreter runs it.
+const serverFromCheckout = { PYTHONPATH: [path.join(repo, 'server'), process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) };
 const failures = [];
 if (scenarios.includes('smoke')) {
-    const f = await session('smoke', '', { regraphtPython: python }, smokeSteps);
+    const f = await session('smoke', '', { regraphtPython: python, extraEnv: serverFromCheckout }, smokeSteps);
     if (f) {
         failures.push(f);
     }
@@ -1078,6 +1243,13 @@ if (scenarios.includes('first-run')) {
     }
     const f = await session('first-run', 'firstrun-', { extraEnv, prepare: prepareBarePython }, firstRunSteps);
     say(`first-run scenario took ${((Date.now() - started) / 1000).toFixed(1)}s`);
+    if (f) {
+        failures.push(f);
+    }
+}
+
+if (scenarios.includes('per-folder-settings')) {
+    const f = await session('per-folder-settings', 'perfolder-', { regraphtPython: python, extraEnv: serverFromCheckout, layout: perFolderLayout }, perFolderSteps);
     if (f) {
         failures.push(f);
     }

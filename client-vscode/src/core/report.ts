@@ -129,6 +129,12 @@ function num(value: number | null | undefined, digits: number, unit = ''): strin
     return value === null || value === undefined || !Number.isFinite(value) ? '–' : `${value.toFixed(digits)}${unit}`;
 }
 
+/** A roofline bar's label in its narrow margin: a candidate by its number ("#3", as in the
+ * candidate table; its techniques are the bar's tooltip), else the label's first 10 characters. */
+export function barLabel(label: string): string {
+    return /^#\d+/.exec(label)?.[0] ?? label.slice(0, 10);
+}
+
 /** "a -> b" of a technique path ("original" for none). */
 export function pathText(techniques: readonly string[]): string {
     return techniques.length ? techniques.join(' → ') : 'original';
@@ -248,7 +254,7 @@ export function rooflineSvg(roof: ReportRoofline): string {
         rows.forEach((p, i) => {
             const yy = top + i * rowH + 3;
             parts.push(`<rect x="${left}" y="${yy.toFixed(1)}" width="${(x(p.gbps as number) - left).toFixed(1)}" height="${(rowH - 6).toFixed(1)}" fill="${colour(p.kind)}" class="point ${p.kind}"><title>${escapeHtml(p.label)}: ${num(p.time_ms, 4)} ms, ${num(p.gbps, 1)} GB/s</title></rect>`,
-                `<text x="${left - 4}" y="${(yy + rowH / 2).toFixed(1)}" text-anchor="end" class="tick">${escapeHtml(p.label.slice(0, 10))}</text>`);
+                `<text x="${left - 4}" y="${(yy + rowH / 2).toFixed(1)}" text-anchor="end" class="tick">${escapeHtml(barLabel(p.label))}</text>`);
         });
         if (roof.peak_gbps) {
             parts.push(`<line x1="${x(roof.peak_gbps).toFixed(1)}" y1="${top}" x2="${x(roof.peak_gbps).toFixed(1)}" y2="${top + plotH}" class="roof"/>`,
@@ -289,9 +295,10 @@ function findingsSection(findings: readonly ReportFinding[]): string {
         const rule = f.doc
             ? `<a href="#" data-doc="${escapeHtml(f.doc)}" title="Open the rule's documentation"><b>${escapeHtml(f.rule)}</b></a>`
             : `<b>${escapeHtml(f.rule)}</b>`;
-        const fixes = f.fixes.length ? ` Quick fix: ${f.fixes.map(escapeHtml).join('; ')}.` : '';
+        // a fix's title names code the way the card does (`x`): shown as code, not as backticks
+        const fixes = f.fixes.length ? ` Quick fix: ${f.fixes.map(inlineCode).join('; ')}.` : '';
         return `<li>${rule} (${escapeHtml(f.severity)}, <a href="#" data-line="${f.line}">line ${f.line + 1}</a>): `
-            + `${inlineCode(f.message)} <span class="technique">Technique: <code>${escapeHtml(f.technique)}</code>.</span>${fixes}</li>`;
+            + `${inlineCode(/[.!?)]$/.test(f.message) ? f.message : `${f.message}.`)} <span class="technique">Technique: <code>${escapeHtml(f.technique)}</code>.</span>${fixes}</li>`;
     });
     return `<section><h2>Findings (${findings.length})</h2><ul>${items.join('')}</ul></section>`;
 }

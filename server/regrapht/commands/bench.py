@@ -23,6 +23,7 @@ from regrapht.validate.bench import bench, slow_kernel_message
 from regrapht.validate.cache_dir import default_cache_dir
 from regrapht.validate.evaluator import CudaEvaluator, OriginalCompileError
 from regrapht.validate.opening import open_evaluator, start_worker
+from regrapht.validate.profile_report import strongest_first
 from regrapht.validate.profiler import Profile, ProfileFailure, find_ncu, profile_kernel
 from regrapht.validate.types import Candidate
 
@@ -115,5 +116,7 @@ def profile_lines(profile: Profile | ProfileFailure) -> list[str]:
     if profile.stalls:
         lines.append("top stalls (cycles per issued instruction): "
                      + ", ".join(f"{reason} {value:g}" for reason, value in profile.stalls))
-    lines += [f"{rule.kind} {rule.text}" + (f" [{rule.technique}]" if rule.technique else "") for rule in profile.rules]
+    # as the card reads them: the largest estimate first, ncu's notes about itself left out
+    lines += [f"{rule.kind} {rule.shown()}" + (f" [{rule.technique}]" if rule.technique else "")
+              for rule in strongest_first(profile.rules)]
     return lines

@@ -41,7 +41,8 @@ Compute's own reading of its metrics (the Profiling Guide's "Speed Of Light", "O
   registers), weight 1 - occupancy.
 - **Rules.** Each OPT or WRN rule whose text names a technique (`validate/profiler.py`
   `RULE_TECHNIQUES`), weight Nsight Compute's own estimate where the rule states one (`Est.
-  Speedup: 36%` -> 0.36, else its `Est. Local Speedup`), else `RULE_WITHOUT_ESTIMATE`. A rule
+  Speedup: 36%` -> 0.36, else its `Est. Local Speedup`), else `RULE_WITHOUT_ESTIMATE`; a note
+  about ncu itself (`ProfileRule.about_tool`: a metric it could not collect) counts for none. A rule
   saying the grid "is too small to fill" the device (fewer than one full wave: SMs left idle)
   also raises, at the same weight, the techniques that spread one thread's serial loop over a
   group of threads (`SPLIT_WORK`: column split, block or warp per row, block reduction).
@@ -167,8 +168,8 @@ def _findings(profile: Profile) -> list[tuple[str, float, str]]:
         found.append(("launch_configuration", 1.0 - occupancy / 100.0,
                       f"achieved occupancy {occupancy:.0f}% (below {LOW_OCCUPANCY:.0f}%): too few warps to hide latency"))
     for rule in profile.rules:
-        if rule.kind not in ("OPT", "WRN") or not rule.technique:
-            continue
+        if rule.kind not in ("OPT", "WRN") or not rule.technique or rule.about_tool:
+            continue  # a note about ncu itself (a metric it lacks) raises nothing
         estimate = rule_estimate(rule.text)
         text = " ".join(rule.text.split())
         shown = text if len(text) <= 120 else text[:117] + "..."

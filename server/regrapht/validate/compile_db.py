@@ -96,7 +96,7 @@ class CompileFlags:
 
     def describe(self) -> str:
         """One short line: the arguments and where they came from."""
-        shown = " ".join(shlex.quote(a) for a in self.arguments()) or "none"
+        shown = " ".join(shlex.quote(a) for a in self.arguments()) or "default flags"
         if len(shown) > 160:
             shown = shown[:157] + "..."
         return f"{shown} ({self.origin})" if self.origin else shown

@@ -6,23 +6,129 @@ Stdlib only (the language server holds these without loading the profiler, and
 `search/request.py` carries one). `profile_from_json` reads the three shapes a saved profile
 comes in: `Profile.to_json()` itself, `regrapht bench --profile --json`'s output (under
 `profile`), and the `regrapht.validateKernel` answer (under `profiles`, by kernel).
+
+A rule's `text` is what ncu printed (whitespace collapsed); `ProfileRule` reads it for the
+people it is shown to: ncu's own estimate (`Est. Speedup: 21.88%`, `Est. Local Speedup:
+79.95%`) taken out of the sentence (`estimate`) and said once at the end (`shown`), the
+sentences that only point to other pages, tables or guides of ncu's report left out (`summary`),
+and whether the rule is a note about the tool itself rather than the kernel (`about_tool`: a
+metric it could not collect, a pointer to its own report) - those are no finding, no line of the
+card and no prior of the search (`strongest_first` leaves them out).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from regrapht.errors import InputError
 
+_LEADING_ESTIMATE = re.compile(r"^\s*Est\.\s+(Global\s+|Local\s+)?Speedup:\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*",
+                               re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+# ncu's wording when a sentence is about the tool, not the kernel: a metric it lacks, or a
+# pointer to another page, table, section or guide of its report
+_ABOUT_TOOL = tuple(re.compile(pattern, re.IGNORECASE) for pattern in (
+    r"\b(optional|additional) metrics?\b",
+    r"\bmetrics?\b.*\b(could|can|was|were|is|are)\s+not\s+(be\s+)?(found|collected|available)\b",
+    r"\b(collect(ing)?|enable|enabling)\b.*\b(metrics?|sections?)\b.*\b(guidance|details|information)\b",
+    r"^(check|see|look at|refer to|consult)\b.*\b(tables?|sections?|pages?|guide|statistics|view|details)\b",
+    r"\b(provides?|gives?|has|for)\s+(more|further|additional)\s+(details|information|guidance)\b",
+))
+
+
+def collapse_whitespace(text: str) -> str:
+    """ncu pads and wraps its rule texts: one space between words."""
+    return " ".join(text.split())
+
+
+def about_tool(sentence: str) -> bool:
+    """Whether `sentence` of a rule talks about ncu (a metric it lacks, a pointer to its report)."""
+    return any(pattern.search(sentence) for pattern in _ABOUT_TOOL)
+
+
+def percent_text(value: float) -> str:
+    """79.95 -> "80%", 8.369 -> "8.4%": as precise as an estimate deserves."""
+    return f"{value:.0f}%" if value >= 10 else f"{value:.1f}%"
+
+
+@dataclass(frozen=True)
+class RuleEstimate:
+    """ncu's estimate of what fixing a rule gains: `Est. Speedup` (of the whole kernel, scope
+    "global") or `Est. Local Speedup` (of the part the rule measures, scope "local")."""
+
+    percent: float
+    scope: Literal["global", "local"]
+
+    def note(self) -> str:
+        return f"ncu estimates up to {percent_text(self.percent)}{' local' if self.scope == 'local' else ''} speedup"
+
 
 @dataclass(frozen=True)
 class ProfileRule:
+    """One of ncu's rule findings, read for people (module docstring)."""
+
     kind: str  # Nsight Compute's: OPT (an optimization), WRN, INF, ERR
-    text: str
+    text: str  # as ncu printed it, its estimate included
     technique: str  # "" when none of the graph's techniques answers it
+
+    def _split(self) -> tuple[RuleEstimate | None, str]:
+        """The leading estimates (the global one first) and the text after them."""
+        text, found = collapse_whitespace(self.text), dict[str, float]()
+        while match := _LEADING_ESTIMATE.match(text):
+            found.setdefault("local" if (match.group(1) or "").strip().lower() == "local" else "global",
+                             float(match.group(2)))
+            text = text[match.end():]
+        scope: Literal["global", "local"] = "global" if "global" in found else "local"
+        return (RuleEstimate(found[scope], scope) if found else None), text
+
+    @property
+    def estimate(self) -> RuleEstimate | None:
+        return self._split()[0]
+
+    @property
+    def prose(self) -> str:
+        """The rule's sentences without its estimate."""
+        return self._split()[1]
+
+    def sentences(self) -> tuple[str, ...]:
+        return tuple(s for s in _SENTENCE_END.split(self.prose) if s)
+
+    @property
+    def about_tool(self) -> bool:
+        """A note about ncu itself (every sentence is: module docstring), not about the kernel."""
+        sentences = self.sentences()
+        return bool(sentences) and all(about_tool(s) for s in sentences)
+
+    @property
+    def summary(self) -> str:
+        """The prose without the sentences that point elsewhere in ncu's report (all of it for a
+        rule that is about the tool)."""
+        kept = [s for s in self.sentences() if not about_tool(s)]
+        return " ".join(kept) if kept else self.prose
+
+    def shown(self, *notes: str) -> str:
+        """The summary, then in one parenthesis ncu's estimate (once) and `notes`."""
+        estimate = self.estimate
+        said = [estimate.note()] if estimate is not None else []
+        said += [n for n in notes if n]
+        return self.summary + (f" ({'; '.join(said)})" if said else "")
+
+    def to_json(self) -> dict[str, object]:
+        estimate = self.estimate
+        return {"kind": self.kind, "text": self.text, "technique": self.technique, "summary": self.summary,
+                "estimate_pct": estimate.percent if estimate else None,
+                "estimate_scope": estimate.scope if estimate else None, "about_tool": self.about_tool}
+
+
+def strongest_first(rules: tuple[ProfileRule, ...]) -> tuple[ProfileRule, ...]:
+    """The rules about the kernel, the largest estimate first (those without one after, in ncu's
+    order); the notes about the tool left out."""
+    about_kernel = [r for r in rules if not r.about_tool]
+    return tuple(sorted(about_kernel, key=lambda r: -(r.estimate.percent if r.estimate else -1.0)))
 
 
 @dataclass(frozen=True)
@@ -38,7 +144,7 @@ class Profile:
     def to_json(self) -> dict[str, object]:
         return {"kernel": self.kernel, "dram_pct": self.dram_pct, "sm_pct": self.sm_pct,
                 "occupancy_pct": self.occupancy_pct, "stalls": [list(s) for s in self.stalls],
-                "rules": [{"kind": r.kind, "text": r.text, "technique": r.technique} for r in self.rules]}
+                "rules": [r.to_json() for r in self.rules]}
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 from regrapht.validate.compiler import find_cuda_tool
 from regrapht.validate.evaluator import CudaEvaluator
 from regrapht.validate.gpu_lock import GpuLockTimeout
-from regrapht.validate.profile_report import Profile, ProfileFailure, ProfileRule
+from regrapht.validate.profile_report import Profile, ProfileFailure, ProfileRule, collapse_whitespace
 from regrapht.validate.types import Candidate, Evaluation
 from regrapht.validate.worker import GpuWorker, default_command
 
@@ -47,6 +47,7 @@ RULE_TECHNIQUES: tuple[tuple[str, str], ...] = (
     ("divergen", "divergence_reduction"),
     ("occupancy", "launch_configuration"),
     ("block size", "launch_configuration"),
+    ("threads per block", "launch_configuration"),  # "configured to execute 100 threads per block"
     ("tail effect", "launch_configuration"),
     ("grid is too small", "launch_configuration"),
     ("shared memory", "shared_memory_tiling"),
@@ -74,14 +75,15 @@ def technique_for_rule(text: str) -> str:
 
 def parse_rules(details: str) -> tuple[ProfileRule, ...]:
     """The rule findings of `ncu --page details` text: a line `OPT   text...` and its wrapped
-    continuation lines (indented, up to the next blank line or section rule)."""
+    continuation lines (indented, up to the next blank line or section rule), joined with one
+    space between words (ncu pads its lines to the report's width)."""
     rules: list[ProfileRule] = []
     kind, lines = "", list[str]()  # the rule being read
     for line in [*details.splitlines(), ""]:
         match = _RULE_LINE.match(line)
         if match or not line.strip() or line.strip().startswith(("---", "Section:")):
             if kind:
-                text = " ".join(lines).strip()
+                text = collapse_whitespace(" ".join(lines))
                 rules.append(ProfileRule(kind, text, technique_for_rule(text)))
             kind, lines = (match.group(1), [match.group(2)]) if match else ("", [])
         elif kind:

@@ -30,7 +30,8 @@ def project_flags(server: LanguageServer, state: ServerState, uri: str, settings
 
 
 def record_flags(state: ServerState, uri: str, kernels: Iterable[str], flags: CompileFlags) -> None:
-    """The kernel cards of `uri` name the flags they were compiled with."""
-    line = flags.describe()
+    """The kernel cards of `uri` name the flags they were compiled with (none when the compile
+    added no flag to nvcc's defaults: the card says nothing then)."""
+    line = "" if flags.empty else flags.describe()
     for kernel in kernels:
         state.update_kernel_facts(uri, kernel, compile_flags=line)

@@ -31,7 +31,7 @@ from regrapht.lsp.state import Analysis, DocumentState, ServerState
 from regrapht.rules.types import Finding
 from regrapht.snapshot import DocumentSnapshot
 from regrapht.text import Span
-from regrapht.validate.profile_report import ProfiledSource, source_digest
+from regrapht.validate.profile_report import ProfiledSource, ProfileRule, source_digest, strongest_first
 from regrapht.validate.types import Timing
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ SHOW_FASTER_COMMAND = "regrapht.showFasterVersion"
 REGRESSION_RULE = "V003"
 PROFILE_RULE = "P001"
 PROFILE_SECTION = "Profile (Nsight Compute)"
+PROFILE_RULES_SHOWN = 4
 
 
 def findings_of(path: Path, analysis_kernels: dict[str, Span], result: FileValidation,
@@ -81,7 +82,9 @@ def findings_of(path: Path, analysis_kernels: dict[str, Span], result: FileValid
 
 
 def profile_section(profile: Profile | ProfileFailure) -> CardSection:
-    """The card's Nsight Compute section: throughputs, occupancy, top stalls, the tool's rules."""
+    """The card's Nsight Compute section: throughputs, occupancy, top stalls, and the tool's rules
+    about the kernel, ncu's largest estimate first (`profile_report.strongest_first`: its notes
+    about itself left out), each with its estimate once and the technique that answers it."""
     if profile.outcome == "failed":
         return CardSection(PROFILE_SECTION, f"Not profiled: {profile.reason}")
 
@@ -93,17 +96,26 @@ def profile_section(profile: Profile | ProfileFailure) -> CardSection:
     if profile.stalls:
         body.append("Top warp stalls: " + ", ".join(f"{r.replace('_', ' ')} {v:g}" for r, v in profile.stalls)
                     + " cycles per issued instruction")
-    body += [f"- {r.kind}: {r.text}" + (f" (`{r.technique}`)" if r.technique else "") for r in profile.rules[:4]]
+    rules = strongest_first(profile.rules)
+    body += [f"- {r.kind}: {r.shown(f'`{r.technique}`' if r.technique else '')}" for r in rules[:PROFILE_RULES_SHOWN]]
+    if len(rules) > PROFILE_RULES_SHOWN:
+        hidden = len(rules) - PROFILE_RULES_SHOWN
+        body.append(f"and {hidden} more of ncu's rules")
     return CardSection(PROFILE_SECTION, "\n\n".join(body))
 
 
 def profile_findings(span: Span, kernel: str, profile: Profile) -> list[Finding]:
-    """Nsight Compute's optimization and warning rules as findings on the kernel's name."""
+    """One finding per technique on the kernel's name: the strongest of Nsight Compute's
+    optimization and warning rules about the kernel that name it (the other rules are in the
+    card's section only)."""
+    strongest: dict[str, ProfileRule] = {}
+    for rule in strongest_first(profile.rules):
+        if rule.kind in ("OPT", "WRN") and rule.technique:
+            strongest.setdefault(rule.technique, rule)
     return [Finding(rule=PROFILE_RULE, severity="information", span=span, kernel=kernel,
-                    message=f"Nsight Compute: {r.text}" + (f" (technique: {r.technique}; Optimize can apply it)"
-                                                           if r.technique else ""),
+                    message="Nsight Compute: " + r.shown(f"technique: {r.technique}", "Optimize can apply it"),
                     technique=r.technique, doc="")
-            for r in profile.rules if r.kind in ("OPT", "WRN")]
+            for r in strongest.values()]
 
 
 def publish(state: ServerState, uri: str, path: Path, result: FileValidation,
