@@ -36,6 +36,7 @@ inline void __syncthreads() { swapcontext(&cpu_fibers::running->context, &cpu_fi
 template <typename T> inline T __ldg(const T *p) { return *p; }
 #define __global__
 #define __device__
+#define __forceinline__ inline
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 #define __restrict__ __restrict
