@@ -197,6 +197,7 @@ def test_near_misses_of_the_tree_reductions_are_not_rewritten(case: str, old: st
 OPERATORS = {"atomic_l1_interleaved": ("sum", "atomicAdd(norm, rg_total_);"),
              "atomic_squares_sequential": ("sum", "atomicAdd(&out[0], rg_total_);"),
              "atomic_row_counts": ("sum", "atomicAdd(counts + blockIdx.y, rg_total_);"),
+             "atomic_gridstride_dot": ("sum", "atomicAdd(result, rg_total_);"),
              "max_int_atomic_sequential": ("max", "atomicMax(result, rg_total_);"),
              "min_float_store_fminf": ("min", "block_min[blockIdx.x] = rg_total_;"),
              "max_unsigned_ternary_atomic": ("max", "atomicMax(&keys_max[0], rg_total_);"),
@@ -292,7 +293,8 @@ SIZES = {"interleaved_template": {"n": 256 * 3 + 77}, "extern_sequential": {"cou
          "atomic_squares_sequential": {"count": 512 * 2 + 99}, "atomic_row_counts": {"cols": 128 * 3 + 17, "rows": 5},
          "max_int_atomic_sequential": {"n": 256 * 3 + 7}, "min_float_store_fminf": {"n": 128 * 4 + 65},
          "max_unsigned_ternary_atomic": {"n": 512 * 2 + 301}, "tpl_unrolled_extern_sum": {"n": 512 * 2 + 33},
-         "tpl_unrolled_atomic_sum": {"n": 512 * 2 + 257}, "tpl_max_loop_store": {"len": 128 * 3 + 100}}
+         "tpl_unrolled_atomic_sum": {"n": 512 * 2 + 257}, "tpl_max_loop_store": {"len": 128 * 3 + 100},
+         "atomic_gridstride_dot": {"n": 256 * 5 + 33}}
 
 
 @needs_gxx
