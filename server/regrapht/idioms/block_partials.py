@@ -125,6 +125,8 @@ def block_partial(kernel: KernelSyntax, threads: int, constants: Mapping[str, in
                                    stored_at, held, combine, condition, result, threads, constants, sizes)
     if operator is None:
         return None
+    if operator != "sum" and any(n.type == "cast_expression" for s in combine for n in walk(s)):
+        return None  # the block run reads casts as no-ops; `(int)a > (int)b` on unsigned values is not their max
     return BlockPartial(kernel, tuple(prelude), value, shared[array].element_type, array, finished.target,
                         tuple(found.declaration for found in shared.values()), operator, finished.expression,
                         result, finished.atomic)

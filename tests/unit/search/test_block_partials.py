@@ -139,6 +139,9 @@ NEAR_MISSES: list[tuple[str, str, str]] = [
      "top[tid] = mine = s > 16 ? (other > mine ? other : mine) : (other < mine ? other : mine);"),
     # a float minimum through the source's own CAS overload of atomicMin: left as it is
     ("min_float_store_fminf", "block_min[blockIdx.x] = lows[0];", "atomicMin(block_min, lows[0]);"),
+    # a maximum compared through a cast (signed order of unsigned keys: not their maximum)
+    ("max_unsigned_ternary_atomic", "top[tid] = mine = other > mine ? other : mine;",
+     "top[tid] = mine = (int)other > (int)mine ? other : mine;"),
     # a difference where the maximum was
     ("tpl_max_loop_store", "fmax(peak[t], peak[t + half])", "peak[t] - peak[t + half]"),
     # --- trees unrolled over a template block size

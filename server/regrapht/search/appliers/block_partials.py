@@ -75,11 +75,11 @@ def thread_value(found: BlockPartial, accumulate: str, replacements: Mapping[str
     elif found.operator == "sum":
         lines.append(f"{accumulate} += {value};")
     else:
-        # a max/min has no identity of every type: the first value starts the thread's own
-        kept = ">" if found.operator == "max" else "<"
+        # a max/min has no identity of every type: the first value starts the thread's own; the
+        # rest go through the block's own functor, so a thread combines as CUB does (fmaxf's NaNs)
         held = f"{PREFIX}item_value_"
         lines.append(f"const {found.value_type} {held} = {value};")
-        lines.append(f"if ({first} || {held} {kept} {accumulate})\n    {accumulate} = {held};")
+        lines.append(f"{accumulate} = {first} ? {held} : {PREFIX}op_()({accumulate}, {held});")
     return "{\n" + indent_code("\n".join(lines)) + "\n}"
 
 

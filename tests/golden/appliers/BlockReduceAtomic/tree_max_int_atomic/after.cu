@@ -18,8 +18,7 @@ __global__ void array_max(const int *a, int *result, int n)
             int tid = rg_thread_;
             int gid = blockIdx.x * 256u + tid;
             const int rg_item_value_ = (int)(gid < n ? a[gid] : INT_MIN);
-            if (rg_item_ == 0u || rg_item_value_ > rg_value_)
-                rg_value_ = rg_item_value_;
+            rg_value_ = rg_item_ == 0u ? rg_item_value_ : rg_op_()(rg_value_, rg_item_value_);
         }
     }
     // The block's values combined by CUB (warp shuffles) instead of the shared-memory tree.
