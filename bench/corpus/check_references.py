@@ -227,6 +227,8 @@ REFERENCES: dict[str, Callable[[Arrays], dict[str, np.ndarray]]] = {
     "axpby_int": lambda a: {"z": i(a, "a") * np.asarray(a["x"], dtype=np.int64) + i(a, "b") * np.asarray(a["y"], dtype=np.int64)},
     "softplus_f64": lambda a: {"out": np.log(1 + np.exp(m(a, "in", -1)))},
     "float_sum_atomic": lambda a: {"result": np.array([m(a, "data", -1).sum()])},
+    "abs_sum_interleaved_f32": lambda a: {"result": np.array([np.abs(m(a, "x", -1)).sum()])},
+    "max_i32_sequential_atomic": lambda a: {"result": np.array([np.asarray(a["values"]).astype(np.int64).max()])},
     "l1_norm_shared_interleaved": lambda a: {"norm": np.array([np.abs(m(a, "x", -1)).sum()])},
     "byte_hist_global_atomic": lambda a: {"bins": np.bincount(np.asarray(a["bytes"]).astype(np.int64), minlength=256)},
     "row_sumsq_f64": lambda a: {"out": (m(a, "mat", a["rows"], a["cols"]) ** 2).sum(axis=1)},

@@ -36,6 +36,7 @@ inline void __syncthreads() { swapcontext(&cpu_fibers::running->context, &cpu_fi
 template <typename T> inline T __ldg(const T *p) { return *p; }
 #define __global__
 #define __device__
+#define __forceinline__ inline
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 #define __restrict__ __restrict
@@ -73,6 +74,11 @@ inline void launch(dim3 grid, dim3 block, std::function<void()> body) {
     }
 }
 #define __launch_bounds__(...)
+// Atomics: a block's fibers share one OS thread and switch only at a barrier (blocks run one
+// after another), so a plain read-modify-write is already indivisible here.
+template <class T, class U> inline T atomicAdd(T *p, U v) { T old = *p; *p = old + (T)v; return old; }
+template <class T, class U> inline T atomicMax(T *p, U v) { T old = *p; *p = std::max(old, (T)v); return old; }
+template <class T, class U> inline T atomicMin(T *p, U v) { T old = *p; *p = std::min(old, (T)v); return old; }
 // Stand-ins for the library pieces the block-reduction rewrites and their originals use: a
 // cub::BlockReduce whose Sum/Reduce goes through its shared TempStorage with two barriers
 // (thread 0 combines serially: the result, as CUB's, is only valid there), and cooperative

@@ -1,4 +1,4 @@
-"""Per-block partial reductions through a shared-memory tree: one value per block into `out`.
+"""Per-block reductions through a shared-memory tree: one sum, maximum or minimum per block.
 
 `block_partial(kernel, threads, constants)` recognises the textbook shape (interleaved or
 sequential addressing, a strided index, the first add during the load, a static or an
@@ -9,13 +9,16 @@ barriers and ranks, a `SharedMemory<T>` proxy, index macros):
                                    locals only
     S[e] = X;                      the value into the shared array S
     <combine>                      shared memory, barriers and the thread's own indices only
-    if (C) OUT[J] = Y;             J the same in every thread (block and grid indices, scalars)
+    if (C) OUT[J] = Y;             J the same in every thread (block and grid indices, scalars),
+    if (C) atomicAdd(&OUT[J], Y);  or one atomicAdd/atomicMax/atomicMin of Y into OUT[J] (`OUT`,
+                                   `OUT + J`, `&OUT[J]`): the block's partial into a whole-array one
 
 The combine is not matched against a list of spellings: the block is run (`block_sim.
-block_sums_tree`, every thread of the launch's 1-D block in lock step, on random values) and
-must leave `C` true in thread 0 alone, with `Y` there the sum of what every thread stored.
-So the rewrite may compute `OUT[J]` as the block's sum of the values `X` by any means
-(`search/appliers/block_partials.py`: `cub::BlockReduce`).
+block_tree_operator`, every thread of the launch's 1-D block in lock step, on random values) and
+must leave `C` true in thread 0 alone, with `Y` there the sum, the maximum or the minimum of what
+every thread stored (the same one on every draw). So the rewrite may compute Y as that
+operator's reduction of the values `X` by any means (`search/appliers/block_partials.py`:
+`cub::BlockReduce`) and run the final statement as written, in one thread, with Y replaced.
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from tree_sitter import Node
 
 from regrapht.cuda.intexpr import constant_value
 from regrapht.idioms.access import is_pure
-from regrapht.idioms.block_sim import block_sums_tree
+from regrapht.idioms.block_sim import TreeOperator, block_tree_operator
 from regrapht.idioms.syntax import (
     KernelSyntax,
+    call_args,
     call_name,
     condition_of,
     identifiers_in,
@@ -44,6 +48,9 @@ from regrapht.idioms.syntax import (
 _BARRIER = "__syncthreads"
 _THREAD_FIELDS = frozenset({"threadIdx.x", "threadIdx.y", "threadIdx.z", "blockDim.x", "blockDim.y", "blockDim.z"})
 _BLOCK_FIELDS = frozenset({"blockIdx.x", "blockIdx.y", "blockIdx.z", "gridDim.x", "gridDim.y", "gridDim.z"})
+ATOMICS = frozenset({"atomicAdd", "atomicMax", "atomicMin"})
+# the calls a combine may make (`block_sim` runs them): barriers and two-value orderings
+_COMBINE_CALLS = frozenset({_BARRIER, "min", "max", "fminf", "fmaxf", "fmin", "fmax"})
 
 
 @dataclass(frozen=True)
@@ -53,8 +60,21 @@ class BlockPartial:
     value: Node  # X: the thread's value, stored into the shared array
     value_type: str  # the shared array's element type, as written (`T`, `float`)
     array: str  # the shared array's name
-    target: Node  # OUT[J]: where the block's sum goes
+    target: Node  # OUT[J] (or the atomic's address: `OUT`, `&OUT[J]`): where the block's result goes
     shared: tuple[Node, ...]  # the kernel's shared declarations (the rewrite drops them)
+    operator: TreeOperator  # what the tree computes from the values X
+    final: Node  # the final statement's expression (`OUT[J] = Y`, `atomicAdd(..., Y)`)
+    result: Node  # Y within `final`
+    atomic: str | None  # the final statement's atomic (`atomicMax`); None: a store
+
+
+@dataclass(frozen=True)
+class _Final:
+    condition: Node  # C
+    expression: Node  # `OUT[J] = Y` or `atomicOp(ADDRESS, Y)`
+    target: Node  # OUT[J] or ADDRESS
+    result: Node  # Y
+    atomic: str | None
 
 
 @dataclass(frozen=True)
@@ -83,7 +103,7 @@ def block_partial(kernel: KernelSyntax, threads: int, constants: Mapping[str, in
     if stored is None or finished is None or not all(_per_thread(s) for s in prelude):
         return None
     array, stored_at, value = stored
-    condition, target, result = finished
+    condition, result = finished.condition, finished.result
     fixed = set(constants) - set(kernel.scalars)  # a scalar the spec fixes is still one per launch
     declared = _declared(prelude)
     opaque = _memory_values(prelude, declared)
@@ -101,11 +121,15 @@ def block_partial(kernel: KernelSyntax, threads: int, constants: Mapping[str, in
         return None
     index_prelude = [s for s in prelude if s.type == "declaration" and _declared([s]) <= thread_only]
     sizes = {name: found.size if found.size is not None else threads for name, found in shared.items()}
-    if not block_sums_tree(index_prelude, frozenset(opaque - ({held} if held else set())), array, stored_at, held,
-                           combine, condition, result, threads, constants, sizes):
+    operator = block_tree_operator(index_prelude, frozenset(opaque - ({held} if held else set())), array,
+                                   stored_at, held, combine, condition, result, threads, constants, sizes)
+    if operator is None:
         return None
-    return BlockPartial(kernel, tuple(prelude), value, shared[array].element_type, array, target,
-                        tuple(found.declaration for found in shared.values()))
+    if operator != "sum" and any(n.type == "cast_expression" for s in combine for n in walk(s)):
+        return None  # the block run reads casts as no-ops; `(int)a > (int)b` on unsigned values is not their max
+    return BlockPartial(kernel, tuple(prelude), value, shared[array].element_type, array, finished.target,
+                        tuple(found.declaration for found in shared.values()), operator, finished.expression,
+                        result, finished.atomic)
 
 
 def _declares_shared(statement: Node) -> bool:
@@ -155,9 +179,9 @@ def _store(statement: Node, shared: Mapping[str, _Shared]) -> tuple[str, Node, N
     return text(base), indices[0], value
 
 
-def _final(statement: Node, kernel: KernelSyntax) -> tuple[Node, Node, Node] | None:
-    """(C, OUT[J], Y) of `if (C) OUT[J] = Y;`, OUT a pointer parameter and J the same in every
-    thread of the block."""
+def _final(statement: Node, kernel: KernelSyntax) -> _Final | None:
+    """`if (C) OUT[J] = Y;` or `if (C) atomicOp(ADDRESS, Y);` (ADDRESS `OUT`, `OUT + J` or
+    `&OUT[J]`), OUT a pointer parameter and J the same in every thread of the block."""
     if statement.type != "if_statement" or statement.child_by_field_name("alternative") is not None:
         return None
     condition = condition_of(statement)
@@ -165,26 +189,62 @@ def _final(statement: Node, kernel: KernelSyntax) -> tuple[Node, Node, Node] | N
     if condition is None or len(inner) != 1 or inner[0].type != "expression_statement" or \
             len(inner[0].named_children) != 1:
         return None
-    assignment = unparen(inner[0].named_children[0])
-    if assignment is None or assignment.type != "assignment_expression" or \
-            text(assignment.child_by_field_name("operator")) != "=":
+    expression = unparen(inner[0].named_children[0])
+    if expression is None:
         return None
-    target, result = unparen(assignment.child_by_field_name("left")), assignment.child_by_field_name("right")
+    if expression.type == "call_expression":
+        return _final_atomic(condition, expression, kernel)
+    if expression.type != "assignment_expression" or text(expression.child_by_field_name("operator")) != "=":
+        return None
+    target, result = unparen(expression.child_by_field_name("left")), expression.child_by_field_name("right")
     if target is None or target.type != "subscript_expression" or result is None:
         return None
     base, indices = subscript_parts(target)
+    if len(indices) != 1 or not _output(base, kernel) or not _block_uniform(indices[0], kernel):
+        return None
+    return _Final(condition, expression, target, result, None)
+
+
+def _final_atomic(condition: Node, call: Node, kernel: KernelSyntax) -> _Final | None:
+    name, arguments = call_name(call), call_args(call)
+    if name not in ATOMICS or len(arguments) != 2:
+        return None
+    address = unparen(arguments[0])
+    if address is None:
+        return None
+    if address.type == "pointer_expression" and text(address.child_by_field_name("operator")) == "&":
+        element = unparen(address.child_by_field_name("argument"))
+        if element is None or element.type != "subscript_expression":
+            return None
+        base, indices = subscript_parts(element)
+        if len(indices) != 1 or not _block_uniform(indices[0], kernel):
+            return None
+    elif address.type == "binary_expression" and text(address.child_by_field_name("operator")) == "+":
+        base, offset = address.child_by_field_name("left"), address.child_by_field_name("right")
+        if offset is None or not _block_uniform(offset, kernel):
+            return None
+    else:
+        base = address
+    if not _output(base, kernel):
+        return None
+    return _Final(condition, call, address, arguments[1], name)
+
+
+def _output(base: Node | None, kernel: KernelSyntax) -> bool:
+    """Whether `base` names a pointer parameter the kernel may write through."""
     base = unparen(base)
     param = kernel.param(text(base)) if base is not None and base.type == "identifier" else None
-    if param is None or not param.is_pointer or param.is_const or len(indices) != 1:
-        return None
-    index = indices[0]
+    return param is not None and param.is_pointer and not param.is_const
+
+
+def _block_uniform(index: Node, kernel: KernelSyntax) -> bool:
+    """Whether `index` is the same in every thread of a block: block and grid indices and the
+    kernel's scalars, no memory read or call."""
     fields = {"".join(text(n).split()) for n in walk(index) if n.type == "field_expression"}
     names = {text(n) for n in walk(index) if n.type == "identifier" and n.parent is not None
              and n.parent.type != "field_expression"}
-    if not fields <= _BLOCK_FIELDS or not names <= set(kernel.scalars) or not is_pure(index) or \
-            any(n.type in ("subscript_expression", "pointer_expression", "call_expression") for n in walk(index)):
-        return None
-    return condition, target, result
+    return fields <= _BLOCK_FIELDS and names <= set(kernel.scalars) and is_pure(index) and \
+        not any(n.type in ("subscript_expression", "pointer_expression", "call_expression") for n in walk(index))
 
 
 def _per_thread(statement: Node) -> bool:
@@ -289,7 +349,7 @@ def _field_or_call(identifier: Node) -> bool:
     of a barrier or min/max call."""
     parent = identifier.parent
     return parent is not None and (parent.type == "field_expression" or
-                                   (parent.type == "call_expression" and call_name(parent) in (_BARRIER, "min", "max")))
+                                   (parent.type == "call_expression" and call_name(parent) in _COMBINE_CALLS))
 
 
 def _reads_global(node: Node, shared: set[str]) -> bool:

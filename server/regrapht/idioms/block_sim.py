@@ -10,12 +10,12 @@ wrote into shared memory, so the usual forms are all read the same way: a thread
 totals before it, thread 0 scanning them serially (in place or into another array), a
 Hillis-Steele or Blelloch scan over them.
 
-`block_sums_tree(...)` answers the question of a block's tree reduction in shared memory
+`block_tree_operator(...)` answers the question of a block's tree reduction in shared memory
 (`idioms/block_partials.py`): after each thread stored its value, do the barriers and halvings
-leave the block's sum in thread 0, and only there?
+leave the block's sum, maximum or minimum in thread 0, and only there, and which of them?
 
-Only integer scalar arithmetic, shared arrays, `if`, `for`, `while` and `min`/`max` are
-interpreted; anything else (a load from global memory, a call, `break`, a value that is not an
+Only integer scalar arithmetic, shared arrays, `if`, `for`, `while` and `min`/`max` (`fminf`/`fmaxf`,
+`fmin`/`fmax`) are interpreted; anything else (a load from global memory, a call, `break`, a value that is not an
 integer) makes the answer "unknown", as does running out of the step budget.
 """
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator, Mapping
+from typing import Literal
 
 from tree_sitter import Node
 
@@ -58,7 +59,7 @@ class _Block:
         self.floats = False  # values may be floats (`insertion_keeps_top`); else integers only
         self.returns = False  # `return;` ends the thread (`block_computes_scan`)
         self.budget = STEP_BUDGET
-        self.flat = False  # a 1-D block: threadIdx.y/z are 0, blockDim.y/z are 1 (`block_sums_tree`)
+        self.flat = False  # a 1-D block: threadIdx.y/z are 0, blockDim.y/z are 1 (`block_tree_operator`)
 
     def t(self, node: Node | None) -> str:
         """The node's text, once per node (the same statements run for every thread)."""
@@ -215,9 +216,9 @@ class _Block:
         if kind == "conditional_expression":
             chosen = "consequence" if self.value(node.child_by_field_name("condition"), env) else "alternative"
             return self.value(node.child_by_field_name(chosen), env)
-        if kind == "call_expression" and call_name(node) in ("min", "max") and len(call_args(node)) == 2:
+        if kind == "call_expression" and call_name(node) in _ORDERING_CALLS and len(call_args(node)) == 2:
             a, b = (self.value(x, env) for x in call_args(node))
-            return min(a, b) if call_name(node) == "min" else max(a, b)
+            return _ORDERING_CALLS[call_name(node)](a, b)
         if kind == "assignment_expression":
             return self.assign(node, env)
         if kind == "update_expression":
@@ -445,54 +446,78 @@ def block_computes_scan(statements: list[Node], source_array: str, target: str, 
     return min(found) if len(found) == 1 else None
 
 
-def block_sums_tree(prelude: list[Node], opaque: frozenset[str], array: str, stored_at: Node, held: str | None,
-                    combine: list[Node], condition: Node, result: Node, threads: int, constants: Mapping[str, int],
-                    shared_sizes: Mapping[str, int]) -> bool:
-    """Whether a 1-D block's tree reduction sums what its threads stored: each thread runs
-    `prelude` (its index declarations; the names in `opaque` are values read from memory, random
-    here), stores a random value v_t at `array[stored_at]` (`held`: the local that holds it,
-    then v_t too), and after `combine` (barriers anywhere, no races) `condition` holds in thread 0
-    alone, where `result` is v_0 + ... + v_(threads-1). Two runs on different values, so that a
-    combine which only looks right for one draw is not taken for a sum."""
-    for seed in (13, 29):
-        block = _Block(threads, constants, shared_sizes)
-        block.flat = True
+TreeOperator = Literal["sum", "max", "min"]
+
+# fmaxf/fminf and their double spellings combine as max/min (NaN aside: the draws have none)
+_ORDERING_CALLS = {"min": min, "max": max, "fminf": min, "fmaxf": max, "fmin": min, "fmax": max}
+
+
+def block_tree_operator(prelude: list[Node], opaque: frozenset[str], array: str, stored_at: Node, held: str | None,
+                        combine: list[Node], condition: Node, result: Node, threads: int,
+                        constants: Mapping[str, int], shared_sizes: Mapping[str, int]) -> TreeOperator | None:
+    """What a 1-D block's tree reduction computes from what its threads stored, when it is the
+    sum, the maximum or the minimum of the values: each thread runs `prelude` (its index
+    declarations; the names in `opaque` are values read from memory, random here), stores a
+    random value v_t at `array[stored_at]` (`held`: the local that holds it, then v_t too), and
+    after `combine` (barriers anywhere, no races) `condition` holds in thread 0 alone, where
+    `result` is one of sum/max/min of v_0 .. v_(threads-1), the same one in every run. Runs on
+    different draws (signed, all distinct, so that the three differ and a combine which only
+    looks right for one draw, or picks one thread's value, is not taken for an operator)."""
+    found: set[TreeOperator] = set()
+    for seed in (13, 29, 41):
         draws = random.Random(seed)
-        values = [draws.randrange(1, 1 << 31) for _ in range(threads)]
-        envs: list[Env] = []
-        try:
-            target = block.array(array)
-            for thread in range(threads):
-                env: Env = {"@thread": thread, **{name: draws.randrange(1 << 40, 1 << 41) for name in opaque}}
-                for statement in prelude:
-                    for _ in block.execute(statement, env):
-                        return False  # a barrier among the declarations
-                index = block.value(stored_at, env)
-                if not 0 <= index < len(target):
-                    return False
-                block.touch(array, index, thread, write=True)
-                target[index] = values[thread]
-                if held is not None:
-                    env[held] = values[thread]
-                envs.append(env)
-            runners = [block.run(combine, env) for env in envs]
-            while True:  # up to the next barrier in every thread; the stores race with what comes before one
-                finished = 0
-                for runner in runners:
-                    try:
-                        next(runner)
-                    except StopIteration:
-                        finished += 1
-                if finished == len(runners):
-                    break
-                if finished:
-                    return False  # some threads left while others wait at a barrier
-                block.touched.clear()
-            # read where the last threads' writes still count: no barrier comes between them
-            if [bool(block.value(condition, env)) for env in envs] != [True] + [False] * (threads - 1):
-                return False
-            if block.value(result, envs[0]) != sum(values):
-                return False
-        except _Unknown:
-            return False
-    return True
+        values = draws.sample(range(-(1 << 31), 1 << 31), threads)
+        computed = _tree_result(prelude, opaque, array, stored_at, held, combine, condition, result, threads,
+                                constants, shared_sizes, values, draws)
+        if computed is None:
+            return None
+        expected: dict[TreeOperator, int] = {"sum": sum(values), "max": max(values), "min": min(values)}
+        found |= {op for op, want in expected.items() if computed == want}
+        if len(found) != 1:
+            return None
+    return found.pop()
+
+
+def _tree_result(prelude: list[Node], opaque: frozenset[str], array: str, stored_at: Node, held: str | None,
+                 combine: list[Node], condition: Node, result: Node, threads: int, constants: Mapping[str, int],
+                 shared_sizes: Mapping[str, int], values: list[int], draws: random.Random) -> int | None:
+    """`result` in thread 0 after one run of the tree on `values`; None when the run is not a
+    reduction into thread 0 alone (a barrier in the prelude, a race, threads leaving early,
+    `condition` true in another thread or false in thread 0, anything not modelled)."""
+    block = _Block(threads, constants, shared_sizes)
+    block.flat = True
+    envs: list[Env] = []
+    try:
+        target = block.array(array)
+        for thread in range(threads):
+            env: Env = {"@thread": thread, **{name: draws.randrange(1 << 40, 1 << 41) for name in opaque}}
+            for statement in prelude:
+                for _ in block.execute(statement, env):
+                    return None  # a barrier among the declarations
+            index = block.value(stored_at, env)
+            if not 0 <= index < len(target):
+                return None
+            block.touch(array, index, thread, write=True)
+            target[index] = values[thread]
+            if held is not None:
+                env[held] = values[thread]
+            envs.append(env)
+        runners = [block.run(combine, env) for env in envs]
+        while True:  # up to the next barrier in every thread; the stores race with what comes before one
+            finished = 0
+            for runner in runners:
+                try:
+                    next(runner)
+                except StopIteration:
+                    finished += 1
+            if finished == len(runners):
+                break
+            if finished:
+                return None  # some threads left while others wait at a barrier
+            block.touched.clear()
+        # read where the last threads' writes still count: no barrier comes between them
+        if [bool(block.value(condition, env)) for env in envs] != [True] + [False] * (threads - 1):
+            return None
+        return block.value(result, envs[0])
+    except _Unknown:
+        return None

@@ -1,7 +1,8 @@
-"""Per-block tree reductions (BlockReduceAtomic's `block_partials` form), their plain-form
+"""Per-block tree reductions (BlockReduceAtomic's `block_partials` form: sums, maxima and minima,
+stored per block or added to a whole-array result with an atomic), their plain-form
 passes (cooperative groups, `SharedMemory<T>`), and tile-row loops read as a thread per row
 (TiledPermutation): what is recognised, what is not, and on the CPU emulation
-(`cuda_on_cpu.h`: every thread a std::thread, barriers real, a cub::BlockReduce stand-in) that
+(`cuda_on_cpu.h`: every thread a fiber, barriers real, a cub::BlockReduce stand-in) that
 every rewrite of the red-team kernels writes what the original writes, at odd sizes."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from cpu_cuda import assert_same_outputs, needs_gxx
+from nvcc_check import compile_together, needs_nvcc
 
 from regrapht.app.optimize import kernel_target
 from regrapht.idioms.spelling import builtins_unaliased, plain_spelling
@@ -100,9 +102,9 @@ NEAR_MISSES: list[tuple[str, str, str]] = [
     ("interleaved_template", "g_partial[blockIdx.x] = sdata[0];", "g_partial[blockIdx.x] = sdata[0] + n;"),
     # a halving that stops one level early
     ("extern_sequential", "stride > 0;", "stride > 1;"),
-    # a maximum, not a sum
+    # a difference, not a sum (not associative: no order of CUB's gives the tree's result)
     ("extern_sequential", "cache[lane] = cache[lane] + cache[lane + stride];",
-     "cache[lane] = cache[lane] > cache[lane + stride] ? cache[lane] : cache[lane + stride];"),
+     "cache[lane] = cache[lane] - cache[lane + stride];"),
     # a proxy pointer moved off the start of the buffer
     ("cg_shared_proxy", "T *sdata = SharedMemory<T>();", "T *sdata = SharedMemory<T>() + 1;"),
     # a strided index off by one: it reads slots nobody wrote
@@ -112,15 +114,140 @@ NEAR_MISSES: list[tuple[str, str, str]] = [
     # the thread's value depends on the block's result of a previous step (an early exit)
     ("two_loads_template", "if (i + blockSize < n)\n        mySum += g_idata[i + blockSize];",
      "if (i + blockSize < n)\n        return;"),
+    # --- a block's sum into a whole-array result with an atomic
+    # every thread adds the block's sum (blockDim.x times over)
+    ("atomic_l1_interleaved", "    if (tid == 0)\n        atomicAdd(norm, sdata[0]);", "    atomicAdd(norm, sdata[0]);"),
+    # a difference in the tree
+    ("atomic_l1_interleaved", "sdata[tid] += sdata[tid + s];", "sdata[tid] -= sdata[tid + s];"),
+    # an exchange, not an accumulation
+    ("atomic_l1_interleaved", "atomicAdd(norm, sdata[0]);", "atomicExch(norm, sdata[0]);"),
+    # the step reads its partner without a barrier after the previous step's writes
+    ("atomic_squares_sequential", "partial[lane] = partial[lane] + partial[lane + half];\n        __syncthreads();",
+     "partial[lane] = partial[lane] + partial[lane + half];"),
+    # the atomic adds another element than the block's sum
+    ("atomic_squares_sequential", "atomicAdd(&out[0], partial[0]);", "atomicAdd(&out[0], partial[1]);"),
+    # an output index that differs per thread (only thread 0's would be kept)
+    ("atomic_row_counts", "atomicAdd(counts + blockIdx.y, hits[0]);", "atomicAdd(counts + t, hits[0]);"),
+    # --- maxima and minima
+    # a copy of the partner, not its maximum
+    ("max_int_atomic_sequential", "best[tid] = max(best[tid], best[tid + s]);", "best[tid] = best[tid + s];"),
+    # a step without its barrier
+    ("max_int_atomic_sequential", "best[tid] = max(best[tid], best[tid + s]);\n        __syncthreads();",
+     "best[tid] = max(best[tid], best[tid + s]);"),
+    # maxima in the first levels, minima in the last: no one operator
+    ("max_unsigned_ternary_atomic", "top[tid] = mine = other > mine ? other : mine;",
+     "top[tid] = mine = s > 16 ? (other > mine ? other : mine) : (other < mine ? other : mine);"),
+    # a float minimum through the source's own CAS overload of atomicMin: left as it is
+    ("min_float_store_fminf", "block_min[blockIdx.x] = lows[0];", "atomicMin(block_min, lows[0]);"),
+    # a maximum compared through a cast (signed order of unsigned keys: not their maximum)
+    ("max_unsigned_ternary_atomic", "top[tid] = mine = other > mine ? other : mine;",
+     "top[tid] = mine = (int)other > (int)mine ? other : mine;"),
+    # a difference where the maximum was
+    ("tpl_max_loop_store", "fmax(peak[t], peak[t + half])", "peak[t] - peak[t + half]"),
+    # --- trees unrolled over a template block size
+    # one unrolled level missing: half the block's values are never added
+    ("tpl_unrolled_extern_sum", "    if (blockSize >= 128) { if (tid < 64) sdata[tid] += sdata[tid + 64]; __syncthreads(); }\n",
+     ""),
+    # one unrolled level without its barrier
+    ("tpl_unrolled_extern_sum", "if (tid < 64) sdata[tid] += sdata[tid + 64]; __syncthreads();",
+     "if (tid < 64) sdata[tid] += sdata[tid + 64];"),
+    # the samples' warp-synchronous last steps (no barrier between them: a race on sm_70+)
+    ("tpl_unrolled_atomic_sum", """    for (unsigned int offset = 32; offset > 0; offset /= 2) {
+        if (tid < offset)
+            sdata[tid] = mySum = mySum + sdata[tid + offset];
+        __syncthreads();
+    }""", """    if (tid < 32) {
+        sdata[tid] = mySum = mySum + sdata[tid + 32];
+        sdata[tid] = mySum = mySum + sdata[tid + 16];
+        sdata[tid] = mySum = mySum + sdata[tid + 8];
+        sdata[tid] = mySum = mySum + sdata[tid + 4];
+        sdata[tid] = mySum = mySum + sdata[tid + 2];
+        sdata[tid] = mySum = mySum + sdata[tid + 1];
+    }"""),
 ]
+
+# The source's own float atomicMin (a CAS loop; the near-miss above calls it)
+FLOAT_ATOMIC_MIN = """__device__ float atomicMin(float *address, float value)
+{
+    int *word = (int *)address;
+    int old = *word, assumed;
+    do {
+        assumed = old;
+        if (__int_as_float(assumed) <= value)
+            break;
+        old = atomicCAS(word, assumed, __float_as_int(value));
+    } while (assumed != old);
+    return __int_as_float(old);
+}
+
+"""
+
+
+def _with_own_helpers(source: str) -> str:
+    return source.replace("__global__ void block_minima", FLOAT_ATOMIC_MIN + "__global__ void block_minima")
 
 
 @pytest.mark.parametrize("case,old,new", NEAR_MISSES)
 def test_near_misses_of_the_tree_reductions_are_not_rewritten(case: str, old: str, new: str) -> None:
     given = _input(f"block_reduction/{case}")
     assert old in given.source, old
-    changed = ApplierInput(given.source.replace(old, new), given.kernel, given.launch, given.constants, given.device)
+    changed = ApplierInput(_with_own_helpers(given.source.replace(old, new)), given.kernel, given.launch,
+                           given.constants, given.device)
     assert rewrites_of(BY_NAME["BlockReduceAtomic"], changed) == []
+
+
+# case -> (the operator the block run finds, the final statement of the rewrite's thread 0)
+OPERATORS = {"atomic_l1_interleaved": ("sum", "atomicAdd(norm, rg_total_);"),
+             "atomic_squares_sequential": ("sum", "atomicAdd(&out[0], rg_total_);"),
+             "atomic_row_counts": ("sum", "atomicAdd(counts + blockIdx.y, rg_total_);"),
+             "atomic_gridstride_dot": ("sum", "atomicAdd(result, rg_total_);"),
+             "max_int_atomic_sequential": ("max", "atomicMax(result, rg_total_);"),
+             "min_float_store_fminf": ("min", "block_min[blockIdx.x] = rg_total_;"),
+             "max_unsigned_ternary_atomic": ("max", "atomicMax(&keys_max[0], rg_total_);"),
+             "tpl_unrolled_extern_sum": ("sum", "g_odata[blockIdx.x] = rg_total_;"),
+             "tpl_unrolled_atomic_sum": ("sum", "atomicAdd(g_total, rg_total_);"),
+             "tpl_max_loop_store": ("max", "out[blockIdx.x] = rg_total_;")}
+
+
+@pytest.mark.parametrize("case", sorted(OPERATORS))
+def test_the_tree_s_operator_and_final_statement_are_kept(case: str) -> None:
+    operator, final = OPERATORS[case]
+    rewrites = rewrites_of(BY_NAME["BlockReduceAtomic"], _input(f"block_reduction/{case}"))
+    assert rewrites, case
+    for rewrite in rewrites:
+        body = rewrite.source.split("__global__")[1]
+        assert f"if (threadIdx.x == 0)\n        {final}" in body, rewrite.note
+        assert ("Sum(rg_value_)" in body) == (operator == "sum"), rewrite.note
+        assert (f"return {operator}(a, b);" in body) == (operator != "sum"), rewrite.note
+
+
+def test_the_block_run_tells_the_operator_apart() -> None:
+    from regrapht.idioms.block_partials import block_partial
+    from regrapht.idioms.syntax import kernel_syntax
+
+    given = _input("block_reduction/max_int_atomic_sequential")
+    kernel = kernel_syntax(given.source, given.kernel)
+    assert kernel is not None
+    found = block_partial(kernel, 256, {})
+    assert found is not None and found.operator == "max" and found.atomic == "atomicMax"
+    as_min = given.source.replace("max(best[tid], best[tid + s])", "min(best[tid], best[tid + s])")
+    kernel = kernel_syntax(as_min, given.kernel)
+    assert kernel is not None
+    found = block_partial(kernel, 256, {})
+    assert found is not None and found.operator == "min"
+
+
+def test_a_float_max_atomic_is_not_rewritten() -> None:
+    # no native float atomicMax: a source that calls one has its own overload (a CAS loop)
+    given = _input("block_reduction/min_float_store_fminf")
+    own = _with_own_helpers(given.source.replace("block_min[blockIdx.x] = lows[0];", "atomicMin(block_min, lows[0]);"))
+    changed = ApplierInput(own, given.kernel, given.launch, given.constants, given.device)
+    assert rewrites_of(BY_NAME["BlockReduceAtomic"], changed) == []
+    # the same tree's minimum of ints into a native atomicMin is rewritten
+    ints = own.replace(FLOAT_ATOMIC_MIN, "").replace("float", "int").replace("3.0e38f", "2147483647")
+    changed = ApplierInput(ints, given.kernel, given.launch, given.constants, given.device)
+    assert [r.note for r in rewrites_of(BY_NAME["BlockReduceAtomic"], changed)][:1] == \
+        ["shared-memory tree (min) -> cub::BlockReduce, one atomicMin per block"]
 
 
 def test_the_tree_is_run_for_the_launch_it_has() -> None:
@@ -162,10 +289,15 @@ def _for_cpu(source: str) -> str:
                   source)
 
 
-# (case, the scalar that sizes it and its odd value: a partial last block)
-SIZES = {"interleaved_template": ("n", 256 * 3 + 77), "extern_sequential": ("count", 512 * 2 + 5),
-         "cg_shared_proxy": ("n", 256 * 2 + 131), "strided_index_rank": ("n", 128 * 5 + 3),
-         "two_loads_template": ("n", 512 * 2 + 300)}
+# case -> the scalars that size it and their odd values: a partial last block
+SIZES = {"interleaved_template": {"n": 256 * 3 + 77}, "extern_sequential": {"count": 512 * 2 + 5},
+         "cg_shared_proxy": {"n": 256 * 2 + 131}, "strided_index_rank": {"n": 128 * 5 + 3},
+         "two_loads_template": {"n": 512 * 2 + 300}, "atomic_l1_interleaved": {"n": 256 * 3 + 41},
+         "atomic_squares_sequential": {"count": 512 * 2 + 99}, "atomic_row_counts": {"cols": 128 * 3 + 17, "rows": 5},
+         "max_int_atomic_sequential": {"n": 256 * 3 + 7}, "min_float_store_fminf": {"n": 128 * 4 + 65},
+         "max_unsigned_ternary_atomic": {"n": 512 * 2 + 301}, "tpl_unrolled_extern_sum": {"n": 512 * 2 + 33},
+         "tpl_unrolled_atomic_sum": {"n": 512 * 2 + 257}, "tpl_max_loop_store": {"len": 128 * 3 + 100},
+         "atomic_gridstride_dot": {"n": 256 * 5 + 33}}
 
 
 @needs_gxx
@@ -173,10 +305,18 @@ SIZES = {"interleaved_template": ("n", 256 * 3 + 77), "extern_sequential": ("cou
 def test_every_tree_reduction_rewrite_matches_the_original_on_the_cpu(case: str, tmp_path: Path) -> None:
     given = _input(f"block_reduction/{case}")
     spec = (DATA / "block_reduction" / f"{case}.regrapht.toml").read_text()
-    name, size = SIZES[case]
     rewrites = rewrites_of(BY_NAME["BlockReduceAtomic"], given)
     assert rewrites
-    assert_same_outputs(given.source, spec, rewrites, {name: size}, tmp_path, below=1e-5, int_scale=5, prepare=_for_cpu)
+    assert_same_outputs(given.source, spec, rewrites, SIZES[case], tmp_path, below=1e-5, int_scale=5, prepare=_for_cpu)
+
+
+@pytest.mark.nvcc
+@needs_nvcc
+def test_every_tree_reduction_rewrite_compiles(tmp_path: Path) -> None:
+    sources = [r.source for case in REDUCTIONS for r in rewrites_of(BY_NAME["BlockReduceAtomic"],
+                                                                      _input(f"block_reduction/{case}"))]
+    assert len(sources) > 3 * len(REDUCTIONS)
+    compile_together(sources, tmp_path)
 
 
 @needs_gxx

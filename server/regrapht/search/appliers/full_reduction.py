@@ -13,8 +13,10 @@ Also matches one thread reducing the whole array (`if (threadIdx.x == 0 && block
 { for (...) s += x[i]; *out = s; }`, `idioms.items.single_program`): there the output is not
 an accumulator, so the rewrite runs one 1024-thread block with the same CUB combine.
 
-Also matches a per-block partial sum through a shared-memory tree (`if (tid == 0) out[blockIdx.x]
-= sdata[0];`, `block_partials.py`): the same output per block, combined by `cub::BlockReduce`.
+Also matches a per-block sum, maximum or minimum through a shared-memory tree ending in one
+thread's store or atomic (`if (tid == 0) out[blockIdx.x] = sdata[0];`, `if (tid == 0)
+atomicAdd(out, sdata[0]);`, `atomicMax` of ints; `block_partials.py`): the same final statement,
+the block combined by `cub::BlockReduce`.
 
 Launch: enough blocks to fill the device once or twice (`DeviceLimits`: SMs x blocks per SM); without
 a known device, 16 or 64 elements per thread.
