@@ -9,7 +9,10 @@ and role the spec does not list in `guessed` is held against the access proofs a
 (`spec/proofs.py`): one that is not proven is "silently wrong". A kernel is counted as
 "right or marked" when a spec came out and nothing in it is silently wrong or provably wrong.
 With `--compile N`, the first N files with a launched kernel are compiled with their database
-flags (nvcc, `-cubin`), to check that every original compiles.
+flags through the tool's own compile path (nvcc, `-cubin`), to check that every original compiles:
+`--jobs J` of them at once, `--extra-arg ARG` (repeatable) added as the `extraCompilerArgs`
+setting would (e.g. `-isystem DIR` for a toolkit's cuBLAS headers when CMake's machine had them
+and this one does not).
 
     python bench/real_projects.py --database ggml/build/compile_commands.json --json out.json
 """
@@ -23,6 +26,7 @@ import re
 import sys
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +37,7 @@ from regrapht.spec.infer import infer_spec
 from regrapht.spec.infer_types import launched_name
 from regrapht.spec.model import parse_spec
 from regrapht.spec.proofs import buffer_facts, spec_problems
-from regrapht.validate.compile_db import CompileSetup, load_database
+from regrapht.validate.compile_db import compile_setup, load_database
 
 
 def launched_kernels(text: str) -> list[str]:
@@ -75,11 +79,11 @@ def silently_wrong(spec_text: str, source: str) -> list[str]:
     return named + wrong + [str(p) for p in spec_problems(kernel, source)]
 
 
-def survey(database: Path, compile_files: int) -> dict[str, Any]:
+def survey(database: Path, compile_files: int, extra_args: tuple[str, ...] = (), jobs: int = 1) -> dict[str, Any]:
     db = load_database(database)
-    setup = CompileSetup(database)
+    setup = compile_setup(str(database), extra_args)
     kernels: list[dict[str, Any]] = []
-    compiled: list[dict[str, Any]] = []
+    to_compile: list[tuple[Path, str, Any]] = []
     for entry in db.entries:
         if entry.file.suffix != ".cu" or not entry.file.is_file():
             continue
@@ -103,8 +107,10 @@ def survey(database: Path, compile_files: int) -> dict[str, Any]:
                            guessed=list(kernel.guessed), wrong=wrong)
             row["seconds"] = round(time.monotonic() - started, 2)
             kernels.append(row)
-        if len(compiled) < compile_files:
-            compiled.append(_compile(entry.file, text, flags))
+        if len(to_compile) < compile_files:
+            to_compile.append((entry.file, text, flags))
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:  # each compile is an nvcc subprocess
+        compiled = list(pool.map(lambda job: _compile(*job), to_compile))
     outcomes = Counter(k["outcome"] for k in kernels)
     good = outcomes["proven"] + outcomes["marked"]
     return {"database": str(database), "kernels": len(kernels), "outcomes": dict(outcomes),
@@ -129,9 +135,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database", action="append", required=True, type=Path)
     parser.add_argument("--compile", type=int, default=0, metavar="N", help="compile the first N files")
+    parser.add_argument("--jobs", type=int, default=1, help="compiles at once")
+    parser.add_argument("--extra-arg", action="append", default=[], metavar="ARG",
+                        help="a compiler argument added to every file's flags (as extraCompilerArgs)")
     parser.add_argument("--json", type=Path, help="write the full results here")
     args = parser.parse_args(argv)
-    results = [survey(db.resolve(), args.compile) for db in args.database]
+    results = [survey(db.resolve(), args.compile, tuple(args.extra_arg), args.jobs) for db in args.database]
     total = sum(r["kernels"] for r in results)
     good = sum(r["right_or_marked"] for r in results)
     for r in results:
@@ -140,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(1 for c in r['compiled'] if c['ok'])}/{len(r['compiled'])}")
         for reason, count in r["refusals"][:8]:
             print(f"  refused x{count}: {reason}")
+        for c in r["compiled"]:
+            if not c["ok"]:
+                print(f"  DOES NOT COMPILE {c['file']}: {c.get('error') or c.get('reason')}")
         for k in r["list"]:
             if k["outcome"] == "silently wrong":
                 print(f"  SILENTLY WRONG {k['file']} {k['kernel']}: {k['wrong']}")
