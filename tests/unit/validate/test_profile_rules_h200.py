@@ -1,6 +1,6 @@
 """Nsight Compute's rule texts of the real H200 run, read for people: the card's section and the
 P001 findings of `examples/saxpy.cu`, before (as recorded in
-tests/data/gpu-recordings/saxpy-hover-h200.json) and after. The details page
+tests/data/gpu-recordings/saxpy-hover-h200-077a863.json, the card before the fix) and after. The details page
 (tests/data/ncu/saxpy-h200-details.txt) is reconstructed from that recording: the rule texts
 laid out again the way ncu prints them, its padding included."""
 
@@ -18,7 +18,7 @@ from regrapht.validate.profiler import METRICS, parse_rules, profile_of
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 DETAILS = (DATA / "ncu" / "saxpy-h200-details.txt").read_text(encoding="utf-8")
-RECORDED = json.loads((DATA / "gpu-recordings" / "saxpy-hover-h200.json").read_text(encoding="utf-8"))
+RECORDED = json.loads((DATA / "gpu-recordings" / "saxpy-hover-h200-077a863.json").read_text(encoding="utf-8"))
 METRICS_H200 = {METRICS["dram_pct"]: 36.0, METRICS["sm_pct"]: 32.0, METRICS["occupancy_pct"]: 49.0}
 
 
