@@ -311,6 +311,25 @@ def refuse_device_includes(source: str, file: str) -> Diagnostic | None:
                       f"#include of '{match.group('path')}' refused: device and process files are never compiled")
 
 
+_UNRESOLVED_EXTERN = re.compile(r"Unresolved extern function '([^']+)'")
+
+
+def unresolved_externs(log: str, file: str, names: Mapping[str, str]) -> Diagnostic | None:
+    """An error that says what ptxas's "Unresolved extern function" means: the file calls a device
+    function it only declares, defined in another file and joined by device linking (a project
+    built with `-rdc=true`); one file cannot be compiled to a loadable cubin, checked or timed
+    alone. `names`: demangled names of the mangled ones in `log` (missing: shown as mangled)."""
+    mangled = list(dict.fromkeys(_UNRESOLVED_EXTERN.findall(log)))
+    if not mangled:
+        return None
+    shown = ", ".join(f"`{names.get(m, m)}`" for m in mangled)
+    return Diagnostic(file, None, "error",
+                      f"calls the device function {shown}, which this file declares but does not define: it is "
+                      "defined in another file of the project and joined at build time by device linking "
+                      "(nvcc -rdc=true); a kernel is compiled, checked and timed from its own file, so the "
+                      "function's definition must be in the file or a header it includes")
+
+
 def _stopped_by_limits(done: ToolRun, limits: ToolLimits, file: str) -> Diagnostic | None:
     """The error for a compile that hit a limit: its time, or its memory or file size (the tool
     or one of its children died of a signal: std::bad_alloc, SIGKILL, SIGXFSZ)."""
@@ -542,8 +561,13 @@ class Compiler:
         dependencies = self._hashes.of_all(included) if included is not None else None
         diagnostics = parse_diagnostics(log, source_name=name, display_file=file)
         stopped = _stopped_by_limits(done, self.limits, file)
+        externs = None
+        if returncode != 0 and (mangled := _UNRESOLVED_EXTERN.findall(log)):
+            externs = unresolved_externs(log, file, self.demangle(mangled) if self.demangle is not None else {})
         if stopped is not None:
             diagnostics.insert(0, stopped)
+        elif externs is not None:
+            diagnostics.insert(0, externs)
         elif returncode != 0 and not any(d.severity == "error" for d in diagnostics):
             last = log.strip().splitlines()[-1] if log.strip() else f"nvcc exited with {returncode}"
             diagnostics.append(Diagnostic(file, None, "error", last))

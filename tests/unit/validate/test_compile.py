@@ -19,6 +19,7 @@ from regrapht.validate.compiler import (
     find_nvcc,
     parse_diagnostics,
     parse_ptxas_report,
+    unresolved_externs,
 )
 from regrapht.validate.evaluator import CudaEvaluator
 from regrapht.validate.mangle import find_entry, mangle, normalise_signature
@@ -152,6 +153,16 @@ def test_contract_check_on_candidate_text() -> None:
     assert "parameter 2" in (contract_violation(changed, "transpose_tiled", params) or "")
 
 
+def test_an_unresolved_extern_is_explained_with_its_demangled_name() -> None:
+    log = "ptxas fatal   : Unresolved extern function '_Z5twiceIfET_S0_'\n"
+    found = unresolved_externs(log, "src/objective.cu", {"_Z5twiceIfET_S0_": "float twice<float>(float)"})
+    assert found is not None and found.file == "src/objective.cu" and found.severity == "error"
+    assert "`float twice<float>(float)`" in found.message and "-rdc=true" in found.message
+    assert "defined in another file" in found.message
+    assert unresolved_externs("ptxas info    : Used 10 registers\n", "a.cu", {}) is None
+    assert "`_Z5twicef`" in str(unresolved_externs("Unresolved extern function '_Z5twicef'", "a.cu", {}))
+
+
 @pytest.fixture
 def compiler(tmp_path: Path) -> Compiler:
     nvcc = find_nvcc(os.environ)
@@ -173,6 +184,18 @@ def test_compile_error_line_and_cache_hit(compiler: Compiler) -> None:
     second = compiler.compile(good, file="transpose.cu")
     assert first.ok and not first.cached and second.cached and second.cubin == first.cubin
     assert second.kernels["_Z15transpose_tiledPfPKfii"].shared_static_bytes == 4096
+
+
+@pytest.mark.nvcc
+@needs_nvcc
+def test_a_device_function_defined_in_another_file_is_named_first(compiler: Compiler) -> None:
+    # what a project built with -rdc=true has: a template declared here, defined in another file
+    source = "template <typename T> __device__ T twice(T);\n__global__ void k(float *x) { x[0] = twice(x[0]); }\n"
+    result = compiler.compile(source, file="src/uses_twice.cu")
+    assert not result.ok
+    first = result.first_error()
+    assert first.startswith("src/uses_twice.cu: error: calls the device function `"), first
+    assert "twice" in first and "device linking" in first
 
 
 @pytest.mark.nvcc
