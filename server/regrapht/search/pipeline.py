@@ -116,6 +116,8 @@ class OptimizeResult:
             # the boosts the profile gave, and whether this strategy's choices read them
             "profile": None if self.profile is None else {**self.profile.to_json(),
                                                           "applied": self.strategy in PRIOR_STRATEGIES},
+            # every candidate judged, in order: its technique path, parameters, verdict and times
+            "judged": [record.to_json() for record in self.history],
         }
 
 

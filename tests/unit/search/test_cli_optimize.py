@@ -87,6 +87,10 @@ def test_rules_compile_only_without_a_gpu_and_without_network(tmp_path: Path) ->
     assert data["best"] is None and "no CUDA device" in data["reason"]
     assert data["candidates"]["generated"] == 6 and data["candidates"]["compiled"] == 6
     assert data["strategy"] == "rules" and data["arch"] == "sm_90"
+    # every candidate judged, in order, with its technique path and verdict (compiled, no device)
+    judged = data["judged"]
+    assert [c["index"] for c in judged] == list(range(1, 7))
+    assert all(c["techniques"] and c["outcome"] == "unverified" and c["compile_s"] is not None for c in judged), judged
     assert log.read_text() == "", log.read_text()
 
 
