@@ -55,7 +55,8 @@ def precompiled_header() -> Path:
     return header
 
 
-def _without_includes(source: str) -> str:
+def without_includes(source: str) -> str:
+    """`source` without its `#include` lines (the emulation header stands in for them)."""
     return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("#include"))
 
 
@@ -73,9 +74,9 @@ def same_outputs_all(source: str, spec_text: str, rewrites: list[tuple[str, Laun
     [kernel] = parse_spec(spec_text).kernels
     base = resolve(kernel, overrides=overrides)
     copies = len(rewrites) + 1  # copy 0 is the original's
-    lines = [f'#include "{precompiled_header()}"', "namespace original {", _without_includes(source), "}"]
+    lines = [f'#include "{precompiled_header()}"', "namespace original {", without_includes(source), "}"]
     for index, (rewrite, _launch) in enumerate(rewrites, start=1):
-        lines += [f"namespace rewritten{index} {{", _without_includes(rewrite), "}"]
+        lines += [f"namespace rewritten{index} {{", without_includes(rewrite), "}"]
     lines += ["int main() {", "std::mt19937 gen(7); std::uniform_real_distribution<double> draw(-1, 1);"]
     buffers = {b.name: b for b in base.buffers}
     outputs = []

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cpu_cuda import without_includes
 
 from regrapht.search.appliers.common import Rewrite
 from regrapht.search.source import find_kernel
@@ -61,8 +62,7 @@ def run_on_cpu(variants: list[tuple[str, tuple[str, ...], tuple[str, ...]]], ker
     lines = ["#include <cstdio>", "#include <cuda_runtime.h>"]
     for index, (source, _grid, _block) in enumerate(variants):
         # the variant's own #defines stay in effect for the next ones, which define theirs again
-        body = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("#include"))
-        lines += [f"namespace variant{index} {{", body, "}"]
+        lines += [f"namespace variant{index} {{", without_includes(source), "}"]
     lines.append("int main() {")
     for name, _ctype, pointer in params:
         if pointer:

@@ -314,14 +314,17 @@ def refuse_device_includes(source: str, file: str) -> Diagnostic | None:
 _UNRESOLVED_EXTERN = re.compile(r"Unresolved extern function '([^']+)'")
 
 
-def unresolved_externs(log: str, file: str, names: Mapping[str, str]) -> Diagnostic | None:
+def unresolved_externs(log: str, file: str,
+                       demangle: Callable[[Sequence[str]], dict[str, str]] | None) -> Diagnostic | None:
     """An error that says what ptxas's "Unresolved extern function" means: the file calls a device
     function it only declares, defined in another file and joined by device linking (a project
     built with `-rdc=true`); one file cannot be compiled to a loadable cubin, checked or timed
-    alone. `names`: demangled names of the mangled ones in `log` (missing: shown as mangled)."""
+    alone. The functions are named as `demangle` gives them (without one, or for a name it does
+    not know: mangled)."""
     mangled = list(dict.fromkeys(_UNRESOLVED_EXTERN.findall(log)))
     if not mangled:
         return None
+    names = demangle(mangled) if demangle is not None else {}
     shown = ", ".join(f"`{names.get(m, m)}`" for m in mangled)
     return Diagnostic(file, None, "error",
                       f"calls the device function {shown}, which this file declares but does not define: it is "
@@ -561,9 +564,7 @@ class Compiler:
         dependencies = self._hashes.of_all(included) if included is not None else None
         diagnostics = parse_diagnostics(log, source_name=name, display_file=file)
         stopped = _stopped_by_limits(done, self.limits, file)
-        externs = None
-        if returncode != 0 and (mangled := _UNRESOLVED_EXTERN.findall(log)):
-            externs = unresolved_externs(log, file, self.demangle(mangled) if self.demangle is not None else {})
+        externs = unresolved_externs(log, file, self.demangle) if returncode != 0 else None
         if stopped is not None:
             diagnostics.insert(0, stopped)
         elif externs is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cpu_cuda import needs_gxx, same_outputs, same_outputs_all, spec_text
+from cpu_cuda import assert_same_outputs, needs_gxx, same_outputs, spec_text
 from nvcc_check import compile_together, needs_nvcc
 
 from regrapht.idioms.batched_gemm import batched_product
@@ -623,9 +623,7 @@ def test_rewrites_compute_what_the_original_does_on_the_cpu(case: str, tmp_path:
     spec, sizes = ON_CPU[case]
     rewrites = BatchedSmallMatmul().apply(ApplierInput(source, name, launch, constants, TINY_GPU))
     assert rewrites
-    sample = _sample(rewrites)
-    worst = same_outputs_all(source, spec, [(r.source, r.launch) for r in sample], sizes, tmp_path)
-    assert all(w < 1e-4 for w in worst), [(r.note, w) for r, w in zip(sample, worst, strict=True) if w >= 1e-4]
+    assert_same_outputs(source, spec, _sample(rewrites), sizes, tmp_path, below=1e-4)
 
 
 REDTEAM = Path(__file__).resolve().parents[2] / "data/redteam/batched_gemm"
@@ -674,10 +672,8 @@ def test_red_team_rewrites_compute_what_the_original_does_on_the_cpu(case: str, 
     given = ApplierInput(source, kernel.name, target.launch, target.constants, TINY_GPU)
     rewrites = rewrites_of(BatchedSmallMatmul(), given)
     assert rewrites
-    sample = _sample(rewrites)[:4]  # the hand-picked ones and one corner
-    worst = same_outputs_all(source, spec, [(r.source, r.launch) for r in sample], REDTEAM_SIZES[case], tmp_path,
-                             int_scale=8)
-    assert all(w < 1e-4 for w in worst), [(r.note, w) for r, w in zip(sample, worst, strict=True) if w >= 1e-4]
+    # the hand-picked ones and one corner
+    assert_same_outputs(source, spec, _sample(rewrites)[:4], REDTEAM_SIZES[case], tmp_path, below=1e-4, int_scale=8)
 
 
 SHAPE_KERNEL = """

@@ -155,12 +155,12 @@ def test_contract_check_on_candidate_text() -> None:
 
 def test_an_unresolved_extern_is_explained_with_its_demangled_name() -> None:
     log = "ptxas fatal   : Unresolved extern function '_Z5twiceIfET_S0_'\n"
-    found = unresolved_externs(log, "src/objective.cu", {"_Z5twiceIfET_S0_": "float twice<float>(float)"})
+    found = unresolved_externs(log, "src/objective.cu", lambda names: {"_Z5twiceIfET_S0_": "float twice<float>(float)"})
     assert found is not None and found.file == "src/objective.cu" and found.severity == "error"
     assert "`float twice<float>(float)`" in found.message and "-rdc=true" in found.message
     assert "defined in another file" in found.message
-    assert unresolved_externs("ptxas info    : Used 10 registers\n", "a.cu", {}) is None
-    assert "`_Z5twicef`" in str(unresolved_externs("Unresolved extern function '_Z5twicef'", "a.cu", {}))
+    assert unresolved_externs("ptxas info    : Used 10 registers\n", "a.cu", None) is None
+    assert "`_Z5twicef`" in str(unresolved_externs("Unresolved extern function '_Z5twicef'", "a.cu", None))
 
 
 @pytest.fixture
